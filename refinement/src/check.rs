@@ -1,0 +1,290 @@
+//! One check of one model: resolve the property names, explore, judge, and explain.
+
+use std::time::{Duration, Instant};
+
+use stateright::{Expectation, Property};
+
+use crate::explore::{explore, Budget, Finding, SafetyChecks};
+use crate::fingerprint::fingerprint;
+use crate::graph::{self, GraphError};
+use crate::liveness::{find_unfulfilled, Lasso};
+use crate::report::{Counterexample, Outcome, Report, Step};
+use crate::spec::Spec;
+
+/// Which properties to check, and under which spec formula.
+#[derive(Clone, Debug)]
+pub struct CheckSpec {
+    pub properties: Vec<String>,
+    /// `Spec` (the model's weak fairness) when true, `SafeSpec` (none) when false.
+    pub fair: bool,
+    /// A state with no successor is the end of a run, not a deadlock (TLC's `-deadlock`).
+    pub allow_end_states: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    pub max_states: Option<u64>,
+    pub timeout: Option<Duration>,
+    /// Report progress on stderr once a check has run for a second.
+    pub progress: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    UnknownProperty {
+        name: String,
+        available: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::UnknownProperty { name, available } => write!(
+                f,
+                "unknown property `{name}`; this model has: {}",
+                available.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Every property name a model answers to, in its own order.
+pub fn property_names<M: Spec>(model: &M) -> Vec<String> {
+    let mut names: Vec<String> = model
+        .properties()
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect();
+    names.extend(model.refinements().iter().map(|r| r.name().to_string()));
+    names
+}
+
+pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<Report, SpecError> {
+    let started = Instant::now();
+    let properties = model.properties();
+    let refinements = model.refinements();
+    let mut checks = SafetyChecks {
+        invariants: Vec::new(),
+        witnesses: Vec::new(),
+        refinements: Vec::new(),
+        allow_end_states: spec.allow_end_states,
+    };
+    let mut liveness: Vec<Property<M>> = Vec::new();
+    for name in &spec.properties {
+        if let Some(p) = properties.iter().find(|p| p.name == name) {
+            match p.expectation {
+                Expectation::Always => checks.invariants.push(p.clone()),
+                Expectation::Sometimes => checks.witnesses.push(p.clone()),
+                Expectation::Eventually => liveness.push(p.clone()),
+            }
+        } else if let Some(r) = refinements.iter().find(|r| r.name() == name) {
+            checks.refinements.push(r.as_ref());
+        } else {
+            return Err(SpecError::UnknownProperty {
+                name: name.clone(),
+                available: property_names(model),
+            });
+        }
+    }
+
+    let deadline = options.timeout.map(|t| started + t);
+    let budget = Budget {
+        max_states: options.max_states,
+        deadline,
+        progress: options.progress,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .expect("a thread pool of the requested size");
+    let exploration = pool.install(|| explore(model, &checks, &budget));
+
+    let mut report = Report {
+        outcome: Outcome::Holds,
+        distinct_states: exploration.visited.len() as u64,
+        depth: exploration.depth,
+        seconds: 0.0,
+        properties_checked: spec.properties.clone(),
+        counterexample: None,
+        visited_bytes: exploration.visited_bytes(),
+    };
+    let finish = |mut report: Report| {
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    };
+
+    if let Some(finding) = &exploration.finding {
+        let counterexample = explain_finding(model, &exploration, finding);
+        report.outcome = match finding {
+            Finding::Deadlock { .. } => Outcome::Deadlock,
+            _ => Outcome::Violates(finding.property().to_string()),
+        };
+        report.counterexample = Some(counterexample);
+        return finish(report);
+    }
+    if let Some(why) = exploration.incomplete {
+        report.outcome = Outcome::Incomplete(why);
+        return finish(report);
+    }
+    if let Some(missing) = checks
+        .witnesses
+        .iter()
+        .zip(&exploration.witnesses_found)
+        .find(|(_, found)| !**found)
+    {
+        report.outcome = Outcome::Missing(missing.0.name.to_string());
+        return finish(report);
+    }
+    if liveness.is_empty() {
+        return finish(report);
+    }
+
+    let graph = match graph::build(model, options.max_states, deadline) {
+        Ok(graph) => graph,
+        Err(GraphError::StateLimit(max)) => {
+            report.outcome = Outcome::Incomplete(format!(
+                "state limit of {max} reached while building the liveness graph"
+            ));
+            return finish(report);
+        }
+        Err(GraphError::TimeLimit) => {
+            report.outcome =
+                Outcome::Incomplete("time limit reached while building the liveness graph".into());
+            return finish(report);
+        }
+    };
+    let groups = if spec.fair {
+        model.fairness_groups().len()
+    } else {
+        0
+    };
+    for property in liveness {
+        let holds = |s: &M::State| (property.condition)(model, s);
+        if let Some(lasso) = find_unfulfilled(&graph, holds, groups) {
+            report.outcome = Outcome::Violates(property.name.to_string());
+            report.counterexample = Some(explain_lasso(model, &graph, &lasso, property.name));
+            return finish(report);
+        }
+    }
+    finish(report)
+}
+
+fn explain_finding<M: Spec>(
+    model: &M,
+    exploration: &crate::explore::Exploration,
+    finding: &Finding,
+) -> Counterexample {
+    let (fps, last, abstract_step) = match finding {
+        Finding::Invariant { state, .. } | Finding::Deadlock { state } => {
+            (exploration.path_to(*state), None, None)
+        }
+        Finding::Refinement {
+            from: None,
+            to,
+            images,
+            ..
+        } => (vec![*to], None, Some(images.clone())),
+        Finding::Refinement {
+            from: Some(from),
+            to,
+            images,
+            ..
+        } => (exploration.path_to(*from), Some(*to), Some(images.clone())),
+    };
+    let mut fps = fps;
+    fps.extend(last);
+    Counterexample {
+        property: finding.property().to_string(),
+        steps: replay(model, &fps),
+        loop_start: None,
+        abstract_step,
+    }
+}
+
+fn explain_lasso<M: Spec>(
+    model: &M,
+    graph: &graph::StateGraph<M::State>,
+    lasso: &Lasso,
+    property: &str,
+) -> Counterexample {
+    let ids: Vec<u32> = lasso.prefix.iter().chain(&lasso.cycle).copied().collect();
+    let fps: Vec<u64> = ids
+        .iter()
+        .map(|&i| fingerprint(&graph.states[i as usize]))
+        .collect();
+    Counterexample {
+        property: property.to_string(),
+        steps: replay(model, &fps),
+        loop_start: Some(lasso.prefix.len() - 1),
+        abstract_step: None,
+    }
+}
+
+/// Turns a path of fingerprints back into states and named actions, taking the first action
+/// (in the model's order) that reaches each next state.
+pub fn replay<M: Spec>(model: &M, fps: &[u64]) -> Vec<Step> {
+    let mut steps = Vec::with_capacity(fps.len());
+    let Some(init) = model
+        .init_states()
+        .into_iter()
+        .find(|s| fingerprint(s) == fps[0])
+    else {
+        return steps;
+    };
+    steps.push(step(model, None, None, &init));
+    let mut state = init;
+    let mut actions = Vec::new();
+    for &target in &fps[1..] {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let found = actions.drain(..).find_map(|action| {
+            let shown = model.format_action(&action);
+            let actor = model.actor(&action);
+            model
+                .next_state(&state, action)
+                .filter(|next| fingerprint(next) == target)
+                .map(|next| (shown, actor, next))
+        });
+        let Some((shown, actor, next)) = found else {
+            break;
+        };
+        steps.push(step(model, Some((shown, actor)), Some(&state), &next));
+        state = next;
+    }
+    steps
+}
+
+fn step<M: Spec>(
+    model: &M,
+    action: Option<(String, String)>,
+    before: Option<&M::State>,
+    after: &M::State,
+) -> Step {
+    let now = model.variables(after);
+    let changed = match before {
+        None => Vec::new(),
+        Some(before) => {
+            let then = model.variables(before);
+            now.iter()
+                .zip(then)
+                .filter(|(n, t)| n.1 != t.1)
+                .map(|(n, _)| (n.0.to_string(), n.1.clone()))
+                .collect()
+        }
+    };
+    let (action, actor) = match action {
+        Some((a, who)) => (Some(a), Some(who)),
+        None => (None, None),
+    };
+    Step {
+        action,
+        actor,
+        state: now.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        changed,
+    }
+}

@@ -1,0 +1,284 @@
+//! Breadth-first exploration for safety: invariants, witnesses, refinement steps and deadlocks.
+//!
+//! Each level is expanded in parallel against a read-only visited set; the new states are then
+//! inserted in frontier order. That order makes parent links, and so every counterexample,
+//! the same on every run and thread count, and level-by-level search makes them shortest.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+use stateright::Property;
+
+use crate::fingerprint::{fingerprint, BuildIdentity};
+use crate::refinement::Refinement;
+use crate::report::AbstractStep;
+use crate::spec::Spec;
+
+/// States expanded per parallel task: large enough to amortise scheduling, small enough to
+/// balance two cores on a narrow level.
+const CHUNK: usize = 1024;
+
+pub struct SafetyChecks<'a, M: Spec> {
+    pub invariants: Vec<Property<M>>,
+    pub witnesses: Vec<Property<M>>,
+    pub refinements: Vec<&'a dyn Refinement<M::State>>,
+    pub allow_end_states: bool,
+}
+
+pub struct Budget {
+    pub max_states: Option<u64>,
+    pub deadline: Option<Instant>,
+    pub progress: bool,
+}
+
+/// What was found wrong, and where. `rank` orders findings of the same depth: lower first.
+#[derive(Clone, Debug)]
+pub enum Finding {
+    Invariant {
+        property: &'static str,
+        state: u64,
+    },
+    Refinement {
+        property: &'static str,
+        from: Option<u64>,
+        to: u64,
+        images: AbstractStep,
+    },
+    Deadlock {
+        state: u64,
+    },
+}
+
+impl Finding {
+    pub fn property(&self) -> &'static str {
+        match self {
+            Finding::Invariant { property, .. } | Finding::Refinement { property, .. } => property,
+            Finding::Deadlock { .. } => "deadlock",
+        }
+    }
+
+    /// Transitions on the shortest path that shows it.
+    fn path_len(&self, depth: usize) -> usize {
+        match self {
+            Finding::Refinement { from: Some(_), .. } => depth + 1,
+            _ => depth,
+        }
+    }
+}
+
+pub struct Exploration {
+    pub visited: HashMap<u64, u64, BuildIdentity>,
+    pub depth: usize,
+    pub finding: Option<Finding>,
+    pub witnesses_found: Vec<bool>,
+    pub incomplete: Option<String>,
+}
+
+impl Exploration {
+    pub fn visited_bytes(&self) -> usize {
+        self.visited.allocation_size()
+    }
+
+    /// Fingerprints from an initial state to `fp`, following parent links.
+    pub fn path_to(&self, fp: u64) -> Vec<u64> {
+        let mut path = vec![fp];
+        let mut at = fp;
+        while let Some(&parent) = self.visited.get(&at) {
+            if parent == 0 {
+                break;
+            }
+            path.push(parent);
+            at = parent;
+        }
+        path.reverse();
+        path
+    }
+}
+
+struct Expanded<S> {
+    new_states: Vec<(u64, u64, S)>,
+    findings: Vec<(usize, usize, Finding)>,
+    witnesses: Vec<bool>,
+}
+
+pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget) -> Exploration {
+    let started = Instant::now();
+    let mut visited: HashMap<u64, u64, BuildIdentity> = HashMap::default();
+    let mut frontier: Vec<(u64, M::State)> = Vec::new();
+    let mut init_findings = Vec::new();
+    for state in model.init_states() {
+        let fp = fingerprint(&state);
+        if visited.insert(fp, 0).is_none() {
+            for refinement in &checks.refinements {
+                if let Err(images) = refinement.check_init(&state) {
+                    init_findings.push(Finding::Refinement {
+                        property: refinement.name(),
+                        from: None,
+                        to: fp,
+                        images,
+                    });
+                }
+            }
+            frontier.push((fp, state));
+        }
+    }
+    let mut result = Exploration {
+        visited,
+        depth: 0,
+        finding: init_findings.into_iter().next(),
+        witnesses_found: vec![false; checks.witnesses.len()],
+        incomplete: None,
+    };
+    let timed_out = AtomicBool::new(false);
+    let mut last_progress = started;
+    while result.finding.is_none() && !frontier.is_empty() {
+        let depth = result.depth;
+        let visited = &result.visited;
+        let expanded: Vec<Expanded<M::State>> = frontier
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(chunk_index, chunk)| {
+                if let Some(deadline) = budget.deadline {
+                    if Instant::now() >= deadline {
+                        timed_out.store(true, Ordering::Relaxed);
+                    }
+                }
+                if timed_out.load(Ordering::Relaxed) {
+                    return Expanded {
+                        new_states: Vec::new(),
+                        findings: Vec::new(),
+                        witnesses: Vec::new(),
+                    };
+                }
+                expand_chunk(model, checks, visited, chunk, chunk_index * CHUNK)
+            })
+            .collect();
+        if timed_out.load(Ordering::Relaxed) {
+            result.incomplete = Some(format!(
+                "time limit of {:.0?} reached at depth {depth}",
+                budget.deadline.map(|d| d - started).unwrap_or_default()
+            ));
+            return result;
+        }
+
+        let mut findings = Vec::new();
+        let mut next = Vec::new();
+        for chunk in expanded {
+            for (i, found) in chunk.witnesses.iter().enumerate() {
+                result.witnesses_found[i] |= *found;
+            }
+            findings.extend(chunk.findings);
+            for (fp, parent, state) in chunk.new_states {
+                if let hashbrown::hash_map::Entry::Vacant(slot) = result.visited.entry(fp) {
+                    slot.insert(parent);
+                    next.push((fp, state));
+                }
+            }
+        }
+        // Shortest path first, then the configured property order, then frontier order.
+        result.finding = findings
+            .into_iter()
+            .min_by_key(|(order, position, f)| (f.path_len(depth), *order, *position))
+            .map(|(_, _, f)| f);
+        if result.finding.is_none() && !next.is_empty() {
+            result.depth += 1;
+        }
+        frontier = next;
+
+        let states = result.visited.len() as u64;
+        if budget.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "  … {states} states, depth {}, {:.0} states/s",
+                result.depth,
+                states as f64 / secs
+            );
+        }
+        if result.finding.is_none() && !frontier.is_empty() {
+            if let Some(max) = budget.max_states {
+                if states >= max {
+                    result.incomplete = Some(format!(
+                        "state limit of {max} reached at depth {}",
+                        result.depth
+                    ));
+                    return result;
+                }
+            }
+        }
+    }
+    result
+}
+
+fn expand_chunk<M: Spec>(
+    model: &M,
+    checks: &SafetyChecks<'_, M>,
+    visited: &HashMap<u64, u64, BuildIdentity>,
+    chunk: &[(u64, M::State)],
+    first_position: usize,
+) -> Expanded<M::State> {
+    let mut out = Expanded {
+        new_states: Vec::with_capacity(chunk.len() * 2),
+        findings: Vec::new(),
+        witnesses: vec![false; checks.witnesses.len()],
+    };
+    let mut actions = Vec::new();
+    let refinement_order = checks.invariants.len();
+    for (offset, (fp, state)) in chunk.iter().enumerate() {
+        let position = first_position + offset;
+        for (order, invariant) in checks.invariants.iter().enumerate() {
+            if !(invariant.condition)(model, state) {
+                out.findings.push((
+                    order,
+                    position,
+                    Finding::Invariant {
+                        property: invariant.name,
+                        state: *fp,
+                    },
+                ));
+            }
+        }
+        for (i, witness) in checks.witnesses.iter().enumerate() {
+            if !out.witnesses[i] && (witness.condition)(model, state) {
+                out.witnesses[i] = true;
+            }
+        }
+        actions.clear();
+        model.actions(state, &mut actions);
+        let mut successors = 0usize;
+        for action in actions.drain(..) {
+            let Some(next) = model.next_state(state, action) else {
+                continue;
+            };
+            successors += 1;
+            for (r, refinement) in checks.refinements.iter().enumerate() {
+                if let Err(images) = refinement.check_step(state, &next) {
+                    out.findings.push((
+                        refinement_order + r,
+                        position,
+                        Finding::Refinement {
+                            property: refinement.name(),
+                            from: Some(*fp),
+                            to: fingerprint(&next),
+                            images,
+                        },
+                    ));
+                }
+            }
+            if &next == state {
+                continue;
+            }
+            let next_fp = fingerprint(&next);
+            if !visited.contains_key(&next_fp) {
+                out.new_states.push((next_fp, *fp, next));
+            }
+        }
+        if successors == 0 && !checks.allow_end_states {
+            out.findings
+                .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
+        }
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! Refinement by step simulation under a refinement mapping.
+//!
+//! Every concrete step must map to a stutter (the image is unchanged) or to a step of the
+//! abstract model, and every initial state must map to an abstract initial state.
+
+use std::collections::HashSet;
+
+use crate::report::AbstractStep;
+use crate::spec::Spec;
+
+/// How one concrete step was matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepMatch {
+    Stutter,
+    /// The abstract action the step simulates, as the abstract model formats it.
+    Simulates(String),
+}
+
+/// A refinement property over concrete states `S`, with the abstract model hidden behind it.
+pub trait Refinement<S>: Send + Sync {
+    /// The property name, as the reference names it (`RefSafeSpec`, `RefinesAtomic`).
+    fn name(&self) -> &'static str;
+
+    /// `Err` holds the abstract image of an initial state that is not an abstract initial state.
+    fn check_init(&self, state: &S) -> Result<(), AbstractStep>;
+
+    fn check_step(&self, before: &S, after: &S) -> Result<StepMatch, AbstractStep>;
+}
+
+type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
+
+/// A refinement of abstract model `A` through a mapping function.
+pub struct MappedRefinement<S, A: Spec> {
+    name: &'static str,
+    abstract_model: A,
+    map: Mapping<S, A::State>,
+    abstract_inits: HashSet<A::State>,
+}
+
+impl<S, A: Spec> MappedRefinement<S, A> {
+    pub fn new(
+        name: &'static str,
+        abstract_model: A,
+        map: impl Fn(&S) -> A::State + Send + Sync + 'static,
+    ) -> Self {
+        let abstract_inits = abstract_model.init_states().into_iter().collect();
+        MappedRefinement {
+            name,
+            abstract_model,
+            map: Box::new(map),
+            abstract_inits,
+        }
+    }
+
+    fn render(&self, state: &A::State) -> Vec<(String, String)> {
+        self.abstract_model
+            .variables(state)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+}
+
+impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn check_init(&self, state: &S) -> Result<(), AbstractStep> {
+        let image = (self.map)(state);
+        if self.abstract_inits.contains(&image) {
+            Ok(())
+        } else {
+            Err(AbstractStep {
+                before: Vec::new(),
+                after: self.render(&image),
+            })
+        }
+    }
+
+    fn check_step(&self, before: &S, after: &S) -> Result<StepMatch, AbstractStep> {
+        let from = (self.map)(before);
+        let to = (self.map)(after);
+        if from == to {
+            return Ok(StepMatch::Stutter);
+        }
+        let mut actions = Vec::new();
+        self.abstract_model.actions(&from, &mut actions);
+        for action in actions {
+            let shown = format!("{action:?}");
+            if self.abstract_model.next_state(&from, action).as_ref() == Some(&to) {
+                return Ok(StepMatch::Simulates(shown));
+            }
+        }
+        Err(AbstractStep {
+            before: self.render(&from),
+            after: self.render(&to),
+        })
+    }
+}

@@ -1,0 +1,46 @@
+//! What a model offers the engine beyond Stateright's `Model`.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use stateright::Model;
+
+use crate::refinement::Refinement;
+
+/// A state's variables by the spec's names, rendered as values a person reads.
+pub type Variables = Vec<(&'static str, String)>;
+
+/// A Stateright model with the extras our checks need: named variables for readable
+/// counterexamples, weak-fairness groups for liveness, and refinement mappings.
+///
+/// Stutter steps (an enabled action that changes nothing, such as a rejected write) are returned
+/// by `next_state` as `Some(state.clone())`, so a state that can only stutter is not a deadlock.
+pub trait Spec:
+    Model<State: Clone + Hash + Eq + Debug + Send + Sync, Action: Clone + Debug + Send + Sync>
+    + Send
+    + Sync
+{
+    /// The state's variables, in the spec's order.
+    fn variables(&self, state: &Self::State) -> Variables;
+
+    /// Names of the weakly-fair action groups of the spec's `Spec` formula, e.g. `OwnerFold` or
+    /// `writer 2` (all steps of one process together).
+    fn fairness_groups(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The weakly-fair group an action belongs to, as an index into `fairness_groups`.
+    fn fairness_group(&self, _action: &Self::Action) -> Option<usize> {
+        None
+    }
+
+    /// The refinement properties this model can be checked against.
+    fn refinements(&self) -> Vec<Box<dyn Refinement<Self::State>>> {
+        Vec::new()
+    }
+
+    /// The party that takes an action (owner, zombie, writer w1, T1…): a swimlane column.
+    fn actor(&self, _action: &Self::Action) -> String {
+        "system".to_string()
+    }
+}

@@ -1,0 +1,314 @@
+//! CasFirstWrite: Cassandra's non-atomic first write (SPECS.md §5).
+//!
+//! Persisting a key that may not exist yet takes three separate lightweight transactions, and
+//! other writers interleave between them: (1) `UPDATE … IF offset <= o`, which does not apply to
+//! an absent row; (2) on absent, `INSERT … IF NOT EXISTS`; (3) if the insert lost the race, one
+//! retry of the conditional UPDATE. It must refine one atomic CAS (`CasFirstWriteAtomic`).
+
+use std::fmt;
+
+use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
+use crate::knobs::{Knob, Resolved};
+use crate::Configured;
+
+pub const MAX_WRITERS: usize = 6;
+
+/// The stored row as the compound sees it: `{present, offset}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Row {
+    pub present: bool,
+    pub offset: u8,
+}
+
+impl Row {
+    pub const ABSENT: Row = Row {
+        present: false,
+        offset: 0,
+    };
+
+    pub fn present(offset: u8) -> Row {
+        Row {
+            present: true,
+            offset,
+        }
+    }
+}
+
+impl fmt::Display for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.present {
+            write!(f, "Present({})", self.offset)
+        } else {
+            write!(f, "Absent")
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pc {
+    U1,
+    Ins,
+    U2,
+    Done,
+    Conflict,
+}
+
+impl fmt::Display for Pc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Pc::U1 => "u1",
+            Pc::Ins => "ins",
+            Pc::U2 => "u2",
+            Pc::Done => "done",
+            Pc::Conflict => "conflict",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CasFwState {
+    pub stored: Row,
+    pub pc: [Pc; MAX_WRITERS],
+    pub off: [u8; MAX_WRITERS],
+    pub corrupted: bool,
+    /// Bit w: writer w saw the row vanish between its insert and its retry.
+    pub spurious: u8,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CasFwAction {
+    Update1(u8),
+    Insert(u8),
+    RetryUpdate(u8),
+    ReapRow,
+}
+
+impl fmt::Debug for CasFwAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CasFwAction::Update1(w) => write!(f, "Update1(w{})", w + 1),
+            CasFwAction::Insert(w) => write!(f, "Insert(w{})", w + 1),
+            CasFwAction::RetryUpdate(w) => write!(f, "RetryUpdate(w{})", w + 1),
+            CasFwAction::ReapRow => write!(f, "ReapRow"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CasFirstWrite {
+    pub writers: u8,
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub reap: bool,
+}
+
+/// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
+/// included on purpose: `Present(0)` differs from `Absent`.
+pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
+    let base = max as u64 + 1;
+    (0..base.pow(writers as u32))
+        .map(|mut code| {
+            let mut off = [0; MAX_WRITERS];
+            for slot in off.iter_mut().take(writers as usize) {
+                *slot = (code % base) as u8;
+                code /= base;
+            }
+            off
+        })
+        .collect()
+}
+
+impl CasFirstWrite {
+    fn update_applies(&self, stored: Row, offset: u8) -> bool {
+        !self.guarded || stored.offset <= offset
+    }
+
+    /// The present-row branch of Update1 and RetryUpdate.
+    fn update_present(&self, s: &mut CasFwState, w: usize) {
+        let o = s.off[w];
+        if self.update_applies(s.stored, o) {
+            s.corrupted |= o < s.stored.offset;
+            s.stored = Row::present(o);
+            s.pc[w] = Pc::Done;
+        } else {
+            s.pc[w] = Pc::Conflict;
+        }
+    }
+
+    fn atomic(&self) -> CasFirstWriteAtomic {
+        CasFirstWriteAtomic {
+            writers: self.writers,
+            max_offset: self.max_offset,
+            guarded: self.guarded,
+            reap: self.reap,
+        }
+    }
+}
+
+impl Model for CasFirstWrite {
+    type State = CasFwState;
+    type Action = CasFwAction;
+
+    fn init_states(&self) -> Vec<CasFwState> {
+        all_offsets(self.writers, self.max_offset)
+            .into_iter()
+            .map(|off| CasFwState {
+                stored: Row::ABSENT,
+                pc: [Pc::U1; MAX_WRITERS],
+                off,
+                corrupted: false,
+                spurious: 0,
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &CasFwState, actions: &mut Vec<CasFwAction>) {
+        for w in 0..self.writers {
+            match s.pc[w as usize] {
+                Pc::U1 => actions.push(CasFwAction::Update1(w)),
+                Pc::Ins => actions.push(CasFwAction::Insert(w)),
+                Pc::U2 => actions.push(CasFwAction::RetryUpdate(w)),
+                Pc::Done | Pc::Conflict => {}
+            }
+        }
+        if self.reap && s.stored.present {
+            actions.push(CasFwAction::ReapRow);
+        }
+    }
+
+    fn next_state(&self, s: &CasFwState, action: CasFwAction) -> Option<CasFwState> {
+        let mut next = s.clone();
+        match action {
+            CasFwAction::Update1(w) => {
+                let w = w as usize;
+                if s.stored.present {
+                    self.update_present(&mut next, w);
+                } else {
+                    next.pc[w] = Pc::Ins;
+                }
+            }
+            CasFwAction::Insert(w) => {
+                let w = w as usize;
+                if s.stored.present {
+                    next.pc[w] = Pc::U2;
+                } else {
+                    next.stored = Row::present(s.off[w]);
+                    next.pc[w] = Pc::Done;
+                }
+            }
+            CasFwAction::RetryUpdate(w) => {
+                let w = w as usize;
+                if s.stored.present {
+                    self.update_present(&mut next, w);
+                } else {
+                    // The row vanished between the insert and the retry.
+                    next.spurious |= 1 << w;
+                    next.pc[w] = Pc::Conflict;
+                }
+            }
+            CasFwAction::ReapRow => next.stored = Row::ABSENT,
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("INV_NoStaleOverwrite", |_, s: &CasFwState| !s.corrupted),
+            Property::always("INV_NeverSpurious", |_, s: &CasFwState| s.spurious == 0),
+            Property::always("TypeOK", |m: &Self, s: &CasFwState| {
+                s.stored.offset <= m.max_offset
+                    && s.off[..m.writers as usize]
+                        .iter()
+                        .all(|&o| o <= m.max_offset)
+            }),
+            Property::sometimes("SomeWriterLands", |m: &Self, s: &CasFwState| {
+                s.pc[..m.writers as usize].contains(&Pc::Done)
+            }),
+        ]
+    }
+}
+
+impl Spec for CasFirstWrite {
+    fn variables(&self, s: &CasFwState) -> Variables {
+        let writers = 0..self.writers as usize;
+        let pc: Vec<String> = writers
+            .clone()
+            .map(|w| format!("w{}:{}", w + 1, s.pc[w]))
+            .collect();
+        let off: Vec<String> = writers
+            .clone()
+            .map(|w| format!("w{}:{}", w + 1, s.off[w]))
+            .collect();
+        let spurious: Vec<String> = writers
+            .filter(|w| s.spurious & (1 << w) != 0)
+            .map(|w| format!("w{}", w + 1))
+            .collect();
+        vec![
+            ("stored", s.stored.to_string()),
+            ("pc", format!("[{}]", pc.join(", "))),
+            ("off", format!("[{}]", off.join(", "))),
+            ("corrupted", s.corrupted.to_string()),
+            ("spurious", format!("{{{}}}", spurious.join(","))),
+        ]
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<CasFwState>>> {
+        // In-flight steps map to stutters; a spurious conflict maps to GiveUp.
+        vec![Box::new(MappedRefinement::new(
+            "RefinesAtomic",
+            self.atomic(),
+            |s: &CasFwState| AtomicState {
+                stored: s.stored,
+                pc: s.pc.map(|pc| match pc {
+                    Pc::Done | Pc::Conflict => AtomicPc::Done,
+                    Pc::U1 | Pc::Ins | Pc::U2 => AtomicPc::Todo,
+                }),
+                off: s.off,
+                corrupted: s.corrupted,
+            },
+        ))]
+    }
+
+    fn actor(&self, action: &CasFwAction) -> String {
+        match action {
+            CasFwAction::Update1(w) | CasFwAction::Insert(w) | CasFwAction::RetryUpdate(w) => {
+                format!("writer w{}", w + 1)
+            }
+            CasFwAction::ReapRow => "ttl".into(),
+        }
+    }
+}
+
+impl Configured for CasFirstWrite {
+    const NAME: &'static str = "CasFirstWrite";
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat(
+            "Writers",
+            1,
+            MAX_WRITERS as u64,
+            2,
+            "how many writers (the set {w1..wN})",
+        ),
+        Knob::nat(
+            "MaxOffset",
+            0,
+            15,
+            2,
+            "each writer persists an offset in 0..MaxOffset",
+        ),
+        Knob::flag("Guarded", true, "the UPDATEs carry IF offset <= o"),
+        Knob::flag("Reap", false, "a TTL may reap the row at any time"),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        CasFirstWrite {
+            writers: k.small("Writers"),
+            max_offset: k.small("MaxOffset"),
+            guarded: k.flag("Guarded"),
+            reap: k.flag("Reap"),
+        }
+    }
+}

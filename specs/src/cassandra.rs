@@ -1,0 +1,216 @@
+//! Cassandra: offset compare-and-set plus an offset-carrying tombstone (SPECS.md §2).
+//!
+//! The live owner folds events and writes its *in-memory* state; the revoked owner (the zombie)
+//! may write the correct fold at any offset at any time. With the guard, a write lands only on an
+//! absent row or one whose offset is not higher; the tombstone keeps the offset across a delete.
+
+use loadbearing_refinement::{Refinement, Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::knobs::{Knob, Resolved};
+use crate::one_key::{self, OneKey};
+use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::Configured;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CassandraState {
+    pub op: Ops,
+    pub stored: Cell,
+    pub owner_pos: u8,
+    pub owner_loaded: bool,
+    pub owner_state: Offsets,
+    pub overwrote: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CassandraAction {
+    OwnerFold,
+    OwnerRecover,
+    ZombieWrite(u8),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cassandra {
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub tombstone: bool,
+}
+
+impl Cassandra {
+    fn can_write(&self, stored: Cell, offset: u8) -> bool {
+        !stored.present || !self.guarded || stored.offset <= offset
+    }
+
+    fn delete_result(&self, offset: u8) -> Cell {
+        if self.tombstone {
+            Cell::tomb(offset)
+        } else {
+            Cell::ABSENT
+        }
+    }
+
+    /// A gated write: the row changes only if the guard lets it, and `overwrote` latches when
+    /// it lands on a present row with a higher offset.
+    fn write(&self, s: &mut CassandraState, offset: u8, row: Cell) {
+        if self.can_write(s.stored, offset) {
+            s.overwrote |= s.stored.would_overwrite(offset);
+            s.stored = row;
+        }
+    }
+}
+
+impl Model for Cassandra {
+    type State = CassandraState;
+    type Action = CassandraAction;
+
+    fn init_states(&self) -> Vec<CassandraState> {
+        Ops::all(self.max_offset)
+            .map(|op| CassandraState {
+                op,
+                stored: Cell::ABSENT,
+                owner_pos: 0,
+                owner_loaded: true,
+                owner_state: Offsets::EMPTY,
+                overwrote: false,
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &CassandraState, actions: &mut Vec<CassandraAction>) {
+        if s.owner_pos < self.max_offset && s.owner_loaded {
+            actions.push(CassandraAction::OwnerFold);
+        }
+        if !s.owner_loaded {
+            actions.push(CassandraAction::OwnerRecover);
+        }
+        actions.extend((1..=self.max_offset).map(CassandraAction::ZombieWrite));
+    }
+
+    fn next_state(&self, s: &CassandraState, action: CassandraAction) -> Option<CassandraState> {
+        let mut next = s.clone();
+        match action {
+            CassandraAction::OwnerFold => {
+                let o = s.owner_pos + 1;
+                match s.op.at(o) {
+                    Op::Persist => {
+                        let in_memory = s.owner_state.with(o);
+                        next.owner_state = in_memory;
+                        // The owner writes what it holds in memory, not a recomputed fold.
+                        self.write(&mut next, o, Cell::snap(o, in_memory));
+                        next.owner_loaded = true;
+                    }
+                    Op::Delete => {
+                        next.owner_state = Offsets::EMPTY;
+                        self.write(&mut next, o, self.delete_result(o));
+                        next.owner_loaded = false;
+                    }
+                }
+                next.owner_pos = o;
+            }
+            CassandraAction::OwnerRecover => {
+                next.owner_state = s.stored.live_contents();
+                next.owner_loaded = true;
+            }
+            CassandraAction::ZombieWrite(m) => {
+                let row = match s.op.at(m) {
+                    Op::Persist => Cell::snap(m, s.op.correct_contents(m)),
+                    Op::Delete => self.delete_result(m),
+                };
+                self.write(&mut next, m, row);
+            }
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
+            Property::always("RefTypeOK", one_key::ref_type_ok::<Self>),
+            Property::always("INV_NoStaleOverwrite", |_, s: &CassandraState| !s.overwrote),
+            Property::always("INV_NoCorruptDurable", one_key::no_corrupt_durable::<Self>),
+            Property::always("TypeOK", |m: &Self, s: &CassandraState| {
+                let max = m.max_offset;
+                one_key::row_in_range(s.stored, max)
+                    && s.owner_pos <= max
+                    && s.owner_state.within(1, max)
+            }),
+            Property::eventually("RefLive", one_key::ref_live::<Self>),
+            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &CassandraState| {
+                s.owner_pos == m.max_offset
+            }),
+        ]
+    }
+}
+
+impl OneKey for Cassandra {
+    fn max_offset(&self) -> u8 {
+        self.max_offset
+    }
+    fn log(s: &CassandraState) -> Ops {
+        s.op
+    }
+    fn row(s: &CassandraState) -> Cell {
+        s.stored
+    }
+}
+
+impl Spec for Cassandra {
+    fn variables(&self, s: &CassandraState) -> Variables {
+        vec![
+            ("op", s.op.render(self.max_offset)),
+            ("stored", s.stored.to_string()),
+            ("ownerPos", s.owner_pos.to_string()),
+            ("ownerLoaded", s.owner_loaded.to_string()),
+            ("ownerState", s.owner_state.to_string()),
+            ("overwrote", s.overwrote.to_string()),
+        ]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        vec!["OwnerFold".into(), "OwnerRecover".into()]
+    }
+
+    fn fairness_group(&self, action: &CassandraAction) -> Option<usize> {
+        match action {
+            CassandraAction::OwnerFold => Some(0),
+            CassandraAction::OwnerRecover => Some(1),
+            CassandraAction::ZombieWrite(_) => None,
+        }
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<CassandraState>>> {
+        vec![one_key::ref_safe_spec(self)]
+    }
+
+    fn actor(&self, action: &CassandraAction) -> String {
+        match action {
+            CassandraAction::ZombieWrite(_) => "zombie".into(),
+            _ => "owner".into(),
+        }
+    }
+}
+
+impl Configured for Cassandra {
+    const NAME: &'static str = "Cassandra";
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
+        Knob::flag(
+            "Guarded",
+            true,
+            "writes carry the offset compare-and-set (IF offset <= o)",
+        ),
+        Knob::flag(
+            "Tombstone",
+            true,
+            "a delete keeps the row as an offset-carrying tombstone",
+        ),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        Cassandra {
+            max_offset: k.small("MaxOffset"),
+            guarded: k.flag("Guarded"),
+            tombstone: k.flag("Tombstone"),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Epoch: the rejected producer-epoch design (SPECS.md §4). Its refinement must FAIL.
+//!
+//! With a stable transactional id, epochs are handed out in `initTransactions` arrival order,
+//! independent of ownership: a stale owner that initialises late wins the highest epoch, and its
+//! write lands ahead of the live owner's.
+
+use loadbearing_refinement::{Refinement, Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::kafka::owner_fold;
+use crate::knobs::{Knob, Resolved};
+use crate::one_key::{self, OneKey};
+use crate::vocab::{Cell, Offsets, Ops};
+use crate::Configured;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EpochState {
+    pub op: Ops,
+    pub topic: Cell,
+    pub owner_pos: u8,
+    pub owner_loaded: bool,
+    pub owner_state: Offsets,
+    pub rebalanced: bool,
+    pub z_epoch: u8,
+    pub max_epoch: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EpochAction {
+    OwnerFold,
+    OwnerRecover,
+    Rebalance,
+    ZombieInit,
+    ZombieCommit(u8),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Epoch {
+    pub max_offset: u8,
+}
+
+impl Model for Epoch {
+    type State = EpochState;
+    type Action = EpochAction;
+
+    fn init_states(&self) -> Vec<EpochState> {
+        Ops::all(self.max_offset)
+            .map(|op| EpochState {
+                op,
+                topic: Cell::ABSENT,
+                owner_pos: 0,
+                owner_loaded: true,
+                owner_state: Offsets::EMPTY,
+                rebalanced: false,
+                z_epoch: 0,
+                max_epoch: 1,
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &EpochState, actions: &mut Vec<EpochAction>) {
+        if s.owner_pos < self.max_offset && s.owner_loaded {
+            actions.push(EpochAction::OwnerFold);
+        }
+        if !s.owner_loaded {
+            actions.push(EpochAction::OwnerRecover);
+        }
+        if !s.rebalanced {
+            actions.push(EpochAction::Rebalance);
+        }
+        if s.rebalanced && s.z_epoch == 0 {
+            actions.push(EpochAction::ZombieInit);
+        }
+        if s.rebalanced && s.z_epoch > 0 && s.z_epoch == s.max_epoch {
+            actions.extend((1..=self.max_offset).map(EpochAction::ZombieCommit));
+        }
+    }
+
+    fn next_state(&self, s: &EpochState, action: EpochAction) -> Option<EpochState> {
+        let mut next = s.clone();
+        match action {
+            EpochAction::OwnerFold => {
+                owner_fold(
+                    s.op,
+                    &mut next.topic,
+                    &mut next.owner_pos,
+                    &mut next.owner_loaded,
+                    &mut next.owner_state,
+                );
+            }
+            EpochAction::OwnerRecover => {
+                next.owner_state = s.topic.live_contents();
+                next.owner_loaded = true;
+            }
+            EpochAction::Rebalance => next.rebalanced = true,
+            EpochAction::ZombieInit => {
+                next.z_epoch = s.max_epoch + 1;
+                next.max_epoch = next.z_epoch;
+            }
+            EpochAction::ZombieCommit(m) => next.topic = Cell::correct_fold(s.op, m),
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
+            Property::always("RefTypeOK", one_key::ref_type_ok::<Self>),
+            Property::always("TypeOK", |m: &Self, s: &EpochState| {
+                let max = m.max_offset;
+                one_key::row_in_range(s.topic, max)
+                    && s.owner_pos <= max
+                    && s.z_epoch <= max + 2
+                    && s.max_epoch <= max + 2
+            }),
+            Property::eventually("RefLive", one_key::ref_live::<Self>),
+        ]
+    }
+}
+
+impl OneKey for Epoch {
+    fn max_offset(&self) -> u8 {
+        self.max_offset
+    }
+    fn log(s: &EpochState) -> Ops {
+        s.op
+    }
+    fn row(s: &EpochState) -> Cell {
+        s.topic
+    }
+}
+
+impl Spec for Epoch {
+    fn variables(&self, s: &EpochState) -> Variables {
+        vec![
+            ("op", s.op.render(self.max_offset)),
+            ("topic", s.topic.to_string()),
+            ("ownerPos", s.owner_pos.to_string()),
+            ("ownerLoaded", s.owner_loaded.to_string()),
+            ("ownerState", s.owner_state.to_string()),
+            ("rebalanced", s.rebalanced.to_string()),
+            ("zEpoch", s.z_epoch.to_string()),
+            ("maxEpoch", s.max_epoch.to_string()),
+        ]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        vec!["OwnerFold".into()]
+    }
+
+    fn fairness_group(&self, action: &EpochAction) -> Option<usize> {
+        matches!(action, EpochAction::OwnerFold).then_some(0)
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<EpochState>>> {
+        vec![one_key::ref_safe_spec(self)]
+    }
+
+    fn actor(&self, action: &EpochAction) -> String {
+        match action {
+            EpochAction::OwnerFold | EpochAction::OwnerRecover => "owner".into(),
+            EpochAction::Rebalance => "coordinator".into(),
+            EpochAction::ZombieInit | EpochAction::ZombieCommit(_) => "zombie".into(),
+        }
+    }
+}
+
+impl Configured for Epoch {
+    const NAME: &'static str = "Epoch";
+    const KNOBS: &'static [Knob] = &[Knob::nat(
+        "MaxOffset",
+        1,
+        20,
+        3,
+        "events at offsets 1..MaxOffset",
+    )];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        Epoch {
+            max_offset: k.small("MaxOffset"),
+        }
+    }
+}

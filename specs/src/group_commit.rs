@@ -1,0 +1,263 @@
+//! GroupCommit: the Kafka write orchestration (SPECS.md §7), a PlusCal-style model.
+//!
+//! Writes are queued; whoever takes the per-partition lock drains up to `Cap` queued writes into
+//! one transaction, which also commits the latest scheduled input offset. The flow only schedules
+//! an offset once every write up to it is durable (`Gated`), so the committed offset never leads
+//! the durable writes.
+
+use std::fmt;
+
+use loadbearing_refinement::{Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::knobs::{Knob, Resolved};
+use crate::Configured;
+
+pub const MAX_WRITERS: usize = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pc {
+    Offer,
+    Acq,
+    Commit,
+    Await,
+    Sched,
+    Done,
+}
+
+impl fmt::Display for Pc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Pc::Offer => "offer",
+            Pc::Acq => "acq",
+            Pc::Commit => "commit",
+            Pc::Await => "await_",
+            Pc::Sched => "sched",
+            Pc::Done => "Done",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GcState {
+    /// Writer ids in arrival order.
+    pub queue: Vec<u8>,
+    pub lock: bool,
+    /// Bit w: writer w's write is durable.
+    pub done: u16,
+    pub oc: u8,
+    pub co: u8,
+    /// `pc[0]` is the flow process, `pc[w]` writer w.
+    pub pc: [Pc; MAX_WRITERS + 1],
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GcAction {
+    Offer(u8),
+    Acq(u8),
+    Commit(u8),
+    Await(u8),
+    /// The flow schedules offset `o` for the next transaction's offset commit.
+    Sched(u8),
+    SchedDone,
+    /// Every process is Done: the system stutters.
+    Terminating,
+}
+
+impl fmt::Debug for GcAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GcAction::Offer(w) => write!(f, "offer({w})"),
+            GcAction::Acq(w) => write!(f, "acq({w})"),
+            GcAction::Commit(w) => write!(f, "commit({w})"),
+            GcAction::Await(w) => write!(f, "await_({w})"),
+            GcAction::Sched(o) => write!(f, "sched({o})"),
+            GcAction::SchedDone => write!(f, "sched(Done)"),
+            GcAction::Terminating => write!(f, "Terminating"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupCommit {
+    pub n: u8,
+    pub cap: u8,
+    pub gated: bool,
+}
+
+impl GroupCommit {
+    fn durable_upto(s: &GcState, o: u8) -> bool {
+        (1..=o).all(|k| s.done & (1 << k) != 0)
+    }
+
+    fn all_done(&self, s: &GcState) -> bool {
+        s.pc[..=self.n as usize].iter().all(|&pc| pc == Pc::Done)
+    }
+}
+
+impl Model for GroupCommit {
+    type State = GcState;
+    type Action = GcAction;
+
+    fn init_states(&self) -> Vec<GcState> {
+        let mut pc = [Pc::Done; MAX_WRITERS + 1];
+        pc[0] = Pc::Sched;
+        for slot in pc.iter_mut().skip(1).take(self.n as usize) {
+            *slot = Pc::Offer;
+        }
+        vec![GcState {
+            queue: Vec::new(),
+            lock: false,
+            done: 0,
+            oc: 0,
+            co: 0,
+            pc,
+        }]
+    }
+
+    fn actions(&self, s: &GcState, actions: &mut Vec<GcAction>) {
+        if s.pc[0] == Pc::Sched {
+            if s.oc < self.n {
+                for o in s.oc + 1..=self.n {
+                    if !self.gated || Self::durable_upto(s, o) {
+                        actions.push(GcAction::Sched(o));
+                    }
+                }
+            } else {
+                actions.push(GcAction::SchedDone);
+            }
+        }
+        for w in 1..=self.n {
+            match s.pc[w as usize] {
+                Pc::Offer => actions.push(GcAction::Offer(w)),
+                Pc::Acq if !s.lock => actions.push(GcAction::Acq(w)),
+                Pc::Commit => actions.push(GcAction::Commit(w)),
+                Pc::Await if s.done & (1 << w) != 0 => actions.push(GcAction::Await(w)),
+                _ => {}
+            }
+        }
+        if self.all_done(s) {
+            actions.push(GcAction::Terminating);
+        }
+    }
+
+    fn next_state(&self, s: &GcState, action: GcAction) -> Option<GcState> {
+        let mut next = s.clone();
+        match action {
+            GcAction::Offer(w) => {
+                next.queue.push(w);
+                next.pc[w as usize] = Pc::Acq;
+            }
+            GcAction::Acq(w) => {
+                next.lock = true;
+                next.pc[w as usize] = Pc::Commit;
+            }
+            GcAction::Commit(w) => {
+                let take = next.queue.len().min(self.cap as usize);
+                for id in next.queue.drain(..take) {
+                    next.done |= 1 << id;
+                }
+                next.co = s.oc;
+                next.lock = false;
+                next.pc[w as usize] = Pc::Await;
+            }
+            GcAction::Await(w) => next.pc[w as usize] = Pc::Done,
+            GcAction::Sched(o) => next.oc = o,
+            GcAction::SchedDone => next.pc[0] = Pc::Done,
+            GcAction::Terminating => {}
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("INV_OffsetWithinDurable", |_, s: &GcState| {
+                GroupCommit::durable_upto(s, s.co)
+            }),
+            Property::always("TypeOK", |m: &Self, s: &GcState| {
+                s.oc <= m.n
+                    && s.co <= m.n
+                    && s.queue.iter().all(|&w| (1..=m.n).contains(&w))
+                    && s.queue.len() <= m.n as usize
+            }),
+            Property::eventually("Termination", |m: &Self, s: &GcState| m.all_done(s)),
+            Property::sometimes("BatchOfTwo", |_, s: &GcState| {
+                s.done.count_ones() >= 2 && s.co > 0
+            }),
+        ]
+    }
+}
+
+impl Spec for GroupCommit {
+    fn variables(&self, s: &GcState) -> Variables {
+        let done: Vec<String> = (1..=self.n)
+            .filter(|w| s.done & (1 << w) != 0)
+            .map(|w| w.to_string())
+            .collect();
+        let queue: Vec<String> = s.queue.iter().map(|w| w.to_string()).collect();
+        let pc: Vec<String> = (0..=self.n as usize)
+            .map(|p| format!("{p}:{}", s.pc[p]))
+            .collect();
+        vec![
+            ("queue", format!("<{}>", queue.join(", "))),
+            ("lock", s.lock.to_string()),
+            ("done", format!("{{{}}}", done.join(","))),
+            ("oc", s.oc.to_string()),
+            ("co", s.co.to_string()),
+            ("pc", format!("[{}]", pc.join(", "))),
+        ]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        let mut groups = vec!["flow".to_string()];
+        groups.extend((1..=self.n).map(|w| format!("writer {w}")));
+        groups
+    }
+
+    fn fairness_group(&self, action: &GcAction) -> Option<usize> {
+        match action {
+            GcAction::Sched(_) | GcAction::SchedDone => Some(0),
+            GcAction::Offer(w) | GcAction::Acq(w) | GcAction::Commit(w) | GcAction::Await(w) => {
+                Some(*w as usize)
+            }
+            GcAction::Terminating => None,
+        }
+    }
+
+    fn actor(&self, action: &GcAction) -> String {
+        match action {
+            GcAction::Sched(_) | GcAction::SchedDone => "flow".into(),
+            GcAction::Offer(w) | GcAction::Acq(w) | GcAction::Commit(w) | GcAction::Await(w) => {
+                format!("writer {w}")
+            }
+            GcAction::Terminating => "system".into(),
+        }
+    }
+}
+
+impl Configured for GroupCommit {
+    const NAME: &'static str = "GroupCommit";
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat(
+            "N",
+            1,
+            MAX_WRITERS as u64,
+            3,
+            "writers 1..N; writer w writes offset w",
+        ),
+        Knob::nat("Cap", 1, 64, 1, "at most Cap queued writes per transaction"),
+        Knob::flag(
+            "Gated",
+            true,
+            "the flow schedules offset o only once 1..o are durable",
+        ),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        GroupCommit {
+            n: k.small("N"),
+            cap: k.small("Cap"),
+            gated: k.flag("Gated"),
+        }
+    }
+}

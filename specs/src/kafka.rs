@@ -1,0 +1,253 @@
+//! Kafka: the consumer-generation fence of KIP-447 (SPECS.md §3).
+//!
+//! A snapshot write and the input-offset commit are one transaction whose offset commit carries
+//! the consumer's group generation; the coordinator rejects a stale generation. Two guards make
+//! that a fence: capturing the new generation tears the revoked flow down in the same step
+//! (`Coupled`), and every flush carries an offset, seeded at assignment (`Seeded`).
+
+use loadbearing_refinement::{Refinement, Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::knobs::{Knob, Resolved};
+use crate::one_key::{self, OneKey};
+use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::Configured;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KafkaState {
+    pub op: Ops,
+    pub topic: Cell,
+    pub owner_pos: u8,
+    pub owner_loaded: bool,
+    pub owner_state: Offsets,
+    pub overwrote: bool,
+    pub live_gen: u8,
+    pub z_alive: bool,
+    pub z_captured_gen: u8,
+    pub z_carries_offset: bool,
+    pub rebalanced: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KafkaAction {
+    OwnerFold,
+    OwnerRecover,
+    Rebalance,
+    Poll,
+    ZombieCommit(u8),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kafka {
+    pub max_offset: u8,
+    pub coupled: bool,
+    pub seeded: bool,
+}
+
+/// The live owner's fold, shared with Epoch: its transaction is always accepted and writes the
+/// correct fold, while its in-memory state evolves as Cassandra's does.
+pub(crate) fn owner_fold(
+    op: Ops,
+    topic: &mut Cell,
+    owner_pos: &mut u8,
+    owner_loaded: &mut bool,
+    owner_state: &mut Offsets,
+) -> bool {
+    let o = *owner_pos + 1;
+    let overwrote = topic.would_overwrite(o);
+    *topic = Cell::correct_fold(op, o);
+    match op.at(o) {
+        Op::Persist => {
+            *owner_state = owner_state.with(o);
+            *owner_loaded = true;
+        }
+        Op::Delete => {
+            *owner_state = Offsets::EMPTY;
+            *owner_loaded = false;
+        }
+    }
+    *owner_pos = o;
+    overwrote
+}
+
+impl Model for Kafka {
+    type State = KafkaState;
+    type Action = KafkaAction;
+
+    fn init_states(&self) -> Vec<KafkaState> {
+        Ops::all(self.max_offset)
+            .map(|op| KafkaState {
+                op,
+                topic: Cell::ABSENT,
+                owner_pos: 0,
+                owner_loaded: true,
+                owner_state: Offsets::EMPTY,
+                overwrote: false,
+                live_gen: 1,
+                z_alive: false,
+                z_captured_gen: 0,
+                z_carries_offset: false,
+                rebalanced: false,
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &KafkaState, actions: &mut Vec<KafkaAction>) {
+        if s.owner_pos < self.max_offset && s.owner_loaded {
+            actions.push(KafkaAction::OwnerFold);
+        }
+        if !s.owner_loaded {
+            actions.push(KafkaAction::OwnerRecover);
+        }
+        if !s.rebalanced {
+            actions.push(KafkaAction::Rebalance);
+        }
+        if s.z_alive && s.z_captured_gen != s.live_gen {
+            actions.push(KafkaAction::Poll);
+        }
+        if s.z_alive {
+            actions.extend((1..=self.max_offset).map(KafkaAction::ZombieCommit));
+        }
+    }
+
+    fn next_state(&self, s: &KafkaState, action: KafkaAction) -> Option<KafkaState> {
+        let mut next = s.clone();
+        match action {
+            KafkaAction::OwnerFold => {
+                next.overwrote |= owner_fold(
+                    s.op,
+                    &mut next.topic,
+                    &mut next.owner_pos,
+                    &mut next.owner_loaded,
+                    &mut next.owner_state,
+                );
+            }
+            KafkaAction::OwnerRecover => {
+                next.owner_state = s.topic.live_contents();
+                next.owner_loaded = true;
+            }
+            KafkaAction::Rebalance => {
+                next.live_gen = s.live_gen + 1;
+                next.z_alive = true;
+                next.z_captured_gen = s.live_gen;
+                next.z_carries_offset = self.seeded;
+                next.rebalanced = true;
+            }
+            KafkaAction::Poll => {
+                next.z_captured_gen = s.live_gen;
+                // Coupled: the rebalance callback that captures the generation tears the flow down.
+                next.z_alive = !self.coupled;
+            }
+            KafkaAction::ZombieCommit(m) => {
+                let accepted = !s.z_carries_offset || s.z_captured_gen == s.live_gen;
+                if accepted {
+                    next.overwrote |= s.topic.would_overwrite(m);
+                    next.topic = Cell::correct_fold(s.op, m);
+                }
+            }
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
+            Property::always("RefTypeOK", one_key::ref_type_ok::<Self>),
+            Property::always("INV_NoStaleOverwrite", |_, s: &KafkaState| !s.overwrote),
+            Property::always("INV_CaptureCoupled", |_, s: &KafkaState| {
+                !s.z_alive || s.z_captured_gen != s.live_gen
+            }),
+            Property::always("TypeOK", |m: &Self, s: &KafkaState| {
+                let max = m.max_offset;
+                one_key::row_in_range(s.topic, max)
+                    && s.owner_pos <= max
+                    && s.owner_state.within(1, max)
+                    && s.live_gen <= max + 2
+                    && s.z_captured_gen <= max + 2
+            }),
+            Property::eventually("RefLive", one_key::ref_live::<Self>),
+            Property::sometimes("ZombieFenced", |_, s: &KafkaState| {
+                s.rebalanced && !s.z_alive
+            }),
+        ]
+    }
+}
+
+impl OneKey for Kafka {
+    fn max_offset(&self) -> u8 {
+        self.max_offset
+    }
+    fn log(s: &KafkaState) -> Ops {
+        s.op
+    }
+    fn row(s: &KafkaState) -> Cell {
+        s.topic
+    }
+}
+
+impl Spec for Kafka {
+    fn variables(&self, s: &KafkaState) -> Variables {
+        vec![
+            ("op", s.op.render(self.max_offset)),
+            ("topic", s.topic.to_string()),
+            ("ownerPos", s.owner_pos.to_string()),
+            ("ownerLoaded", s.owner_loaded.to_string()),
+            ("ownerState", s.owner_state.to_string()),
+            ("overwrote", s.overwrote.to_string()),
+            ("liveGen", s.live_gen.to_string()),
+            ("zAlive", s.z_alive.to_string()),
+            ("zCapturedGen", s.z_captured_gen.to_string()),
+            ("zCarriesOffset", s.z_carries_offset.to_string()),
+            ("rebalanced", s.rebalanced.to_string()),
+        ]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        vec!["OwnerFold".into(), "OwnerRecover".into()]
+    }
+
+    fn fairness_group(&self, action: &KafkaAction) -> Option<usize> {
+        match action {
+            KafkaAction::OwnerFold => Some(0),
+            KafkaAction::OwnerRecover => Some(1),
+            _ => None,
+        }
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<KafkaState>>> {
+        vec![one_key::ref_safe_spec(self)]
+    }
+
+    fn actor(&self, action: &KafkaAction) -> String {
+        match action {
+            KafkaAction::OwnerFold | KafkaAction::OwnerRecover => "owner".into(),
+            KafkaAction::Rebalance => "coordinator".into(),
+            KafkaAction::Poll | KafkaAction::ZombieCommit(_) => "zombie".into(),
+        }
+    }
+}
+
+impl Configured for Kafka {
+    const NAME: &'static str = "Kafka";
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
+        Knob::flag(
+            "Coupled",
+            true,
+            "capturing the new generation tears the revoked flow down",
+        ),
+        Knob::flag(
+            "Seeded",
+            true,
+            "the zombie's flush carries an input offset, so it is gated",
+        ),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        Kafka {
+            max_offset: k.small("MaxOffset"),
+            coupled: k.flag("Coupled"),
+            seeded: k.flag("Seeded"),
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Every configurable model by name, behind one object-safe face, so a config file can name a
+//! model and the CLI can check it without knowing its types.
+
+use loadbearing_refinement::check::property_names;
+use loadbearing_refinement::{check, CheckSpec, Options, Report, SpecError};
+
+use crate::cas_first_write::CasFirstWrite;
+use crate::cassandra::Cassandra;
+use crate::epoch::Epoch;
+use crate::group_commit::GroupCommit;
+use crate::kafka::Kafka;
+use crate::knobs::{Knob, Resolved};
+use crate::replay_fence::ReplayFence;
+use crate::single_writer_store::SingleWriterStore;
+use crate::Configured;
+
+pub struct ModelEntry {
+    pub name: &'static str,
+    pub knobs: &'static [Knob],
+    pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
+    pub properties: fn(&Resolved) -> Vec<String>,
+    pub fairness: fn(&Resolved) -> Vec<String>,
+}
+
+fn entry<M: Configured>() -> ModelEntry {
+    ModelEntry {
+        name: M::NAME,
+        knobs: M::KNOBS,
+        check: |knobs, spec, options| check(&M::from_knobs(knobs), spec, options),
+        properties: |knobs| property_names(&M::from_knobs(knobs)),
+        fairness: |knobs| M::from_knobs(knobs).fairness_groups(),
+    }
+}
+
+/// The models a config may name. CasFirstWriteAtomic is a refinement target only.
+pub fn models() -> Vec<ModelEntry> {
+    vec![
+        entry::<SingleWriterStore>(),
+        entry::<Cassandra>(),
+        entry::<Kafka>(),
+        entry::<Epoch>(),
+        entry::<CasFirstWrite>(),
+        entry::<ReplayFence>(),
+        entry::<GroupCommit>(),
+    ]
+}
+
+pub fn find(name: &str) -> Option<ModelEntry> {
+    models().into_iter().find(|m| m.name == name)
+}

@@ -1,0 +1,142 @@
+//! ReplayFence: the replay-window self-fence, a liveness lemma under Cassandra (SPECS.md §6).
+//!
+//! After a restart the partition resumes at the committed offset, which can lie below a key's
+//! recovered snapshot offset. A write presented at the replayed offset is CAS-rejected and the
+//! legitimate owner crashes. The fix presents `max(cur, recovered high water)`.
+
+use loadbearing_refinement::{Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::knobs::{Knob, Resolved};
+use crate::Configured;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReplayState {
+    pub stored: u8,
+    pub cur: u8,
+    pub hw: u8,
+    pub self_fenced: bool,
+    pub crashed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReplayAction {
+    Fold,
+    Write,
+    Halted,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayFence {
+    pub max_offset: u8,
+    pub fix: bool,
+}
+
+impl ReplayFence {
+    fn presented(&self, s: &ReplayState) -> u8 {
+        if self.fix {
+            s.cur.max(s.hw)
+        } else {
+            s.cur
+        }
+    }
+}
+
+impl Model for ReplayFence {
+    type State = ReplayState;
+    type Action = ReplayAction;
+
+    fn init_states(&self) -> Vec<ReplayState> {
+        (1..=self.max_offset)
+            .map(|hw| ReplayState {
+                stored: hw,
+                cur: 0,
+                hw,
+                self_fenced: false,
+                crashed: false,
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &ReplayState, actions: &mut Vec<ReplayAction>) {
+        if s.crashed {
+            actions.push(ReplayAction::Halted);
+            return;
+        }
+        if s.cur < self.max_offset {
+            actions.push(ReplayAction::Fold);
+        }
+        actions.push(ReplayAction::Write);
+    }
+
+    fn next_state(&self, s: &ReplayState, action: ReplayAction) -> Option<ReplayState> {
+        let mut next = s.clone();
+        match action {
+            ReplayAction::Fold => next.cur = s.cur + 1,
+            ReplayAction::Write => {
+                let presented = self.presented(s);
+                if s.stored <= presented {
+                    next.stored = presented;
+                } else {
+                    next.self_fenced = true;
+                    next.crashed = true;
+                }
+            }
+            ReplayAction::Halted => {}
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("INV_NoSelfFence", |_, s: &ReplayState| !s.self_fenced),
+            Property::eventually("OwnerCompletes", |m: &Self, s: &ReplayState| {
+                s.cur == m.max_offset
+            }),
+            Property::sometimes("WriteAdvancesStore", |_, s: &ReplayState| s.stored > s.hw),
+        ]
+    }
+}
+
+impl Spec for ReplayFence {
+    fn variables(&self, s: &ReplayState) -> Variables {
+        vec![
+            ("stored", s.stored.to_string()),
+            ("cur", s.cur.to_string()),
+            ("hw", s.hw.to_string()),
+            ("selfFenced", s.self_fenced.to_string()),
+            ("crashed", s.crashed.to_string()),
+        ]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        vec!["Fold".into()]
+    }
+
+    fn fairness_group(&self, action: &ReplayAction) -> Option<usize> {
+        matches!(action, ReplayAction::Fold).then_some(0)
+    }
+
+    fn actor(&self, _action: &ReplayAction) -> String {
+        "owner".into()
+    }
+}
+
+impl Configured for ReplayFence {
+    const NAME: &'static str = "ReplayFence";
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset"),
+        Knob::flag(
+            "Fix",
+            true,
+            "present max(cur, recovered high water), not cur",
+        ),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        ReplayFence {
+            max_offset: k.small("MaxOffset"),
+            fix: k.flag("Fix"),
+        }
+    }
+}

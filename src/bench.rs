@@ -1,0 +1,116 @@
+//! `loadbearing bench`: larger constants than the suite, to measure the engine.
+
+use std::time::Duration;
+
+use loadbearing_refinement::{Options, Outcome};
+use loadbearing_specs::knobs::Value;
+
+use crate::run::run;
+use crate::suite::{override_constants, Config};
+
+/// Each benchmark is a suite config at larger constants.
+pub const RUNS: &[(&str, &[(&str, u64)])] = &[
+    ("cassandra_refines", &[("MaxOffset", 10)]),
+    ("cassandra_refines", &[("MaxOffset", 12)]),
+    ("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
+    ("gc_cap3", &[("N", 6), ("Cap", 3)]),
+    ("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),
+];
+
+pub struct Measured {
+    pub label: String,
+    pub outcome: Outcome,
+    pub states: u64,
+    pub seconds: f64,
+    pub visited_bytes: usize,
+    pub peak_rss: Option<u64>,
+}
+
+impl Measured {
+    pub fn states_per_second(&self) -> f64 {
+        self.states as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// The process's peak resident set, in bytes, since the last reset.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn reset_peak_rss() {
+    // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux only; ignored elsewhere).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+pub fn measure(
+    configs: &[Config],
+    threads: usize,
+    timeout: Option<Duration>,
+) -> Result<Vec<Measured>, String> {
+    let mut results = Vec::new();
+    for (name, sets) in RUNS {
+        let mut config = configs
+            .iter()
+            .find(|c| c.name == *name)
+            .ok_or_else(|| format!("benchmark base config `{name}` is not in the suite"))?
+            .clone();
+        let sets: Vec<(String, Value)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
+            .collect();
+        override_constants(&mut config, &sets)?;
+        let label = format!(
+            "{name} {}",
+            sets.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let options = Options {
+            threads,
+            max_states: None,
+            timeout,
+            progress: true,
+        };
+        reset_peak_rss();
+        eprintln!("bench: {label}");
+        let judged = run(&config, &options)?;
+        results.push(Measured {
+            label,
+            outcome: judged.report.outcome.clone(),
+            states: judged.report.distinct_states,
+            seconds: judged.report.seconds,
+            visited_bytes: judged.report.visited_bytes,
+            peak_rss: peak_rss(),
+        });
+    }
+    Ok(results)
+}
+
+pub fn table(results: &[Measured]) -> String {
+    let mut out = format!(
+        "{:<44} {:<12} {:>11} {:>8} {:>12} {:>11} {:>10}\n",
+        "run", "outcome", "states", "seconds", "states/s", "visited B/st", "peak RSS"
+    );
+    for m in results {
+        let per_state = m.visited_bytes as f64 / m.states.max(1) as f64;
+        let rss = m
+            .peak_rss
+            .map(|b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)))
+            .unwrap_or_else(|| "n/a".into());
+        out.push_str(&format!(
+            "{:<44} {:<12} {:>11} {:>8.2} {:>12.0} {:>11.1} {:>10}\n",
+            m.label,
+            crate::render::actual(&m.outcome),
+            m.states,
+            m.seconds,
+            m.states_per_second(),
+            per_state,
+            rss
+        ));
+    }
+    out
+}

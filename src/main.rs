@@ -1,0 +1,193 @@
+//! `loadbearing`: check that every guard of a design is load-bearing.
+//!
+//! `main` only maps a result to an exit code: 0 every outcome as expected, 1 some outcome
+//! differs, 2 bad input or an incomplete run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use loadbearing::render;
+use loadbearing::run::{run, Judged};
+use loadbearing::suite::{self, Config};
+use loadbearing_refinement::Options;
+
+#[derive(Parser)]
+#[command(
+    name = "loadbearing",
+    version,
+    about = "Executable specifications that prove each concurrency guard is load-bearing"
+)]
+struct Cli {
+    /// The suite of configs (default: the project's expected/configs.toml).
+    #[arg(long, global = true)]
+    suite: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the configs with their models, constants and expected outcomes.
+    List {
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Check configs (all, or those whose name contains a FILTER) against their expected outcomes.
+    Check {
+        filters: Vec<String>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Override a constant of the selected configs: MaxOffset=12, Writers=4, Guarded=false.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        sets: Vec<String>,
+        /// Worker threads (default: every core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Stop a config after this many distinct states; it is then `incomplete`.
+        #[arg(long)]
+        max_states: Option<u64>,
+        /// Stop a config after this many seconds; it is then `incomplete`.
+        #[arg(long)]
+        timeout_secs: Option<u64>,
+    },
+    /// Measure the engine on larger constants: states per second and peak memory.
+    Bench {
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        #[arg(long)]
+        timeout_secs: Option<u64>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, String> {
+    let path = cli_suite.clone().unwrap_or_else(suite::default_path);
+    suite::load(&path).map_err(|e| e.to_string())
+}
+
+fn execute(cli: Cli) -> Result<ExitCode, String> {
+    match cli.command {
+        Command::List { format } => {
+            let configs = load(&cli.suite)?;
+            match format {
+                Format::Table => print!("{}", render::list_table(&configs)),
+                Format::Json => println!("{}", pretty(&render::list_json(&configs))),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check {
+            filters,
+            format,
+            sets,
+            threads,
+            max_states,
+            timeout_secs,
+        } => {
+            let configs = load(&cli.suite)?;
+            let mut selected = suite::select(configs, &filters);
+            if selected.is_empty() {
+                return Err(format!(
+                    "no config matches {filters:?}; `loadbearing list` shows them"
+                ));
+            }
+            let sets = sets
+                .iter()
+                .map(|s| suite::parse_set(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            for config in &mut selected {
+                suite::override_constants(config, &sets)
+                    .map_err(|e| format!("{}: {e}", config.name))?;
+            }
+            let options = Options {
+                threads,
+                max_states,
+                timeout: timeout_secs.map(Duration::from_secs),
+                progress: false,
+            };
+            check(&selected, &options, format)
+        }
+        Command::Bench {
+            threads,
+            timeout_secs,
+        } => {
+            let configs = load(&cli.suite)?;
+            let results = loadbearing::bench::measure(
+                &configs,
+                threads,
+                timeout_secs.map(Duration::from_secs),
+            )?;
+            print!("{}", loadbearing::bench::table(&results));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn check(selected: &[Config], options: &Options, format: Format) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    if let Format::Table = format {
+        println!("{}", render::table_header());
+    }
+    let mut judged: Vec<Judged> = Vec::new();
+    let mut errors = 0;
+    for config in selected {
+        let options = Options {
+            progress: true,
+            ..options.clone()
+        };
+        match run(config, &options) {
+            Ok(j) => {
+                if let Format::Table = format {
+                    println!("{}", render::table_row(&j));
+                }
+                judged.push(j);
+            }
+            Err(e) => {
+                // One bad config is reported and the run goes on; the exit code remembers it.
+                eprintln!("error: {}: {e}", config.name);
+                errors += 1;
+            }
+        }
+    }
+    let ok = judged.iter().filter(|j| j.ok()).count();
+    let incomplete = judged.iter().filter(|j| j.incomplete()).count();
+    match format {
+        Format::Json => {
+            let array: Vec<_> = judged.iter().map(render::judged_json).collect();
+            println!("{}", pretty(&serde_json::Value::Array(array)));
+        }
+        Format::Table => println!(
+            "\n{ok} of {} configs as expected ({incomplete} incomplete, {errors} errors) in {:.2}s",
+            selected.len(),
+            started.elapsed().as_secs_f64()
+        ),
+    }
+    Ok(if errors > 0 || incomplete > 0 {
+        ExitCode::from(2)
+    } else if ok == judged.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).expect("JSON values serialize")
+}
