@@ -139,13 +139,18 @@ pub fn counterexample_text(cx: &Counterexample, indent: &str) -> String {
         );
     }
     if let Some(start) = cx.loop_start {
+        let note = cx.fairness_note.as_deref().unwrap_or("");
         if start + 1 == cx.steps.len() {
             let _ = writeln!(
                 out,
-                "{indent}      stutters forever in step {start}: no fair action is enabled there"
+                "{indent}      then stutters in step {start} forever: {note}"
             );
         } else {
-            let _ = writeln!(out, "{indent}      then back to step {start}, forever (every fair action is taken or disabled on the loop)");
+            let last = cx.steps.len() - 1;
+            let _ = writeln!(
+                out,
+                "{indent}      step {last} is step {start} again: the loop repeats forever; {note}"
+            );
         }
     }
     if let Some(abs) = &cx.abstract_step {
@@ -231,6 +236,7 @@ pub fn counterexample_json(cx: &Counterexample) -> Value {
     let mut object = json!({ "property": cx.property, "steps": steps });
     if let Some(start) = cx.loop_start {
         object["loop_start"] = json!(start);
+        object["fairness"] = json!(cx.fairness_note);
     }
     if let Some(abs) = &cx.abstract_step {
         let side = |vars: &Vec<(String, String)>| -> Value {

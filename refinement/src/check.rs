@@ -124,6 +124,7 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
             Finding::Deadlock { .. } => Outcome::Deadlock,
             _ => Outcome::Violates(finding.property().to_string()),
         };
+        report.depth = report.depth.max(counterexample.len());
         report.counterexample = Some(counterexample);
         return finish(report);
     }
@@ -167,7 +168,13 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
         let holds = |s: &M::State| (property.condition)(model, s);
         if let Some(lasso) = find_unfulfilled(&graph, holds, groups) {
             report.outcome = Outcome::Violates(property.name.to_string());
-            report.counterexample = Some(explain_lasso(model, &graph, &lasso, property.name));
+            report.counterexample = Some(explain_lasso(
+                model,
+                &graph,
+                &lasso,
+                property.name,
+                spec.fair,
+            ));
             return finish(report);
         }
     }
@@ -203,6 +210,7 @@ fn explain_finding<M: Spec>(
         steps: replay(model, &fps),
         loop_start: None,
         abstract_step,
+        fairness_note: None,
     }
 }
 
@@ -211,8 +219,28 @@ fn explain_lasso<M: Spec>(
     graph: &graph::StateGraph<M::State>,
     lasso: &Lasso,
     property: &str,
+    fair: bool,
 ) -> Counterexample {
-    let ids: Vec<u32> = lasso.prefix.iter().chain(&lasso.cycle).copied().collect();
+    let groups = model.fairness_groups();
+    let fairness_note = if !fair || groups.is_empty() {
+        "no fairness is assumed (SafeSpec), so the system may stop taking steps".to_string()
+    } else if lasso.cycle.is_empty() {
+        format!(
+            "every weakly-fair action ({}) is disabled there",
+            groups.join(", ")
+        )
+    } else {
+        format!(
+            "each weakly-fair action ({}) is taken or disabled on the loop",
+            groups.join(", ")
+        )
+    };
+    // The prefix ends where the cycle starts; a cycle is shown closed, back at its first state.
+    let mut ids: Vec<u32> = lasso.prefix.clone();
+    if let Some((&entry, rest)) = lasso.cycle.split_first() {
+        ids.extend(rest);
+        ids.push(entry);
+    }
     let fps: Vec<u64> = ids
         .iter()
         .map(|&i| fingerprint(&graph.states[i as usize]))
@@ -222,6 +250,7 @@ fn explain_lasso<M: Spec>(
         steps: replay(model, &fps),
         loop_start: Some(lasso.prefix.len() - 1),
         abstract_step: None,
+        fairness_note: Some(fairness_note),
     }
 }
 

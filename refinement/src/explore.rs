@@ -225,6 +225,7 @@ fn expand_chunk<M: Spec>(
         witnesses: vec![false; checks.witnesses.len()],
     };
     let mut actions = Vec::new();
+    let mut successors = Vec::new();
     let refinement_order = checks.invariants.len();
     for (offset, (fp, state)) in chunk.iter().enumerate() {
         let position = first_position + offset;
@@ -247,26 +248,27 @@ fn expand_chunk<M: Spec>(
         }
         actions.clear();
         model.actions(state, &mut actions);
-        let mut successors = 0usize;
-        for action in actions.drain(..) {
-            let Some(next) = model.next_state(state, action) else {
-                continue;
-            };
-            successors += 1;
-            for (r, refinement) in checks.refinements.iter().enumerate() {
-                if let Err(images) = refinement.check_step(state, &next) {
-                    out.findings.push((
-                        refinement_order + r,
-                        position,
-                        Finding::Refinement {
-                            property: refinement.name(),
-                            from: Some(*fp),
-                            to: fingerprint(&next),
-                            images,
-                        },
-                    ));
-                }
+        successors.clear();
+        successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
+        for (r, refinement) in checks.refinements.iter().enumerate() {
+            for (i, images) in refinement.check_steps(state, &successors) {
+                out.findings.push((
+                    refinement_order + r,
+                    position,
+                    Finding::Refinement {
+                        property: refinement.name(),
+                        from: Some(*fp),
+                        to: fingerprint(&successors[i]),
+                        images,
+                    },
+                ));
             }
+        }
+        if successors.is_empty() && !checks.allow_end_states {
+            out.findings
+                .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
+        }
+        for next in successors.drain(..) {
             if &next == state {
                 continue;
             }
@@ -274,10 +276,6 @@ fn expand_chunk<M: Spec>(
             if !visited.contains_key(&next_fp) {
                 out.new_states.push((next_fp, *fp, next));
             }
-        }
-        if successors == 0 && !checks.allow_end_states {
-            out.findings
-                .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
         }
     }
     out

@@ -25,6 +25,17 @@ pub trait Refinement<S>: Send + Sync {
     fn check_init(&self, state: &S) -> Result<(), AbstractStep>;
 
     fn check_step(&self, before: &S, after: &S) -> Result<StepMatch, AbstractStep>;
+
+    /// Checks every step out of `before` at once, returning the failures with their index in
+    /// `afters`. The explorer's hot path: the image of `before` and its abstract successors are
+    /// computed once per state, not once per step.
+    fn check_steps(&self, before: &S, afters: &[S]) -> Vec<(usize, AbstractStep)> {
+        afters
+            .iter()
+            .enumerate()
+            .filter_map(|(i, after)| self.check_step(before, after).err().map(|e| (i, e)))
+            .collect()
+    }
 }
 
 type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
@@ -96,5 +107,29 @@ impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
             before: self.render(&from),
             after: self.render(&to),
         })
+    }
+
+    fn check_steps(&self, before: &S, afters: &[S]) -> Vec<(usize, AbstractStep)> {
+        let from = (self.map)(before);
+        let mut successors: Option<Vec<A::State>> = None;
+        let mut failures = Vec::new();
+        for (i, after) in afters.iter().enumerate() {
+            let to = (self.map)(after);
+            if to == from {
+                continue;
+            }
+            let successors =
+                successors.get_or_insert_with(|| self.abstract_model.next_states(&from));
+            if !successors.contains(&to) {
+                failures.push((
+                    i,
+                    AbstractStep {
+                        before: self.render(&from),
+                        after: self.render(&to),
+                    },
+                ));
+            }
+        }
+        failures
     }
 }

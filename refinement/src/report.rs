@@ -47,11 +47,14 @@ pub struct AbstractStep {
 pub struct Counterexample {
     pub property: String,
     pub steps: Vec<Step>,
-    /// For a liveness violation: the index of the step where the repeating loop starts. The loop
-    /// runs from there to the last step and back; a loop of one step with no action is stuttering.
+    /// For a liveness violation: the index of the step where the repeating loop starts. When it
+    /// is the last step, that state stutters forever; otherwise the last step returns to the
+    /// state at `loop_start` and the loop repeats.
     pub loop_start: Option<usize>,
     /// For a refinement violation: the abstract images of the offending step.
     pub abstract_step: Option<AbstractStep>,
+    /// For a liveness violation: why the loop is a fair behaviour.
+    pub fairness_note: Option<String>,
 }
 
 impl Counterexample {

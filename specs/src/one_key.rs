@@ -51,7 +51,7 @@ pub fn ref_live<M: OneKey>(model: &M, state: &M::State) -> bool {
 /// `INV_NoCorruptDurable`: a live row holds the correct fold at its offset.
 pub fn no_corrupt_durable<M: OneKey>(_model: &M, state: &M::State) -> bool {
     let row = M::row(state);
-    !(row.present && !row.deleted) || row.contents == M::log(state).correct_contents(row.offset)
+    !row.present || row.deleted || row.contents == M::log(state).correct_contents(row.offset)
 }
 
 /// The range check every one-key model's own TypeOK makes of its row.

@@ -1,0 +1,28 @@
+# The everyday recipes. `just` lists them.
+
+default:
+    @just --list
+
+# Check every config against its expected outcome (exit 0: all as expected).
+check *ARGS:
+    cargo run --release -- check {{ARGS}}
+
+# The configs, their models, constants and expected outcomes.
+list:
+    cargo run --release -- list
+
+# Every test of every crate, as CI runs them.
+test:
+    cargo test
+
+# Larger constants: states per second and peak memory.
+bench:
+    cargo run --release -- bench
+
+# What CI runs, start to end.
+ci:
+    bash .ci/run
+
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --all-targets -- -D warnings

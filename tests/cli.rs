@@ -1,0 +1,166 @@
+//! The CLI as a user and CI run it: exit codes, JSON, and errors for bad input.
+
+use std::process::{Command, Output};
+
+fn loadbearing(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn check_exits_zero_when_every_outcome_is_as_expected() {
+    let out = loadbearing(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("25 of 25 configs as expected"), "{text}");
+}
+
+#[test]
+fn check_json_carries_the_documented_fields() {
+    let out = loadbearing(&["check", "epoch", "cassandra_refines", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = results.as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        for field in [
+            "config",
+            "model",
+            "constants",
+            "expected",
+            "actual",
+            "ok",
+            "properties_checked",
+            "distinct_states",
+            "depth",
+            "seconds",
+        ] {
+            assert!(r.get(field).is_some(), "missing {field} in {r}");
+        }
+        assert_eq!(r["ok"], true);
+    }
+    let epoch = results
+        .iter()
+        .find(|r| r["config"] == "epoch_refines")
+        .unwrap();
+    assert_eq!(epoch["actual"], "violates RefSafeSpec");
+    assert_eq!(epoch["constants"]["MaxOffset"], 3);
+    let steps = epoch["counterexample"]["steps"].as_array().unwrap();
+    let actions: Vec<&str> = steps
+        .iter()
+        .map(|s| s["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "Init",
+            "Rebalance",
+            "ZombieInit",
+            "ZombieCommit(2)",
+            "OwnerFold"
+        ]
+    );
+    assert_eq!(epoch["counterexample"]["property"], "RefSafeSpec");
+    assert!(steps[4]["state"]["topic"].is_string());
+}
+
+#[test]
+fn an_outcome_that_differs_exits_one() {
+    let out = loadbearing(&["check", "cassandra_refines", "--set", "Guarded=false"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("violates RefSafeSpec") && text.contains("MISMATCH"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_budget_hit_is_incomplete_and_exits_two() {
+    let out = loadbearing(&[
+        "check",
+        "casfw_3w",
+        "--max-states",
+        "50",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results[0]["actual"], "incomplete");
+    assert_eq!(results[0]["ok"], false);
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_exit_two() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["check", "no_such_config"], "no config matches"),
+        (&["check", "gc_cap1", "--set", "Cap"], "not NAME=VALUE"),
+        (
+            &["check", "gc_cap1", "--set", "Bogus=1"],
+            "has no constant `Bogus`",
+        ),
+        (
+            &["check", "gc_cap1", "--set", "Cap=maybe"],
+            "neither a natural number",
+        ),
+        (
+            &["check", "gc_cap1", "--set", "Gated=3"],
+            "takes true or false",
+        ),
+        (&["check", "gc_cap1", "--set", "N=99"], "outside"),
+    ];
+    for (args, message) in cases {
+        let out = loadbearing(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_malformed_suite_file_names_the_config_and_the_problem() {
+    let dir = std::env::temp_dir().join(format!("loadbearing-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("model = \"Nope\"", "unknown model `Nope`"),
+        (
+            "model = \"ReplayFence\"\ncolour = 1",
+            "unknown field `colour`",
+        ),
+        (
+            "model = \"ReplayFence\"\nconstants = { Fixx = true }",
+            "no constant `Fixx`",
+        ),
+        (
+            "model = \"ReplayFence\"\nproperties = [\"Nope\"]",
+            "unknown property `Nope`",
+        ),
+    ];
+    for (i, (body, message)) in cases.iter().enumerate() {
+        let mut text = format!("[[config]]\nname = \"bad\"\n{body}\n");
+        if !body.contains("properties") {
+            text.push_str("properties = [\"INV_NoSelfFence\"]\n");
+        }
+        text.push_str("expected = \"holds\"\n");
+        let path = dir.join(format!("suite{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out = loadbearing(&["--suite", path.to_str().unwrap(), "check"]);
+        assert_eq!(out.status.code(), Some(2), "{body}");
+        assert!(stderr(&out).contains(message), "{body}: {}", stderr(&out));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn list_shows_every_config() {
+    let out = loadbearing(&["list", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 25);
+}
