@@ -1,0 +1,1 @@
+//! Real implementations of the designs the models describe, instrumented to emit step traces.
