@@ -1,0 +1,220 @@
+//! Step events: every component reports what it did, named after the model action it
+//! corresponds to, so a trace of a real run can be checked against the models.
+//!
+//! | event | model (specs/src) | emitted by |
+//! |---|---|---|
+//! | `Update1`, `Insert`, `RetryUpdate` | `CasFirstWrite` (§5) | the Cassandra compound, and its PostgreSQL rendition |
+//! | `Persist` | `CasFirstWriteAtomic::Persist` | SQLite / PostgreSQL: one atomic conditional upsert |
+//! | `ReapRow` | `ReapRow` (§5) | a store that removes or skips an expired row |
+//! | `Fold`, `Write` | `ReplayFence` (§6) | the snapshot buffer: its decision, the offset it presents |
+//! | `OwnerRecover`, `OwnerFold`, `ZombieWrite` | `Cassandra` (§2) | the partition flow |
+//! | `Phase` | (orchestration, no model action) | the partition flow |
+
+use std::sync::{Arc, Mutex};
+
+use crate::store::{Offset, Read, WriteError};
+
+/// A persist or a tombstone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    Persist,
+    Delete,
+}
+
+/// What one statement did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatementOutcome {
+    Applied,
+    /// The condition failed on a present row holding `stored`.
+    NotApplied {
+        stored: Offset,
+    },
+    /// A conditional UPDATE found no row (`Update1`/`RetryUpdate`), or `INSERT … IF NOT
+    /// EXISTS` found one (`Insert`: then `stored` is reported by `NotApplied`).
+    RowAbsent,
+    /// Sent, outcome unknown.
+    Indeterminate(String),
+    /// Known not applied (not sent, or refused before execution).
+    Failed(String),
+}
+
+/// The snapshot buffer's decision on one appended record or delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FoldDecision {
+    /// Buffered; the key's buffered offset is now `buffered`.
+    Buffered { buffered: Offset },
+    /// Dropped by the replay fence: below the buffered offset.
+    DroppedBelowFence { buffered: Offset },
+    /// A delete, to be presented at `presented` (max of its offset and the buffered one when
+    /// the fence is on).
+    DeleteGated { presented: Offset },
+}
+
+/// The partition flow's lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowPhase {
+    Assigned,
+    Recovered,
+    Flushed,
+    Revoked,
+    /// The owner's own write was refused: it fenced itself (the ReplayFence liveness bug).
+    SelfFenced,
+    /// A revoked owner's write was refused: the guard did its job.
+    Fenced,
+}
+
+/// One step event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// CasFirstWrite `Update1`: the first `UPDATE … IF offset <= ?`.
+    Update1 {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    },
+    /// CasFirstWrite `Insert`: `INSERT … IF NOT EXISTS` after Update1 found no row.
+    Insert {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    },
+    /// CasFirstWrite `RetryUpdate`: the one retry after a lost insert race.
+    RetryUpdate {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    },
+    /// CasFirstWriteAtomic `Persist`: one atomic conditional upsert (SQLite, PostgreSQL).
+    Persist {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    },
+    /// `ReapRow`: an expired row was found and treated as absent or removed.
+    ReapRow {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+    },
+    /// ReplayFence `Fold`: the buffer's decision on an append or delete at `offset`.
+    Fold {
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        decision: FoldDecision,
+    },
+    /// ReplayFence `Write`: the owner's write presented at `presented`, and its outcome.
+    Write {
+        partition: u32,
+        generation: u64,
+        key: String,
+        presented: Offset,
+        kind: WriteKind,
+        outcome: Result<(), WriteError>,
+    },
+    /// Cassandra `OwnerRecover`: the flow loaded the key from the store.
+    OwnerRecover {
+        partition: u32,
+        generation: u64,
+        key: String,
+        read: Read,
+    },
+    /// Cassandra `OwnerFold`: the flow folded the record at `offset` into its state.
+    OwnerFold {
+        partition: u32,
+        generation: u64,
+        key: String,
+        offset: Offset,
+    },
+    /// Cassandra `ZombieWrite`: a flow that no longer owns the partition (and has not noticed)
+    /// wrote, and the outcome.
+    ZombieWrite {
+        partition: u32,
+        generation: u64,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: Result<(), WriteError>,
+    },
+    /// The flow's lifecycle.
+    Phase {
+        partition: u32,
+        generation: u64,
+        phase: FlowPhase,
+    },
+}
+
+impl Step {
+    /// The model action name this event corresponds to.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Step::Update1 { .. } => "Update1",
+            Step::Insert { .. } => "Insert",
+            Step::RetryUpdate { .. } => "RetryUpdate",
+            Step::Persist { .. } => "Persist",
+            Step::ReapRow { .. } => "ReapRow",
+            Step::Fold { .. } => "Fold",
+            Step::Write { .. } => "Write",
+            Step::OwnerRecover { .. } => "OwnerRecover",
+            Step::OwnerFold { .. } => "OwnerFold",
+            Step::ZombieWrite { .. } => "ZombieWrite",
+            Step::Phase { .. } => "Phase",
+        }
+    }
+}
+
+/// Receives step events. The default does nothing, so tracing costs nothing unless asked.
+pub trait Tracer: Send + Sync {
+    fn step(&self, _step: &Step) {}
+}
+
+/// The default tracer: drops every event.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTrace;
+
+impl Tracer for NoTrace {}
+
+/// A shared handle to a tracer.
+pub type SharedTracer = Arc<dyn Tracer>;
+
+/// A tracer that does nothing, as a shared handle.
+pub fn no_trace() -> SharedTracer {
+    Arc::new(NoTrace)
+}
+
+/// Keeps every event in order (for tests and conformance).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    steps: Mutex<Vec<Step>>,
+}
+
+impl Recorder {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Recorder::default())
+    }
+    /// A copy of the events so far.
+    pub fn steps(&self) -> Vec<Step> {
+        self.steps.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    /// The action names so far, in order.
+    pub fn actions(&self) -> Vec<&'static str> {
+        self.steps().iter().map(Step::action).collect()
+    }
+}
+
+impl Tracer for Recorder {
+    fn step(&self, step: &Step) {
+        self.steps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(step.clone());
+    }
+}

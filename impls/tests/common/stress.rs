@@ -1,0 +1,314 @@
+//! Stress and faults: concurrent sessions race on a handful of keys with offsets that mostly
+//! rise but lag at random (so both applied writes and stale ones happen all the time), for a
+//! bounded time, optionally killing and restarting the server mid-run. Afterwards every key must
+//! hold the highest acknowledged offset (or a higher write whose outcome was unknown), and the
+//! write that is stored must be one that was acknowledged or indeterminate — never one that was
+//! reported as a conflict or as failed.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use loadbearing_impls::store::{Mode, Read, StoreOptions, WriteError};
+use loadbearing_impls::trace::no_trace;
+
+use super::{unique_key, Backend};
+
+#[derive(Clone, Copy, Debug)]
+pub struct StressConfig {
+    pub writers: usize,
+    pub keys: usize,
+    pub duration: Duration,
+    /// How far behind the global clock a writer's offset may lag.
+    pub lag: u64,
+    /// Per mille of operations that are deletes.
+    pub delete_per_mille: u64,
+    /// Guarded, or last-write-wins to show the check is not vacuous.
+    pub mode: Mode,
+}
+
+impl Default for StressConfig {
+    fn default() -> Self {
+        StressConfig {
+            writers: 8,
+            keys: 4,
+            duration: Duration::from_secs(3),
+            lag: 48,
+            delete_per_mille: 150,
+            mode: Mode::Guarded,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    Applied,
+    Conflict,
+    Indeterminate,
+    Failed,
+}
+
+#[derive(Clone, Debug)]
+struct Attempt {
+    key: usize,
+    offset: u64,
+    /// None for a delete.
+    value: Option<Vec<u8>>,
+    outcome: Outcome,
+}
+
+/// What a run did and what it found.
+#[derive(Debug, Default)]
+pub struct StressReport {
+    pub attempts: usize,
+    pub applied: usize,
+    pub conflicts: usize,
+    pub indeterminate: usize,
+    pub failed: usize,
+    /// Indeterminate writes that turned out to be the stored one.
+    pub indeterminate_landed: usize,
+    pub kill_restart: Option<Duration>,
+    pub violations: Vec<String>,
+}
+
+impl fmt::Display for StressReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} attempts: {} applied, {} conflicts, {} indeterminate ({} of them stored), {} failed; {} violations",
+            self.attempts,
+            self.applied,
+            self.conflicts,
+            self.indeterminate,
+            self.indeterminate_landed,
+            self.failed,
+            self.violations.len()
+        )?;
+        if let Some(d) = self.kill_restart {
+            write!(
+                f,
+                "; server killed (-9) and restarted in {:.1}s",
+                d.as_secs_f64()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl StressReport {
+    pub fn assert_clean(&self) {
+        assert!(
+            self.violations.is_empty(),
+            "stress violations:\n{}",
+            self.violations.join("\n")
+        );
+        assert!(
+            self.applied > 0 && self.conflicts > 0,
+            "the run must exercise both applied and refused writes: {self}"
+        );
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Run the stress; `kill` (if any) is called once, a third into the run, and must kill the
+/// server with -9 and restart it before returning.
+pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>) -> StressReport {
+    let keys: Vec<String> = (0..cfg.keys)
+        .map(|i| unique_key(&format!("stress-{i}")))
+        .collect();
+    let clock = AtomicU64::new(cfg.lag);
+    let stop = AtomicBool::new(false);
+    let log: Mutex<Vec<Attempt>> = Mutex::new(Vec::new());
+    let kill_time: Mutex<Option<Duration>> = Mutex::new(None);
+    let options = StoreOptions {
+        mode: cfg.mode,
+        ttl: None,
+    };
+    let sessions: Vec<_> = (0..cfg.writers)
+        .map(|_| b.open(options, no_trace()))
+        .collect();
+    let start = Instant::now();
+    thread::scope(|scope| {
+        for (w, store) in sessions.into_iter().enumerate() {
+            let (clock, stop, log, keys) = (&clock, &stop, &log, &keys);
+            scope.spawn(move || {
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678_9ABC_DEF1));
+                let mut mine = Vec::new();
+                let mut seq = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let key = rng.below(keys.len() as u64) as usize;
+                    let now = clock.fetch_add(1, Ordering::Relaxed);
+                    let offset = now - rng.below(cfg.lag);
+                    seq += 1;
+                    let value = if rng.below(1000) < cfg.delete_per_mille {
+                        None
+                    } else {
+                        Some(format!("w{w}-s{seq}-o{offset}").into_bytes())
+                    };
+                    let result = match &value {
+                        Some(v) => store.persist(&keys[key], offset, v),
+                        None => store.delete(&keys[key], offset),
+                    };
+                    let outcome = match result {
+                        Ok(()) => Outcome::Applied,
+                        Err(WriteError::Conflict(c)) => {
+                            if c.stored <= offset || c.attempted != offset || c.key != keys[key] {
+                                log.lock().unwrap().push(Attempt {
+                                    key,
+                                    offset,
+                                    value: None,
+                                    outcome: Outcome::Failed,
+                                });
+                                panic!("malformed conflict {c:?} for a write at {offset}");
+                            }
+                            Outcome::Conflict
+                        }
+                        Err(WriteError::Indeterminate { .. }) => Outcome::Indeterminate,
+                        Err(WriteError::Failed { .. }) => Outcome::Failed,
+                    };
+                    if matches!(outcome, Outcome::Indeterminate | Outcome::Failed) {
+                        thread::sleep(Duration::from_millis(20));
+                    }
+                    mine.push(Attempt {
+                        key,
+                        offset,
+                        value,
+                        outcome,
+                    });
+                }
+                log.lock().unwrap().extend(mine);
+            });
+        }
+        scope.spawn(|| {
+            if let Some(kill) = kill {
+                thread::sleep(cfg.duration / 3);
+                let t = Instant::now();
+                kill();
+                *kill_time.lock().unwrap() = Some(t.elapsed());
+                // Keep writing for a while against the restarted server.
+                thread::sleep(Duration::from_secs(2));
+            }
+            let end = start + cfg.duration;
+            let now = Instant::now();
+            if end > now {
+                thread::sleep(end - now);
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+    });
+    let attempts = log.into_inner().unwrap();
+    let mut report = StressReport {
+        attempts: attempts.len(),
+        kill_restart: kill_time.into_inner().unwrap(),
+        ..Default::default()
+    };
+    for a in &attempts {
+        match a.outcome {
+            Outcome::Applied => report.applied += 1,
+            Outcome::Conflict => report.conflicts += 1,
+            Outcome::Indeterminate => report.indeterminate += 1,
+            Outcome::Failed => report.failed += 1,
+        }
+    }
+    let reader = b.open(StoreOptions::guarded(), no_trace());
+    for (i, key) in keys.iter().enumerate() {
+        let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.key == i).collect();
+        let acked_max = mine
+            .iter()
+            .filter(|a| a.outcome == Outcome::Applied)
+            .map(|a| a.offset)
+            .max();
+        let read = match read_with_retry(&*reader, key) {
+            Ok(r) => r,
+            Err(e) => {
+                report
+                    .violations
+                    .push(format!("key {key}: final read failed: {e}"));
+                continue;
+            }
+        };
+        let stored = read.offset();
+        if let Some(acked) = acked_max {
+            if stored.is_none_or(|s| s < acked) {
+                report.violations.push(format!(
+                    "key {key}: acknowledged offset {acked} lost, stored {read:?}"
+                ));
+            }
+        }
+        // Which write is stored? A live value names its write; a tombstone names the deletes at
+        // its offset.
+        let candidates: Vec<&&Attempt> = match &read {
+            Read::Live { offset, value } => mine
+                .iter()
+                .filter(|a| a.offset == *offset && a.value.as_deref() == Some(value))
+                .collect(),
+            Read::Tombstone { offset } => mine
+                .iter()
+                .filter(|a| a.offset == *offset && a.value.is_none())
+                .collect(),
+            Read::Absent => Vec::new(),
+        };
+        if read != Read::Absent && candidates.is_empty() {
+            report.violations.push(format!(
+                "key {key}: stored {read:?} matches no attempted write"
+            ));
+        }
+        let ok = candidates
+            .iter()
+            .any(|a| matches!(a.outcome, Outcome::Applied | Outcome::Indeterminate));
+        if !candidates.is_empty() && !ok {
+            report.violations.push(format!(
+                "key {key}: stored {read:?} was written by a write reported as {:?}",
+                candidates.iter().map(|a| &a.outcome).collect::<Vec<_>>()
+            ));
+        }
+        if candidates
+            .iter()
+            .all(|a| a.outcome == Outcome::Indeterminate)
+            && !candidates.is_empty()
+        {
+            report.indeterminate_landed += 1;
+        }
+        if let (Some(s), Some(acked)) = (stored, acked_max) {
+            if s > acked
+                && !candidates
+                    .iter()
+                    .any(|a| a.outcome == Outcome::Indeterminate)
+            {
+                report.violations.push(format!("key {key}: stored offset {s} above every acknowledged offset ({acked}) but not from an indeterminate write"));
+            }
+        }
+    }
+    report
+}
+
+fn read_with_retry(
+    store: &dyn loadbearing_impls::store::SnapshotStore,
+    key: &str,
+) -> Result<Read, String> {
+    let mut last = String::new();
+    for _ in 0..50 {
+        match store.read(key) {
+            Ok(r) => return Ok(r),
+            Err(e) => last = e.to_string(),
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+    Err(last)
+}
