@@ -2,6 +2,9 @@
 //! rendering results for people and for machines.
 
 pub mod bench;
+pub mod docs;
+pub mod explore;
 pub mod render;
 pub mod run;
 pub mod suite;
+pub mod trace;

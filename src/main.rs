@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use loadbearing::render;
 use loadbearing::run::{run, Judged};
 use loadbearing::suite::{self, Config};
+use loadbearing::trace;
 use loadbearing_refinement::Options;
 
 #[derive(Parser)]
@@ -31,6 +32,14 @@ struct Cli {
 enum Format {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TraceFormat {
+    Text,
+    Json,
+    Dot,
+    Svg,
 }
 
 #[derive(Subcommand)]
@@ -57,6 +66,33 @@ enum Command {
         /// Stop a config after this many seconds; it is then `incomplete`.
         #[arg(long)]
         timeout_secs: Option<u64>,
+    },
+    /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
+    Trace {
+        config: String,
+        #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+        format: TraceFormat,
+        /// With dot or svg: the whole state graph of a small config, the counterexample in red.
+        #[arg(long)]
+        graph: bool,
+        /// With --graph: refuse configs with more states than this.
+        #[arg(long, default_value_t = 2000)]
+        max_states: usize,
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Open Stateright's web explorer on one config's model (on 127.0.0.1).
+    Explore {
+        config: String,
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Regenerate docs/ from the configs and the snapshots (`--check`: only report stale files).
+    Docs {
+        #[arg(long)]
+        check: bool,
     },
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
@@ -124,6 +160,62 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             };
             check(&selected, &options, format)
         }
+        Command::Trace {
+            config,
+            format,
+            graph,
+            max_states,
+            sets,
+        } => {
+            let config = one_config(&cli.suite, &config, &sets)?;
+            let traced = trace::trace(&config, &Options::default())?;
+            if traced.counterexample().is_none() && !graph {
+                eprintln!(
+                    "{}: {} (expected {}): no counterexample to trace",
+                    config.name,
+                    render::actual(&traced.judged.report.outcome),
+                    config.expected
+                );
+            } else {
+                let dot = || {
+                    if graph {
+                        trace::graph_dot(&traced, max_states)
+                    } else {
+                        trace::path_dot(&traced)
+                    }
+                };
+                match format {
+                    TraceFormat::Text => print!("{}", trace::text(&traced)),
+                    TraceFormat::Json => println!("{}", pretty(&trace::json(&traced))),
+                    TraceFormat::Dot => print!("{}", dot()?),
+                    TraceFormat::Svg => print!("{}", trace::svg(&dot()?)?),
+                }
+            }
+            Ok(if traced.judged.incomplete() {
+                ExitCode::from(2)
+            } else if traced.judged.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Explore { config, port, sets } => {
+            let config = one_config(&cli.suite, &config, &sets)?;
+            loadbearing::explore::serve(&config, port)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Docs { check } => {
+            let configs = load(&cli.suite)?;
+            let stale = loadbearing::docs::write(&configs, check)?;
+            if check && !stale.is_empty() {
+                for path in &stale {
+                    eprintln!("out of date: {path}");
+                }
+                eprintln!("regenerate with `cargo run -- docs`");
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bench {
             threads,
             timeout_secs,
@@ -138,6 +230,32 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// One config by its exact name, with `--set` overrides applied.
+fn one_config(suite_path: &Option<PathBuf>, name: &str, sets: &[String]) -> Result<Config, String> {
+    let configs = load(suite_path)?;
+    let Some(mut config) = configs.iter().find(|c| c.name == name).cloned() else {
+        let near: Vec<&str> = configs
+            .iter()
+            .filter(|c| c.name.contains(name))
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(if near.is_empty() {
+            format!("no config named `{name}`; `loadbearing list` shows them")
+        } else {
+            format!(
+                "no config named `{name}`; did you mean {}?",
+                near.join(", ")
+            )
+        });
+    };
+    let sets = sets
+        .iter()
+        .map(|s| suite::parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    suite::override_constants(&mut config, &sets).map_err(|e| format!("{}: {e}", config.name))?;
+    Ok(config)
 }
 
 fn check(selected: &[Config], options: &Options, format: Format) -> Result<ExitCode, String> {

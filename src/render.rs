@@ -101,88 +101,122 @@ pub fn actual(outcome: &Outcome) -> String {
     }
 }
 
-/// One step per line: the step number, who acted, the action, then only what changed.
+/// One step per line, as a swimlane: the step number, the action in the column of the party
+/// that took it, then only the variables it changed.
 pub fn counterexample_text(cx: &Counterexample, indent: &str) -> String {
+    swimlane(cx, indent, None)
+}
+
+/// The swimlane of a counterexample. `abstract_model` names the model a refinement maps to.
+///
+/// One column per acting party, in order of first appearance; the initial state shows every
+/// variable, each later step only those it changed. A refinement failure ends with the abstract
+/// state before and after the step that maps to no abstract step; a liveness failure marks the
+/// loop (`loop>` where it starts, `|` on the steps that repeat).
+pub fn swimlane(cx: &Counterexample, indent: &str, abstract_model: Option<&str>) -> String {
     let mut out = String::new();
-    let actor_width = cx
-        .steps
-        .iter()
-        .filter_map(|s| s.actor.as_ref().map(|a| a.len()))
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let action_width = cx
-        .steps
-        .iter()
-        .filter_map(|s| s.action.as_ref().map(|a| a.len()))
-        .max()
-        .unwrap_or(0)
-        .max(4);
+    let mut lanes: Vec<(&str, usize)> = Vec::new();
+    for step in cx.steps.iter().skip(1) {
+        let actor = step.actor.as_deref().unwrap_or("system");
+        let action = step.action.as_deref().unwrap_or("");
+        match lanes.iter_mut().find(|(name, _)| *name == actor) {
+            Some((_, width)) => *width = (*width).max(action.len()),
+            None => lanes.push((actor, actor.len().max(action.len()))),
+        }
+    }
+    if lanes.is_empty() {
+        lanes.push(("system", 6));
+    }
+    let marks = cx.loop_start.is_some();
+    let mark_width = if marks { 6 } else { 0 };
+    let number_width = cx.steps.len().saturating_sub(1).to_string().len().max(2);
+    let row = |out: &mut String, mark: &str, number: &str, cells: &[String], rest: &str| {
+        let mut line = format!("{indent}{mark:<mark_width$}{number:>number_width$}");
+        for (cell, (_, width)) in cells.iter().zip(&lanes) {
+            line.push_str(&format!("  {cell:<width$}"));
+        }
+        line.push_str("  ");
+        line.push_str(rest);
+        let _ = writeln!(out, "{}", line.trim_end());
+    };
+    let header: Vec<String> = lanes.iter().map(|(name, _)| name.to_string()).collect();
+    row(&mut out, "", "#", &header, "changed");
     for (i, step) in cx.steps.iter().enumerate() {
-        let marker = match cx.loop_start {
-            Some(start) if start == i => "loop> ",
-            Some(_) => "      ",
-            None => "",
+        let mark = match cx.loop_start {
+            Some(start) if start == i => "loop>",
+            Some(start) if i > start => "  |",
+            _ => "",
         };
-        let vars = if i == 0 { &step.state } else { &step.changed };
+        let mut cells = vec![String::new(); lanes.len()];
+        let vars = if i == 0 {
+            cells[0] = "Init".into();
+            &step.state
+        } else {
+            let actor = step.actor.as_deref().unwrap_or("system");
+            let lane = lanes.iter().position(|(n, _)| *n == actor).unwrap_or(0);
+            cells[lane] = step.action.clone().unwrap_or_default();
+            &step.changed
+        };
         let shown: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let shown = if i > 0 && shown.is_empty() {
-            "(no change)".to_string()
+            "(no change: a stutter)".to_string()
         } else {
             shown.join("  ")
         };
-        let _ = writeln!(
-            out,
-            "{indent}{marker}{i:>2}  {:<actor_width$}  {:<action_width$}  {shown}",
-            step.actor.as_deref().unwrap_or("init"),
-            step.action.as_deref().unwrap_or("Init"),
-        );
+        row(&mut out, mark, &i.to_string(), &cells, &shown);
     }
+    let pad = " ".repeat(mark_width + number_width + 2);
     if let Some(start) = cx.loop_start {
         let note = cx.fairness_note.as_deref().unwrap_or("");
         if start + 1 == cx.steps.len() {
             let _ = writeln!(
                 out,
-                "{indent}      then stutters in step {start} forever: {note}"
+                "{indent}{pad}then stutters in step {start} forever: {note}"
             );
         } else {
             let last = cx.steps.len() - 1;
             let _ = writeln!(
                 out,
-                "{indent}      step {last} is step {start} again: the loop repeats forever; {note}"
+                "{indent}{pad}step {last} is step {start} again: the loop repeats forever; {note}"
             );
         }
     }
     if let Some(abs) = &cx.abstract_step {
-        let changed: Vec<String> = abs
-            .after
-            .iter()
-            .filter(|(k, v)| !abs.before.iter().any(|(bk, bv)| bk == k && bv == v))
-            .map(|(k, v)| {
-                let before = abs
-                    .before
-                    .iter()
-                    .find(|(bk, _)| bk == k)
-                    .map(|(_, v)| v.as_str());
-                match before {
-                    Some(b) => format!("{k}: {b} -> {v}"),
-                    None => format!("{k} = {v}"),
-                }
-            })
-            .collect();
-        let what = if abs.before.is_empty() {
-            "the initial state maps to no abstract initial state"
-        } else {
-            "the last step maps to no abstract step and is no stutter"
+        let target = abstract_model.unwrap_or("the abstract model");
+        let vars = |side: &Vec<(String, String)>| -> String {
+            side.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("  ")
         };
-        let _ = writeln!(out, "{indent}      {what}: {}", changed.join(", "));
+        if abs.before.is_empty() {
+            let _ = writeln!(
+                out,
+                "{indent}{pad}the initial state maps to no initial state of {target}:"
+            );
+            let _ = writeln!(out, "{indent}{pad}  abstract  {}", vars(&abs.after));
+        } else {
+            let last = cx.steps.len() - 1;
+            let changed: Vec<&str> = abs
+                .after
+                .iter()
+                .filter(|(k, v)| !abs.before.iter().any(|(bk, bv)| bk == k && bv == v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            let _ = writeln!(
+                out,
+                "{indent}{pad}step {last} maps to no step of {target} and is no stutter ({} changed):",
+                changed.join(", ")
+            );
+            let _ = writeln!(out, "{indent}{pad}  abstract before  {}", vars(&abs.before));
+            let _ = writeln!(out, "{indent}{pad}  abstract after   {}", vars(&abs.after));
+        }
     }
-    let _ = write!(
-        out,
-        "{indent}violated: {} ({} steps)",
-        cx.property,
-        cx.len()
-    );
+    let steps = match cx.len() {
+        1 => "1 step".to_string(),
+        n => format!("{n} steps"),
+    };
+    let _ = write!(out, "{indent}violated: {} ({steps})", cx.property);
     out
 }
 

@@ -12,6 +12,7 @@ pub mod liveness;
 pub mod refinement;
 pub mod report;
 pub mod spec;
+pub mod view;
 
 pub use check::{check, CheckSpec, Options, SpecError};
 pub use refinement::{MappedRefinement, Refinement, StepMatch};

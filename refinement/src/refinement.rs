@@ -36,6 +36,12 @@ pub trait Refinement<S>: Send + Sync {
             .filter_map(|(i, after)| self.check_step(before, after).err().map(|e| (i, e)))
             .collect()
     }
+
+    /// The abstract model's name and the image of `state` under the mapping, by variable: what
+    /// the explorer shows beside each concrete state. `None` for a refinement without one.
+    fn image(&self, _state: &S) -> Option<(String, Vec<(String, String)>)> {
+        None
+    }
 }
 
 type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
@@ -75,6 +81,13 @@ impl<S, A: Spec> MappedRefinement<S, A> {
 impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn image(&self, state: &S) -> Option<(String, Vec<(String, String)>)> {
+        let full = std::any::type_name::<A>();
+        let short = full.split('<').next().unwrap_or(full);
+        let short = short.rsplit("::").next().unwrap_or(short);
+        Some((short.to_string(), self.render(&(self.map)(state))))
     }
 
     fn check_init(&self, state: &S) -> Result<(), AbstractStep> {

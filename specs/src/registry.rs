@@ -2,6 +2,7 @@
 //! model and the CLI can check it without knowing its types.
 
 use loadbearing_refinement::check::property_names;
+use loadbearing_refinement::view::{view, View};
 use loadbearing_refinement::{check, CheckSpec, Options, Report, SpecError};
 
 use crate::cas_first_write::CasFirstWrite;
@@ -20,6 +21,8 @@ pub struct ModelEntry {
     pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
     pub properties: fn(&Resolved) -> Vec<String>,
     pub fairness: fn(&Resolved) -> Vec<String>,
+    /// The model for people: Stateright's explorer, explorer paths, the state graph.
+    pub view: fn(&Resolved, &CheckSpec) -> Box<dyn View>,
 }
 
 fn entry<M: Configured>() -> ModelEntry {
@@ -29,6 +32,7 @@ fn entry<M: Configured>() -> ModelEntry {
         check: |knobs, spec, options| check(&M::from_knobs(knobs), spec, options),
         properties: |knobs| property_names(&M::from_knobs(knobs)),
         fairness: |knobs| M::from_knobs(knobs).fairness_groups(),
+        view: |knobs, spec| view(M::from_knobs(knobs), spec),
     }
 }
 

@@ -1,0 +1,603 @@
+//! Showing a spec to people: Stateright's web explorer on our models, the explorer's path to a
+//! counterexample, and the explicit state graph for pictures.
+//!
+//! The explorer runs its own checker on a wrapper model, [`Explorable`]: the same states and
+//! actions in the same order, so the explorer's `#/steps/<init>/<action>/…` paths name the same
+//! behaviours as our counterexamples. States read by the spec's variable names, each with its
+//! refinement images, and every step says whether it is a stutter, which abstract step it
+//! simulates, or that it breaks the refinement.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use stateright::{Expectation, Model, Property};
+
+use crate::check::CheckSpec;
+use crate::fingerprint::fingerprint;
+use crate::refinement::{Refinement, StepMatch};
+use crate::report::Counterexample;
+use crate::spec::{Spec, Variables};
+
+/// The reachable state graph as people read it: for pictures of small configs.
+pub struct ShownGraph {
+    pub states: Vec<Vec<(String, String)>>,
+    pub inits: Vec<usize>,
+    /// State-changing steps; stutters are left out. Actions reaching the same successor share
+    /// one edge.
+    pub edges: Vec<ShownEdge>,
+    /// The counterexample's states as indices into `states`, when one was given.
+    pub path: Vec<usize>,
+}
+
+pub struct ShownEdge {
+    pub from: usize,
+    pub to: usize,
+    pub actions: Vec<(String, String)>,
+}
+
+/// A configured model behind an object-safe face, for the CLI's `explore` and `trace`.
+pub trait View: Send + Sync {
+    /// Each refinement property of the model with the name of the abstract model it maps to.
+    fn refinement_targets(&self) -> Vec<(String, String)>;
+
+    /// The counterexample as the explorer's path: the initial state's index in `init_states`,
+    /// then each step's action index in `actions`.
+    fn explorer_path(&self, cx: &Counterexample) -> Result<Vec<usize>, String>;
+
+    /// Every reachable state and state-changing step; an error past `max_states` states.
+    fn graph(&self, cx: Option<&Counterexample>, max_states: usize) -> Result<ShownGraph, String>;
+
+    /// Serves Stateright's explorer on `address` and does not return while it runs. An error
+    /// when the address cannot be bound (a taken port).
+    fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String>;
+}
+
+/// The view of `model` checked against `spec`'s properties.
+pub fn view<M: Spec + 'static>(model: M, spec: &CheckSpec) -> Box<dyn View> {
+    Box::new(Viewer {
+        model: Arc::new(model),
+        spec: spec.clone(),
+    })
+}
+
+struct Viewer<M> {
+    model: Arc<M>,
+    spec: CheckSpec,
+}
+
+fn same(vars: &Variables, shown: &[(String, String)]) -> bool {
+    vars.len() == shown.len()
+        && vars
+            .iter()
+            .zip(shown)
+            .all(|((k, v), (sk, sv))| k == sk && v == sv)
+}
+
+fn owned(vars: Variables) -> Vec<(String, String)> {
+    vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// The counterexample's concrete states and its explorer path, found again by the shown
+/// variables and action names (the first matching action in the model's order, as `replay`).
+fn replay<M: Spec>(model: &M, cx: &Counterexample) -> Result<(Vec<M::State>, Vec<usize>), String> {
+    let first = cx.steps.first().ok_or("the counterexample has no steps")?;
+    let inits = model.init_states();
+    let init = inits
+        .iter()
+        .position(|s| same(&model.variables(s), &first.state))
+        .ok_or("no initial state of the model shows as the counterexample's step 0")?;
+    let mut states = vec![inits[init].clone()];
+    let mut path = vec![init];
+    let mut actions = Vec::new();
+    for (i, step) in cx.steps.iter().enumerate().skip(1) {
+        let state = states.last().expect("at least the initial state");
+        let want = step.action.as_deref().unwrap_or_default();
+        actions.clear();
+        model.actions(state, &mut actions);
+        let found = actions.drain(..).enumerate().find_map(|(j, action)| {
+            if model.format_action(&action) != want {
+                return None;
+            }
+            let next = model.next_state(state, action)?;
+            same(&model.variables(&next), &step.state).then_some((j, next))
+        });
+        let (j, next) = found.ok_or_else(|| {
+            format!(
+                "step {i} ({want}) of the counterexample is no step of the model from step {}",
+                i - 1
+            )
+        })?;
+        path.push(j);
+        states.push(next);
+    }
+    Ok((states, path))
+}
+
+impl<M: Spec + 'static> View for Viewer<M> {
+    fn refinement_targets(&self) -> Vec<(String, String)> {
+        let init = self.model.init_states();
+        self.model
+            .refinements()
+            .iter()
+            .map(|r| {
+                let target = init
+                    .first()
+                    .and_then(|s| r.image(s))
+                    .map(|(name, _)| name)
+                    .unwrap_or_else(|| "?".into());
+                (r.name().to_string(), target)
+            })
+            .collect()
+    }
+
+    fn explorer_path(&self, cx: &Counterexample) -> Result<Vec<usize>, String> {
+        replay(self.model.as_ref(), cx).map(|(_, path)| path)
+    }
+
+    fn graph(&self, cx: Option<&Counterexample>, max_states: usize) -> Result<ShownGraph, String> {
+        let model = self.model.as_ref();
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut states: Vec<M::State> = Vec::new();
+        let mut inits = Vec::new();
+        let mut queue = VecDeque::new();
+        let mut edges: Vec<ShownEdge> = Vec::new();
+        let mut edge_of: HashMap<(usize, usize), usize> = HashMap::new();
+        let too_many =
+            || format!("more than {max_states} states: too many for a picture; raise --max-states");
+        for s in model.init_states() {
+            let fp = fingerprint(&s);
+            if let std::collections::hash_map::Entry::Vacant(e) = index.entry(fp) {
+                e.insert(states.len());
+                inits.push(states.len());
+                queue.push_back(states.len());
+                states.push(s);
+            }
+        }
+        let mut actions = Vec::new();
+        while let Some(from) = queue.pop_front() {
+            let state = states[from].clone();
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for action in actions.drain(..) {
+                let shown = (model.format_action(&action), model.actor(&action));
+                let Some(next) = model.next_state(&state, action) else {
+                    continue;
+                };
+                if next == state {
+                    continue;
+                }
+                let fp = fingerprint(&next);
+                let to = match index.get(&fp) {
+                    Some(&to) => to,
+                    None => {
+                        if states.len() >= max_states {
+                            return Err(too_many());
+                        }
+                        let to = states.len();
+                        index.insert(fp, to);
+                        queue.push_back(to);
+                        states.push(next);
+                        to
+                    }
+                };
+                let e = *edge_of.entry((from, to)).or_insert_with(|| {
+                    edges.push(ShownEdge {
+                        from,
+                        to,
+                        actions: Vec::new(),
+                    });
+                    edges.len() - 1
+                });
+                edges[e].actions.push(shown);
+            }
+        }
+        let path = match cx {
+            Some(cx) => {
+                let (path_states, _) = replay(model, cx)?;
+                path_states.iter().map(|s| index[&fingerprint(s)]).collect()
+            }
+            None => Vec::new(),
+        };
+        Ok(ShownGraph {
+            states: states.iter().map(|s| owned(model.variables(s))).collect(),
+            inits,
+            edges,
+            path,
+        })
+    }
+
+    fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String> {
+        // Stateright's server panics on a taken port: find out first, and say so.
+        drop(TcpListener::bind(address).map_err(|e| {
+            format!("cannot listen on {address}: {e}; pass --port with a free port")
+        })?);
+        let lens = Lens::new(Arc::clone(&self.model), &self.spec, cx);
+        let explorable = Explorable {
+            lens: Arc::new(lens),
+        };
+        explorable.checker().serve(address);
+        Ok(())
+    }
+}
+
+/// A property of the config that Stateright's checker can check on states.
+enum Check<M: Model> {
+    /// An invariant or a witness of the model.
+    State(Property<M>),
+    /// A refinement, as the state property "no step out of here, and no initial state, maps to
+    /// no abstract step": its discovery ends at the state before the offending step.
+    Refinement(usize),
+}
+
+struct Checked<M: Model> {
+    expectation: Expectation,
+    name: &'static str,
+    check: Check<M>,
+}
+
+/// A counterexample of our engine, marked on the states it passes.
+struct Marked {
+    property: String,
+    /// Each state's positions on the path (a lasso passes its loop start twice).
+    positions: HashMap<u64, Vec<usize>>,
+    steps: usize,
+    loop_start: Option<usize>,
+    fairness_note: Option<String>,
+}
+
+/// What the wrapper model shares with every state it shows.
+pub struct Lens<M: Spec> {
+    model: Arc<M>,
+    refinements: Vec<Box<dyn Refinement<M::State>>>,
+    checked: Vec<Checked<M>>,
+    /// `eventually` properties: Stateright checks them only at terminal states, which our
+    /// stuttering models never reach, so they are shown, not checked, by the explorer.
+    liveness: Vec<Property<M>>,
+    init_fps: HashSet<u64>,
+    marked: Option<Marked>,
+}
+
+impl<M: Spec> Lens<M> {
+    fn new(model: Arc<M>, spec: &CheckSpec, cx: Option<&Counterexample>) -> Self {
+        let properties = model.properties();
+        let refinements = model.refinements();
+        let mut checked = Vec::new();
+        let mut liveness = Vec::new();
+        for name in &spec.properties {
+            if let Some(p) = properties.iter().find(|p| p.name == name) {
+                match p.expectation {
+                    Expectation::Eventually => liveness.push(p.clone()),
+                    _ => checked.push(Checked {
+                        expectation: p.expectation.clone(),
+                        name: p.name,
+                        check: Check::State(p.clone()),
+                    }),
+                }
+            } else if let Some(i) = refinements.iter().position(|r| r.name() == name) {
+                checked.push(Checked {
+                    expectation: Expectation::Always,
+                    name: refinements[i].name(),
+                    check: Check::Refinement(i),
+                });
+            }
+        }
+        checked.truncate(CONDITIONS);
+        let init_fps = model.init_states().iter().map(fingerprint).collect();
+        let marked = cx.and_then(|cx| {
+            let (states, _) = replay(model.as_ref(), cx).ok()?;
+            let mut positions: HashMap<u64, Vec<usize>> = HashMap::new();
+            for (i, s) in states.iter().enumerate() {
+                positions.entry(fingerprint(s)).or_default().push(i);
+            }
+            Some(Marked {
+                property: cx.property.clone(),
+                positions,
+                steps: cx.len(),
+                loop_start: cx.loop_start,
+                fairness_note: cx.fairness_note.clone(),
+            })
+        });
+        Lens {
+            model,
+            refinements,
+            checked,
+            liveness,
+            init_fps,
+            marked,
+        }
+    }
+
+    fn holds(&self, i: usize, s: &M::State) -> bool {
+        match &self.checked[i].check {
+            Check::State(p) => (p.condition)(&self.model, s),
+            Check::Refinement(r) => {
+                let r = &self.refinements[*r];
+                if self.init_fps.contains(&fingerprint(s)) && r.check_init(s).is_err() {
+                    return false;
+                }
+                r.check_steps(s, &self.model.next_states(s)).is_empty()
+            }
+        }
+    }
+
+    /// A state as the explorer shows it: the spec's variables, each refinement image, what the
+    /// config's properties say here, and where the state is on the counterexample.
+    pub fn describe(&self, s: &M::State) -> String {
+        let mut out = String::new();
+        let vars = self.model.variables(s);
+        let width = vars.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in &vars {
+            out.push_str(&format!("{k:<width$} = {v}\n"));
+        }
+        for r in &self.refinements {
+            if let Some((target, image)) = r.image(s) {
+                out.push_str(&format!("\n{} maps this state to {target}:\n", r.name()));
+                let width = image.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+                for (k, v) in image {
+                    out.push_str(&format!("  {k:<width$} = {v}\n"));
+                }
+            }
+        }
+        let mut verdicts = Vec::new();
+        for c in &self.checked {
+            if let Check::State(p) = &c.check {
+                let here = (p.condition)(&self.model, s);
+                match (&c.expectation, here) {
+                    (Expectation::Always, false) => {
+                        verdicts.push(format!("✗ {} is violated in this state", c.name))
+                    }
+                    (Expectation::Sometimes, true) => {
+                        verdicts.push(format!("✓ {} (a witness) holds here", c.name))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for p in &self.liveness {
+            let here = (p.condition)(&self.model, s);
+            verdicts.push(if here {
+                format!("✓ {} (eventually) is satisfied here", p.name)
+            } else {
+                format!("… {} (eventually) is not yet satisfied here", p.name)
+            });
+        }
+        if let Some(m) = &self.marked {
+            if let Some(positions) = m.positions.get(&fingerprint(s)) {
+                for &i in positions {
+                    let mut line = format!(
+                        "⚠ step {i} of {} of the shortest counterexample to {}",
+                        m.steps, m.property
+                    );
+                    if let Some(start) = m.loop_start {
+                        if i == start && start == m.steps {
+                            line.push_str(": it stutters here forever");
+                        } else if i == start {
+                            line.push_str(": the loop starts here");
+                        } else if i == m.steps {
+                            line.push_str(&format!(": back at step {start}, the loop repeats"));
+                        }
+                        if i == m.steps {
+                            if let Some(note) = &m.fairness_note {
+                                line.push_str(&format!(" ({note})"));
+                            }
+                        }
+                    }
+                    verdicts.push(line);
+                }
+            }
+        }
+        if !verdicts.is_empty() {
+            out.push('\n');
+            for v in verdicts {
+                out.push_str(&v);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// A step as the explorer shows it: who acted, what changed, what each refinement makes of
+    /// it, then the state it reaches.
+    fn describe_step(&self, before: &M::State, action: &M::Action, after: &M::State) -> String {
+        let mut out = format!(
+            "{} by {}\n",
+            self.model.format_action(action),
+            self.model.actor(action)
+        );
+        let then = self.model.variables(before);
+        let changed: Vec<String> = self
+            .model
+            .variables(after)
+            .into_iter()
+            .zip(then)
+            .filter(|(n, t)| n.1 != t.1)
+            .map(|(n, _)| format!("{}={}", n.0, n.1))
+            .collect();
+        if changed.is_empty() {
+            out.push_str("changes nothing (a stutter)\n");
+        } else {
+            out.push_str(&format!("changes {}\n", changed.join("  ")));
+        }
+        for r in &self.refinements {
+            let target = r
+                .image(before)
+                .map(|(t, _)| t)
+                .unwrap_or_else(|| "the abstract model".into());
+            let verdict = match r.check_step(before, after) {
+                Ok(StepMatch::Stutter) => format!("{}: a stutter of {target}", r.name()),
+                Ok(StepMatch::Simulates(a)) => format!("{}: simulates {target}'s {a}", r.name()),
+                Err(_) => format!(
+                    "✗ {} is violated: this step maps to no step of {target} and is no stutter",
+                    r.name()
+                ),
+            };
+            out.push_str(&verdict);
+            out.push('\n');
+        }
+        out.push('\n');
+        out.push_str(&self.describe(after));
+        out
+    }
+}
+
+/// A model's state in the explorer: hashed and compared as the state itself, printed through
+/// the lens.
+pub struct Shown<M: Spec> {
+    pub state: M::State,
+    lens: Arc<Lens<M>>,
+}
+
+impl<M: Spec> Clone for Shown<M> {
+    fn clone(&self) -> Self {
+        Shown {
+            state: self.state.clone(),
+            lens: Arc::clone(&self.lens),
+        }
+    }
+}
+
+impl<M: Spec> PartialEq for Shown<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.state == other.state
+    }
+}
+
+impl<M: Spec> Eq for Shown<M> {}
+
+impl<M: Spec> Hash for Shown<M> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.state.hash(h)
+    }
+}
+
+impl<M: Spec> fmt::Debug for Shown<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.lens.describe(&self.state))
+    }
+}
+
+/// An action with its index among the actions of its state: Stateright's explorer encodes a
+/// path by these indices.
+#[derive(Clone)]
+pub struct Indexed<A> {
+    pub index: usize,
+    pub action: A,
+}
+
+impl<A> PartialEq for Indexed<A> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl<A: fmt::Debug> fmt::Debug for Indexed<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.action.fmt(f)
+    }
+}
+
+/// The model Stateright's explorer runs: `M`'s states and actions, in `M`'s order.
+pub struct Explorable<M: Spec> {
+    lens: Arc<Lens<M>>,
+}
+
+impl<M: Spec> Explorable<M> {
+    fn shown(&self, state: M::State) -> Shown<M> {
+        Shown {
+            state,
+            lens: Arc::clone(&self.lens),
+        }
+    }
+}
+
+/// Stateright's properties take plain function pointers: one per position of a checked
+/// property, up to `CONDITIONS` of them.
+fn condition<M: Spec, const I: usize>(m: &Explorable<M>, s: &Shown<M>) -> bool {
+    m.lens.holds(I, &s.state)
+}
+
+const CONDITIONS: usize = 16;
+
+type Condition<M> = fn(&Explorable<M>, &Shown<M>) -> bool;
+
+fn conditions<M: Spec>() -> [Condition<M>; CONDITIONS] {
+    [
+        condition::<M, 0>,
+        condition::<M, 1>,
+        condition::<M, 2>,
+        condition::<M, 3>,
+        condition::<M, 4>,
+        condition::<M, 5>,
+        condition::<M, 6>,
+        condition::<M, 7>,
+        condition::<M, 8>,
+        condition::<M, 9>,
+        condition::<M, 10>,
+        condition::<M, 11>,
+        condition::<M, 12>,
+        condition::<M, 13>,
+        condition::<M, 14>,
+        condition::<M, 15>,
+    ]
+}
+
+impl<M: Spec> Model for Explorable<M> {
+    type State = Shown<M>;
+    type Action = Indexed<M::Action>;
+
+    fn init_states(&self) -> Vec<Self::State> {
+        self.lens
+            .model
+            .init_states()
+            .into_iter()
+            .map(|s| self.shown(s))
+            .collect()
+    }
+
+    fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        let mut inner = Vec::new();
+        self.lens.model.actions(&state.state, &mut inner);
+        actions.extend(
+            inner
+                .into_iter()
+                .enumerate()
+                .map(|(index, action)| Indexed { index, action }),
+        );
+    }
+
+    fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
+        self.lens
+            .model
+            .next_state(&state.state, action.action)
+            .map(|s| self.shown(s))
+    }
+
+    fn format_action(&self, action: &Self::Action) -> String {
+        self.lens.model.format_action(&action.action)
+    }
+
+    fn format_step(&self, last: &Self::State, action: Self::Action) -> Option<String> {
+        let after = self
+            .lens
+            .model
+            .next_state(&last.state, action.action.clone())?;
+        Some(self.lens.describe_step(&last.state, &action.action, &after))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        let conditions = conditions::<M>();
+        self.lens
+            .checked
+            .iter()
+            .zip(conditions)
+            .map(|(c, condition)| Property {
+                expectation: c.expectation.clone(),
+                name: c.name,
+                condition,
+            })
+            .collect()
+    }
+}

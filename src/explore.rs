@@ -1,0 +1,82 @@
+//! `loadbearing explore`: Stateright's web explorer on one config's model, with a link that
+//! opens the shortest counterexample of an expected failure step by step.
+
+use std::io::Write as _;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+
+use loadbearing_refinement::Options;
+
+use crate::suite::Config;
+use crate::trace::{self, config_line, explorer_fragment};
+
+/// What `explore` announces before it serves.
+pub struct Plan {
+    pub address: SocketAddr,
+    pub url: String,
+    /// For an expected failure: the property and the URL that opens its shortest counterexample.
+    pub counterexample: Option<(String, usize, String)>,
+    pub traced: Option<trace::Traced>,
+}
+
+pub fn plan(config: &Config, port: u16) -> Result<Plan, String> {
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let url = format!("http://{address}/");
+    let mut plan = Plan {
+        address,
+        url,
+        counterexample: None,
+        traced: None,
+    };
+    if trace::expects_failure(config) {
+        let traced = trace::trace(config, &Options::default())?;
+        if let (Some(cx), Some(path)) = (traced.counterexample(), &traced.explorer_path) {
+            plan.counterexample = Some((
+                cx.property.clone(),
+                cx.len(),
+                format!("{}{}", plan.url, explorer_fragment(path)),
+            ));
+        }
+        plan.traced = Some(traced);
+    }
+    Ok(plan)
+}
+
+/// Prints the URLs and serves until the process is stopped.
+pub fn serve(config: &Config, port: u16) -> Result<(), String> {
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    // Stateright's server panics on a taken port: find out before announcing anything.
+    drop(TcpListener::bind(address).map_err(|e| {
+        format!("cannot listen on {address}: {e}; is another explorer running? pass --port with a free port")
+    })?);
+    let plan = plan(config, port)?;
+    match &plan.traced {
+        Some(t) => serve_view(config, &plan, t.view.as_ref()),
+        None => serve_view(config, &plan, trace::view_of(config)?.as_ref()),
+    }
+}
+
+fn serve_view(
+    config: &Config,
+    plan: &Plan,
+    view: &dyn loadbearing_refinement::view::View,
+) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", config_line(config));
+    let _ = writeln!(out, "Stateright's explorer: {}", plan.url);
+    match &plan.counterexample {
+        Some((property, steps, link)) => {
+            let _ = writeln!(
+                out,
+                "the shortest counterexample to {property} ({steps} steps): {link}"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "expected: {}", config.expected);
+        }
+    }
+    let _ = writeln!(out, "Ctrl-C stops it.");
+    let _ = out.flush();
+    drop(out);
+    let cx = plan.traced.as_ref().and_then(|t| t.counterexample());
+    view.serve(plan.address, cx)
+}

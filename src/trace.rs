@@ -1,0 +1,320 @@
+//! `loadbearing trace`: the shortest counterexample of one config as a swimlane, JSON, or a
+//! Graphviz picture of the path or of the whole state graph.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use loadbearing_refinement::view::{ShownGraph, View};
+use loadbearing_refinement::{CheckSpec, Counterexample, Options};
+use loadbearing_specs::registry;
+use petgraph::dot::{Config as DotConfig, Dot};
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::{json, Value};
+
+use crate::render;
+use crate::run::{run, Judged};
+use crate::suite::{Config, Expected};
+
+/// A config run for its counterexample, with what the explorer and pictures need.
+pub struct Traced {
+    pub judged: Judged,
+    pub view: Box<dyn View>,
+    /// The counterexample as the explorer's `#/steps/…` path.
+    pub explorer_path: Option<Vec<usize>>,
+    /// For a refinement failure: the model the refinement maps to.
+    pub abstract_model: Option<String>,
+}
+
+impl Traced {
+    pub fn counterexample(&self) -> Option<&Counterexample> {
+        self.judged.report.counterexample.as_ref()
+    }
+}
+
+pub fn check_spec(config: &Config) -> CheckSpec {
+    CheckSpec {
+        properties: config.properties.clone(),
+        fair: config.fair,
+        allow_end_states: config.end_states,
+    }
+}
+
+/// The config's model for people (explorer, paths, state graph).
+pub fn view_of(config: &Config) -> Result<Box<dyn View>, String> {
+    let entry =
+        registry::find(config.model).ok_or_else(|| format!("unknown model {}", config.model))?;
+    Ok((entry.view)(&config.constants, &check_spec(config)))
+}
+
+/// The model a refinement property maps to, by the property's name.
+pub fn abstract_model(view: &dyn View, property: &str) -> Option<String> {
+    view.refinement_targets()
+        .into_iter()
+        .find(|(name, _)| name == property)
+        .map(|(_, target)| target)
+}
+
+pub fn trace(config: &Config, options: &Options) -> Result<Traced, String> {
+    let judged = run(config, options)?;
+    let view = view_of(config)?;
+    let (explorer_path, abstract_model) = match &judged.report.counterexample {
+        Some(cx) => (
+            Some(view.explorer_path(cx)?),
+            abstract_model(view.as_ref(), &cx.property),
+        ),
+        None => (None, None),
+    };
+    Ok(Traced {
+        judged,
+        view,
+        explorer_path,
+        abstract_model,
+    })
+}
+
+/// The one-line description of a config: its model and constants.
+pub fn config_line(config: &Config) -> String {
+    let fairness = if config.fair {
+        ""
+    } else {
+        ", no fairness (SafeSpec)"
+    };
+    format!(
+        "{}: {} with {}{fairness}",
+        config.name,
+        config.model,
+        render::constants_text(config)
+    )
+}
+
+/// The text trace: what the config is, what it must do and did, then the swimlane. The
+/// snapshots under `expected/snapshots/` are exactly this text.
+pub fn text(t: &Traced) -> String {
+    let config = &t.judged.config;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", config_line(config));
+    let _ = writeln!(
+        out,
+        "expected: {}; actual: {}",
+        config.expected,
+        render::actual(&t.judged.report.outcome)
+    );
+    match t.counterexample() {
+        Some(cx) => {
+            let _ = writeln!(
+                out,
+                "the shortest counterexample: {} step{}; properties checked: {}",
+                cx.len(),
+                if cx.len() == 1 { "" } else { "s" },
+                config.properties.join(", ")
+            );
+            out.push('\n');
+            out.push_str(&render::swimlane(cx, "", t.abstract_model.as_deref()));
+            out.push('\n');
+        }
+        None => {
+            let _ = writeln!(out, "no counterexample: nothing to trace");
+        }
+    }
+    out
+}
+
+pub fn json(t: &Traced) -> Value {
+    let mut object = render::judged_json(&t.judged);
+    if let Some(path) = &t.explorer_path {
+        object["explorer_path"] = json!(explorer_fragment(path));
+    }
+    if let Some(model) = &t.abstract_model {
+        object["abstract_model"] = json!(model);
+    }
+    object
+}
+
+/// The explorer's URL fragment that opens a path: `#/steps/0/5/0`.
+pub fn explorer_fragment(path: &[usize]) -> String {
+    let mut out = "#/steps".to_string();
+    for i in path {
+        let _ = write!(out, "/{i}");
+    }
+    out
+}
+
+/// A DOT string's body: quotes and backslashes escaped, each line break a `\n`.
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn vars_label(vars: &[(String, String)]) -> String {
+    vars.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const RED: &str = "#c0392b";
+
+/// The counterexample path as Graphviz DOT: one node per step (a lasso's last step is drawn
+/// back into its loop start), the offending step or state in red.
+pub fn path_dot(t: &Traced) -> Result<String, String> {
+    let cx = t
+        .counterexample()
+        .ok_or("no counterexample: nothing to draw")?;
+    let mut graph: DiGraph<(String, bool), (String, bool)> = DiGraph::new();
+    let last = cx.steps.len() - 1;
+    let closes_loop = matches!(cx.loop_start, Some(start) if start < last);
+    let mut nodes: Vec<NodeIndex> = Vec::new();
+    for (i, step) in cx.steps.iter().enumerate() {
+        if closes_loop && i == last {
+            nodes.push(nodes[cx.loop_start.unwrap_or(0)]);
+            continue;
+        }
+        let vars = if i == 0 { &step.state } else { &step.changed };
+        let mut label = format!("step {i}");
+        if !vars.is_empty() {
+            label.push('\n');
+            label.push_str(&vars_label(vars));
+        }
+        let bad = i == last && cx.abstract_step.is_none() && cx.loop_start.is_none();
+        nodes.push(graph.add_node((label, bad)));
+    }
+    for (i, step) in cx.steps.iter().enumerate().skip(1) {
+        let action = step.action.as_deref().unwrap_or("");
+        let actor = step.actor.as_deref().unwrap_or("");
+        let bad = i == last && cx.abstract_step.is_some();
+        let mut label = format!("{action}\n({actor})");
+        if bad {
+            label.push_str("\nmaps to no abstract step");
+        }
+        graph.add_edge(nodes[i - 1], nodes[i], (label, bad));
+    }
+    if let (Some(start), false) = (cx.loop_start, closes_loop) {
+        graph.add_edge(
+            nodes[start],
+            nodes[start],
+            ("stutters forever".to_string(), true),
+        );
+    }
+    let title = format!(
+        "{}: violates {} ({} step(s))",
+        t.judged.config.name,
+        cx.property,
+        cx.len()
+    );
+    Ok(to_dot(&graph, &title))
+}
+
+fn to_dot(graph: &DiGraph<(String, bool), (String, bool)>, title: &str) -> String {
+    let edge = |_: &DiGraph<_, _>, e: petgraph::graph::EdgeReference<'_, (String, bool)>| {
+        let (label, bad) = e.weight();
+        let colour = if *bad {
+            format!(", color=\"{RED}\", fontcolor=\"{RED}\", penwidth=2")
+        } else {
+            String::new()
+        };
+        format!("label=\"{}\"{colour}", escape(label))
+    };
+    let node = |_: &DiGraph<_, _>, (_, (label, bad)): (NodeIndex, &(String, bool))| {
+        let colour = if *bad {
+            format!(", color=\"{RED}\", fontcolor=\"{RED}\", penwidth=2")
+        } else {
+            String::new()
+        };
+        format!("label=\"{}\", shape=box{colour}", escape(label))
+    };
+    let body = format!(
+        "{:?}",
+        Dot::with_attr_getters(
+            graph,
+            &[DotConfig::EdgeNoLabel, DotConfig::NodeNoLabel],
+            &edge,
+            &node
+        )
+    );
+    let head = format!(
+        "digraph {{\n    label=\"{}\"\n    labelloc=t\n    fontname=\"monospace\"\n    node [fontname=\"monospace\", fontsize=10]\n    edge [fontname=\"monospace\", fontsize=10]\n",
+        escape(title)
+    );
+    body.replacen("digraph {\n", &head, 1)
+}
+
+/// The whole state graph of a small config as DOT, the counterexample's states and steps in
+/// red. An error past `max_states` states.
+pub fn graph_dot(t: &Traced, max_states: usize) -> Result<String, String> {
+    let cx = t.counterexample();
+    let shown: ShownGraph = t.view.graph(cx, max_states)?;
+    let mut graph: DiGraph<(String, bool), (String, bool)> = DiGraph::new();
+    let nodes: Vec<NodeIndex> = shown
+        .states
+        .iter()
+        .enumerate()
+        .map(|(i, vars)| {
+            let mut label = vars_label(vars);
+            if shown.inits.contains(&i) {
+                label = format!("initial\n{label}");
+            }
+            let on_path = shown.path.contains(&i);
+            graph.add_node((label, on_path))
+        })
+        .collect();
+    let path_steps: Vec<(usize, usize)> = shown.path.windows(2).map(|w| (w[0], w[1])).collect();
+    for e in &shown.edges {
+        let label = e
+            .actions
+            .iter()
+            .map(|(a, who)| format!("{a} ({who})"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let on_path = path_steps.contains(&(e.from, e.to));
+        graph.add_edge(nodes[e.from], nodes[e.to], (label, on_path));
+    }
+    let title = match cx {
+        Some(cx) => format!(
+            "{}: {} states; the counterexample to {} in red",
+            t.judged.config.name,
+            shown.states.len(),
+            cx.property
+        ),
+        None => format!("{}: {} states", t.judged.config.name, shown.states.len()),
+    };
+    Ok(to_dot(&graph, &title))
+}
+
+/// Renders DOT to SVG with Graphviz's `dot`, or says how to get it.
+pub fn svg(dot: &str) -> Result<String, String> {
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot run Graphviz `dot` ({e}): install graphviz (apt-get install graphviz), \
+                 or use --format dot and render it elsewhere"
+            )
+        })?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(dot.as_bytes())
+        .map_err(|e| format!("writing to `dot`: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for `dot`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`dot -Tsvg` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("`dot` wrote no UTF-8: {e}"))
+}
+
+/// Whether a config is expected to fail (and so has a counterexample to show).
+pub fn expects_failure(config: &Config) -> bool {
+    config.expected != Expected::Holds
+}
