@@ -148,9 +148,10 @@ fn validate(raw: RawConfig) -> Result<Config, String> {
         let value = match value {
             toml::Value::Boolean(b) => Value::Bool(b),
             toml::Value::Integer(n) if n >= 0 => Value::Nat(n as u64),
+            toml::Value::String(name) => Value::Name(name),
             other => {
                 return Err(format!(
-                    "constant `{key}` = {other} is neither a natural number nor a boolean"
+                    "constant `{key}` = {other} is not a natural number, a boolean or a name"
                 ))
             }
         };
@@ -218,7 +219,7 @@ pub fn override_constants(config: &mut Config, sets: &[(String, Value)]) -> Resu
     let entry = model_entry(config.model)?;
     let mut given = config.constants.values().clone();
     for (name, value) in sets {
-        given.insert(name.clone(), *value);
+        given.insert(name.clone(), value.clone());
     }
     let constants =
         Resolved::new(entry.name, entry.knobs, &given).map_err(|e| format!("--set: {e}"))?;
@@ -232,8 +233,7 @@ pub fn parse_set(text: &str) -> Result<(String, Value), String> {
     let (name, value) = text
         .split_once('=')
         .ok_or_else(|| format!("--set `{text}` is not NAME=VALUE"))?;
-    let value = Value::parse(value.trim()).ok_or_else(|| {
-        format!("--set {name}: `{value}` is neither a natural number nor true/false")
-    })?;
+    let value =
+        Value::parse(value.trim()).ok_or_else(|| format!("--set {name}: `{value}` is empty"))?;
     Ok((name.trim().to_string(), value))
 }

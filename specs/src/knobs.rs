@@ -6,11 +6,13 @@ use std::fmt;
 
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Value {
     Bool(bool),
     Nat(u64),
+    /// One of a knob's named choices (a workload, a predicate).
+    Name(String),
 }
 
 impl fmt::Display for Value {
@@ -18,25 +20,42 @@ impl fmt::Display for Value {
         match self {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Nat(n) => write!(f, "{n}"),
+            Value::Name(name) => write!(f, "{name}"),
         }
     }
 }
 
 impl Value {
-    /// Reads a value as written on the command line (`--set Guarded=false`, `--set N=6`).
+    /// Reads a value as written on the command line (`--set Guarded=false`, `--set N=6`,
+    /// `--set Workload=write_skew`).
     pub fn parse(text: &str) -> Option<Value> {
         match text {
+            "" => None,
             "true" | "TRUE" => Some(Value::Bool(true)),
             "false" | "FALSE" => Some(Value::Bool(false)),
-            _ => text.parse().ok().map(Value::Nat),
+            _ => Some(
+                text.parse()
+                    .map(Value::Nat)
+                    .unwrap_or_else(|_| Value::Name(text.to_string())),
+            ),
         }
     }
 }
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
-    Nat { min: u64, max: u64 },
-    Bool,
+    Nat {
+        min: u64,
+        max: u64,
+        default: u64,
+    },
+    Bool {
+        default: bool,
+    },
+    Choice {
+        choices: &'static [&'static str],
+        default: &'static str,
+    },
 }
 
 /// One constant of a model: its name as the spec writes it, its range, and its default.
@@ -44,7 +63,6 @@ pub enum Kind {
 pub struct Knob {
     pub name: &'static str,
     pub kind: Kind,
-    pub default: Value,
     pub meaning: &'static str,
 }
 
@@ -58,8 +76,7 @@ impl Knob {
     ) -> Knob {
         Knob {
             name,
-            kind: Kind::Nat { min, max },
-            default: Value::Nat(default),
+            kind: Kind::Nat { min, max, default },
             meaning,
         }
     }
@@ -67,9 +84,29 @@ impl Knob {
     pub const fn flag(name: &'static str, default: bool, meaning: &'static str) -> Knob {
         Knob {
             name,
-            kind: Kind::Bool,
-            default: Value::Bool(default),
+            kind: Kind::Bool { default },
             meaning,
+        }
+    }
+
+    pub const fn choice(
+        name: &'static str,
+        choices: &'static [&'static str],
+        default: &'static str,
+        meaning: &'static str,
+    ) -> Knob {
+        Knob {
+            name,
+            kind: Kind::Choice { choices, default },
+            meaning,
+        }
+    }
+
+    pub fn default_value(&self) -> Value {
+        match self.kind {
+            Kind::Nat { default, .. } => Value::Nat(default),
+            Kind::Bool { default } => Value::Bool(default),
+            Kind::Choice { default, .. } => Value::Name(default.to_string()),
         }
     }
 }
@@ -142,10 +179,15 @@ impl Resolved {
         }
         let mut values = Constants::new();
         for knob in knobs {
-            let value = given.get(knob.name).copied().unwrap_or(knob.default);
-            match (knob.kind, value) {
-                (Kind::Bool, Value::Bool(_)) => {}
-                (Kind::Nat { min, max }, Value::Nat(n)) => {
+            let value = given
+                .get(knob.name)
+                .cloned()
+                .unwrap_or_else(|| knob.default_value());
+            match (knob.kind, &value) {
+                (Kind::Bool { .. }, Value::Bool(_)) => {}
+                (Kind::Choice { choices, .. }, Value::Name(name))
+                    if choices.contains(&name.as_str()) => {}
+                (Kind::Nat { min, max, .. }, &Value::Nat(n)) => {
                     if n < min || n > max {
                         return Err(KnobError::OutOfRange {
                             name: knob.name.to_string(),
@@ -159,8 +201,11 @@ impl Resolved {
                     return Err(KnobError::WrongType {
                         name: knob.name.to_string(),
                         expected: match kind {
-                            Kind::Bool => "true or false".to_string(),
-                            Kind::Nat { min, max } => format!("a number in {min}..={max}"),
+                            Kind::Bool { .. } => "true or false".to_string(),
+                            Kind::Nat { min, max, .. } => format!("a number in {min}..={max}"),
+                            Kind::Choice { choices, .. } => {
+                                format!("one of {}", choices.join(", "))
+                            }
                         },
                         got: got.to_string(),
                     })
@@ -186,6 +231,13 @@ impl Resolved {
         match self.0.get(name) {
             Some(Value::Bool(b)) => *b,
             other => panic!("knob `{name}` is not a declared flag: {other:?}"),
+        }
+    }
+
+    pub fn choice(&self, name: &str) -> &str {
+        match self.0.get(name) {
+            Some(Value::Name(choice)) => choice,
+            other => panic!("knob `{name}` is not a declared choice: {other:?}"),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod one_key;
 pub mod registry;
 pub mod replay_fence;
 pub mod single_writer_store;
+pub mod ssi;
 pub mod vocab;
 
 use loadbearing_refinement::Spec;

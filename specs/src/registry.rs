@@ -13,6 +13,7 @@ use crate::kafka::Kafka;
 use crate::knobs::{Knob, Resolved};
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
+use crate::ssi::Ssi;
 use crate::Configured;
 
 pub struct ModelEntry {
@@ -46,6 +47,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<CasFirstWrite>(),
         entry::<ReplayFence>(),
         entry::<GroupCommit>(),
+        entry::<Ssi>(),
     ]
 }
 

@@ -1,0 +1,216 @@
+//! Workloads as data: each transaction runs a small program of reads, then writes whose values
+//! (and whether they happen at all) depend on what was read.
+
+use std::fmt;
+
+/// Keys are small indices into a workload's key table.
+pub type Key = usize;
+
+/// A value computed from the transaction's own reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Const(i8),
+    /// The value this transaction last read (or wrote) for the key.
+    Read(Key),
+    Add(Box<Expr>, Box<Expr>),
+    /// `if a < b then yes else no`.
+    IfLess(Box<Expr>, Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stmt {
+    Read(Key),
+    /// Writes `value` to `key`, only if the key read earlier equals the given value.
+    Write {
+        key: Key,
+        value: Expr,
+        only_if: Option<(Key, i8)>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    pub name: &'static str,
+    pub keys: Vec<&'static str>,
+    /// The page each key lives on: SIREAD markers are per page.
+    pub pages: Vec<usize>,
+    pub initial: Vec<i8>,
+    pub programs: Vec<Vec<Stmt>>,
+}
+
+impl Workload {
+    pub fn page_count(&self) -> usize {
+        self.pages.iter().max().map_or(0, |p| p + 1)
+    }
+
+    pub fn stmt_text(&self, stmt: &Stmt) -> String {
+        match stmt {
+            Stmt::Read(k) => format!("read {}", self.keys[*k]),
+            Stmt::Write {
+                key,
+                value,
+                only_if,
+            } => {
+                let guard = only_if
+                    .map(|(k, v)| format!(" if {}={v}", self.keys[k]))
+                    .unwrap_or_default();
+                format!("put {}={}{guard}", self.keys[*key], self.expr_text(value))
+            }
+        }
+    }
+
+    fn expr_text(&self, e: &Expr) -> String {
+        match e {
+            Expr::Const(v) => v.to_string(),
+            Expr::Read(k) => self.keys[*k].to_string(),
+            Expr::Add(a, b) => format!("{}+{}", self.expr_text(a), self.expr_text(b)),
+            Expr::IfLess(a, b, yes, no) => format!(
+                "({}<{} ? {} : {})",
+                self.expr_text(a),
+                self.expr_text(b),
+                self.expr_text(yes),
+                self.expr_text(no)
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (t, program) in self.programs.iter().enumerate() {
+            let steps: Vec<String> = program.iter().map(|s| self.stmt_text(s)).collect();
+            writeln!(f, "T{}: {}", t + 1, steps.join("; "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Evaluates an expression against what the transaction has seen of each key.
+pub fn eval(e: &Expr, seen: &dyn Fn(Key) -> i8) -> i8 {
+    match e {
+        Expr::Const(v) => *v,
+        Expr::Read(k) => seen(*k),
+        Expr::Add(a, b) => eval(a, seen).wrapping_add(eval(b, seen)),
+        Expr::IfLess(a, b, yes, no) => {
+            if eval(a, seen) < eval(b, seen) {
+                eval(yes, seen)
+            } else {
+                eval(no, seen)
+            }
+        }
+    }
+}
+
+pub const NAMES: &[&str] = &[
+    "write_skew",
+    "write_skew_onepage",
+    "read_only",
+    "lost_update",
+    "read_your_writes",
+    "reader_window",
+];
+
+fn read(k: Key) -> Stmt {
+    Stmt::Read(k)
+}
+
+fn put(key: Key, value: Expr) -> Stmt {
+    Stmt::Write {
+        key,
+        value,
+        only_if: None,
+    }
+}
+
+fn put_if(key: Key, value: Expr, if_key: Key, equals: i8) -> Stmt {
+    Stmt::Write {
+        key,
+        value,
+        only_if: Some((if_key, equals)),
+    }
+}
+
+fn add(a: Expr, b: Expr) -> Expr {
+    Expr::Add(Box::new(a), Box::new(b))
+}
+
+pub fn named(name: &str) -> Option<Workload> {
+    use Expr::{Const, Read};
+    let (alice, bob) = (0, 1);
+    let skew = |name, pages: Vec<usize>| Workload {
+        name,
+        keys: vec!["alice", "bob"],
+        pages,
+        initial: vec![1, 1],
+        programs: vec![
+            // T1 reads bob and, if 1, takes alice off call; T2 the mirror.
+            vec![read(bob), put_if(alice, Const(0), bob, 1)],
+            vec![read(alice), put_if(bob, Const(0), alice, 1)],
+        ],
+    };
+    Some(match name {
+        "write_skew" => skew("write_skew", vec![0, 1]),
+        "write_skew_onepage" => skew("write_skew_onepage", vec![0, 0]),
+        // Fekete, O'Neil and O'Neil 2004: checking x and savings y. The deposit and the
+        // withdrawal write different accounts; the read-only report sees a state no serial
+        // order produces.
+        "read_only" => {
+            let (x, y) = (0, 1);
+            let withdraw = Expr::IfLess(
+                Box::new(add(Read(x), Read(y))),
+                Box::new(Const(10)),
+                Box::new(add(Read(x), Const(-11))),
+                Box::new(add(Read(x), Const(-10))),
+            );
+            Workload {
+                name: "read_only",
+                keys: vec!["x", "y"],
+                pages: vec![0, 1],
+                initial: vec![0, 0],
+                programs: vec![
+                    vec![read(y), put(y, add(Read(y), Const(20)))],
+                    vec![read(x), read(y), put(x, withdraw)],
+                    vec![read(x), read(y)],
+                ],
+            }
+        }
+        "lost_update" => Workload {
+            name: "lost_update",
+            keys: vec!["x"],
+            pages: vec![0],
+            initial: vec![0],
+            programs: vec![
+                vec![read(0), put(0, add(Read(0), Const(1)))],
+                vec![read(0), put(0, add(Read(0), Const(1)))],
+            ],
+        },
+        "read_your_writes" => Workload {
+            name: "read_your_writes",
+            keys: vec!["x"],
+            pages: vec![0],
+            initial: vec![0],
+            programs: vec![
+                vec![put(0, Const(1)), read(0)],
+                vec![read(0), put(0, add(Read(0), Const(10)))],
+            ],
+        },
+        // Reaches the reader (buffer-pool) site: T1 reads b and writes a; T3 overwrites b
+        // (T1 -rw-> T3) and commits; T2 starts after T3, reads T3's b, then reads the old a while
+        // T1 sits between CHECK and END (T2 -rw-> T1): a cycle through T1's commit window.
+        "reader_window" => {
+            let (a, b) = (0, 1);
+            Workload {
+                name: "reader_window",
+                keys: vec!["a", "b"],
+                pages: vec![0, 1],
+                initial: vec![0, 0],
+                programs: vec![
+                    vec![read(b), put(a, Const(1))],
+                    vec![read(b), read(a)],
+                    vec![put(b, Const(1))],
+                ],
+            }
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,216 @@
+//! The SSI pivot model, pinned: every variant's verdict and the schedules that show them.
+
+use loadbearing::run::{run, Judged};
+use loadbearing::suite::{self, Config, Expected};
+use loadbearing_refinement::{Counterexample, Options, Outcome};
+
+fn ssi_configs() -> Vec<Config> {
+    suite::load(&suite::default_path())
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.model == "SSI")
+        .collect()
+}
+
+fn judge(name: &str) -> Judged {
+    let config = ssi_configs()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no config {name}"));
+    run(&config, &Options::default()).unwrap()
+}
+
+fn position(cx: &Counterexample, action: &str) -> usize {
+    cx.steps
+        .iter()
+        .position(|s| s.action.as_deref() == Some(action))
+        .unwrap_or_else(|| panic!("{action} is not on the path {:?}", cx.actions()))
+}
+
+fn value(cx: &Counterexample, step: usize, var: &str) -> String {
+    cx.steps[step]
+        .state
+        .iter()
+        .find(|(k, _)| k == var)
+        .map(|(_, v)| v.clone())
+        .unwrap()
+}
+
+#[test]
+fn every_ssi_config_is_classified_as_expected() {
+    let configs = ssi_configs();
+    assert!(configs.len() >= 20);
+    for config in configs {
+        let judged = run(&config, &Options::default()).unwrap();
+        assert!(judged.ok(), "{}: {:?}", config.name, judged.mismatch);
+    }
+}
+
+#[test]
+fn the_fix_holds_every_property_on_every_workload_with_every_serial_outcome_reachable() {
+    for workload in [
+        "write_skew",
+        "write_skew_onepage",
+        "read_only",
+        "lost_update",
+        "read_your_writes",
+        "reader_window",
+    ] {
+        let judged = judge(&format!("ssi_fix_{workload}"));
+        assert_eq!(judged.report.outcome, Outcome::Holds, "{workload}");
+        let checked = &judged.report.properties_checked;
+        for p in [
+            "Serializable",
+            "CommitRecordFinal",
+            "NoSpuriousUnsafe",
+            "Finishes",
+        ] {
+            assert!(checked.iter().any(|c| c == p), "{workload} checks {p}");
+        }
+        let witnesses = checked.iter().filter(|p| p.starts_with("Serial_")).count();
+        assert!(
+            witnesses == 2 || witnesses == 6,
+            "{workload}: every serial order is a witness"
+        );
+    }
+}
+
+/// The #136 trigger: T2's write lands while T1 is between CHECK and END, both commit, and the
+/// final state is alice=0 bob=0.
+#[test]
+fn the_pre_fix_counterexample_is_the_136_trigger() {
+    let judged = judge("ssi_prefix_write_skew");
+    assert_eq!(
+        judged.report.outcome,
+        Outcome::Violates("Serializable".into())
+    );
+    let cx = judged.report.counterexample.unwrap();
+    assert_eq!(
+        cx.len(),
+        12,
+        "two begins, two reads, two writes, two three-step commits"
+    );
+    let check_t1 = position(&cx, "Check(T1)");
+    let write_t2 = position(&cx, "Write(T2, bob)");
+    let end_t1 = position(&cx, "End(T1)");
+    assert!(
+        check_t1 < write_t2 && write_t2 < end_t1,
+        "{:?}",
+        cx.actions()
+    );
+    assert!(
+        value(&cx, write_t2, "T1").starts_with("running"),
+        "T1 still RUNNING in the window"
+    );
+    let last = cx.steps.len() - 1;
+    assert!(value(&cx, last, "T1").starts_with("committed"));
+    assert!(value(&cx, last, "T2").starts_with("committed"));
+    assert_eq!(value(&cx, last, "committed"), "alice=0 bob=0");
+}
+
+/// The fix turns the same window into DB_SNAPSHOT_UNSAFE for T2.
+#[test]
+fn with_the_fix_the_trigger_schedule_fails_the_writer_unsafe() {
+    use loadbearing_specs::knobs::{Constants, Resolved, Value};
+    use loadbearing_specs::ssi::{Failure, Ssi, SsiAction, Status};
+    use loadbearing_specs::Configured;
+    use stateright::Model;
+
+    let mut given = Constants::new();
+    given.insert("Workload".into(), Value::Name("write_skew".into()));
+    let model = Ssi::from_knobs(&Resolved::new("SSI", Ssi::KNOBS, &given).unwrap());
+    let schedule = [
+        SsiAction::Begin(0),
+        SsiAction::Exec(0, 0),
+        SsiAction::Exec(0, 1),
+        SsiAction::Check(0),
+        SsiAction::Record(0),
+        SsiAction::Begin(1),
+        SsiAction::Exec(1, 0),
+        SsiAction::Exec(1, 1),
+    ];
+    let mut state = model.init_states().remove(0);
+    for action in schedule {
+        state = model.next_state(&state, action).unwrap();
+    }
+    assert_eq!(state.txns[1].status, Status::Aborted);
+    assert_eq!(state.txns[1].failure, Some(Failure::SnapshotUnsafe));
+    assert!(state.txns[0].sichecked);
+}
+
+#[test]
+fn each_rejected_alternative_fails_for_its_own_reason() {
+    let cases = [
+        ("ssi_nocheck_write_skew", "Serializable"),
+        ("ssi_dropmarkers_write_skew", "Serializable"),
+        ("ssi_notrunning_write_skew", "NoSpuriousUnsafe"),
+        ("ssi_option2_write_skew", "CommitRecordFinal"),
+        ("ssi_plainsi_write_skew", "Serializable"),
+        ("ssi_plainsi_read_only", "Serializable"),
+        ("ssi_prefix_noopt_read_only", "Serializable"),
+        ("ssi_readerunfixed_reader_window", "Serializable"),
+    ];
+    for (name, property) in cases {
+        let judged = judge(name);
+        assert_eq!(
+            judged.report.outcome,
+            Outcome::Violates(property.into()),
+            "{name}"
+        );
+    }
+    for holds in [
+        "ssi_notrunning_write_skew_serializable",
+        "ssi_noopt_write_skew",
+        "ssi_prefix_noopt_write_skew",
+        "ssi_plainsi_lost_update",
+    ] {
+        assert_eq!(judge(holds).report.outcome, Outcome::Holds, "{holds}");
+    }
+}
+
+/// `not_running`: T2 fails UNSAFE because of T1's marker although T1 aborted.
+#[test]
+fn not_running_blames_an_aborted_peer() {
+    let cx = judge("ssi_notrunning_write_skew")
+        .report
+        .counterexample
+        .unwrap();
+    let abort = position(&cx, "AppAbort(T1)");
+    let write = position(&cx, "Write(T2, bob)");
+    assert!(abort < write);
+    assert!(value(&cx, write, "T2").contains("SnapshotUnsafe"));
+    assert!(value(&cx, write, "T1").starts_with("aborted"));
+}
+
+/// Option 2 aborts after the commit record is durable.
+#[test]
+fn option_two_aborts_a_durable_commit() {
+    let cx = judge("ssi_option2_write_skew")
+        .report
+        .counterexample
+        .unwrap();
+    let record = position(&cx, "Record(T1)");
+    let last = cx.steps.len() - 1;
+    assert!(record < last);
+    assert_eq!(cx.steps[last].action.as_deref(), Some("End(T1)"));
+    assert!(value(&cx, last, "T1").contains("RecheckConflict"));
+}
+
+/// The reader site left unfixed: T2 reads the old `a` while T1 (a pivot-to-be, RCONF, past its
+/// CHECK) sits in its commit window, and nothing is left to look at T1's second flag.
+#[test]
+fn the_unfixed_reader_site_is_reachable() {
+    let cx = judge("ssi_readerunfixed_reader_window")
+        .report
+        .counterexample
+        .unwrap();
+    let check_t1 = position(&cx, "Check(T1)");
+    let read = position(&cx, "Read(T2, a)");
+    let end_t1 = position(&cx, "End(T1)");
+    assert!(check_t1 < read && read < end_t1, "{:?}", cx.actions());
+    let expected = Expected::Violates("Serializable".into());
+    assert_eq!(
+        judge("ssi_readerunfixed_reader_window").config.expected,
+        expected
+    );
+}
