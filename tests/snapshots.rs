@@ -1,0 +1,91 @@
+//! The counterexample of every expected failure, exactly as `loadbearing trace CONFIG` prints
+//! it, pinned as an insta snapshot in `expected/snapshots/CONFIG.snap`. A changed model shows up
+//! as a snapshot diff to review: `cargo insta review`, or accept them all with
+//! `INSTA_UPDATE=always cargo test --test snapshots` and read `git diff expected/snapshots`.
+
+use std::path::{Path, PathBuf};
+
+use loadbearing::suite::{self, Config};
+use loadbearing::trace::{self, expects_failure};
+use loadbearing_refinement::Options;
+
+fn configs() -> Vec<Config> {
+    suite::load(&suite::default_path()).expect("the shipped suite loads")
+}
+
+fn snapshot_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("expected/snapshots")
+}
+
+#[test]
+fn every_expected_failure_prints_its_snapshotted_counterexample() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshot_dir());
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for config in configs().iter().filter(|c| expects_failure(c)) {
+            let traced = trace::trace(config, &Options::default()).unwrap();
+            assert!(
+                traced.judged.ok(),
+                "{}: {:?}",
+                config.name,
+                traced.judged.mismatch
+            );
+            insta::assert_snapshot!(config.name.as_str(), trace::text(&traced));
+        }
+    });
+}
+
+/// A snapshot whose config was renamed, removed or now holds is stale, not silently kept.
+#[test]
+fn every_snapshot_belongs_to_an_expected_failure() {
+    let failing: Vec<String> = configs()
+        .into_iter()
+        .filter(expects_failure)
+        .map(|c| c.name)
+        .collect();
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(snapshot_dir()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(config) = name.strip_suffix(".snap") {
+            if !failing.iter().any(|f| f == config) {
+                stale.push(name);
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "snapshots of no expected-failure config (delete them): {stale:?}"
+    );
+}
+
+/// Every step of every snapshotted counterexample is shortest and readable: one line per step,
+/// the acting party's column holds the action, and the violated property is named last.
+#[test]
+fn every_trace_is_a_swimlane_ending_in_the_violated_property() {
+    for config in configs().iter().filter(|c| expects_failure(c)) {
+        let traced = trace::trace(config, &Options::default()).unwrap();
+        let cx = traced
+            .counterexample()
+            .expect("an expected failure has a counterexample");
+        let text = trace::text(&traced);
+        let last = text.trim_end().lines().last().unwrap();
+        assert!(
+            last.starts_with(&format!("violated: {}", cx.property)),
+            "{}: {last}",
+            config.name
+        );
+        for (i, step) in cx.steps.iter().enumerate().skip(1) {
+            let action = step.action.as_deref().unwrap();
+            let line = text
+                .lines()
+                .find(|l| {
+                    let l = l.trim_start_matches("loop>").trim_start_matches("  |");
+                    l.split_whitespace().next() == Some(&i.to_string())
+                })
+                .unwrap_or_else(|| panic!("{}: no line for step {i}", config.name));
+            assert!(line.contains(action), "{}: {line}", config.name);
+        }
+    }
+}
