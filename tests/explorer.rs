@@ -1,0 +1,232 @@
+//! `loadbearing explore` over HTTP, as the browser uses it: each test starts the explorer on a
+//! free port of 127.0.0.1, then reads `/.status`, walks `/.states/…` along the counterexample
+//! our engine found, and runs Stateright's checker to completion.
+
+mod common;
+
+use common::{collapse, free_port, http, Explorer};
+use loadbearing::suite::{self, Config};
+use loadbearing::trace;
+use loadbearing_refinement::Options;
+use serde_json::Value;
+
+fn config(name: &str) -> Config {
+    suite::load(&suite::default_path())
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no config {name}"))
+}
+
+fn json(explorer: &Explorer, path: &str) -> Value {
+    let (status, body) = http(explorer.port, "GET", path);
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+}
+
+#[test]
+fn status_names_the_model_and_the_configs_properties() {
+    let explorer = Explorer::start("cassandra_refines");
+    let status = json(&explorer, "/.status");
+    assert!(
+        status["model"].as_str().unwrap().contains("Cassandra"),
+        "{status}"
+    );
+    let names: Vec<&str> = status["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_str().unwrap())
+        .collect();
+    // The refinement is a property the explorer checks; RefLive (eventually) is ours alone.
+    assert_eq!(
+        names,
+        [
+            "RefSafeSpec",
+            "RefDurableOK",
+            "RefTypeOK",
+            "INV_NoStaleOverwrite",
+            "INV_NoCorruptDurable",
+            "TypeOK",
+            "OwnerReachesEnd"
+        ]
+    );
+    assert!(explorer.announced.contains("http://127.0.0.1:"));
+}
+
+/// Walks the explorer along our shortest counterexample: each step's action, state and
+/// verdict are where the explorer's path says.
+fn walk_counterexample(name: &str) {
+    let config = config(name);
+    let traced = trace::trace(&config, &Options::default()).unwrap();
+    let cx = traced.counterexample().unwrap().clone();
+    let path = traced.explorer_path.clone().unwrap();
+    assert_eq!(path.len(), cx.steps.len(), "{name}");
+    let explorer = Explorer::start(name);
+    let link = trace::explorer_fragment(&path);
+    assert!(
+        explorer.announced.contains(&link),
+        "{name}: the printed link is not {link}:\n{}",
+        explorer.announced
+    );
+    for (i, step) in cx.steps.iter().enumerate() {
+        let prefix: String = path[..i].iter().map(|p| format!("/{p}")).collect();
+        let choices = json(&explorer, &format!("/.states{prefix}"));
+        let chosen = choices
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["actionIndex"] == path[i])
+            .unwrap_or_else(|| panic!("{name}: step {i}: no choice {} in {choices}", path[i]));
+        match &step.action {
+            Some(action) => assert_eq!(chosen["action"], action.as_str(), "{name} step {i}"),
+            None => assert!(chosen.get("action").is_none(), "{name}: {chosen}"),
+        }
+        let shown = collapse(chosen["state"].as_str().unwrap());
+        for (k, v) in &step.state {
+            assert!(
+                shown.contains(&collapse(&format!("{k} = {v}"))),
+                "{name} step {i}: {k} = {v} not in\n{shown}"
+            );
+        }
+        let mark = format!(
+            "step {i} of {} of the shortest counterexample to {}",
+            cx.len(),
+            cx.property
+        );
+        assert!(shown.contains(&mark), "{name}: `{mark}` not in\n{shown}");
+    }
+    if cx.abstract_step.is_some() {
+        // The offending step says so, with the abstract model's image beside the state.
+        let prefix: String = path[..path.len() - 1]
+            .iter()
+            .map(|p| format!("/{p}"))
+            .collect();
+        let choices = json(&explorer, &format!("/.states{prefix}"));
+        let last = choices
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["actionIndex"] == path[path.len() - 1])
+            .unwrap();
+        let outcome = last["outcome"].as_str().unwrap();
+        assert!(
+            outcome.contains(&format!("✗ {} is violated", cx.property)),
+            "{outcome}"
+        );
+        assert!(outcome.contains("maps this state to"), "{outcome}");
+    }
+}
+
+#[test]
+fn the_explorer_walks_a_refinement_counterexample() {
+    walk_counterexample("kafka_decoupled");
+}
+
+#[test]
+fn the_explorer_walks_an_invariant_counterexample() {
+    walk_counterexample("casfw_spurious");
+}
+
+#[test]
+fn the_explorer_walks_a_liveness_lasso() {
+    walk_counterexample("replay_fix_off_live");
+}
+
+#[test]
+fn the_explorer_walks_an_ssi_counterexample() {
+    let configs = suite::load(&suite::default_path()).unwrap();
+    let Some(ssi) = configs
+        .iter()
+        .find(|c| c.model == "SSI" && trace::expects_failure(c))
+    else {
+        return;
+    };
+    walk_counterexample(&ssi.name.clone());
+}
+
+#[test]
+fn a_bad_path_is_a_404() {
+    let explorer = Explorer::start("replay_fix_off");
+    for path in [
+        "/.states/0/999",
+        "/.states/99",
+        "/.states/one/two",
+        "/nowhere",
+    ] {
+        let (status, _) = http(explorer.port, "GET", path);
+        assert_eq!(status, 404, "GET {path}");
+    }
+}
+
+/// Stateright's own checker, run to completion, agrees with ours: the same violated property,
+/// and for a config that holds the reference state count and every witness.
+#[test]
+fn run_to_completion_reports_the_same_discoveries() {
+    for (name, failing) in [
+        ("cassandra_unguarded", Some("RefSafeSpec")),
+        ("gc_ungated", Some("INV_OffsetWithinDurable")),
+        ("cassandra_refines", None),
+    ] {
+        let explorer = Explorer::start(name);
+        let (status, _) = http(explorer.port, "POST", "/.runtocompletion");
+        assert_eq!(status, 200);
+        let mut report = json(&explorer, "/.status");
+        for _ in 0..200 {
+            if report["done"] == true {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            report = json(&explorer, "/.status");
+        }
+        assert_eq!(report["done"], true, "{name}: {report}");
+        for p in report["properties"].as_array().unwrap() {
+            let (expectation, property, discovery) = (&p[0], p[1].as_str().unwrap(), &p[2]);
+            let found = !discovery.is_null();
+            match (expectation.as_str().unwrap(), failing) {
+                ("Always", Some(f)) if f == property => assert!(found, "{name}: {p}"),
+                ("Always", None) => assert!(!found, "{name}: {p}"),
+                ("Sometimes", None) => assert!(found, "{name}: {p}"),
+                _ => {}
+            }
+        }
+        if failing.is_none() {
+            assert_eq!(
+                report["unique_state_count"].as_u64(),
+                config(name).states,
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_taken_port_is_a_clear_error_not_a_panic() {
+    let port = free_port();
+    let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(["explore", "replay_fix_off", "--port", &port.to_string()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_config_is_a_clear_error() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(["explore", "cassandra"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did you mean cassandra_refines"),
+        "{stderr}"
+    );
+}
