@@ -214,3 +214,18 @@ fn the_unfixed_reader_site_is_reachable() {
         expected
     );
 }
+
+/// Over-aborting the fix keeps: T2 already holds RCONF from reading T1's overwritten `alice`;
+/// T1 then aborts, and T2's write meets T1's leftover marker: rule (3) fails T2 UNSAFE for an
+/// edge to a transaction whose reads never counted.
+#[test]
+fn the_fix_still_over_aborts_because_of_an_aborted_peer() {
+    let judged = judge("ssi_fix_overabort_write_skew");
+    assert_eq!(judged.report.outcome, Outcome::Holds);
+    let witness = &judged.report.witnesses[0];
+    assert_eq!(witness.property, "OverAbortByAbortedPeer");
+    let abort = position(witness, "AppAbort(T1)");
+    let write = position(witness, "Write(T2, bob)");
+    assert!(abort < write, "{:?}", witness.actions());
+    assert!(value(witness, write, "T2").contains("SnapshotUnsafe"));
+}

@@ -111,6 +111,7 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
         seconds: 0.0,
         properties_checked: spec.properties.clone(),
         counterexample: None,
+        witnesses: Vec::new(),
         visited_bytes: exploration.visited_bytes(),
     };
     let finish = |mut report: Report| {
@@ -132,14 +133,20 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
         report.outcome = Outcome::Incomplete(why);
         return finish(report);
     }
-    if let Some(missing) = checks
-        .witnesses
-        .iter()
-        .zip(&exploration.witnesses_found)
-        .find(|(_, found)| !**found)
-    {
-        report.outcome = Outcome::Missing(missing.0.name.to_string());
-        return finish(report);
+    for (witness, found) in checks.witnesses.iter().zip(&exploration.witnesses_found) {
+        match found {
+            Some(fp) => report.witnesses.push(Counterexample {
+                property: witness.name.to_string(),
+                steps: replay(model, &exploration.path_to(*fp)),
+                loop_start: None,
+                abstract_step: None,
+                fairness_note: None,
+            }),
+            None => {
+                report.outcome = Outcome::Missing(witness.name.to_string());
+                return finish(report);
+            }
+        }
     }
     if liveness.is_empty() {
         return finish(report);

@@ -72,7 +72,8 @@ pub struct Exploration {
     pub visited: HashMap<u64, u64, BuildIdentity>,
     pub depth: usize,
     pub finding: Option<Finding>,
-    pub witnesses_found: Vec<bool>,
+    /// For each witness, the first state found to satisfy it (at the shallowest depth).
+    pub witnesses_found: Vec<Option<u64>>,
     pub incomplete: Option<String>,
 }
 
@@ -100,7 +101,7 @@ impl Exploration {
 struct Expanded<S> {
     new_states: Vec<(u64, u64, S)>,
     findings: Vec<(usize, usize, Finding)>,
-    witnesses: Vec<bool>,
+    witnesses: Vec<Option<u64>>,
 }
 
 pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget) -> Exploration {
@@ -128,7 +129,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
         visited,
         depth: 0,
         finding: init_findings.into_iter().next(),
-        witnesses_found: vec![false; checks.witnesses.len()],
+        witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
     let timed_out = AtomicBool::new(false);
@@ -167,7 +168,9 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
         let mut next = Vec::new();
         for chunk in expanded {
             for (i, found) in chunk.witnesses.iter().enumerate() {
-                result.witnesses_found[i] |= *found;
+                if result.witnesses_found[i].is_none() {
+                    result.witnesses_found[i] = *found;
+                }
             }
             findings.extend(chunk.findings);
             for (fp, parent, state) in chunk.new_states {
@@ -222,7 +225,7 @@ fn expand_chunk<M: Spec>(
     let mut out = Expanded {
         new_states: Vec::with_capacity(chunk.len() * 2),
         findings: Vec::new(),
-        witnesses: vec![false; checks.witnesses.len()],
+        witnesses: vec![None; checks.witnesses.len()],
     };
     let mut actions = Vec::new();
     let mut successors = Vec::new();
@@ -242,8 +245,8 @@ fn expand_chunk<M: Spec>(
             }
         }
         for (i, witness) in checks.witnesses.iter().enumerate() {
-            if !out.witnesses[i] && (witness.condition)(model, state) {
-                out.witnesses[i] = true;
+            if out.witnesses[i].is_none() && (witness.condition)(model, state) {
+                out.witnesses[i] = Some(*fp);
             }
         }
         actions.clear();

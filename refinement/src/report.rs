@@ -80,6 +80,8 @@ pub struct Report {
     pub seconds: f64,
     pub properties_checked: Vec<String>,
     pub counterexample: Option<Counterexample>,
+    /// For each `sometimes` witness found, the shortest path to a state that shows it.
+    pub witnesses: Vec<Counterexample>,
     /// Peak bytes held by the visited set (fingerprints and parent links).
     pub visited_bytes: usize,
 }

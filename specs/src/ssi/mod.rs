@@ -113,6 +113,9 @@ pub struct SsiState {
     /// History: the writer path failed a writer by rule (1) because of a peer that had not
     /// committed nor passed its CHECK.
     pub spurious_unsafe: bool,
+    /// History: rule (3) failed a writer UNSAFE over an edge to an ABORTED peer, whose reads
+    /// never counted (over-aborting the fix keeps).
+    pub over_abort: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -295,6 +298,7 @@ impl Ssi {
                 }
                 // Rule (3).
                 if s.txns[t].rconf {
+                    s.over_abort |= peer.status == Status::Aborted;
                     Self::fail(s, t, Failure::SnapshotUnsafe);
                     return;
                 }
@@ -466,6 +470,7 @@ impl Model for Ssi {
             markers: [0; MAX_PAGES],
             clock: 0,
             spurious_unsafe: false,
+            over_abort: false,
         }]
     }
 
@@ -568,6 +573,7 @@ impl Model for Ssi {
             Property::eventually("Finishes", |m: &Self, s: &SsiState| {
                 s.txns[..m.txn_count()].iter().all(Txn::finished)
             }),
+            Property::sometimes("OverAbortByAbortedPeer", |_, s: &SsiState| s.over_abort),
         ];
         let names: &[&'static str] = match self.txn_count() {
             2 => &SERIAL_NAMES_2,
@@ -635,6 +641,7 @@ impl Spec for Ssi {
             .collect();
         vars.push(("reads", reads.join(", ")));
         vars.push(("spuriousUnsafe", s.spurious_unsafe.to_string()));
+        vars.push(("overAbort", s.over_abort.to_string()));
         vars
     }
 
