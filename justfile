@@ -26,3 +26,16 @@ ci:
 lint:
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
+
+# Stateright's web explorer on one config; prints the link to its shortest counterexample.
+explore CONFIG *ARGS:
+    cargo run --release -- explore {{CONFIG}} {{ARGS}}
+
+# The shortest counterexample of one config: --format text|json|dot|svg, --graph.
+trace CONFIG *ARGS:
+    cargo run --release -- trace {{CONFIG}} {{ARGS}}
+
+# Accept changed counterexample snapshots and regenerate docs/; review with `git diff`.
+docs:
+    INSTA_UPDATE=always cargo test --test snapshots
+    cargo run --release -- docs
