@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{collapse, free_port, http, Explorer};
+use common::{collapse, http, Explorer};
 use loadbearing::suite::{self, Config};
 use loadbearing::trace;
 use loadbearing_refinement::Options;
@@ -202,8 +202,8 @@ fn run_to_completion_reports_the_same_discoveries() {
 
 #[test]
 fn a_taken_port_is_a_clear_error_not_a_panic() {
-    let port = free_port();
-    let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = taken.local_addr().unwrap().port();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
         .args(["explore", "replay_fix_off", "--port", &port.to_string()])
         .output()

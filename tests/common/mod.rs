@@ -54,7 +54,17 @@ pub struct Explorer {
 }
 
 impl Explorer {
+    /// Starts on a free port; another test may take the port first, so a taken one is retried.
     pub fn start(config: &str) -> Explorer {
+        for _ in 0..5 {
+            if let Some(explorer) = Explorer::try_start(config) {
+                return explorer;
+            }
+        }
+        panic!("explore {config}: no free port in five tries");
+    }
+
+    fn try_start(config: &str) -> Option<Explorer> {
         let port = free_port();
         let mut child = Command::new(env!("CARGO_BIN_EXE_loadbearing"))
             .args(["explore", config, "--port", &port.to_string()])
@@ -69,6 +79,10 @@ impl Explorer {
             if stdout.read_line(&mut line).unwrap() == 0 {
                 let mut stderr = String::new();
                 let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+                let _ = child.wait();
+                if stderr.contains("cannot listen") {
+                    return None;
+                }
                 panic!("explore {config} ended early:\n{announced}\n{stderr}");
             }
             announced.push_str(&line);
@@ -84,11 +98,11 @@ impl Explorer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Explorer {
+        Some(Explorer {
             port,
             announced,
             child,
-        }
+        })
     }
 
     /// The URL printed for the shortest counterexample, if any.
