@@ -87,8 +87,11 @@ pub fn table_row(j: &Judged) -> String {
         let _ = write!(row, "\n    {why}");
     }
     if let Some(cx) = &j.report.counterexample {
+        let target = crate::trace::view_of(&j.config)
+            .ok()
+            .and_then(|view| crate::trace::abstract_model(view.as_ref(), &cx.property));
         row.push('\n');
-        row.push_str(&counterexample_text(cx, "    "));
+        row.push_str(&swimlane(cx, "    ", target.as_deref()));
     }
     row
 }
