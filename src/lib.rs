@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod docs;
 pub mod explore;
+pub mod mutate;
 pub mod render;
 pub mod run;
 pub mod suite;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use loadbearing::mutate;
 use loadbearing::render;
 use loadbearing::run::{run, Judged};
 use loadbearing::suite::{self, Config};
@@ -32,6 +33,13 @@ struct Cli {
 enum Format {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MutateFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -93,6 +101,15 @@ enum Command {
     Docs {
         #[arg(long)]
         check: bool,
+    },
+    /// Remove each guard of every holding config in turn: which properties catch it?
+    /// Exit 1 when a guard nothing catches has no written reason in expected/guards.toml.
+    Mutate {
+        filters: Vec<String>,
+        #[arg(long, value_enum, default_value_t = MutateFormat::Table)]
+        format: MutateFormat,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
     },
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
@@ -159,6 +176,45 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 progress: false,
             };
             check(&selected, &options, format)
+        }
+        Command::Mutate {
+            filters,
+            format,
+            threads,
+        } => {
+            let configs = load(&cli.suite)?;
+            let selected = suite::select(configs.clone(), &filters);
+            if selected.is_empty() {
+                return Err(format!(
+                    "no config matches {filters:?}; `loadbearing list` shows them"
+                ));
+            }
+            let explanations = mutate::load_explanations(&mutate::default_explanations())?;
+            let options = Options {
+                threads,
+                ..Options::default()
+            };
+            let coverage = mutate::mutate(&selected, &configs, &explanations, &options)?;
+            match format {
+                MutateFormat::Table => print!("{}", mutate::table(&coverage)),
+                MutateFormat::Json => println!(
+                    "{}",
+                    pretty(&serde_json::to_value(&coverage).expect("coverage serializes"))
+                ),
+                MutateFormat::Markdown => print!("{}", mutate::markdown(&coverage)),
+            }
+            let unexplained = coverage.unexplained();
+            for g in &unexplained {
+                eprintln!(
+                    "error: {} guard `{}` is not load-bearing: no property catches its removal, and expected/guards.toml gives no reason",
+                    g.model, g.guard
+                );
+            }
+            Ok(if unexplained.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Trace {
             config,

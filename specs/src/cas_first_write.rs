@@ -12,7 +12,7 @@ use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
 use crate::knobs::{Knob, Resolved};
-use crate::Configured;
+use crate::{Configured, Guard};
 
 pub const MAX_WRITERS: usize = 6;
 
@@ -76,6 +76,9 @@ pub struct CasFwState {
     pub corrupted: bool,
     /// Bit w: writer w saw the row vanish between its insert and its retry.
     pub spurious: u8,
+    /// History: a writer gave up with a conflict although no higher offset was stored (its
+    /// write was lost, not refused).
+    pub unjustified: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,6 +106,10 @@ pub struct CasFirstWrite {
     pub max_offset: u8,
     pub guarded: bool,
     pub reap: bool,
+    /// The INSERT carries `IF NOT EXISTS`; without it, it overwrites a row that appeared.
+    pub insert_if_not_exists: bool,
+    /// A writer that lost the insert race retries the conditional UPDATE once.
+    pub retry: bool,
 }
 
 /// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
@@ -134,6 +141,7 @@ impl CasFirstWrite {
             s.stored = Row::present(o);
             s.pc[w] = Pc::Done;
         } else {
+            s.unjustified |= s.stored.offset <= o;
             s.pc[w] = Pc::Conflict;
         }
     }
@@ -161,6 +169,7 @@ impl Model for CasFirstWrite {
                 off,
                 corrupted: false,
                 spurious: 0,
+                unjustified: false,
             })
             .collect()
     }
@@ -192,8 +201,17 @@ impl Model for CasFirstWrite {
             }
             CasFwAction::Insert(w) => {
                 let w = w as usize;
-                if s.stored.present {
+                if s.stored.present && !self.insert_if_not_exists {
+                    // A plain INSERT is an upsert: it lands whatever the row holds.
+                    let o = s.off[w];
+                    next.corrupted |= o < s.stored.offset;
+                    next.stored = Row::present(o);
+                    next.pc[w] = Pc::Done;
+                } else if s.stored.present && self.retry {
                     next.pc[w] = Pc::U2;
+                } else if s.stored.present {
+                    next.unjustified |= s.stored.offset <= s.off[w];
+                    next.pc[w] = Pc::Conflict;
                 } else {
                     next.stored = Row::present(s.off[w]);
                     next.pc[w] = Pc::Done;
@@ -218,6 +236,9 @@ impl Model for CasFirstWrite {
         vec![
             Property::always("INV_NoStaleOverwrite", |_, s: &CasFwState| !s.corrupted),
             Property::always("INV_NeverSpurious", |_, s: &CasFwState| s.spurious == 0),
+            Property::always("INV_NoUnjustifiedConflict", |_, s: &CasFwState| {
+                !s.unjustified
+            }),
             Property::always("TypeOK", |m: &Self, s: &CasFwState| {
                 s.stored.offset <= m.max_offset
                     && s.off[..m.writers as usize]
@@ -252,6 +273,7 @@ impl Spec for CasFirstWrite {
             ("off", format!("[{}]", off.join(", "))),
             ("corrupted", s.corrupted.to_string()),
             ("spurious", format!("{{{}}}", spurious.join(","))),
+            ("unjustified", s.unjustified.to_string()),
         ]
     }
 
@@ -284,6 +306,11 @@ impl Spec for CasFirstWrite {
 
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
+    const GUARDS: &'static [Guard] = &[
+        Guard::off("offset condition", "Guarded"),
+        Guard::off("insert-if-not-exists", "InsertIfNotExists"),
+        Guard::off("retry", "Retry"),
+    ];
     const KNOBS: &'static [Knob] = &[
         Knob::nat(
             "Writers",
@@ -301,6 +328,16 @@ impl Configured for CasFirstWrite {
         ),
         Knob::flag("Guarded", true, "the UPDATEs carry IF offset <= o"),
         Knob::flag("Reap", false, "a TTL may reap the row at any time"),
+        Knob::flag(
+            "InsertIfNotExists",
+            true,
+            "the INSERT carries IF NOT EXISTS",
+        ),
+        Knob::flag(
+            "Retry",
+            true,
+            "a writer that lost the insert race retries the UPDATE once",
+        ),
     ];
 
     fn from_knobs(k: &Resolved) -> Self {
@@ -309,6 +346,8 @@ impl Configured for CasFirstWrite {
             max_offset: k.small("MaxOffset"),
             guarded: k.flag("Guarded"),
             reap: k.flag("Reap"),
+            insert_if_not_exists: k.flag("InsertIfNotExists"),
+            retry: k.flag("Retry"),
         }
     }
 }

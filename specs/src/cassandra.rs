@@ -10,7 +10,7 @@ use stateright::{Model, Property};
 use crate::knobs::{Knob, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
-use crate::Configured;
+use crate::{Configured, Guard};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CassandraState {
@@ -192,6 +192,10 @@ impl Spec for Cassandra {
 
 impl Configured for Cassandra {
     const NAME: &'static str = "Cassandra";
+    const GUARDS: &'static [Guard] = &[
+        Guard::off("offset condition", "Guarded"),
+        Guard::off("tombstone", "Tombstone"),
+    ];
     const KNOBS: &'static [Knob] = &[
         Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
         Knob::flag(

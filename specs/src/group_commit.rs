@@ -11,7 +11,7 @@ use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Knob, Resolved};
-use crate::Configured;
+use crate::{Configured, Guard};
 
 pub const MAX_WRITERS: usize = 8;
 
@@ -237,6 +237,7 @@ impl Spec for GroupCommit {
 
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
+    const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", "Gated")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat(
             "N",

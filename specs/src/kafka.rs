@@ -11,7 +11,7 @@ use stateright::{Model, Property};
 use crate::knobs::{Knob, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
-use crate::Configured;
+use crate::{Configured, Guard};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KafkaState {
@@ -229,6 +229,10 @@ impl Spec for Kafka {
 
 impl Configured for Kafka {
     const NAME: &'static str = "Kafka";
+    const GUARDS: &'static [Guard] = &[
+        Guard::off("capture coupling", "Coupled"),
+        Guard::off("seed", "Seeded"),
+    ];
     const KNOBS: &'static [Knob] = &[
         Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
         Knob::flag(

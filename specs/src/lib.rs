@@ -20,12 +20,56 @@ pub mod vocab;
 
 use loadbearing_refinement::Spec;
 
-use knobs::{Knob, Resolved};
+use knobs::{Knob, Resolved, Value};
 
 /// A model that a config can build: its name in `expected/`, its constants, and how the
 /// constants make an instance.
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
     const KNOBS: &'static [Knob];
+    /// The design's guards, each a switch the model already reads.
+    const GUARDS: &'static [Guard] = &[];
     fn from_knobs(knobs: &Resolved) -> Self;
+}
+
+/// A guard of a design, named as its write-up names it: the knob that switches it and the
+/// setting that removes it. Guard-mutation coverage flips each one in turn.
+#[derive(Clone, Copy, Debug)]
+pub struct Guard {
+    pub name: &'static str,
+    pub knob: &'static str,
+    pub removed: Setting,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Flag(bool),
+    Choice(&'static str),
+}
+
+impl Setting {
+    pub fn value(self) -> Value {
+        match self {
+            Setting::Flag(b) => Value::Bool(b),
+            Setting::Choice(name) => Value::Name(name.to_string()),
+        }
+    }
+}
+
+impl Guard {
+    pub const fn off(name: &'static str, knob: &'static str) -> Guard {
+        Guard {
+            name,
+            knob,
+            removed: Setting::Flag(false),
+        }
+    }
+
+    pub const fn set(name: &'static str, knob: &'static str, removed: Setting) -> Guard {
+        Guard {
+            name,
+            knob,
+            removed,
+        }
+    }
 }

@@ -14,11 +14,12 @@ use crate::knobs::{Knob, Resolved};
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
-use crate::Configured;
+use crate::{Configured, Guard};
 
 pub struct ModelEntry {
     pub name: &'static str,
     pub knobs: &'static [Knob],
+    pub guards: &'static [Guard],
     pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
     pub properties: fn(&Resolved) -> Vec<String>,
     pub fairness: fn(&Resolved) -> Vec<String>,
@@ -30,6 +31,7 @@ fn entry<M: Configured>() -> ModelEntry {
     ModelEntry {
         name: M::NAME,
         knobs: M::KNOBS,
+        guards: M::GUARDS,
         check: |knobs, spec, options| check(&M::from_knobs(knobs), spec, options),
         properties: |knobs| property_names(&M::from_knobs(knobs)),
         fairness: |knobs| M::from_knobs(knobs).fairness_groups(),

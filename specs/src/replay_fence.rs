@@ -8,7 +8,7 @@ use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Knob, Resolved};
-use crate::Configured;
+use crate::{Configured, Guard};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ReplayState {
@@ -124,6 +124,7 @@ impl Spec for ReplayFence {
 
 impl Configured for ReplayFence {
     const NAME: &'static str = "ReplayFence";
+    const GUARDS: &'static [Guard] = &[Guard::off("replay fence", "Fix")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset"),
         Knob::flag(

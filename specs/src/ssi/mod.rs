@@ -17,7 +17,7 @@ use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Knob, Resolved};
-use crate::Configured;
+use crate::{Configured, Guard, Setting};
 use workload::{eval, Stmt, Workload};
 
 pub const MAX_TXNS: usize = 3;
@@ -672,6 +672,17 @@ fn actor_of(action: &SsiAction) -> u8 {
 
 impl Configured for Ssi {
     const NAME: &'static str = "SSI";
+    const GUARDS: &'static [Guard] = &[
+        Guard::off("pivot check", "CommitCheck"),
+        Guard::set("SICHECKED", "PastCheck", Setting::Choice("status")),
+        Guard::off("reader site", "ReaderSiteFixed"),
+        Guard::set(
+            "markers survive commit",
+            "DropMarkersAtCommit",
+            Setting::Flag(true),
+        ),
+        Guard::set("SSI", "PlainSI", Setting::Flag(true)),
+    ];
     const KNOBS: &'static [Knob] = &[
         Knob::choice("Workload", workload::NAMES, "write_skew", "the transactions' programs"),
         Knob::choice(

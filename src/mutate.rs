@@ -1,0 +1,394 @@
+//! Guard-mutation coverage: remove each declared guard of each holding config in turn and see
+//! which properties catch it. A guard nothing catches is not load-bearing; a property no
+//! mutant violates is decoration (or redundant).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use loadbearing_refinement::{Options, Outcome};
+use loadbearing_specs::registry;
+use serde::{Deserialize, Serialize};
+
+use crate::run::run;
+use crate::suite::{override_constants, Config, Expected};
+
+/// One property's verdict on one mutant, checked on its own.
+#[derive(Clone, Debug, Serialize)]
+pub struct Catch {
+    pub property: String,
+    /// Transitions on the shortest counterexample (none for a missing witness).
+    pub steps: Option<usize>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Mutant {
+    pub config: String,
+    pub model: String,
+    pub guard: String,
+    /// `Knob=value`, the setting that removes the guard.
+    pub removal: String,
+    /// The properties that fail without the guard; empty: NOT LOAD-BEARING here.
+    pub caught_by: Vec<Catch>,
+    /// The config already runs without this guard, so there is nothing to remove.
+    pub not_applicable: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GuardVerdict {
+    pub model: String,
+    pub guard: String,
+    pub caught_by: Vec<String>,
+    /// A must-fail config of the suite that runs the model without this guard.
+    pub must_fail_pair: Option<String>,
+    /// Why it is fine that nothing catches it (from expected/guards.toml).
+    pub explained: Option<String>,
+}
+
+impl GuardVerdict {
+    pub fn load_bearing(&self) -> bool {
+        !self.caught_by.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyVerdict {
+    pub model: String,
+    pub property: String,
+    /// Empty: never violated by any mutant.
+    pub catches: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    pub mutants: Vec<Mutant>,
+    pub guards: Vec<GuardVerdict>,
+    pub properties: Vec<PropertyVerdict>,
+}
+
+impl Coverage {
+    /// Guards that nothing catches and nobody explained: CI fails on these.
+    pub fn unexplained(&self) -> Vec<&GuardVerdict> {
+        self.guards
+            .iter()
+            .filter(|g| !g.load_bearing() && g.explained.is_none())
+            .collect()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExplanationFile {
+    #[serde(default)]
+    not_load_bearing: Vec<Explanation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Explanation {
+    model: String,
+    guard: String,
+    reason: String,
+}
+
+pub fn default_explanations() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("expected/guards.toml")
+}
+
+/// Reads the written reasons for guards that are allowed not to be caught.
+pub fn load_explanations(path: &Path) -> Result<BTreeMap<(String, String), String>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let file: ExplanationFile =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut reasons = BTreeMap::new();
+    for e in file.not_load_bearing {
+        let entry = registry::find(&e.model)
+            .ok_or_else(|| format!("{}: unknown model `{}`", path.display(), e.model))?;
+        if !entry.guards.iter().any(|g| g.name == e.guard) {
+            return Err(format!(
+                "{}: {} declares no guard `{}`",
+                path.display(),
+                e.model,
+                e.guard
+            ));
+        }
+        if e.reason.trim().is_empty() {
+            return Err(format!(
+                "{}: {} / {}: the reason is empty",
+                path.display(),
+                e.model,
+                e.guard
+            ));
+        }
+        reasons.insert((e.model, e.guard), e.reason);
+    }
+    Ok(reasons)
+}
+
+/// Mutates every holding config among `configs`; `suite` (all configs) supplies the must-fail
+/// pairs.
+pub fn mutate(
+    configs: &[Config],
+    suite: &[Config],
+    explanations: &BTreeMap<(String, String), String>,
+    options: &Options,
+) -> Result<Coverage, String> {
+    let mut mutants = Vec::new();
+    let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
+        let entry = registry::find(config.model).ok_or("unknown model")?;
+        checked
+            .entry(config.model.to_string())
+            .or_default()
+            .extend(config.properties.iter().cloned());
+        for guard in entry.guards {
+            let removed = guard.removed.value();
+            let removal = format!("{}={}", guard.knob, removed);
+            let already_off = config.constants.values().get(guard.knob) == Some(&removed);
+            let mut mutant = Mutant {
+                config: config.name.clone(),
+                model: config.model.to_string(),
+                guard: guard.name.to_string(),
+                removal,
+                caught_by: Vec::new(),
+                not_applicable: already_off,
+            };
+            if !already_off {
+                mutant.caught_by = catches(config, guard.knob, removed, options)?;
+            }
+            mutants.push(mutant);
+        }
+    }
+
+    let mut guards = Vec::new();
+    let mut properties = Vec::new();
+    for (model, props) in &checked {
+        let entry = registry::find(model).ok_or("unknown model")?;
+        for guard in entry.guards {
+            let of_guard = mutants
+                .iter()
+                .filter(|m| &m.model == model && m.guard == guard.name);
+            let caught_by: BTreeSet<String> = of_guard
+                .flat_map(|m| m.caught_by.iter().map(|c| c.property.clone()))
+                .collect();
+            let removed = guard.removed.value();
+            let must_fail_pair = suite
+                .iter()
+                .find(|c| {
+                    &c.model == model
+                        && c.expected != Expected::Holds
+                        && c.constants.values().get(guard.knob) == Some(&removed)
+                })
+                .map(|c| c.name.clone());
+            guards.push(GuardVerdict {
+                model: model.clone(),
+                guard: guard.name.to_string(),
+                caught_by: caught_by.into_iter().collect(),
+                must_fail_pair,
+                explained: explanations
+                    .get(&(model.clone(), guard.name.to_string()))
+                    .cloned(),
+            });
+        }
+        for property in props {
+            let catches: BTreeSet<String> = mutants
+                .iter()
+                .filter(|m| {
+                    &m.model == model && m.caught_by.iter().any(|c| &c.property == property)
+                })
+                .map(|m| m.guard.clone())
+                .collect();
+            properties.push(PropertyVerdict {
+                model: model.clone(),
+                property: property.clone(),
+                catches: catches.into_iter().collect(),
+            });
+        }
+    }
+    Ok(Coverage {
+        mutants,
+        guards,
+        properties,
+    })
+}
+
+/// Checks each of the config's properties on its own against the mutant, so every property that
+/// catches the missing guard is named, not only the first one found.
+fn catches(
+    config: &Config,
+    knob: &str,
+    removed: loadbearing_specs::knobs::Value,
+    options: &Options,
+) -> Result<Vec<Catch>, String> {
+    let mut mutant = config.clone();
+    override_constants(&mut mutant, &[(knob.to_string(), removed)])?;
+    let mut found = Vec::new();
+    for property in &config.properties {
+        let mut single = mutant.clone();
+        single.properties = vec![property.clone()];
+        let judged = run(&single, options)?;
+        match judged.report.outcome {
+            Outcome::Holds => {}
+            Outcome::Violates(p) => found.push(Catch {
+                property: p,
+                steps: judged.report.counterexample.map(|cx| cx.len()),
+            }),
+            Outcome::Missing(p) => found.push(Catch {
+                property: p,
+                steps: None,
+            }),
+            Outcome::Deadlock => found.push(Catch {
+                property: "deadlock".into(),
+                steps: judged.report.counterexample.map(|cx| cx.len()),
+            }),
+            Outcome::Incomplete(why) => {
+                return Err(format!(
+                    "{} without {knob}: {property} incomplete ({why})",
+                    config.name
+                ))
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn catch_text(c: &Catch) -> String {
+    match c.steps {
+        Some(n) => format!("{} ({n} steps)", c.property),
+        None => format!("{} (witness missing)", c.property),
+    }
+}
+
+pub fn table(coverage: &Coverage) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<40} {:<24} {:<28} result",
+        "config", "guard", "removed by"
+    );
+    for m in &coverage.mutants {
+        let result = if m.not_applicable {
+            "not applicable: the config already runs without it".to_string()
+        } else if m.caught_by.is_empty() {
+            "NOT LOAD-BEARING here".to_string()
+        } else {
+            m.caught_by
+                .iter()
+                .map(catch_text)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "{:<40} {:<24} {:<28} {result}",
+            m.config, m.guard, m.removal
+        );
+    }
+    let _ = writeln!(out, "\nguards:");
+    for g in &coverage.guards {
+        let verdict = if g.load_bearing() {
+            format!("load-bearing, caught by {}", g.caught_by.join(", "))
+        } else if let Some(reason) = &g.explained {
+            format!("NOT LOAD-BEARING (explained: {reason})")
+        } else {
+            "NOT LOAD-BEARING (unexplained)".to_string()
+        };
+        let pair = g
+            .must_fail_pair
+            .as_deref()
+            .map(|p| format!("; must-fail pair: {p}"))
+            .unwrap_or_else(|| "; no must-fail pair in the suite".into());
+        let _ = writeln!(out, "  {:<18} {:<24} {verdict}{pair}", g.model, g.guard);
+    }
+    let _ = writeln!(out, "\nproperties:");
+    for p in &coverage.properties {
+        let verdict = if p.catches.is_empty() {
+            "never violated".to_string()
+        } else {
+            format!("catches {}", p.catches.join(", "))
+        };
+        let _ = writeln!(out, "  {:<18} {:<28} {verdict}", p.model, p.property);
+    }
+    out
+}
+
+/// The guard × property table per model, as the generated docs/mutation.md.
+pub fn markdown(coverage: &Coverage) -> String {
+    let mut out = String::from(
+        "# Guard-mutation coverage\n\n\
+         Generated by `cargo run --release -- mutate --format markdown > docs/mutation.md`; \
+         `cargo test` fails when it is out of date.\n\n\
+         For every config that holds, each guard of its model is removed in turn and every \
+         property of the config is checked on its own. A cell names the shortest counterexample \
+         length of the property that catches the missing guard (`✗ n`), a missing witness \
+         (`✗ missing`), or `·` when the property still holds. A guard no property catches is \
+         not load-bearing; a property no mutant violates is listed as never violated.\n",
+    );
+    let models: BTreeSet<&str> = coverage.mutants.iter().map(|m| m.model.as_str()).collect();
+    for model in models {
+        let _ = writeln!(out, "\n## {model}\n");
+        let props: Vec<&PropertyVerdict> = coverage
+            .properties
+            .iter()
+            .filter(|p| p.model == model)
+            .collect();
+        let _ = write!(out, "| config | guard removed |");
+        for p in &props {
+            let _ = write!(out, " {} |", p.property);
+        }
+        let _ = write!(out, "\n|---|---|");
+        for _ in &props {
+            let _ = write!(out, "---|");
+        }
+        out.push('\n');
+        for m in coverage.mutants.iter().filter(|m| m.model == model) {
+            let _ = write!(out, "| {} | {} (`{}`) |", m.config, m.guard, m.removal);
+            for p in &props {
+                let cell = if m.not_applicable {
+                    "n/a".to_string()
+                } else {
+                    match m.caught_by.iter().find(|c| c.property == p.property) {
+                        Some(Catch { steps: Some(n), .. }) => format!("✗ {n}"),
+                        Some(Catch { steps: None, .. }) => "✗ missing".to_string(),
+                        None => "·".to_string(),
+                    }
+                };
+                let _ = write!(out, " {cell} |");
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+        for g in coverage.guards.iter().filter(|g| g.model == model) {
+            let verdict = if g.load_bearing() {
+                "load-bearing".to_string()
+            } else if let Some(reason) = &g.explained {
+                format!("**not load-bearing**, explained: {reason}")
+            } else {
+                "**NOT LOAD-BEARING**".to_string()
+            };
+            let pair = g
+                .must_fail_pair
+                .as_deref()
+                .map(|p| format!(" (must-fail pair: `{p}`)"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "- guard **{}**: {verdict}{pair}", g.guard);
+        }
+        let never: Vec<&str> = props
+            .iter()
+            .filter(|p| p.catches.is_empty())
+            .map(|p| p.property.as_str())
+            .collect();
+        if !never.is_empty() {
+            let _ = writeln!(out, "- never violated by any mutant: {}", never.join(", "));
+        }
+    }
+    out
+}
+
+pub fn docs_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mutation.md")
+}
