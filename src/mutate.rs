@@ -179,7 +179,7 @@ pub fn mutate(
             let must_fail_pair = suite
                 .iter()
                 .find(|c| {
-                    &c.model == model
+                    c.model == model
                         && c.expected != Expected::Holds
                         && c.constants.values().get(guard.knob) == Some(&removed)
                 })
