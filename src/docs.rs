@@ -88,6 +88,12 @@ fn mark(config: &Config) -> &'static str {
 /// What a must-fail config changes against the closest holding config of its model: the knobs
 /// it flips, or fairness it drops.
 fn flips(config: &Config, configs: &[Config]) -> Vec<String> {
+    closest(config, configs).map(|(_, d)| d).unwrap_or_default()
+}
+
+/// The holding config of the same model that differs least from `config`, with the
+/// differences (the first such config on a tie).
+fn closest<'a>(config: &Config, configs: &'a [Config]) -> Option<(&'a Config, Vec<String>)> {
     let holding = configs
         .iter()
         .filter(|c| c.model == config.model && c.expected == Expected::Holds);
@@ -104,10 +110,17 @@ fn flips(config: &Config, configs: &[Config]) -> Vec<String> {
         }
         out
     };
-    holding
-        .map(diff)
-        .min_by_key(|d| d.len())
-        .unwrap_or_default()
+    holding.map(|h| (h, diff(h))).min_by_key(|(_, d)| d.len())
+}
+
+/// The guards of a model that a list of flips (`Knob=value`) removes.
+fn removed_guards(entry: &ModelEntry, flipped: &[String]) -> Vec<&'static str> {
+    entry
+        .guards
+        .iter()
+        .filter(|g| flipped.contains(&format!("{}={}", g.knob, g.removed.value())))
+        .map(|g| g.name)
+        .collect()
 }
 
 fn entry(model: &str) -> Result<ModelEntry, String> {
@@ -423,6 +436,26 @@ fn model_md(
                 .join(", ")
         );
     }
+    if !entry.guards.is_empty() {
+        let _ = writeln!(out, "\n## Guards\n");
+        let _ = writeln!(out, "| guard | removed by | must-fail configs |");
+        let _ = writeln!(out, "|---|---|---|");
+        for g in entry.guards {
+            let removal = format!("{}={}", g.knob, g.removed.value());
+            let pairs: Vec<String> = cs
+                .iter()
+                .filter(|c| c.expected != Expected::Holds)
+                .filter(|c| flips(c, configs).contains(&removal))
+                .map(|c| format!("[`{}`](#{})", c.name, c.name))
+                .collect();
+            let pairs = if pairs.is_empty() {
+                "— (`loadbearing mutate` removes it from every config that holds)".to_string()
+            } else {
+                pairs.join(", ")
+            };
+            let _ = writeln!(out, "| {} | `{removal}` | {pairs} |", g.name);
+        }
+    }
     let _ = writeln!(out, "\n## Configs\n");
     let _ = writeln!(out, "| config | constants | checks | expected |");
     let _ = writeln!(out, "|---|---|---|---|");
@@ -452,18 +485,33 @@ fn model_md(
         );
     }
     for c in failing {
-        let flipped = flips(c, configs);
-        let has_holding = configs
-            .iter()
-            .any(|h| h.model == c.model && h.expected == Expected::Holds);
-        let what = if !flipped.is_empty() {
-            flipped.join(", ")
-        } else if has_holding {
-            "the constants of a config that holds, another property".to_string()
-        } else {
-            "the design itself: no config of this model holds".to_string()
+        let reference = closest(c, configs);
+        let flipped = reference
+            .as_ref()
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default();
+        let guards = removed_guards(&entry, &flipped);
+        let what = match (&reference, guards.len()) {
+            (None, _) => "the design itself: no config of this model holds".to_string(),
+            (Some(_), 0) if flipped.is_empty() => "another property of a design that holds".into(),
+            (Some(_), 0) => flipped.join(", "),
+            (Some(_), 1) => format!("guard removed: {} ({})", guards[0], flipped.join(", ")),
+            (Some(_), _) => format!(
+                "guards removed: {} ({})",
+                guards.join(", "),
+                flipped.join(", ")
+            ),
         };
+        let _ = writeln!(out, "<a id=\"{}\"></a>\n", c.name);
         let _ = writeln!(out, "### `{}` — {what}\n", c.name);
+        if let Some((holding, _)) = &reference {
+            let against = if flipped.is_empty() {
+                "the same constants".to_string()
+            } else {
+                flipped.join(", ")
+            };
+            let _ = writeln!(out, "Against `{}`, which holds: {against}.\n", holding.name);
+        }
         for part in &flipped {
             let name = part.split('=').next().unwrap_or(part);
             if let Some(knob) = entry.knobs.iter().find(|k| k.name == name) {
