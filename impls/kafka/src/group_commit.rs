@@ -1,0 +1,728 @@
+//! GroupCommit (SPECS.md §7): snapshot writes are queued; whoever takes the per-partition lock
+//! drains up to `cap` queued writes into one transaction, which also commits the latest
+//! scheduled input offset with the consumer's live group metadata.
+//!
+//! The model's processes map one to one: a writer calls [`GroupCommit::write`], which is
+//! `offer` (queue the write), `acq` (take the lock), `commit` (drain up to `cap` and run one
+//! transaction; on an empty queue it still commits the scheduled offset if it moved) and
+//! `await_` (its own outcome). The flow calls [`GroupCommit::schedule`] (`sched`), which only
+//! accepts an offset once every write below it is durable, so the committed offset never leads
+//! the durable writes (`INV_OffsetWithinDurable`).
+//!
+//! Every transaction carries an input offset: it starts at the seed (the offset the partition
+//! was assigned at), so even the first flush is gated by the group-generation fence. The
+//! transaction sends the offsets before any record, so a fenced writer never puts a record in
+//! the snapshot topic.
+//!
+//! The producer is a trait ([`TxnProducer`]): the real one is
+//! [`crate::kafka::KafkaTxnProducer`], the in-memory one [`MemProducer`] (tests, no broker).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::trace::{KafkaStep, SharedKafkaTracer, TxnOutcome};
+
+/// The default number of writes drained into one transaction.
+pub const DEFAULT_CAP: usize = 256;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A consumer's group metadata, as the transactional offset commit carries it (KIP-447).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMetadata {
+    pub group_id: String,
+    /// -1 when the consumer is not a member (never joined, or left the group).
+    pub generation_id: i32,
+    /// Empty when the consumer is not a member.
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+}
+
+impl GroupMetadata {
+    /// Metadata naming only the group (generation -1, no member): what the pre-KIP-447 Epoch
+    /// design sends. The broker accepts such a transactional offset commit in any group state.
+    pub fn group_only(group_id: &str) -> Self {
+        GroupMetadata {
+            group_id: group_id.to_string(),
+            generation_id: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+        }
+    }
+
+    /// Does this name a member of a generation (so the broker checks it)?
+    pub fn is_member(&self) -> bool {
+        self.generation_id >= 0 && !self.member_id.is_empty()
+    }
+}
+
+/// Where the live group metadata comes from: read once per transaction, never cached.
+pub trait GroupMetadataSource: Send + Sync {
+    fn current(&self) -> Option<GroupMetadata>;
+}
+
+impl<F: Fn() -> Option<GroupMetadata> + Send + Sync> GroupMetadataSource for F {
+    fn current(&self) -> Option<GroupMetadata> {
+        self()
+    }
+}
+
+/// The input partition whose offset the transactions commit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InputPartition {
+    pub topic: String,
+    pub partition: i32,
+}
+
+impl InputPartition {
+    pub fn new(topic: &str, partition: i32) -> Self {
+        InputPartition {
+            topic: topic.to_string(),
+            partition,
+        }
+    }
+}
+
+/// One snapshot write: the fold of `key` up to input offset `offset`, or its deletion
+/// (`value = None`, a tombstone carrying the offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotWrite {
+    pub key: String,
+    pub offset: i64,
+    pub value: Option<Vec<u8>>,
+}
+
+impl SnapshotWrite {
+    pub fn persist(key: &str, offset: i64, value: &[u8]) -> Self {
+        SnapshotWrite {
+            key: key.to_string(),
+            offset,
+            value: Some(value.to_vec()),
+        }
+    }
+    pub fn delete(key: &str, offset: i64) -> Self {
+        SnapshotWrite {
+            key: key.to_string(),
+            offset,
+            value: None,
+        }
+    }
+}
+
+/// How a producer error is to be handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// A fence: a stale generation (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID)
+    /// or a newer producer epoch (PRODUCER_FENCED). The writer is no longer the owner.
+    Fenced,
+    /// The transaction failed and was (or must be) aborted; the producer is still usable.
+    Abortable,
+    /// The producer is unusable.
+    Fatal,
+}
+
+/// A producer call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnError {
+    pub class: ErrorClass,
+    /// The broker's or client's error name, e.g. `ILLEGAL_GENERATION`.
+    pub code: String,
+    pub message: String,
+}
+
+impl fmt::Display for TxnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({:?}): {}", self.code, self.class, self.message)
+    }
+}
+
+/// The transactional producer GroupCommit drives.
+pub trait TxnProducer: Send {
+    fn begin(&mut self) -> Result<(), TxnError>;
+    /// Add the input offset commit to the transaction, with this group metadata.
+    fn send_offsets(
+        &mut self,
+        input: &InputPartition,
+        offset: i64,
+        meta: &GroupMetadata,
+    ) -> Result<(), TxnError>;
+    fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError>;
+    fn commit(&mut self) -> Result<(), TxnError>;
+    fn abort(&mut self) -> Result<(), TxnError>;
+}
+
+/// Which fence the offset commit relies on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fence {
+    /// KIP-447: the consumer's live group metadata (generation, member id). The design.
+    Generation,
+    /// The rejected Epoch design: a stable `transactional.id`, producer-epoch fencing only;
+    /// offsets are committed with the group id alone.
+    ProducerEpoch { group_id: String },
+}
+
+/// Why a write or commit did not land.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommitError {
+    /// The broker rejected the transaction through a fence; it was aborted. The writer no
+    /// longer owns the partition and every later flush fails fast.
+    Fenced { code: String, message: String },
+    /// An earlier transaction was fenced: nothing was sent.
+    AlreadyFenced { code: String },
+    /// The consumer has no live group metadata (not a member, or generation -1): a commit
+    /// without it would pass the broker in any group state, so nothing was sent.
+    MissingGroupMetadata { got: Option<GroupMetadata> },
+    /// The transaction failed and was aborted (the writes did not land).
+    Failed { code: String, message: String },
+    /// `schedule(offset)` would let the committed offset lead a write that is not durable.
+    Ungated { offset: i64, pending: i64 },
+}
+
+impl fmt::Display for CommitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommitError::Fenced { code, message } => {
+                write!(f, "fenced by the broker ({code}): {message}")
+            }
+            CommitError::AlreadyFenced { code } => {
+                write!(
+                    f,
+                    "an earlier transaction was fenced ({code}); nothing sent"
+                )
+            }
+            CommitError::MissingGroupMetadata { got } => write!(
+                f,
+                "no live group metadata (got {got:?}): refusing to commit an offset the \
+                 broker would not fence"
+            ),
+            CommitError::Failed { code, message } => {
+                write!(f, "transaction aborted ({code}): {message}")
+            }
+            CommitError::Ungated { offset, pending } => write!(
+                f,
+                "offset {offset} not scheduled: the write at offset {pending} is not durable"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CommitError {}
+
+impl CommitError {
+    pub fn is_fence(&self) -> bool {
+        matches!(
+            self,
+            CommitError::Fenced { .. } | CommitError::AlreadyFenced { .. }
+        )
+    }
+    fn outcome(&self) -> TxnOutcome {
+        match self {
+            CommitError::Fenced { code, .. } => TxnOutcome::Fenced(code.clone()),
+            CommitError::Failed { code, .. } => TxnOutcome::Failed(code.clone()),
+            other => TxnOutcome::Refused(other.to_string()),
+        }
+    }
+}
+
+/// A write landed in a committed transaction of `batch` writes, which also committed input
+/// offset `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Committed {
+    pub batch: usize,
+    pub offset: i64,
+}
+
+/// Counters, for the tests and the benchmark.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub begins: u64,
+    pub commits: u64,
+    pub aborts: u64,
+    /// Transactions that carried no write (offset only).
+    pub offset_only: u64,
+    pub max_batch: usize,
+    pub writes_committed: u64,
+}
+
+struct Waiter {
+    id: u64,
+    write: SnapshotWrite,
+    outcome: Mutex<Option<Result<Committed, CommitError>>>,
+    ready: Condvar,
+}
+
+impl Waiter {
+    fn set(&self, r: Result<Committed, CommitError>) {
+        *lock(&self.outcome) = Some(r);
+        self.ready.notify_all();
+    }
+    fn done(&self) -> bool {
+        lock(&self.outcome).is_some()
+    }
+    fn wait(&self) -> Result<Committed, CommitError> {
+        let mut g = lock(&self.outcome);
+        loop {
+            if let Some(r) = g.as_ref() {
+                return r.clone();
+            }
+            g = self.ready.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+struct Offsets {
+    /// `oc`: the offset scheduled for the next transaction (starts at the seed).
+    scheduled: i64,
+    /// `co`: the offset the last committed transaction carried (None before the first).
+    committed: Option<i64>,
+    /// Offered writes not yet durable, per key: offset → how many. A failed write stays
+    /// until a later write of the same key at an offset at least as high is durable.
+    pending: HashMap<String, BTreeMap<i64, usize>>,
+}
+
+/// Group commit for one input partition.
+pub struct GroupCommit<P: TxnProducer> {
+    input: InputPartition,
+    cap: usize,
+    fence: Fence,
+    /// The per-partition lock: holding the producer is holding the lock.
+    txn: Mutex<P>,
+    queue: Mutex<VecDeque<Arc<Waiter>>>,
+    offsets: Mutex<Offsets>,
+    meta: Arc<dyn GroupMetadataSource>,
+    fenced: Mutex<Option<String>>,
+    next_writer: AtomicU64,
+    stats: Mutex<Stats>,
+    tracer: SharedKafkaTracer,
+}
+
+/// GroupCommit settings.
+#[derive(Clone, Debug)]
+pub struct GroupCommitConfig {
+    pub input: InputPartition,
+    /// Writes drained into one transaction at most (≥ 1).
+    pub cap: usize,
+    /// The offset the partition was assigned at: every transaction carries an offset, the
+    /// first one this.
+    pub seed: i64,
+    pub fence: Fence,
+}
+
+impl GroupCommitConfig {
+    pub fn new(input: InputPartition, seed: i64) -> Self {
+        GroupCommitConfig {
+            input,
+            cap: DEFAULT_CAP,
+            seed,
+            fence: Fence::Generation,
+        }
+    }
+    pub fn cap(mut self, cap: usize) -> Self {
+        self.cap = cap.max(1);
+        self
+    }
+    pub fn fence(mut self, fence: Fence) -> Self {
+        self.fence = fence;
+        self
+    }
+}
+
+impl<P: TxnProducer> GroupCommit<P> {
+    pub fn new(
+        producer: P,
+        config: GroupCommitConfig,
+        meta: Arc<dyn GroupMetadataSource>,
+        tracer: SharedKafkaTracer,
+    ) -> Self {
+        GroupCommit {
+            input: config.input,
+            cap: config.cap.max(1),
+            fence: config.fence,
+            txn: Mutex::new(producer),
+            queue: Mutex::new(VecDeque::new()),
+            offsets: Mutex::new(Offsets {
+                scheduled: config.seed,
+                committed: None,
+                pending: HashMap::new(),
+            }),
+            meta,
+            fenced: Mutex::new(None),
+            next_writer: AtomicU64::new(1),
+            stats: Mutex::new(Stats::default()),
+            tracer,
+        }
+    }
+
+    pub fn input(&self) -> &InputPartition {
+        &self.input
+    }
+
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    pub fn stats(&self) -> Stats {
+        lock(&self.stats).clone()
+    }
+
+    /// `oc`: the offset the next transaction carries.
+    pub fn scheduled(&self) -> i64 {
+        lock(&self.offsets).scheduled
+    }
+
+    /// `co`: the offset the last committed transaction carried.
+    pub fn committed(&self) -> Option<i64> {
+        lock(&self.offsets).committed
+    }
+
+    /// The fence error code, once a transaction was fenced.
+    pub fn fenced(&self) -> Option<String> {
+        lock(&self.fenced).clone()
+    }
+
+    /// Run `f` on the producer while holding the per-partition lock (tests).
+    pub fn with_producer<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
+        f(&mut lock(&self.txn))
+    }
+
+    /// Write one snapshot: `offer`, `acq`, `commit`, `await_`. Returns this write's own
+    /// outcome, whichever writer's transaction carried it.
+    pub fn write(&self, write: SnapshotWrite) -> Result<Committed, CommitError> {
+        let id = self.next_writer.fetch_add(1, Ordering::Relaxed);
+        let partition = self.input.partition;
+        *lock(&self.offsets)
+            .pending
+            .entry(write.key.clone())
+            .or_default()
+            .entry(write.offset)
+            .or_insert(0) += 1;
+        self.tracer.kafka(&KafkaStep::Offer {
+            partition,
+            writer: id,
+            key: write.key.clone(),
+            offset: write.offset,
+        });
+        let waiter = Arc::new(Waiter {
+            id,
+            write,
+            outcome: Mutex::new(None),
+            ready: Condvar::new(),
+        });
+        lock(&self.queue).push_back(waiter.clone());
+        // acq + commit; again only if this write was beyond the cap of every transaction so far.
+        while !waiter.done() {
+            let mut producer = lock(&self.txn);
+            self.tracer.kafka(&KafkaStep::Acq {
+                partition,
+                writer: id,
+            });
+            // Each drained writer gets its outcome through its waiter, this one included.
+            let _ = self.commit_locked(&mut producer, id, false);
+        }
+        let outcome = waiter.wait();
+        self.tracer.kafka(&KafkaStep::Await {
+            partition,
+            writer: id,
+            outcome: match &outcome {
+                Ok(_) => TxnOutcome::Committed,
+                Err(e) => e.outcome(),
+            },
+        });
+        outcome
+    }
+
+    /// A transaction now even if nothing is queued and the offset did not move (the revoke
+    /// path: an offset-only transaction). Queued writes are drained into it as usual.
+    pub fn commit_now(&self) -> Result<Committed, CommitError> {
+        let mut producer = lock(&self.txn);
+        self.tracer.kafka(&KafkaStep::Acq {
+            partition: self.input.partition,
+            writer: 0,
+        });
+        self.commit_locked(&mut producer, 0, true)
+    }
+
+    /// `sched`: the next transaction commits input offset `offset` (the next offset to
+    /// consume). Refused while a write of an input offset below it is not durable.
+    pub fn schedule(&self, offset: i64) -> Result<(), CommitError> {
+        let mut o = lock(&self.offsets);
+        let lowest = o.pending.values().filter_map(|m| m.keys().next()).min();
+        if let Some(&pending) = lowest {
+            if pending < offset {
+                return Err(CommitError::Ungated { offset, pending });
+            }
+        }
+        if offset > o.scheduled {
+            o.scheduled = offset;
+            drop(o);
+            self.tracer.kafka(&KafkaStep::Sched {
+                partition: self.input.partition,
+                offset,
+            });
+        }
+        Ok(())
+    }
+
+    /// `commit`: drain up to `cap` queued writes into one transaction with the scheduled
+    /// offset, and hand each drained writer its outcome. Holds the lock (`producer`).
+    fn commit_locked(
+        &self,
+        producer: &mut P,
+        writer: u64,
+        force: bool,
+    ) -> Result<Committed, CommitError> {
+        let batch: Vec<Arc<Waiter>> = {
+            let mut q = lock(&self.queue);
+            let n = q.len().min(self.cap);
+            q.drain(..n).collect()
+        };
+        let (offset, committed) = {
+            let o = lock(&self.offsets);
+            (o.scheduled, o.committed)
+        };
+        let partition = self.input.partition;
+        let trace = |writes: usize, outcome: TxnOutcome| {
+            self.tracer.kafka(&KafkaStep::Commit {
+                partition,
+                writer,
+                writes,
+                offset,
+                outcome,
+            })
+        };
+        if batch.is_empty() && committed == Some(offset) && !force {
+            // The model's commit on an empty queue: co := oc changes nothing; no transaction.
+            trace(0, TxnOutcome::Committed);
+            return Ok(Committed { batch: 0, offset });
+        }
+        let result = self.transact(producer, &batch, offset);
+        match &result {
+            Ok(c) => {
+                let mut o = lock(&self.offsets);
+                o.committed = Some(offset);
+                for w in &batch {
+                    // Durable at this offset: it covers the key's lower pending writes too.
+                    if let Some(m) = o.pending.get_mut(&w.write.key) {
+                        if let Some(n) = m.get_mut(&w.write.offset) {
+                            *n -= 1;
+                            if *n == 0 {
+                                m.remove(&w.write.offset);
+                            }
+                        }
+                        m.retain(|&off, _| off > w.write.offset);
+                        if m.is_empty() {
+                            o.pending.remove(&w.write.key);
+                        }
+                    }
+                }
+                drop(o);
+                let mut s = lock(&self.stats);
+                s.max_batch = s.max_batch.max(c.batch);
+                s.writes_committed += c.batch as u64;
+                if c.batch == 0 {
+                    s.offset_only += 1;
+                }
+                drop(s);
+                trace(batch.len(), TxnOutcome::Committed);
+            }
+            Err(e) => trace(batch.len(), e.outcome()),
+        }
+        for w in &batch {
+            debug_assert!(w.id != 0);
+            w.set(result.clone());
+        }
+        result
+    }
+
+    /// One transaction: begin, the offsets (the fence check, before any record), the
+    /// records, commit; abort on any failure.
+    fn transact(
+        &self,
+        producer: &mut P,
+        batch: &[Arc<Waiter>],
+        offset: i64,
+    ) -> Result<Committed, CommitError> {
+        if let Some(code) = self.fenced() {
+            return Err(CommitError::AlreadyFenced { code });
+        }
+        let meta = match &self.fence {
+            Fence::Generation => match self.meta.current() {
+                Some(m) if m.is_member() => m,
+                got => return Err(CommitError::MissingGroupMetadata { got }),
+            },
+            Fence::ProducerEpoch { group_id } => GroupMetadata::group_only(group_id),
+        };
+        lock(&self.stats).begins += 1;
+        producer.begin().map_err(|e| self.failed(e))?;
+        let sent = (|| {
+            producer.send_offsets(&self.input, offset, &meta)?;
+            for w in batch {
+                producer.send(&w.write)?;
+            }
+            producer.commit()
+        })();
+        match sent {
+            Ok(()) => {
+                lock(&self.stats).commits += 1;
+                Ok(Committed {
+                    batch: batch.len(),
+                    offset,
+                })
+            }
+            Err(e) => {
+                lock(&self.stats).aborts += 1;
+                if e.class != ErrorClass::Fatal {
+                    // The abort's own failure changes nothing: the transaction did not commit.
+                    let _ = producer.abort();
+                }
+                Err(self.failed(e))
+            }
+        }
+    }
+
+    fn failed(&self, e: TxnError) -> CommitError {
+        if e.class == ErrorClass::Fenced {
+            *lock(&self.fenced) = Some(e.code.clone());
+            CommitError::Fenced {
+                code: e.code,
+                message: e.message,
+            }
+        } else {
+            CommitError::Failed {
+                code: e.code,
+                message: e.message,
+            }
+        }
+    }
+}
+
+/// What an in-memory producer was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemCall {
+    Begin,
+    Offsets { offset: i64, meta: GroupMetadata },
+    Send(SnapshotWrite),
+    Commit,
+    Abort,
+}
+
+/// The in-memory producer's shared state: the calls, the committed writes and offset, and the
+/// faults to inject.
+#[derive(Debug, Default)]
+pub struct MemLog {
+    pub calls: Vec<MemCall>,
+    /// Writes of committed transactions, in commit order.
+    pub durable: Vec<SnapshotWrite>,
+    /// The input offset of the last committed transaction.
+    pub committed_offset: Option<i64>,
+    /// The coordinator's live generation: an offset commit carrying a member of another
+    /// generation is rejected with ILLEGAL_GENERATION (None: accept all).
+    pub live_generation: Option<i32>,
+    /// Fail the commit of the n-th transaction (1-based) with an abortable error.
+    pub fail_commit_at: Option<u64>,
+    in_txn: bool,
+    txn_offset: Option<i64>,
+    txn_writes: Vec<SnapshotWrite>,
+    commits_tried: u64,
+}
+
+/// An in-memory transactional producer (no broker).
+#[derive(Clone, Debug, Default)]
+pub struct MemProducer {
+    pub log: Arc<Mutex<MemLog>>,
+}
+
+impl MemProducer {
+    pub fn new() -> Self {
+        MemProducer::default()
+    }
+    pub fn log(&self) -> MutexGuard<'_, MemLog> {
+        lock(&self.log)
+    }
+}
+
+fn mem_err(class: ErrorClass, code: &str, message: &str) -> TxnError {
+    TxnError {
+        class,
+        code: code.to_string(),
+        message: message.to_string(),
+    }
+}
+
+impl TxnProducer for MemProducer {
+    fn begin(&mut self) -> Result<(), TxnError> {
+        let mut l = self.log();
+        l.calls.push(MemCall::Begin);
+        if l.in_txn {
+            return Err(mem_err(
+                ErrorClass::Fatal,
+                "STATE",
+                "begin inside a transaction",
+            ));
+        }
+        l.in_txn = true;
+        l.txn_offset = None;
+        l.txn_writes.clear();
+        Ok(())
+    }
+    fn send_offsets(
+        &mut self,
+        _input: &InputPartition,
+        offset: i64,
+        meta: &GroupMetadata,
+    ) -> Result<(), TxnError> {
+        let mut l = self.log();
+        l.calls.push(MemCall::Offsets {
+            offset,
+            meta: meta.clone(),
+        });
+        if let Some(live) = l.live_generation {
+            if meta.is_member() && meta.generation_id != live {
+                return Err(mem_err(
+                    ErrorClass::Fenced,
+                    "ILLEGAL_GENERATION",
+                    "stale generation",
+                ));
+            }
+        }
+        l.txn_offset = Some(offset);
+        Ok(())
+    }
+    fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        let mut l = self.log();
+        l.calls.push(MemCall::Send(write.clone()));
+        l.txn_writes.push(write.clone());
+        Ok(())
+    }
+    fn commit(&mut self) -> Result<(), TxnError> {
+        let mut l = self.log();
+        l.calls.push(MemCall::Commit);
+        l.commits_tried += 1;
+        if l.fail_commit_at == Some(l.commits_tried) {
+            return Err(mem_err(
+                ErrorClass::Abortable,
+                "INJECTED",
+                "injected commit failure",
+            ));
+        }
+        l.in_txn = false;
+        let writes = std::mem::take(&mut l.txn_writes);
+        l.durable.extend(writes);
+        if let Some(o) = l.txn_offset.take() {
+            l.committed_offset = Some(o);
+        }
+        Ok(())
+    }
+    fn abort(&mut self) -> Result<(), TxnError> {
+        let mut l = self.log();
+        l.calls.push(MemCall::Abort);
+        l.in_txn = false;
+        l.txn_writes.clear();
+        l.txn_offset = None;
+        Ok(())
+    }
+}

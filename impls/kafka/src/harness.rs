@@ -1,0 +1,383 @@
+//! An Apache Kafka 4.4 broker for the tests: single node, KRaft (combined broker and
+//! controller), on free loopback ports, started once per test binary and shared.
+//!
+//! The jars (`org.apache.kafka:kafka_2.13` and its runtime dependencies) come from Maven
+//! Central through `scripts/fetch-kafka.sh` into a cache folder on first use
+//! (`$LOADBEARING_KAFKA_CACHE`, default `$HOME/.cache/loadbearing/kafka-4.4.0`). The broker's
+//! folder is fresh and a *guardian* (a detached shell waiting for the test process to exit)
+//! kills the broker and removes the folder once the test process is gone, however it exits.
+//!
+//! [`shared`] returns the broker or the reason there is none; [`broker_or_skip`] turns that
+//! reason into `skipped: <reason>` outside CI and a failure in CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+
+pub const KAFKA_VERSION: &str = "4.4.0";
+
+/// A running broker.
+pub struct KafkaBroker {
+    dir: PathBuf,
+    port: u16,
+    child: Mutex<Child>,
+    pub started_in: Duration,
+}
+
+impl KafkaBroker {
+    /// `bootstrap.servers` for clients.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn pid(&self) -> u32 {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).id()
+    }
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.dir.join("broker.log"), lines)
+    }
+    /// Stop the broker (SIGKILL) and remove its folder. The guardian does this at exit too.
+    pub fn stop(&self) {
+        let mut c = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = c.kill();
+        let _ = c.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The cache folder for the jars.
+pub fn cache_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("LOADBEARING_KAFKA_CACHE") {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+    PathBuf::from(home).join(format!(".cache/loadbearing/kafka-{KAFKA_VERSION}"))
+}
+
+fn fetch_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-kafka.sh")
+}
+
+/// The jar folder, resolving it with Maven on first use.
+pub fn ensure_jars() -> Result<PathBuf, String> {
+    let cache = cache_dir();
+    let jars = cache.join("jars");
+    if jars.join(".complete").exists() {
+        return Ok(jars);
+    }
+    if Command::new("mvn").arg("-v").output().is_err() {
+        return Err(format!(
+            "Maven (mvn) not found and no Kafka jars cached in {} (install Debian's maven \
+             package, or run scripts/fetch-kafka.sh)",
+            jars.display()
+        ));
+    }
+    eprintln!(
+        "resolving Apache Kafka {KAFKA_VERSION} jars with Maven into {} (first use)",
+        jars.display()
+    );
+    let out = Command::new("bash")
+        .arg(fetch_script())
+        .arg(&cache)
+        .env("LOADBEARING_KAFKA_VERSION", KAFKA_VERSION)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", fetch_script().display()))?;
+    if !out.status.success() || !jars.join(".complete").exists() {
+        return Err(format!(
+            "resolving the Kafka jars failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(jars)
+}
+
+/// `java`, checked to be version 17 or later.
+pub fn find_java() -> Result<PathBuf, String> {
+    let java = std::env::var("JAVA_HOME")
+        .map(|h| PathBuf::from(h).join("bin/java"))
+        .ok()
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("java"));
+    let out = Command::new(&java).arg("-version").output().map_err(|e| {
+        format!(
+            "Java not found ({}: {e}); Kafka 4.4 needs Java 17+",
+            java.display()
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let major = text
+        .split('"')
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(0);
+    if major < 17 {
+        return Err(format!("Kafka 4.4 needs Java 17+, found: {}", text.trim()));
+    }
+    Ok(java)
+}
+
+/// A KRaft cluster id: 16 random bytes, URL-safe base64 without padding.
+fn cluster_id() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bytes = [0u8; 16];
+    for chunk in bytes.chunks_mut(8) {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    let mut bits: u128 = u128::from_le_bytes(bytes);
+    let mut s = String::new();
+    for _ in 0..22 {
+        s.push(ALPHABET[(bits & 63) as usize] as char);
+        bits >>= 6;
+    }
+    // Kafka refuses ids that start with '-'.
+    s.replace_range(0..1, "k");
+    s
+}
+
+impl KafkaBroker {
+    /// Format fresh storage and start a broker; wait until a metadata request succeeds.
+    pub fn start() -> Result<KafkaBroker, String> {
+        let t0 = Instant::now();
+        let java = find_java()?;
+        let jars = ensure_jars()?;
+        let dir = fresh_dir("loadbearing-kafka")?;
+        spawn_guardian(&format!("rm -rf '{}'", dir.display()))?;
+        let port = free_port()?;
+        let mut cport = free_port()?;
+        while cport == port {
+            cport = free_port()?;
+        }
+        let props = dir.join("server.properties");
+        let data = dir.join("data");
+        std::fs::write(
+            &props,
+            format!(
+                "process.roles=broker,controller\n\
+                 node.id=1\n\
+                 controller.quorum.voters=1@127.0.0.1:{cport}\n\
+                 listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}\n\
+                 advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+                 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+                 controller.listener.names=CONTROLLER\n\
+                 inter.broker.listener.name=PLAINTEXT\n\
+                 log.dirs={data}\n\
+                 num.partitions=1\n\
+                 auto.create.topics.enable=false\n\
+                 offsets.topic.replication.factor=1\n\
+                 offsets.topic.num.partitions=1\n\
+                 transaction.state.log.replication.factor=1\n\
+                 transaction.state.log.min.isr=1\n\
+                 transaction.state.log.num.partitions=1\n\
+                 share.coordinator.state.topic.replication.factor=1\n\
+                 share.coordinator.state.topic.min.isr=1\n\
+                 min.insync.replicas=1\n\
+                 default.replication.factor=1\n\
+                 group.initial.rebalance.delay.ms=0\n\
+                 group.min.session.timeout.ms=500\n\
+                 log.flush.interval.messages=9223372036854775807\n",
+                data = data.display()
+            ),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", props.display()))?;
+        let log4j = dir.join("log4j2.properties");
+        std::fs::write(
+            &log4j,
+            "status = warn\n\
+             appender.console.type = Console\n\
+             appender.console.name = STDOUT\n\
+             appender.console.layout.type = PatternLayout\n\
+             appender.console.layout.pattern = [%d] %p %m (%c)%n\n\
+             rootLogger.level = INFO\n\
+             rootLogger.appenderRef.stdout.ref = STDOUT\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let classpath = format!("{}/*", jars.display());
+        let log_path = dir.join("broker.log");
+        let format = Command::new(&java)
+            .args(["-Xmx256m", "-cp", &classpath])
+            .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
+            .args([
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                &cluster_id(),
+                "-c",
+            ])
+            .arg(&props)
+            .current_dir(&dir)
+            .output()
+            .map_err(|e| format!("cannot run the storage tool: {e}"))?;
+        if !format.status.success() {
+            return Err(format!(
+                "kafka.tools.StorageTool format failed: {}{}",
+                String::from_utf8_lossy(&format.stdout),
+                String::from_utf8_lossy(&format.stderr)
+            ));
+        }
+        let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
+        let child = Command::new(&java)
+            .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-cp", &classpath])
+            .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
+            .arg("-Djava.net.preferIPv4Stack=true")
+            .args(["kafka.Kafka"])
+            .arg(&props)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start the broker: {e}"))?;
+        let pid = child.id();
+        spawn_guardian(&format!("kill -9 {pid} 2>/dev/null"))?;
+        let broker = KafkaBroker {
+            dir,
+            port,
+            child: Mutex::new(child),
+            started_in: Duration::ZERO,
+        };
+        broker.wait_ready(Duration::from_secs(120))?;
+        Ok(KafkaBroker {
+            started_in: t0.elapsed(),
+            ..broker
+        })
+    }
+
+    fn wait_ready(&self, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", self.bootstrap())
+            .set("log_level", "0")
+            .create()
+            .map_err(|e| format!("cannot create a client: {e}"))?;
+        loop {
+            if let Ok(Some(status)) = self
+                .child
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .try_wait()
+            {
+                return Err(format!(
+                    "the broker exited ({status}) while starting:\n{}",
+                    self.log_tail(40)
+                ));
+            }
+            if let Ok(md) = consumer.fetch_metadata(None, Duration::from_secs(2)) {
+                if !md.brokers().is_empty() {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the broker did not answer a metadata request within {timeout:?}:\n{}",
+                    self.log_tail(40)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+/// The broker shared by every test of this binary, or why there is none.
+pub fn shared() -> Result<&'static KafkaBroker, String> {
+    static BROKER: OnceLock<Result<KafkaBroker, String>> = OnceLock::new();
+    BROKER
+        .get_or_init(|| {
+            let b = KafkaBroker::start();
+            if let Ok(b) = &b {
+                eprintln!(
+                    "Apache Kafka {KAFKA_VERSION} broker at {} (pid {}, started in {:.1?})",
+                    b.bootstrap(),
+                    b.pid(),
+                    b.started_in
+                );
+            }
+            b
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The shared broker, or `None` after printing `skipped: <reason>` (outside CI). In CI
+/// (`CI=true`) a missing broker fails the test instead.
+pub fn broker_or_skip(test: &str) -> Option<&'static KafkaBroker> {
+    match shared() {
+        Ok(b) => Some(b),
+        Err(reason) => {
+            if in_ci() {
+                panic!("CI=true and no Kafka broker (nothing may be skipped in CI): {reason}");
+            }
+            static BANNER: OnceLock<()> = OnceLock::new();
+            BANNER.get_or_init(|| {
+                eprintln!("\n==================== SKIPPED ====================");
+                eprintln!("skipped: {reason}");
+                eprintln!("(every Kafka test of this binary is skipped; CI=true fails instead)");
+                eprintln!("=================================================\n");
+            });
+            eprintln!("skipped: {test}: {reason}");
+            None
+        }
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released).
+pub fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+/// A new empty folder under the temp dir.
+fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Once this process is gone, run `cleanup` (a shell snippet) from a detached shell.
+fn spawn_guardian(cleanup: &str) -> Result<(), String> {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {cleanup}",
+        pid = std::process::id()
+    );
+    Command::new("setsid")
+        .args(["sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the guardian (setsid sh): {e}"))
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Is this run in CI (where nothing may be skipped)?
+pub fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+}
