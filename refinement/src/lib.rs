@@ -5,6 +5,7 @@
 //! three things, with typed outcomes so a caller can tell *which* property failed.
 
 pub mod check;
+pub mod conform;
 pub mod explore;
 pub mod fingerprint;
 pub mod graph;

@@ -14,7 +14,7 @@ use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
 use crate::knobs::{Knob, Resolved};
 use crate::{Configured, Guard};
 
-pub const MAX_WRITERS: usize = 6;
+pub const MAX_WRITERS: usize = 8;
 
 /// The stored row as the compound sees it: `{present, offset}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -351,3 +351,75 @@ impl Configured for CasFirstWrite {
         }
     }
 }
+
+/// Conformance: the compound reports each statement,
+/// `{"actor":"w1","action":"Update1","args":{"offset":3},"vars":{"outcome":"row_absent"}}`, with
+/// outcome `applied`, `not_applied` (and the `stored` offset that refused it) or `row_absent`.
+impl loadbearing_refinement::conform::Conform for CasFirstWrite {
+    fn initial_candidates(&self, events: &[Event]) -> Vec<CasFwState> {
+        let mut off = [0; MAX_WRITERS];
+        for event in events {
+            if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
+                if w < MAX_WRITERS {
+                    off[w] = o.min(u8::MAX as u64) as u8;
+                }
+            }
+        }
+        vec![CasFwState {
+            stored: Row::ABSENT,
+            pc: [Pc::U1; MAX_WRITERS],
+            off,
+            corrupted: false,
+            spurious: 0,
+            unjustified: false,
+        }]
+    }
+
+    fn reports(&self, action: &CasFwAction, event: &Event) -> bool {
+        let (name, w) = match action {
+            CasFwAction::Update1(w) => ("Update1", *w),
+            CasFwAction::Insert(w) => ("Insert", *w),
+            CasFwAction::RetryUpdate(w) => ("RetryUpdate", *w),
+            CasFwAction::ReapRow => return event.action == "ReapRow",
+        };
+        event.action == name && writer_index(event) == Some(w as usize)
+    }
+
+    fn observe(&self, before: &CasFwState, _after: &CasFwState, event: &Event) -> Result<(), String> {
+        if event.action == "ReapRow" {
+            return Ok(());
+        }
+        let w = writer_index(event).ok_or("the event names no writer")?;
+        let offset = before.off[w];
+        let row = before.stored;
+        let expected = match (event.action.as_str(), row.present) {
+            (_, false) if event.action == "Insert" => "applied",
+            (_, false) => "row_absent",
+            ("Insert", true) if self.insert_if_not_exists => "not_applied",
+            ("Insert", true) => "applied",
+            (_, true) if self.update_applies(row, offset) => "applied",
+            (_, true) => "not_applied",
+        };
+        let got = event.var_str("outcome").ok_or("the event has no statement outcome")?;
+        if got != expected {
+            let stale = if got == "applied" && row.present && offset < row.offset {
+                ": a stale write landed"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "{} of offset {offset} on {row}: the implementation says {got}, the model {expected}{stale}",
+                event.action
+            ));
+        }
+        match event.var_u64("stored") {
+            Some(stored) if got == "not_applied" && stored != row.offset as u64 => Err(format!(
+                "the implementation reports stored offset {stored}, the model's row holds {row}"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+use crate::cas_first_write_atomic::writer_index;
+use loadbearing_refinement::conform::Event;

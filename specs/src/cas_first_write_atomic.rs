@@ -123,3 +123,78 @@ impl Spec for CasFirstWriteAtomic {
         ]
     }
 }
+
+/// Conformance: an atomic conditional upsert (SQLite, PostgreSQL) reports
+/// `{"actor":"w1","action":"Persist","args":{"offset":3},"vars":{"applied":true}}`, or
+/// `"applied":false` with the `stored` offset that refused it.
+impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
+    fn initial_candidates(&self, events: &[Event]) -> Vec<AtomicState> {
+        // Each writer's offset is in its own Persist event; enumerating every assignment up
+        // front would be (MaxOffset+1)^Writers states.
+        let mut off = [0; MAX_WRITERS];
+        for event in events {
+            if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
+                if w < MAX_WRITERS {
+                    off[w] = o.min(u8::MAX as u64) as u8;
+                }
+            }
+        }
+        vec![AtomicState {
+            stored: Row::ABSENT,
+            pc: [AtomicPc::Todo; MAX_WRITERS],
+            off,
+            corrupted: false,
+        }]
+    }
+
+    fn reports(&self, action: &AtomicAction, event: &Event) -> bool {
+        match action {
+            AtomicAction::Persist(w) => event.action == "Persist" && writer_index(event) == Some(*w as usize),
+            AtomicAction::GiveUp(_) | AtomicAction::ReapRow => false,
+        }
+    }
+
+    fn observe(&self, before: &AtomicState, _after: &AtomicState, event: &Event) -> Result<(), String> {
+        let applied = event
+            .vars
+            .get("applied")
+            .and_then(serde_json::Value::as_bool)
+            .ok_or("the event does not say whether the write applied")?;
+        let w = writer_index(event).ok_or("the event names no writer")?;
+        let offset = before.off[w];
+        let row = before.stored;
+        let model_applies = !row.present || !self.guarded || row.offset <= offset;
+        match (applied, model_applies) {
+            (true, false) => Err(format!(
+                "the implementation applied offset {offset} over {row}: a stale write landed"
+            )),
+            (false, true) => Err(format!(
+                "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
+            )),
+            (false, false) => match event.var_u64("stored") {
+                Some(stored) if stored != row.offset as u64 => Err(format!(
+                    "the implementation reports stored offset {stored}, the model's row holds {row}"
+                )),
+                _ => Ok(()),
+            },
+            (true, true) => Ok(()),
+        }
+    }
+
+    fn is_silent(&self, action: &AtomicAction) -> bool {
+        matches!(action, AtomicAction::ReapRow)
+    }
+}
+
+/// `w3` → writer index 2.
+pub fn writer_index(event: &Event) -> Option<usize> {
+    event
+        .actor
+        .as_deref()?
+        .strip_prefix('w')?
+        .parse::<usize>()
+        .ok()?
+        .checked_sub(1)
+}
+
+use loadbearing_refinement::conform::Event;

@@ -1,0 +1,448 @@
+//! Trace conformance, implementation → model: is a recorded run a behaviour of the model?
+//!
+//! A trace is NDJSON, one step event per line (`{"v":1,"actor":"w1","action":"Persist",
+//! "args":{...},"vars":{...}}`). The checker keeps every model state consistent with the prefix
+//! read so far, so an event may carry only some variables (the rest are searched), a declared
+//! silent action may happen between events (up to a bound), and an event that reports no model
+//! action is a stutter. A trace that fits ends with a witness, the model path it follows; one
+//! that does not ends with a divergence report: the longest matched prefix, the event that could
+//! not be matched, and for each state it was tried from, what the model allowed there and why
+//! the event contradicts it. Data first (serde), text second.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::fingerprint::fingerprint;
+use crate::spec::Spec;
+
+/// The trace schema this checker reads.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// One step event of an implementation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    pub v: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub args: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub vars: Map<String, Value>,
+}
+
+impl Event {
+    pub fn new(actor: Option<&str>, action: &str) -> Event {
+        Event {
+            v: SCHEMA_VERSION,
+            actor: actor.map(str::to_string),
+            action: action.to_string(),
+            args: Map::new(),
+            vars: Map::new(),
+        }
+    }
+
+    pub fn arg(mut self, name: &str, value: impl Into<Value>) -> Event {
+        self.args.insert(name.to_string(), value.into());
+        self
+    }
+
+    pub fn var(mut self, name: &str, value: impl Into<Value>) -> Event {
+        self.vars.insert(name.to_string(), value.into());
+        self
+    }
+
+    pub fn arg_u64(&self, name: &str) -> Option<u64> {
+        self.args.get(name).and_then(Value::as_u64)
+    }
+
+    pub fn arg_str(&self, name: &str) -> Option<&str> {
+        self.args.get(name).and_then(Value::as_str)
+    }
+
+    pub fn var_u64(&self, name: &str) -> Option<u64> {
+        self.vars.get(name).and_then(Value::as_u64)
+    }
+
+    pub fn var_str(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).and_then(Value::as_str)
+    }
+
+    /// One line of NDJSON.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("events serialize")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Reads an NDJSON trace; blank lines are skipped, anything else malformed is an error that
+/// names its line.
+pub fn parse_ndjson(text: &str) -> Result<Vec<Event>, TraceError> {
+    let mut events = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Event = serde_json::from_str(line).map_err(|e| TraceError {
+            line: i + 1,
+            message: format!("not a step event: {e}"),
+        })?;
+        if event.v != SCHEMA_VERSION {
+            return Err(TraceError {
+                line: i + 1,
+                message: format!("schema version {} (this checker reads {SCHEMA_VERSION})", event.v),
+            });
+        }
+        events.push(event);
+    }
+    Ok(events)
+}
+
+pub fn to_ndjson(events: &[Event]) -> String {
+    events.iter().map(|e| e.to_line() + "\n").collect()
+}
+
+/// How a model reads an implementation's events.
+pub trait Conform: Spec {
+    /// The states a trace may start from. The default is every initial state; a model whose
+    /// initial states are too many to enumerate builds them from what the trace reveals.
+    fn initial_candidates(&self, _events: &[Event]) -> Vec<Self::State> {
+        self.init_states()
+    }
+
+    /// Whether `action` is the model action the event reports (its name, actor, arguments).
+    fn reports(&self, action: &Self::Action, event: &Event) -> bool;
+
+    /// Compares what the event observed with the model step `before → after`; `Err` says
+    /// which value contradicts the model.
+    fn observe(&self, before: &Self::State, after: &Self::State, event: &Event) -> Result<(), String>;
+
+    /// An event that reports no model action (a read, a lifecycle note): a stutter, accepted
+    /// where `observe(s, s)` holds.
+    fn is_stutter(&self, _event: &Event) -> bool {
+        false
+    }
+
+    /// A model action the implementation never logs; it may happen between events.
+    fn is_silent(&self, _action: &Self::Action) -> bool {
+        false
+    }
+}
+
+/// One model action tried for the event that could not be matched, and why it did not fit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tried {
+    pub action: String,
+    pub why_not: String,
+}
+
+/// A model state the unmatched event was tried from.
+#[derive(Clone, Debug, Serialize)]
+pub struct TriedFrom {
+    pub state: Vec<(String, String)>,
+    pub allowed: Vec<Tried>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Divergence {
+    /// Events matched before the one that could not be (the longest matched prefix).
+    pub matched: usize,
+    /// 1-based line of the unmatched event in the trace.
+    pub line: usize,
+    pub event: Event,
+    /// The model path that explains the matched prefix.
+    pub prefix: Vec<String>,
+    /// Up to a few of the states consistent with the prefix, with what the model allowed.
+    pub tried: Vec<TriedFrom>,
+    /// How many states were consistent with the prefix in all.
+    pub candidates: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub events: usize,
+    pub conforming: bool,
+    /// The model path the trace follows (model action names, silent steps included).
+    pub witness: Option<Vec<String>>,
+    pub divergence: Option<Divergence>,
+    /// The largest number of model states consistent with a prefix: how ambiguous the trace was.
+    pub max_candidates: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Silent model steps allowed between two events.
+    pub silent_steps: usize,
+    /// States shown per divergence.
+    pub shown_states: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            silent_steps: 2,
+            shown_states: 3,
+        }
+    }
+}
+
+/// A node of the witness forest: how a candidate state was reached.
+struct Node {
+    parent: Option<usize>,
+    action: Option<String>,
+}
+
+fn path(nodes: &[Node], mut at: usize) -> Vec<String> {
+    let mut actions = Vec::new();
+    loop {
+        let node = &nodes[at];
+        if let Some(a) = &node.action {
+            actions.push(a.clone());
+        }
+        match node.parent {
+            Some(p) => at = p,
+            None => break,
+        }
+    }
+    actions.reverse();
+    actions
+}
+
+/// Checks whether `events` is a behaviour of `model`.
+pub fn validate<M: Conform>(model: &M, events: &[Event], limits: Limits) -> Verdict {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut frontier: Vec<(M::State, usize)> = Vec::new();
+    let mut seen: HashMap<u64, ()> = HashMap::new();
+    for state in model.initial_candidates(events) {
+        if seen.insert(fingerprint(&state), ()).is_none() {
+            nodes.push(Node {
+                parent: None,
+                action: None,
+            });
+            frontier.push((state, nodes.len() - 1));
+        }
+    }
+    let mut max_candidates = frontier.len();
+    let mut actions = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let closure = silent_closure(model, frontier, &mut nodes, limits.silent_steps);
+        let mut next: Vec<(M::State, usize)> = Vec::new();
+        let mut next_seen: HashMap<u64, ()> = HashMap::new();
+        for (state, node) in &closure {
+            if model.is_stutter(event) && model.observe(state, state, event).is_ok() {
+                if next_seen.insert(fingerprint(state), ()).is_none() {
+                    next.push((state.clone(), *node));
+                }
+                continue;
+            }
+            actions.clear();
+            model.actions(state, &mut actions);
+            for action in actions.drain(..) {
+                if !model.reports(&action, event) {
+                    continue;
+                }
+                let shown = model.format_action(&action);
+                let Some(after) = model.next_state(state, action) else {
+                    continue;
+                };
+                if model.observe(state, &after, event).is_ok()
+                    && next_seen.insert(fingerprint(&after), ()).is_none()
+                {
+                    nodes.push(Node {
+                        parent: Some(*node),
+                        action: Some(shown),
+                    });
+                    next.push((after, nodes.len() - 1));
+                }
+            }
+        }
+        if next.is_empty() {
+            let divergence = explain(model, event, i, &closure, &nodes, limits);
+            return Verdict {
+                events: events.len(),
+                conforming: false,
+                witness: None,
+                divergence: Some(divergence),
+                max_candidates,
+            };
+        }
+        max_candidates = max_candidates.max(next.len());
+        frontier = next;
+    }
+    Verdict {
+        events: events.len(),
+        conforming: true,
+        witness: frontier.first().map(|(_, node)| path(&nodes, *node)),
+        divergence: None,
+        max_candidates,
+    }
+}
+
+/// The states reachable by up to `bound` silent steps (the states themselves included).
+fn silent_closure<M: Conform>(
+    model: &M,
+    frontier: Vec<(M::State, usize)>,
+    nodes: &mut Vec<Node>,
+    bound: usize,
+) -> Vec<(M::State, usize)> {
+    let mut all = frontier.clone();
+    let mut seen: HashMap<u64, ()> = all.iter().map(|(s, _)| (fingerprint(s), ())).collect();
+    let mut layer = frontier;
+    let mut actions = Vec::new();
+    for _ in 0..bound {
+        let mut next_layer = Vec::new();
+        for (state, node) in &layer {
+            actions.clear();
+            model.actions(state, &mut actions);
+            for action in actions.drain(..) {
+                if !model.is_silent(&action) {
+                    continue;
+                }
+                let shown = model.format_action(&action);
+                if let Some(after) = model.next_state(state, action) {
+                    if seen.insert(fingerprint(&after), ()).is_none() {
+                        nodes.push(Node {
+                            parent: Some(*node),
+                            action: Some(format!("{shown} (silent)")),
+                        });
+                        next_layer.push((after, nodes.len() - 1));
+                    }
+                }
+            }
+        }
+        if next_layer.is_empty() {
+            break;
+        }
+        all.extend(next_layer.iter().cloned());
+        layer = next_layer;
+    }
+    all
+}
+
+fn explain<M: Conform>(
+    model: &M,
+    event: &Event,
+    index: usize,
+    closure: &[(M::State, usize)],
+    nodes: &[Node],
+    limits: Limits,
+) -> Divergence {
+    let mut tried = Vec::new();
+    let mut actions = Vec::new();
+    for (state, _) in closure.iter().take(limits.shown_states) {
+        let mut allowed = Vec::new();
+        if model.is_stutter(event) {
+            if let Err(why) = model.observe(state, state, event) {
+                allowed.push(Tried {
+                    action: "(stutter)".into(),
+                    why_not: why,
+                });
+            }
+        }
+        actions.clear();
+        model.actions(state, &mut actions);
+        for action in actions.drain(..) {
+            let shown = model.format_action(&action);
+            let why_not = if !model.reports(&action, event) {
+                "the event reports another action".to_string()
+            } else {
+                match model.next_state(state, action) {
+                    None => "not enabled".to_string(),
+                    Some(after) => match model.observe(state, &after, event) {
+                        Ok(()) => "fits (but led to a state already tried)".to_string(),
+                        Err(why) => why,
+                    },
+                }
+            };
+            allowed.push(Tried {
+                action: shown,
+                why_not,
+            });
+        }
+        tried.push(TriedFrom {
+            state: model
+                .variables(state)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            allowed,
+        });
+    }
+    Divergence {
+        matched: index,
+        line: index + 1,
+        event: event.clone(),
+        prefix: closure.first().map(|(_, n)| path(nodes, *n)).unwrap_or_default(),
+        tried,
+        candidates: closure.len(),
+    }
+}
+
+impl Divergence {
+    /// For people: what matched, the event that did not, and what the model allowed instead.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "diverged at event {} (line {}): {}",
+            self.matched + 1,
+            self.line,
+            self.event.to_line()
+        );
+        let _ = writeln!(
+            out,
+            "the first {} events match the model path: {}",
+            self.matched,
+            if self.prefix.is_empty() { "(none)".to_string() } else { self.prefix.join(", ") }
+        );
+        let _ = writeln!(
+            out,
+            "tried from {} consistent state(s){}:",
+            self.candidates,
+            if self.candidates > self.tried.len() {
+                format!(", the first {} shown", self.tried.len())
+            } else {
+                String::new()
+            }
+        );
+        for from in &self.tried {
+            let vars: Vec<String> = from.state.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(out, "  in {}", vars.join("  "));
+            let relevant: Vec<&Tried> = from
+                .allowed
+                .iter()
+                .filter(|t| t.why_not != "the event reports another action")
+                .collect();
+            if relevant.is_empty() {
+                let names: Vec<&str> = from.allowed.iter().map(|t| t.action.as_str()).collect();
+                let _ = writeln!(
+                    out,
+                    "    no allowed action reports `{}`; the model allowed: {}",
+                    self.event.action,
+                    if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
+                );
+            }
+            for t in relevant {
+                let _ = writeln!(out, "    {}: {}", t.action, t.why_not);
+            }
+        }
+        out
+    }
+}
