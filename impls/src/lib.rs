@@ -11,6 +11,8 @@
 
 pub mod buffer;
 pub mod flow;
+pub mod harness;
+pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod trace;

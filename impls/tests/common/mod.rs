@@ -41,23 +41,29 @@ pub fn unique_key(name: &str) -> String {
 pub fn run_or_skip(backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)) {
     match backend {
         Ok(b) => case(b),
-        Err(reason) => {
-            if std::env::var("CI")
-                .map(|v| v == "true" || v == "1")
-                .unwrap_or(false)
-            {
-                panic!("CI=true and the server is unavailable (nothing may be skipped in CI): {reason}");
-            }
-            static BANNER: OnceLock<()> = OnceLock::new();
-            BANNER.get_or_init(|| {
-                eprintln!("\n==================== SKIPPED ====================");
-                eprintln!("skipped: {reason}");
-                eprintln!("(every test of this backend in this binary is skipped; set CI=true to fail instead)");
-                eprintln!("=================================================\n");
-            });
-            eprintln!("skipped: {reason}");
-        }
+        Err(reason) => skip_or_fail(&reason),
     }
+}
+
+/// Outside CI: print `skipped: <reason>` loudly (a banner once per binary) and return. In CI
+/// (`CI=true`): fail.
+pub fn skip_or_fail(reason: &str) {
+    if std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+    {
+        panic!("CI=true and the server is unavailable (nothing may be skipped in CI): {reason}");
+    }
+    static BANNER: OnceLock<()> = OnceLock::new();
+    BANNER.get_or_init(|| {
+        eprintln!("\n==================== SKIPPED ====================");
+        eprintln!("skipped: {reason}");
+        eprintln!(
+            "(every test of this backend in this binary is skipped; set CI=true to fail instead)"
+        );
+        eprintln!("=================================================\n");
+    });
+    eprintln!("skipped: {reason}");
 }
 
 /// Expands to one `#[test]` per case of the list, each running against `$backend` (an

@@ -196,6 +196,14 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
             });
         }
         scope.spawn(|| {
+            // Stop the writers however this thread ends (a failed restart panics here).
+            struct StopOnDrop<'a>(&'a AtomicBool);
+            impl Drop for StopOnDrop<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Relaxed);
+                }
+            }
+            let _stop = StopOnDrop(&stop);
             if let Some(kill) = kill {
                 thread::sleep(cfg.duration / 3);
                 let t = Instant::now();
@@ -209,7 +217,6 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
             if end > now {
                 thread::sleep(end - now);
             }
-            stop.store(true, Ordering::Relaxed);
         });
     });
     let attempts = log.into_inner().unwrap();

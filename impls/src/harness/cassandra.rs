@@ -1,0 +1,1 @@
+//! A throwaway Cassandra 5 node (see below).

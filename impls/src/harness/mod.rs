@@ -1,0 +1,103 @@
+//! Throwaway servers for the tests: nothing to start by hand.
+//!
+//! Each server lives in a fresh folder under the temp dir, listens on a free loopback port, and
+//! is watched by a *guardian*: a tiny detached shell that waits for the test process to exit
+//! (however it exits) and then kills the server and removes its folder. So a server shared by
+//! the tests of one binary outlives each test but never the binary.
+
+pub mod cassandra;
+pub mod postgres;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A free TCP port on 127.0.0.1 (bound and released; good enough for a test server).
+pub fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+/// A new empty folder under the temp dir.
+pub fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Start the guardian: once this process is gone, run `cleanup` (a shell snippet).
+pub fn spawn_guardian(cleanup: &str) -> Result<(), String> {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {cleanup}",
+        pid = std::process::id()
+    );
+    Command::new("setsid")
+        .args(["sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the guardian (setsid sh): {e}"))
+}
+
+/// The direct children of `pid`, from /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    // pid (comm) state ppid …: comm may hold spaces, so split after the ')'.
+                    let rest = &s[s.rfind(')')? + 2..];
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+pub fn alive(pid: u32) -> bool {
+    // A zombie (exited, not yet reaped) is as good as dead here.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s.rfind(')').and_then(|i| s[i + 2..].chars().next()) != Some('Z'),
+        Err(_) => false,
+    }
+}
+
+/// `kill -9` these processes (by id) and wait until they are gone.
+pub fn kill9_and_wait(pids: &[u32], timeout: Duration) -> Result<(), String> {
+    for pid in pids {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    let deadline = Instant::now() + timeout;
+    while pids.iter().any(|p| alive(*p)) {
+        if Instant::now() > deadline {
+            return Err(format!("processes {pids:?} still alive after kill -9"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// The last lines of a log file, for error messages.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Is the test run in CI (where nothing may be skipped)?
+pub fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+}

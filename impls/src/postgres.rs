@@ -1,0 +1,256 @@
+//! PostgreSQL backend (the `postgres` driver), guarded or last-write-wins.
+//!
+//! A persist or delete is ONE statement:
+//!
+//! ```sql
+//! INSERT INTO snapshots AS s (key, "offset", value, expires_at) VALUES (…)
+//! ON CONFLICT (key) DO UPDATE SET … WHERE s."offset" <= EXCLUDED."offset" OR <s expired>
+//! RETURNING 1
+//! ```
+//!
+//! Why this is atomic at READ COMMITTED, with any number of concurrent sessions: `INSERT … ON
+//! CONFLICT DO UPDATE` guarantees an insert or an update outcome. When the key exists (or a
+//! concurrent insert of it commits first), PostgreSQL takes the row lock of the conflicting
+//! row and evaluates the `WHERE` against the *latest committed version* of that row, not
+//! against the statement's snapshot (EvalPlanQual). Two writers to one key therefore serialize
+//! on the row lock, and each compares its offset with what the other committed. No read-then-
+//! write window exists, so no serializable isolation is needed. A `RETURNING` row means the
+//! statement wrote; no row means the condition refused it, and the stored offset is read back
+//! to build the [`Conflict`].
+
+use std::sync::Mutex;
+
+use postgres::{Client, NoTls};
+
+use crate::store::{
+    check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
+    WriteError,
+};
+use crate::trace::{no_trace, SharedTracer, StatementOutcome, Step};
+
+const BACKEND: &str = "postgres";
+
+/// One PostgreSQL session (open one per concurrent writer). A lost connection is reopened on
+/// the next call.
+pub struct PostgresStore {
+    conn_str: String,
+    table: String,
+    client: Mutex<Option<Client>>,
+    options: StoreOptions,
+    tracer: SharedTracer,
+}
+
+impl PostgresStore {
+    /// Connect and create the table if needed. `table` must be a plain SQL identifier.
+    pub fn connect(conn_str: &str, table: &str, options: StoreOptions) -> Result<Self, String> {
+        Self::connect_traced(conn_str, table, options, no_trace())
+    }
+
+    pub fn connect_traced(
+        conn_str: &str,
+        table: &str,
+        options: StoreOptions,
+        tracer: SharedTracer,
+    ) -> Result<Self, String> {
+        if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("not a plain table name: {table:?}"));
+        }
+        let mut client = Client::connect(conn_str, NoTls).map_err(|e| e.to_string())?;
+        // Concurrent `CREATE TABLE IF NOT EXISTS` can collide in the catalog: serialize them.
+        let mut tx = client.transaction().map_err(|e| e.to_string())?;
+        tx.execute("SELECT pg_advisory_xact_lock(7320732)", &[])
+            .map_err(|e| e.to_string())?;
+        tx.batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {table} (
+                key text PRIMARY KEY,
+                \"offset\" bigint NOT NULL,
+                value bytea,
+                expires_at timestamptz
+            )"
+        ))
+        .map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
+        Ok(PostgresStore {
+            conn_str: conn_str.to_string(),
+            table: table.to_string(),
+            client: Mutex::new(Some(client)),
+            options,
+            tracer,
+        })
+    }
+
+    fn ttl_millis(&self) -> Option<i64> {
+        self.options.ttl.map(|t| t.as_millis() as i64)
+    }
+
+    /// Run `f` on the session, reconnecting first if the last call lost it. `Err(None)` means
+    /// no connection could be made (nothing was sent).
+    fn with_client<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, Option<postgres::Error>> {
+        let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            *guard = Some(Client::connect(&self.conn_str, NoTls).map_err(|_| None)?);
+        }
+        let client = guard.as_mut().expect("connected above");
+        let result = f(client);
+        if let Err(e) = &result {
+            if e.as_db_error().is_none() {
+                // An I/O or protocol failure: this session is gone.
+                *guard = None;
+            }
+        }
+        result.map_err(Some)
+    }
+
+    fn write(&self, key: &str, offset: Offset, payload: Payload<'_>) -> Result<(), WriteError> {
+        let signed = check_offset(key, offset)?;
+        let t = &self.table;
+        let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
+                       ELSE now() + $4::bigint * interval '1 millisecond' END";
+        let sql = match self.options.mode {
+            Mode::Guarded => format!(
+                "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
+                 ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
+                     value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+                 WHERE s.\"offset\" <= EXCLUDED.\"offset\" OR s.expires_at <= now()
+                 RETURNING 1"
+            ),
+            Mode::LastWriteWins => format!(
+                "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
+                 ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
+                     value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+                 RETURNING 1"
+            ),
+        };
+        let ttl = self.ttl_millis();
+        let value = payload.bytes();
+        let mut outcome = None;
+        // A refused write whose refusing row expired (or vanished) by the time it is read back
+        // is tried again: the row is absent now, so the next attempt decides cleanly.
+        for _ in 0..5 {
+            let attempt = self.with_client(|c| {
+                let wrote = c.query_opt(&sql, &[&key, &signed, &value, &ttl])?;
+                if wrote.is_some() {
+                    return Ok(None);
+                }
+                let stored = c.query_opt(
+                    &format!("SELECT \"offset\" FROM {t} WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())"),
+                    &[&key],
+                )?;
+                Ok(Some(stored.map(|r| r.get::<_, i64>(0))))
+            });
+            let result = match attempt {
+                Ok(None) => Ok(()),
+                Ok(Some(Some(stored))) if stored as u64 > offset => {
+                    Err(WriteError::Conflict(Conflict {
+                        key: key.to_string(),
+                        attempted: offset,
+                        stored: stored as u64,
+                    }))
+                }
+                Ok(Some(_)) => continue,
+                Err(None) => Err(WriteError::Failed {
+                    key: key.to_string(),
+                    attempted: offset,
+                    reason: "no connection to PostgreSQL".into(),
+                }),
+                Err(Some(e)) if e.as_db_error().is_some() => Err(WriteError::Failed {
+                    key: key.to_string(),
+                    attempted: offset,
+                    reason: e.to_string(),
+                }),
+                Err(Some(e)) => Err(WriteError::Indeterminate {
+                    key: key.to_string(),
+                    attempted: offset,
+                    reason: format!("connection lost with the statement in flight: {e}"),
+                }),
+            };
+            outcome = Some(result);
+            break;
+        }
+        let outcome = outcome.unwrap_or_else(|| {
+            Err(WriteError::Failed {
+                key: key.to_string(),
+                attempted: offset,
+                reason: "refused five times by a row that was gone when read back".into(),
+            })
+        });
+        self.tracer.step(&Step::Persist {
+            backend: BACKEND,
+            key: key.to_string(),
+            offset,
+            kind: payload.kind(),
+            outcome: statement_outcome(&outcome),
+        });
+        outcome
+    }
+}
+
+pub(crate) fn statement_outcome(outcome: &Result<(), WriteError>) -> StatementOutcome {
+    match outcome {
+        Ok(()) => StatementOutcome::Applied,
+        Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
+        Err(WriteError::Indeterminate { reason, .. }) => {
+            StatementOutcome::Indeterminate(reason.clone())
+        }
+        Err(WriteError::Failed { reason, .. }) => StatementOutcome::Failed(reason.clone()),
+    }
+}
+
+impl SnapshotStore for PostgresStore {
+    fn read(&self, key: &str) -> Result<Read, ReadError> {
+        let t = &self.table;
+        let row = self
+            .with_client(|c| {
+                c.query_opt(
+                    &format!(
+                        "SELECT \"offset\", value, expires_at IS NOT NULL AND expires_at <= now()
+                         FROM {t} WHERE key = $1"
+                    ),
+                    &[&key],
+                )
+            })
+            .map_err(|e| ReadError {
+                key: key.to_string(),
+                reason: e.map_or("no connection to PostgreSQL".into(), |e| e.to_string()),
+            })?;
+        Ok(match row {
+            None => Read::Absent,
+            Some(r) => {
+                let offset = r.get::<_, i64>(0) as u64;
+                let value: Option<Vec<u8>> = r.get(1);
+                let expired: bool = r.get(2);
+                match (expired, value) {
+                    (true, _) => {
+                        self.tracer.step(&Step::ReapRow {
+                            backend: BACKEND,
+                            key: key.to_string(),
+                            offset,
+                        });
+                        Read::Absent
+                    }
+                    (false, Some(value)) => Read::Live { offset, value },
+                    (false, None) => Read::Tombstone { offset },
+                }
+            }
+        })
+    }
+
+    fn persist(&self, key: &str, offset: Offset, value: &[u8]) -> Result<(), WriteError> {
+        self.write(key, offset, Payload::Value(value))
+    }
+
+    fn delete(&self, key: &str, offset: Offset) -> Result<(), WriteError> {
+        self.write(key, offset, Payload::Tombstone)
+    }
+
+    fn options(&self) -> StoreOptions {
+        self.options
+    }
+
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+}

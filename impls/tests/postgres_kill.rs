@@ -1,0 +1,54 @@
+//! Faults: the stress run against a PostgreSQL server that is killed with -9 mid-run and
+//! restarted. Its own server (the kill must not hit other tests).
+
+mod common;
+
+use std::time::Duration;
+
+use common::stress::{run, StressConfig};
+use common::Backend;
+use loadbearing_impls::harness::postgres::PgServer;
+use loadbearing_impls::postgres::PostgresStore;
+use loadbearing_impls::store::{SnapshotStore, StoreOptions};
+use loadbearing_impls::trace::SharedTracer;
+
+struct Postgres {
+    server: PgServer,
+}
+
+impl Backend for Postgres {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+    fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
+        Box::new(
+            PostgresStore::connect_traced(&self.server.conn_str(), "snapshots", options, tracer)
+                .expect("connect to PostgreSQL"),
+        )
+    }
+}
+
+#[test]
+fn stress_with_server_killed_mid_run_no_stale_write_lands() {
+    let pg = match PgServer::start() {
+        Ok(server) => Postgres { server },
+        Err(e) => return common::skip_or_fail(&format!("PostgreSQL: {e}")),
+    };
+    let kill = || {
+        pg.server.kill9().expect("kill -9 the server");
+        pg.server.restart().expect("restart the server");
+    };
+    let cfg = StressConfig {
+        duration: Duration::from_secs(6),
+        ..Default::default()
+    };
+    let report = run(&pg, cfg, Some(&kill));
+    eprintln!("stress[postgres, kill -9 mid-run]: {report}");
+    pg.server.stop();
+    report.assert_clean();
+    assert!(report.kill_restart.is_some());
+    assert!(
+        report.indeterminate + report.failed > 0,
+        "the kill must hit writes in flight: {report}"
+    );
+}
