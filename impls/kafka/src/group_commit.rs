@@ -54,9 +54,11 @@ impl GroupMetadata {
         }
     }
 
-    /// Does this name a member of a generation (so the broker checks it)?
+    /// Does this carry a generation, so that the broker checks it? A generation of -1 (with
+    /// no member id) is accepted by the broker in any group state: that is "missing". A
+    /// generation with an empty member id is left to the broker (UNKNOWN_MEMBER_ID).
     pub fn is_member(&self) -> bool {
-        self.generation_id >= 0 && !self.member_id.is_empty()
+        self.generation_id >= 0
     }
 }
 
@@ -163,6 +165,8 @@ pub enum Fence {
     /// The rejected Epoch design: a stable `transactional.id`, producer-epoch fencing only;
     /// offsets are committed with the group id alone.
     ProducerEpoch { group_id: String },
+    /// No fence: the plain producer of issue #732 (the offset is not part of the write).
+    Unfenced,
 }
 
 /// Why a write or commit did not land.
@@ -180,6 +184,8 @@ pub enum CommitError {
     Failed { code: String, message: String },
     /// `schedule(offset)` would let the committed offset lead a write that is not durable.
     Ungated { offset: i64, pending: i64 },
+    /// The flow was torn down (its partition was revoked): nothing was sent.
+    TornDown,
 }
 
 impl fmt::Display for CommitError {
@@ -202,6 +208,7 @@ impl fmt::Display for CommitError {
             CommitError::Failed { code, message } => {
                 write!(f, "transaction aborted ({code}): {message}")
             }
+            CommitError::TornDown => write!(f, "the flow was torn down by a rebalance"),
             CommitError::Ungated { offset, pending } => write!(
                 f,
                 "offset {offset} not scheduled: the write at offset {pending} is not durable"
@@ -275,8 +282,9 @@ impl Waiter {
 }
 
 struct Offsets {
-    /// `oc`: the offset scheduled for the next transaction (starts at the seed).
-    scheduled: i64,
+    /// `oc`: the offset scheduled for the next transaction (starts at the seed; None only
+    /// when unseeded and nothing was scheduled yet).
+    scheduled: Option<i64>,
     /// `co`: the offset the last committed transaction carried (None before the first).
     committed: Option<i64>,
     /// Offered writes not yet durable, per key: offset → how many. A failed write stays
@@ -295,6 +303,7 @@ pub struct GroupCommit<P: TxnProducer> {
     offsets: Mutex<Offsets>,
     meta: Arc<dyn GroupMetadataSource>,
     fenced: Mutex<Option<String>>,
+    torn_down: Mutex<bool>,
     next_writer: AtomicU64,
     stats: Mutex<Stats>,
     tracer: SharedKafkaTracer,
@@ -309,6 +318,9 @@ pub struct GroupCommitConfig {
     /// The offset the partition was assigned at: every transaction carries an offset, the
     /// first one this.
     pub seed: i64,
+    /// `false` is the Kafka model's `Seeded = false` (the broken variant, for tests): until
+    /// the first `schedule`, transactions carry no offset, so nothing fences them.
+    pub seeded: bool,
     pub fence: Fence,
 }
 
@@ -318,11 +330,17 @@ impl GroupCommitConfig {
             input,
             cap: DEFAULT_CAP,
             seed,
+            seeded: true,
             fence: Fence::Generation,
         }
     }
     pub fn cap(mut self, cap: usize) -> Self {
         self.cap = cap.max(1);
+        self
+    }
+    /// Drop the seed (the `kafka_unseeded` variant; tests only).
+    pub fn unseeded(mut self) -> Self {
+        self.seeded = false;
         self
     }
     pub fn fence(mut self, fence: Fence) -> Self {
@@ -345,12 +363,13 @@ impl<P: TxnProducer> GroupCommit<P> {
             txn: Mutex::new(producer),
             queue: Mutex::new(VecDeque::new()),
             offsets: Mutex::new(Offsets {
-                scheduled: config.seed,
+                scheduled: config.seeded.then_some(config.seed),
                 committed: None,
                 pending: HashMap::new(),
             }),
             meta,
             fenced: Mutex::new(None),
+            torn_down: Mutex::new(false),
             next_writer: AtomicU64::new(1),
             stats: Mutex::new(Stats::default()),
             tracer,
@@ -370,7 +389,7 @@ impl<P: TxnProducer> GroupCommit<P> {
     }
 
     /// `oc`: the offset the next transaction carries.
-    pub fn scheduled(&self) -> i64 {
+    pub fn scheduled(&self) -> Option<i64> {
         lock(&self.offsets).scheduled
     }
 
@@ -382,6 +401,19 @@ impl<P: TxnProducer> GroupCommit<P> {
     /// The fence error code, once a transaction was fenced.
     pub fn fenced(&self) -> Option<String> {
         lock(&self.fenced).clone()
+    }
+
+    /// Tear the flow down: take the per-partition lock (so no transaction is in flight) and
+    /// refuse every later one. The rebalance callback calls this for each revoked partition
+    /// before it returns, so no flow of a revoked partition outlives the capture of the new
+    /// generation (the capture-coupling guard).
+    pub fn tear_down(&self) {
+        let _held = lock(&self.txn);
+        *lock(&self.torn_down) = true;
+    }
+
+    pub fn is_torn_down(&self) -> bool {
+        *lock(&self.torn_down)
     }
 
     /// Run `f` on the producer while holding the per-partition lock (tests).
@@ -456,8 +488,8 @@ impl<P: TxnProducer> GroupCommit<P> {
                 return Err(CommitError::Ungated { offset, pending });
             }
         }
-        if offset > o.scheduled {
-            o.scheduled = offset;
+        if o.scheduled.is_none_or(|s| offset > s) {
+            o.scheduled = Some(offset);
             drop(o);
             self.tracer.kafka(&KafkaStep::Sched {
                 partition: self.input.partition,
@@ -490,20 +522,25 @@ impl<P: TxnProducer> GroupCommit<P> {
                 partition,
                 writer,
                 writes,
-                offset,
+                offset: offset.unwrap_or(-1),
                 outcome,
             })
         };
-        if batch.is_empty() && committed == Some(offset) && !force {
+        if batch.is_empty() && committed == offset && !force {
             // The model's commit on an empty queue: co := oc changes nothing; no transaction.
             trace(0, TxnOutcome::Committed);
-            return Ok(Committed { batch: 0, offset });
+            return Ok(Committed {
+                batch: 0,
+                offset: offset.unwrap_or(-1),
+            });
         }
         let result = self.transact(producer, &batch, offset);
         match &result {
             Ok(c) => {
                 let mut o = lock(&self.offsets);
-                o.committed = Some(offset);
+                if offset.is_some() {
+                    o.committed = offset;
+                }
                 for w in &batch {
                     // Durable at this offset: it covers the key's lower pending writes too.
                     if let Some(m) = o.pending.get_mut(&w.write.key) {
@@ -544,22 +581,31 @@ impl<P: TxnProducer> GroupCommit<P> {
         &self,
         producer: &mut P,
         batch: &[Arc<Waiter>],
-        offset: i64,
+        offset: Option<i64>,
     ) -> Result<Committed, CommitError> {
         if let Some(code) = self.fenced() {
             return Err(CommitError::AlreadyFenced { code });
         }
-        let meta = match &self.fence {
-            Fence::Generation => match self.meta.current() {
-                Some(m) if m.is_member() => m,
+        if *lock(&self.torn_down) {
+            return Err(CommitError::TornDown);
+        }
+        let meta = match (&self.fence, offset) {
+            // Unseeded and nothing scheduled: no offset, so no metadata (and no fence).
+            (_, None) | (Fence::Unfenced, _) => None,
+            (Fence::Generation, Some(_)) => match self.meta.current() {
+                Some(m) if m.is_member() => Some(m),
                 got => return Err(CommitError::MissingGroupMetadata { got }),
             },
-            Fence::ProducerEpoch { group_id } => GroupMetadata::group_only(group_id),
+            (Fence::ProducerEpoch { group_id }, Some(_)) => {
+                Some(GroupMetadata::group_only(group_id))
+            }
         };
         lock(&self.stats).begins += 1;
         producer.begin().map_err(|e| self.failed(e))?;
         let sent = (|| {
-            producer.send_offsets(&self.input, offset, &meta)?;
+            if let (Some(offset), Some(meta)) = (offset, &meta) {
+                producer.send_offsets(&self.input, offset, meta)?;
+            }
             for w in batch {
                 producer.send(&w.write)?;
             }
@@ -570,7 +616,7 @@ impl<P: TxnProducer> GroupCommit<P> {
                 lock(&self.stats).commits += 1;
                 Ok(Committed {
                     batch: batch.len(),
-                    offset,
+                    offset: offset.unwrap_or(-1),
                 })
             }
             Err(e) => {

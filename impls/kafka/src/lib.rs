@@ -9,6 +9,8 @@
 //!   recover, fold, flush, revoke) and the member whose rebalance callback tears flows down.
 //! - [`harness`]: an Apache Kafka 4.4 KRaft broker for the tests, started once per test binary.
 
+pub mod flow;
 pub mod group_commit;
 pub mod harness;
+pub mod kafka;
 pub mod trace;

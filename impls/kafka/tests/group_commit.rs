@@ -253,7 +253,7 @@ fn sched_never_lets_the_offset_lead_the_durable_writes() {
     );
     g.write(SnapshotWrite::persist("a", 3, b"v")).unwrap();
     g.schedule(10).unwrap();
-    assert_eq!(g.scheduled(), 10);
+    assert_eq!(g.scheduled(), Some(10));
     g.commit_now().unwrap();
     assert_eq!(producer.log().committed_offset, Some(10));
     assert_eq!(g.committed(), Some(10));

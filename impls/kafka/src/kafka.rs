@@ -1,0 +1,507 @@
+//! The real thing, on rdkafka: the transactional producer GroupCommit drives, the consumer's
+//! live group metadata, read_committed recovery bounded by the high watermark, the plain
+//! (non-transactional, last-write-wins) producer of issue #732, and topic creation.
+//!
+//! Snapshot records: key = the snapshot key, value = the snapshot (absent for a delete: a
+//! compaction tombstone), header `offset` = the input offset the snapshot folds up to.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString};
+use std::time::{Duration, Instant};
+
+use loadbearing_impls::store::Read;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+use rdkafka_sys as rdsys;
+
+use crate::group_commit::{
+    ErrorClass, GroupMetadata, GroupMetadataSource, InputPartition, SnapshotWrite, TxnError,
+    TxnProducer,
+};
+
+/// How long one transactional call may take.
+pub const TXN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Error names that mean "you are no longer the owner".
+const FENCE_CODES: &[&str] = &[
+    "ILLEGAL_GENERATION",
+    "UNKNOWN_MEMBER_ID",
+    "FENCED_INSTANCE_ID",
+    "PRODUCER_FENCED",
+    "INVALID_PRODUCER_EPOCH",
+    "_FENCED",
+];
+
+fn classify(code: String, message: String, fatal: bool) -> TxnError {
+    let class = if FENCE_CODES.contains(&code.as_str()) {
+        ErrorClass::Fenced
+    } else if fatal {
+        ErrorClass::Fatal
+    } else {
+        ErrorClass::Abortable
+    };
+    TxnError {
+        class,
+        code,
+        message,
+    }
+}
+
+fn from_kafka(e: KafkaError) -> TxnError {
+    match &e {
+        KafkaError::Transaction(rde) => classify(rde.name(), rde.string(), rde.is_fatal()),
+        other => {
+            let code = other
+                .rdkafka_error_code()
+                .map(|c| err_name(c as i32))
+                .unwrap_or_else(|| "CLIENT".into());
+            classify(code, other.to_string(), false)
+        }
+    }
+}
+
+fn err_name(code: i32) -> String {
+    // SAFETY: rd_kafka_err2name returns a static string for every code.
+    unsafe {
+        let p =
+            rdsys::rd_kafka_err2name(std::mem::transmute::<i32, rdsys::rd_kafka_resp_err_t>(code));
+        if p.is_null() {
+            format!("ERR{code}")
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+}
+
+/// Producer-side settings shared by the transactional and plain producers.
+fn producer_config(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap)
+        .set("log_level", "3")
+        .set("linger.ms", "5")
+        .set("message.max.bytes", "10000000")
+        .set("queue.buffering.max.messages", "1000000")
+        .set("queue.buffering.max.kbytes", "1048576");
+    c
+}
+
+/// The transactional producer of one snapshot partition.
+pub struct KafkaTxnProducer {
+    producer: BaseProducer,
+    topic: String,
+    partition: i32,
+    transactional_id: String,
+}
+
+impl KafkaTxnProducer {
+    /// Create and `init_transactions`. With a `transactional_id` another producer already
+    /// uses (the Epoch design's stable id), this bumps the epoch and fences that producer.
+    pub fn new(
+        bootstrap: &str,
+        transactional_id: &str,
+        snapshot_topic: &str,
+        partition: i32,
+    ) -> Result<Self, TxnError> {
+        let producer: BaseProducer = producer_config(bootstrap)
+            .set("transactional.id", transactional_id)
+            .set("transaction.timeout.ms", "10000")
+            .create()
+            .map_err(from_kafka)?;
+        producer
+            .init_transactions(TXN_TIMEOUT)
+            .map_err(from_kafka)?;
+        Ok(KafkaTxnProducer {
+            producer,
+            topic: snapshot_topic.to_string(),
+            partition,
+            transactional_id: transactional_id.to_string(),
+        })
+    }
+
+    pub fn transactional_id(&self) -> &str {
+        &self.transactional_id
+    }
+
+    /// Produce one record inside the open transaction (tests use this to build a zombie
+    /// whose records precede its offsets).
+    pub fn produce(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        send_record(&self.producer, &self.topic, self.partition, write)
+    }
+}
+
+fn send_record(
+    producer: &BaseProducer,
+    topic: &str,
+    partition: i32,
+    write: &SnapshotWrite,
+) -> Result<(), TxnError> {
+    let offset = write.offset.to_string();
+    let headers = OwnedHeaders::new().insert(Header {
+        key: "offset",
+        value: Some(offset.as_bytes()),
+    });
+    let mut record: BaseRecord<'_, str, [u8]> = BaseRecord::to(topic)
+        .partition(partition)
+        .key(write.key.as_str())
+        .headers(headers);
+    if let Some(v) = &write.value {
+        record = record.payload(v.as_slice());
+    }
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((
+                KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull),
+                r,
+            )) => {
+                record = r;
+                producer.poll(Duration::from_millis(10));
+            }
+            Err((e, _)) => return Err(from_kafka(e)),
+        }
+    }
+}
+
+impl TxnProducer for KafkaTxnProducer {
+    fn begin(&mut self) -> Result<(), TxnError> {
+        self.producer.begin_transaction().map_err(from_kafka)
+    }
+
+    fn send_offsets(
+        &mut self,
+        input: &InputPartition,
+        offset: i64,
+        meta: &GroupMetadata,
+    ) -> Result<(), TxnError> {
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&input.topic, input.partition, Offset::Offset(offset))
+            .map_err(from_kafka)?;
+        let cstr = |s: &str| {
+            CString::new(s).map_err(|_| classify("CLIENT".into(), "NUL in a name".into(), false))
+        };
+        let group = cstr(&meta.group_id)?;
+        let member = cstr(&meta.member_id)?;
+        let instance = match &meta.group_instance_id {
+            Some(i) => Some(cstr(i)?),
+            None => None,
+        };
+        // SAFETY: the strings outlive the calls; the metadata is destroyed after use; the
+        // error, when returned, is read and destroyed here.
+        unsafe {
+            let cgmd = rdsys::rd_kafka_consumer_group_metadata_new_with_genid(
+                group.as_ptr(),
+                meta.generation_id,
+                member.as_ptr(),
+                instance.as_ref().map_or(std::ptr::null(), |i| i.as_ptr()),
+            );
+            let err = rdsys::rd_kafka_send_offsets_to_transaction(
+                self.producer.client().native_ptr(),
+                tpl.ptr(),
+                cgmd,
+                TXN_TIMEOUT.as_millis() as i32,
+            );
+            rdsys::rd_kafka_consumer_group_metadata_destroy(cgmd);
+            if err.is_null() {
+                return Ok(());
+            }
+            let code = CStr::from_ptr(rdsys::rd_kafka_error_name(err))
+                .to_string_lossy()
+                .into_owned();
+            let message = CStr::from_ptr(rdsys::rd_kafka_error_string(err))
+                .to_string_lossy()
+                .into_owned();
+            let fatal = rdsys::rd_kafka_error_is_fatal(err) != 0;
+            rdsys::rd_kafka_error_destroy(err);
+            Err(classify(code, message, fatal))
+        }
+    }
+
+    fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        send_record(&self.producer, &self.topic, self.partition, write)
+    }
+
+    fn commit(&mut self) -> Result<(), TxnError> {
+        self.producer
+            .commit_transaction(TXN_TIMEOUT)
+            .map_err(from_kafka)
+    }
+
+    fn abort(&mut self) -> Result<(), TxnError> {
+        self.producer
+            .abort_transaction(TXN_TIMEOUT)
+            .map_err(from_kafka)
+    }
+}
+
+/// The design before the fix (issue #732): a plain producer, every write lands.
+pub struct PlainProducer {
+    producer: BaseProducer,
+    topic: String,
+    partition: i32,
+}
+
+impl PlainProducer {
+    pub fn new(bootstrap: &str, snapshot_topic: &str, partition: i32) -> Result<Self, TxnError> {
+        let producer: BaseProducer = producer_config(bootstrap)
+            .set("acks", "all")
+            .create()
+            .map_err(from_kafka)?;
+        Ok(PlainProducer {
+            producer,
+            topic: snapshot_topic.to_string(),
+            partition,
+        })
+    }
+
+    /// Send without waiting (the benchmark's pipelined writes); [`PlainProducer::flush`] waits.
+    pub fn send(&self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        send_record(&self.producer, &self.topic, self.partition, write)
+    }
+
+    pub fn flush(&self) -> Result<(), TxnError> {
+        self.producer.flush(TXN_TIMEOUT).map_err(from_kafka)
+    }
+
+    /// Write one snapshot and wait for it.
+    pub fn write(&self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        self.send(write)?;
+        self.flush()
+    }
+}
+
+/// The #732 design as a [`TxnProducer`] (with [`crate::group_commit::Fence::Unfenced`]): no
+/// transaction, no offset in the write; `commit` waits for the sends.
+impl TxnProducer for PlainProducer {
+    fn begin(&mut self) -> Result<(), TxnError> {
+        Ok(())
+    }
+    fn send_offsets(
+        &mut self,
+        _input: &InputPartition,
+        _offset: i64,
+        _meta: &GroupMetadata,
+    ) -> Result<(), TxnError> {
+        Ok(())
+    }
+    fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        PlainProducer::send(self, write)
+    }
+    fn commit(&mut self) -> Result<(), TxnError> {
+        self.flush()
+    }
+    fn abort(&mut self) -> Result<(), TxnError> {
+        Ok(())
+    }
+}
+
+/// The consumer's group metadata right now (None if librdkafka has none).
+pub fn group_metadata_of<C: ConsumerContext>(consumer: &BaseConsumer<C>) -> Option<GroupMetadata> {
+    // SAFETY: the metadata is a copy owned here, read through its accessors and destroyed.
+    unsafe {
+        let cgmd = rdsys::rd_kafka_consumer_group_metadata(consumer.client().native_ptr());
+        if cgmd.is_null() {
+            return None;
+        }
+        let s = |p: *const std::os::raw::c_char| {
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+        };
+        let meta = GroupMetadata {
+            group_id: s(rdsys::rd_kafka_consumer_group_metadata_group_id(cgmd)).unwrap_or_default(),
+            generation_id: rdsys::rd_kafka_consumer_group_metadata_generation_id(cgmd),
+            member_id: s(rdsys::rd_kafka_consumer_group_metadata_member_id(cgmd))
+                .unwrap_or_default(),
+            group_instance_id: s(rdsys::rd_kafka_consumer_group_metadata_group_instance_id(
+                cgmd,
+            )),
+        };
+        rdsys::rd_kafka_consumer_group_metadata_destroy(cgmd);
+        Some(meta)
+    }
+}
+
+/// Live group metadata, read from the consumer on every call.
+pub struct LiveGroupMetadata<C: ConsumerContext + 'static>(pub std::sync::Arc<BaseConsumer<C>>);
+
+impl<C: ConsumerContext + 'static> GroupMetadataSource for LiveGroupMetadata<C> {
+    fn current(&self) -> Option<GroupMetadata> {
+        group_metadata_of(&self.0)
+    }
+}
+
+/// Create topics (1 replica); `compacted` ones get `cleanup.policy=compact`.
+pub fn create_topics(bootstrap: &str, topics: &[(&str, i32, bool)]) -> Result<(), String> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .map_err(|e| format!("admin client: {e}"))?;
+    let new: Vec<NewTopic<'_>> = topics
+        .iter()
+        .map(|(name, partitions, compacted)| {
+            let t = NewTopic::new(name, *partitions, TopicReplication::Fixed(1));
+            if *compacted {
+                t.set("cleanup.policy", "compact")
+            } else {
+                t
+            }
+        })
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = futures::executor::block_on(admin.create_topics(&new, &opts))
+        .map_err(|e| format!("create topics: {e}"))?;
+    for r in results {
+        if let Err((name, code)) = r {
+            return Err(format!("create topic {name}: {code}"));
+        }
+    }
+    Ok(())
+}
+
+/// Produce plain input records (key, payload) to a partition; returns their offsets.
+pub fn produce_input(
+    bootstrap: &str,
+    topic: &str,
+    partition: i32,
+    records: &[(&str, &[u8])],
+) -> Result<(), String> {
+    let producer: BaseProducer = producer_config(bootstrap)
+        .create()
+        .map_err(|e| e.to_string())?;
+    for (key, payload) in records {
+        producer
+            .send(
+                BaseRecord::to(topic)
+                    .partition(partition)
+                    .key(*key)
+                    .payload(*payload),
+            )
+            .map_err(|(e, _)| e.to_string())?;
+    }
+    producer.flush(TXN_TIMEOUT).map_err(|e| e.to_string())
+}
+
+/// Why recovery did not complete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveryError(pub String);
+
+impl std::fmt::Display for RecoveryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "recovery failed: {}", self.0)
+    }
+}
+
+/// Read a snapshot partition with `read_committed`, from the beginning up to the high
+/// watermark taken at the start: records of aborted (fenced) transactions are never returned.
+/// Fails (instead of hanging) if the high watermark is not reached within `timeout`, e.g.
+/// because an open transaction holds the last stable offset back.
+pub fn recover(
+    bootstrap: &str,
+    topic: &str,
+    partition: i32,
+    timeout: Duration,
+) -> Result<HashMap<String, Read>, RecoveryError> {
+    let err = |e: KafkaError| RecoveryError(e.to_string());
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "loadbearing-recovery")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .set("enable.partition.eof", "true")
+        .set("log_level", "3")
+        .create()
+        .map_err(err)?;
+    // The high watermark (not the last stable offset): ask with read_uncommitted.
+    let probe: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("isolation.level", "read_uncommitted")
+        .set("log_level", "3")
+        .create()
+        .map_err(err)?;
+    let (_, high) = probe
+        .fetch_watermarks(topic, partition, Duration::from_secs(10))
+        .map_err(err)?;
+    let mut out = HashMap::new();
+    if high <= 0 {
+        return Ok(out);
+    }
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, partition, Offset::Beginning)
+        .map_err(err)?;
+    consumer.assign(&tpl).map_err(err)?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let position = consumer
+            .position()
+            .ok()
+            .and_then(|p| p.find_partition(topic, partition)?.offset().to_raw())
+            .unwrap_or(-1);
+        if position >= high {
+            return Ok(out);
+        }
+        if Instant::now() > deadline {
+            return Err(RecoveryError(format!(
+                "{topic}/{partition}: position {position} did not reach the high watermark \
+                 {high} within {timeout:?} (an open transaction holds the last stable offset?)"
+            )));
+        }
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(m)) => {
+                let key = m
+                    .key()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default();
+                let offset = m
+                    .headers()
+                    .and_then(|h| {
+                        h.iter()
+                            .find(|h| h.key == "offset")
+                            .and_then(|h| h.value)
+                            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok())
+                    })
+                    .unwrap_or(0);
+                let read = match m.payload() {
+                    Some(v) => Read::Live {
+                        offset,
+                        value: v.to_vec(),
+                    },
+                    None => Read::Tombstone { offset },
+                };
+                out.insert(key, read);
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) | None => {}
+            Some(Err(e)) => return Err(err(e)),
+        }
+    }
+}
+
+/// The input offset committed for the group (read_committed: waits for pending transactional
+/// offsets, KIP-447's require_stable), or None.
+pub fn committed_offset(
+    bootstrap: &str,
+    group: &str,
+    topic: &str,
+    partition: i32,
+) -> Result<Option<i64>, String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .set("log_level", "3")
+        .create()
+        .map_err(|e| e.to_string())?;
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition(topic, partition);
+    let got = consumer
+        .committed_offsets(tpl, Duration::from_secs(20))
+        .map_err(|e| e.to_string())?;
+    Ok(got
+        .find_partition(topic, partition)
+        .and_then(|e| e.offset().to_raw())
+        .filter(|o| *o >= 0))
+}
