@@ -2,6 +2,7 @@
 //! rendering results for people and for machines.
 
 pub mod bench;
+pub mod conform;
 pub mod docs;
 pub mod explore;
 pub mod mutate;

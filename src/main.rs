@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use loadbearing::conform;
 use loadbearing::mutate;
 use loadbearing::render;
 use loadbearing::run::{run, Judged};
@@ -33,6 +34,12 @@ struct Cli {
 enum Format {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConformBackend {
+    Sqlite,
+    Postgres,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -111,6 +118,33 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
+    /// Check implementations against their models: recorded traces must be behaviours of the
+    /// model, and model paths replayed on the implementation must agree with it.
+    Conform {
+        /// store, store-lww (the planted last-write-wins mutant), replay; all when none.
+        targets: Vec<String>,
+        #[arg(long, value_enum, default_value_t = ConformBackend::Sqlite)]
+        backend: ConformBackend,
+        /// Traces (races, or random walks for replay) per target.
+        #[arg(long, default_value_t = 50)]
+        traces: usize,
+        /// Concurrent writers per race (at most 8).
+        #[arg(long, default_value_t = 8)]
+        writers: usize,
+        /// Seed of the offsets, the jitter and the random walks (printed when not given).
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Validate this NDJSON trace file instead (with --model).
+        #[arg(long, requires = "model")]
+        trace: Option<PathBuf>,
+        /// The config (or model) the trace file is checked against.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        sets: Vec<String>,
+    },
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
         #[arg(long, default_value_t = 0)]
@@ -176,6 +210,83 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 progress: false,
             };
             check(&selected, &options, format)
+        }
+        Command::Conform {
+            targets,
+            backend,
+            traces,
+            writers,
+            seed,
+            format,
+            trace,
+            model,
+            sets,
+        } => {
+            if let (Some(file), Some(model)) = (trace, model) {
+                return conform_file(&cli.suite, &file, &model, &sets, format);
+            }
+            let targets = if targets.is_empty() {
+                conform::Target::ALL.to_vec()
+            } else {
+                targets
+                    .iter()
+                    .map(|t| {
+                        conform::Target::parse(t).ok_or_else(|| {
+                            let known: Vec<&str> =
+                                conform::Target::ALL.iter().map(|t| t.name()).collect();
+                            format!("unknown target `{t}`; targets are: {}", known.join(", "))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
+            };
+            if !(1..=8).contains(&writers) {
+                return Err(format!(
+                    "--writers {writers}: the models hold 1 to 8 writers"
+                ));
+            }
+            let seed = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(1)
+            });
+            let server;
+            let backend = match backend {
+                ConformBackend::Sqlite => conform::Backend::Sqlite,
+                ConformBackend::Postgres => {
+                    server = loadbearing_impls::harness::postgres::PgServer::start()
+                        .map_err(|e| format!("cannot start PostgreSQL: {e}"))?;
+                    conform::Backend::Postgres(server.conn_str())
+                }
+            };
+            let settings = conform::Settings {
+                backend,
+                traces,
+                writers,
+                seed,
+            };
+            let mut results = Vec::new();
+            for target in targets {
+                eprintln!(
+                    "conform: {} on {} (seed {seed})",
+                    target.name(),
+                    settings.backend.name()
+                );
+                results.push(conform::run(target, &settings)?);
+            }
+            match format {
+                Format::Table => print!("{}", conform_table(&results)),
+                Format::Json => println!(
+                    "{}",
+                    pretty(&serde_json::to_value(&results).expect("results serialize"))
+                ),
+            }
+            eprintln!("seed {seed}: rerun with --seed {seed}");
+            Ok(if results.iter().all(|r| r.ok) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Mutate {
             filters,
@@ -356,6 +467,90 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<ExitC
     Ok(if errors > 0 || incomplete > 0 {
         ExitCode::from(2)
     } else if ok == judged.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn conform_table(results: &[conform::TargetResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let verdict = if r.ok { "ok" } else { "FAILED" };
+        out.push_str(&format!(
+            "{:<10} {:<20} {:<8} {} traces, {} events or steps: {} conforming, {} diverging (expected: {}) {verdict} {:.2}s\n",
+            r.target,
+            r.model,
+            r.backend,
+            r.traces,
+            r.events.max(r.steps),
+            r.conforming,
+            r.divergent_traces,
+            r.expected,
+            r.seconds
+        ));
+        if let Some(d) = r.divergences.first() {
+            for line in d.text().lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+        for m in r.mismatches.iter().take(5) {
+            out.push_str(&format!("    mismatch: {m}\n"));
+        }
+    }
+    out
+}
+
+/// `conform --trace FILE --model CONFIG`: one trace file against one model.
+fn conform_file(
+    suite_path: &Option<PathBuf>,
+    file: &std::path::Path,
+    model: &str,
+    sets: &[String],
+    format: Format,
+) -> Result<ExitCode, String> {
+    use loadbearing_specs::knobs::{Constants, Resolved};
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let events = loadbearing_refinement::conform::parse_ndjson(&text)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let configs = load(suite_path)?;
+    let (model_name, mut given) = match configs.iter().find(|c| c.name == model) {
+        Some(config) => (config.model.to_string(), config.constants.values().clone()),
+        None => (model.to_string(), Constants::new()),
+    };
+    let (knobs, validate) = loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
+        format!("`{model}` is neither a config nor a model that reads implementation traces (CasFirstWrite, CasFirstWriteAtomic, SSI)")
+    })?;
+    for set in sets {
+        let (name, value) = suite::parse_set(set)?;
+        given.insert(name, value);
+    }
+    let constants = Resolved::new(&model_name, knobs, &given).map_err(|e| e.to_string())?;
+    let verdict = validate(
+        &constants,
+        &events,
+        loadbearing_refinement::conform::Limits::default(),
+    );
+    match format {
+        Format::Json => println!(
+            "{}",
+            pretty(&serde_json::to_value(&verdict).expect("verdicts serialize"))
+        ),
+        Format::Table => match &verdict.divergence {
+            None => println!(
+                "{}: {} events conform to {model_name}; model path: {}",
+                file.display(),
+                verdict.events,
+                verdict.witness.clone().unwrap_or_default().join(", ")
+            ),
+            Some(d) => print!(
+                "{}: does not conform to {model_name}\n{}",
+                file.display(),
+                d.text()
+            ),
+        },
+    }
+    Ok(if verdict.conforming {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -107,7 +107,10 @@ pub fn parse_ndjson(text: &str) -> Result<Vec<Event>, TraceError> {
         if event.v != SCHEMA_VERSION {
             return Err(TraceError {
                 line: i + 1,
-                message: format!("schema version {} (this checker reads {SCHEMA_VERSION})", event.v),
+                message: format!(
+                    "schema version {} (this checker reads {SCHEMA_VERSION})",
+                    event.v
+                ),
             });
         }
         events.push(event);
@@ -132,7 +135,12 @@ pub trait Conform: Spec {
 
     /// Compares what the event observed with the model step `before → after`; `Err` says
     /// which value contradicts the model.
-    fn observe(&self, before: &Self::State, after: &Self::State, event: &Event) -> Result<(), String>;
+    fn observe(
+        &self,
+        before: &Self::State,
+        after: &Self::State,
+        event: &Event,
+    ) -> Result<(), String>;
 
     /// An event that reports no model action (a read, a lifecycle note): a stutter, accepted
     /// where `observe(s, s)` holds.
@@ -389,7 +397,10 @@ fn explain<M: Conform>(
         matched: index,
         line: index + 1,
         event: event.clone(),
-        prefix: closure.first().map(|(_, n)| path(nodes, *n)).unwrap_or_default(),
+        prefix: closure
+            .first()
+            .map(|(_, n)| path(nodes, *n))
+            .unwrap_or_default(),
         tried,
         candidates: closure.len(),
     }
@@ -410,7 +421,11 @@ impl Divergence {
             out,
             "the first {} events match the model path: {}",
             self.matched,
-            if self.prefix.is_empty() { "(none)".to_string() } else { self.prefix.join(", ") }
+            if self.prefix.is_empty() {
+                "(none)".to_string()
+            } else {
+                self.prefix.join(", ")
+            }
         );
         let _ = writeln!(
             out,
@@ -436,7 +451,11 @@ impl Divergence {
                     out,
                     "    no allowed action reports `{}`; the model allowed: {}",
                     self.event.action,
-                    if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
+                    if names.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        names.join(", ")
+                    }
                 );
             }
             for t in relevant {

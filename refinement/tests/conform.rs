@@ -42,7 +42,11 @@ impl Model for Counters {
 
 impl Spec for Counters {
     fn variables(&self, s: &Self::State) -> Variables {
-        vec![("a", s.0[0].to_string()), ("b", s.0[1].to_string()), ("ticked", s.1.to_string())]
+        vec![
+            ("a", s.0[0].to_string()),
+            ("b", s.0[1].to_string()),
+            ("ticked", s.1.to_string()),
+        ]
     }
 }
 
@@ -53,11 +57,19 @@ impl Conform for Counters {
             Action::Tick => false,
         }
     }
-    fn observe(&self, _before: &Self::State, after: &Self::State, event: &Event) -> Result<(), String> {
+    fn observe(
+        &self,
+        _before: &Self::State,
+        after: &Self::State,
+        event: &Event,
+    ) -> Result<(), String> {
         for (name, i) in [("a", 0), ("b", 1)] {
             if let Some(v) = event.var_u64(name) {
                 if v != after.0[i] as u64 {
-                    return Err(format!("{name} is {v} in the trace, {} in the model", after.0[i]));
+                    return Err(format!(
+                        "{name} is {v} in the trace, {} in the model",
+                        after.0[i]
+                    ));
                 }
             }
         }
@@ -102,7 +114,10 @@ fn stutter_events_and_silent_steps_are_accepted() {
         silent_steps: 0,
         ..Limits::default()
     };
-    assert!(!validate(&Counters, &events, none).conforming, "the silent step is needed");
+    assert!(
+        !validate(&Counters, &events, none).conforming,
+        "the silent step is needed"
+    );
 }
 
 #[test]
@@ -116,7 +131,10 @@ fn a_divergence_names_the_prefix_the_event_and_why_each_action_fails() {
     assert_eq!(d.prefix, vec!["Inc(0)"]);
     let text = d.text();
     assert!(text.contains("diverged at event 2"), "{text}");
-    assert!(text.contains("Inc(0): a is 3 in the trace, 2 in the model"), "{text}");
+    assert!(
+        text.contains("Inc(0): a is 3 in the trace, 2 in the model"),
+        "{text}"
+    );
     let json = serde_json::to_value(&d).unwrap();
     assert_eq!(json["event"]["action"], "Inc");
 }

@@ -385,7 +385,12 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         event.action == name && writer_index(event) == Some(w as usize)
     }
 
-    fn observe(&self, before: &CasFwState, _after: &CasFwState, event: &Event) -> Result<(), String> {
+    fn observe(
+        &self,
+        before: &CasFwState,
+        _after: &CasFwState,
+        event: &Event,
+    ) -> Result<(), String> {
         if event.action == "ReapRow" {
             return Ok(());
         }
@@ -400,7 +405,9 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             (_, true) if self.update_applies(row, offset) => "applied",
             (_, true) => "not_applied",
         };
-        let got = event.var_str("outcome").ok_or("the event has no statement outcome")?;
+        let got = event
+            .var_str("outcome")
+            .ok_or("the event has no statement outcome")?;
         if got != expected {
             let stale = if got == "applied" && row.present && offset < row.offset {
                 ": a stale write landed"

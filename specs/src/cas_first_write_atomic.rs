@@ -149,12 +149,19 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
 
     fn reports(&self, action: &AtomicAction, event: &Event) -> bool {
         match action {
-            AtomicAction::Persist(w) => event.action == "Persist" && writer_index(event) == Some(*w as usize),
+            AtomicAction::Persist(w) => {
+                event.action == "Persist" && writer_index(event) == Some(*w as usize)
+            }
             AtomicAction::GiveUp(_) | AtomicAction::ReapRow => false,
         }
     }
 
-    fn observe(&self, before: &AtomicState, _after: &AtomicState, event: &Event) -> Result<(), String> {
+    fn observe(
+        &self,
+        before: &AtomicState,
+        _after: &AtomicState,
+        event: &Event,
+    ) -> Result<(), String> {
         let applied = event
             .vars
             .get("applied")
@@ -198,3 +205,33 @@ pub fn writer_index(event: &Event) -> Option<usize> {
 }
 
 use loadbearing_refinement::conform::Event;
+
+/// Not a config model of its own (it is a refinement target), but traces of the atomic stores
+/// are checked against it, with the same constants as CasFirstWrite.
+impl crate::Configured for CasFirstWriteAtomic {
+    const NAME: &'static str = "CasFirstWriteAtomic";
+    const KNOBS: &'static [crate::knobs::Knob] = crate::cas_first_write::CasFirstWrite::KNOBS;
+
+    fn from_knobs(k: &crate::knobs::Resolved) -> Self {
+        CasFirstWriteAtomic {
+            writers: k.small("Writers"),
+            max_offset: k.small("MaxOffset"),
+            guarded: k.flag("Guarded"),
+            reap: k.flag("Reap"),
+        }
+    }
+}
+
+impl CasFirstWriteAtomic {
+    /// The one initial state in which writer w persists `offsets[w]`.
+    pub fn init_states_for(&self, offsets: &[u8]) -> AtomicState {
+        let mut off = [0; MAX_WRITERS];
+        off[..offsets.len()].copy_from_slice(offsets);
+        AtomicState {
+            stored: Row::ABSENT,
+            pc: [AtomicPc::Todo; MAX_WRITERS],
+            off,
+            corrupted: false,
+        }
+    }
+}

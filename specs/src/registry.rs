@@ -6,6 +6,7 @@ use loadbearing_refinement::view::{view, View};
 use loadbearing_refinement::{check, CheckSpec, Options, Report, SpecError};
 
 use crate::cas_first_write::CasFirstWrite;
+use crate::cas_first_write_atomic::CasFirstWriteAtomic;
 use crate::cassandra::Cassandra;
 use crate::epoch::Epoch;
 use crate::group_commit::GroupCommit;
@@ -15,6 +16,7 @@ use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
 use crate::{Configured, Guard};
+use loadbearing_refinement::conform::{validate, Conform, Event, Limits, Verdict};
 
 pub struct ModelEntry {
     pub name: &'static str,
@@ -51,6 +53,27 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<GroupCommit>(),
         entry::<Ssi>(),
     ]
+}
+
+/// Validates a step trace against a model built from constants, for the models that read
+/// implementation events.
+pub type ConformFn = fn(&Resolved, &[Event], Limits) -> Verdict;
+
+fn conform_with<M: Configured + Conform>() -> ConformFn {
+    |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits)
+}
+
+/// The models an implementation trace can be checked against, with their constants.
+pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
+    match name {
+        "CasFirstWrite" => Some((CasFirstWrite::KNOBS, conform_with::<CasFirstWrite>())),
+        "CasFirstWriteAtomic" => Some((
+            CasFirstWriteAtomic::KNOBS,
+            conform_with::<CasFirstWriteAtomic>(),
+        )),
+        "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
+        _ => None,
+    }
 }
 
 pub fn find(name: &str) -> Option<ModelEntry> {

@@ -8,6 +8,7 @@
 //! fix publishes SICHECKED in the CHECK's critical section and asks "is the peer past its
 //! check?" instead of "is the peer committed?".
 
+pub mod conform;
 pub mod serial;
 pub mod workload;
 

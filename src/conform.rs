@@ -1,0 +1,579 @@
+//! `loadbearing conform`: the implementations checked against their models, both ways.
+//!
+//! Implementation → model: real threads drive a store, every step event is recorded, and the
+//! trace is validated against the model (refinement/src/conform.rs). Model → implementation:
+//! model paths (every shortest counterexample that maps onto the store, random walks, and all
+//! short paths) drive the store step by step, comparing its row with the model's after every
+//! step.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use loadbearing_impls::postgres::PostgresStore;
+use loadbearing_impls::sqlite::SqliteStore;
+use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
+use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
+use loadbearing_refinement::conform::{validate, Divergence, Event, Limits};
+use loadbearing_refinement::refinement::StepMatch;
+use loadbearing_refinement::{Options, Spec};
+use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
+use loadbearing_specs::cas_first_write_atomic::{
+    AtomicAction, AtomicPc, AtomicState, CasFirstWriteAtomic,
+};
+use serde::Serialize;
+use stateright::Model;
+
+/// Offsets the writers draw from: small, so that races on one key collide often.
+const MAX_OFFSET: u8 = 5;
+
+/// Where the store runs.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres(String),
+}
+
+impl Backend {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// Opens store sessions on one fresh database, one per concurrent writer.
+pub struct StoreFactory {
+    backend: Backend,
+    mode: Mode,
+    sqlite_path: Option<std::path::PathBuf>,
+    table: String,
+}
+
+impl StoreFactory {
+    pub fn new(backend: Backend, mode: Mode, label: &str) -> Result<StoreFactory, String> {
+        let unique = format!(
+            "{label}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let sqlite_path = match backend {
+            Backend::Sqlite => {
+                let dir = std::env::temp_dir().join("loadbearing-conform");
+                std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                let path = dir.join(format!("{unique}.db"));
+                let _ = std::fs::remove_file(&path);
+                Some(path)
+            }
+            Backend::Postgres(_) => None,
+        };
+        Ok(StoreFactory {
+            backend,
+            mode,
+            sqlite_path,
+            table: unique.replace('-', "_"),
+        })
+    }
+
+    pub fn open(&self, tracer: SharedTracer) -> Result<Box<dyn SnapshotStore>, String> {
+        let options = StoreOptions {
+            mode: self.mode,
+            ttl: None,
+        };
+        match &self.backend {
+            Backend::Sqlite => {
+                let path = self.sqlite_path.as_ref().expect("sqlite has a path");
+                SqliteStore::open_traced(path, options, tracer)
+                    .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
+                    .map_err(|e| e.to_string())
+            }
+            Backend::Postgres(conn) => {
+                PostgresStore::connect_traced(conn, &self.table, options, tracer)
+                    .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
+            }
+        }
+    }
+}
+
+impl Drop for StoreFactory {
+    fn drop(&mut self) {
+        if let Some(path) = &self.sqlite_path {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        }
+    }
+}
+
+static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Records each step with the writer that took it, in the order the steps happened.
+struct ActorTracer {
+    actor: String,
+    sink: Arc<Mutex<Vec<(String, Step)>>>,
+}
+
+impl Tracer for ActorTracer {
+    fn step(&self, step: &Step) {
+        self.sink
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((self.actor.clone(), step.clone()));
+    }
+}
+
+/// The model's reading of an implementation step, or `None` for steps no model action reports.
+pub fn event_of(actor: &str, step: &Step) -> Option<Event> {
+    let statement = |name: &str, offset: u64, outcome: &StatementOutcome| {
+        let event = Event::new(Some(actor), name).arg("offset", offset);
+        match outcome {
+            StatementOutcome::Applied => event.var("applied", true).var("outcome", "applied"),
+            StatementOutcome::NotApplied { stored } => event
+                .var("applied", false)
+                .var("outcome", "not_applied")
+                .var("stored", *stored),
+            StatementOutcome::RowAbsent => event.var("applied", false).var("outcome", "row_absent"),
+            // Sent but unknown, or known not applied: the model may have taken either branch.
+            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => event,
+        }
+    };
+    match step {
+        Step::Persist {
+            offset, outcome, ..
+        } => Some(statement("Persist", *offset, outcome)),
+        Step::Update1 {
+            offset, outcome, ..
+        } => Some(statement("Update1", *offset, outcome)),
+        Step::Insert {
+            offset, outcome, ..
+        } => Some(statement("Insert", *offset, outcome)),
+        Step::RetryUpdate {
+            offset, outcome, ..
+        } => Some(statement("RetryUpdate", *offset, outcome)),
+        Step::ReapRow { .. } => Some(Event::new(None, "ReapRow")),
+        _ => None,
+    }
+}
+
+/// A small seeded generator (xorshift*), so a run is reproducible from its printed seed.
+#[derive(Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// One round: `offsets.len()` threads race to persist their offset to a fresh key. A mutex held
+/// around each call makes the recorded order the order the database applied the writes (SQLite
+/// serializes writers anyway); which thread goes next is up to the OS.
+pub fn race(
+    factory: &StoreFactory,
+    key: &str,
+    offsets: &[u64],
+    jitter: &[u64],
+) -> Result<Vec<Event>, String> {
+    let sink = Arc::new(Mutex::new(Vec::new()));
+    let turnstile = Arc::new(Mutex::new(()));
+    let stores = offsets
+        .iter()
+        .enumerate()
+        .map(|(w, _)| {
+            factory.open(Arc::new(ActorTracer {
+                actor: format!("w{}", w + 1),
+                sink: sink.clone(),
+            }))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let barrier = std::sync::Barrier::new(offsets.len());
+    std::thread::scope(|scope| {
+        for (w, store) in stores.iter().enumerate() {
+            let (barrier, turnstile) = (&barrier, turnstile.clone());
+            let (offset, pause) = (offsets[w], jitter[w]);
+            scope.spawn(move || {
+                barrier.wait();
+                std::thread::sleep(std::time::Duration::from_micros(pause));
+                let _turn = turnstile.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = store.persist(key, offset, format!("w{}@{offset}", w + 1).as_bytes());
+            });
+        }
+    });
+    let steps = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(steps
+        .iter()
+        .filter_map(|(actor, step)| event_of(actor, step))
+        .collect())
+}
+
+/// A conformance target: a store built one way, the model it must (or must not) follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Target {
+    /// The guarded store: every trace must be a behaviour of the guarded model.
+    Store,
+    /// The planted mutant, last-write-wins: conformance must catch it.
+    StoreLww,
+    /// Model paths replayed on the guarded and the last-write-wins store.
+    Replay,
+}
+
+impl Target {
+    pub const ALL: [Target; 3] = [Target::Store, Target::StoreLww, Target::Replay];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Store => "store",
+            Target::StoreLww => "store-lww",
+            Target::Replay => "replay",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetResult {
+    pub target: &'static str,
+    pub model: &'static str,
+    pub backend: &'static str,
+    pub seed: u64,
+    pub traces: usize,
+    pub events: usize,
+    pub conforming: usize,
+    pub divergences: Vec<Divergence>,
+    /// Divergences found in all (only the first few are kept in `divergences`).
+    pub divergent_traces: usize,
+    /// `conforms` or `diverges`: what this target must show.
+    pub expected: &'static str,
+    pub ok: bool,
+    pub seconds: f64,
+    /// Replay only: model steps driven, and the mismatches between store and model.
+    pub steps: usize,
+    pub mismatches: Vec<String>,
+}
+
+pub struct Settings {
+    pub backend: Backend,
+    pub traces: usize,
+    pub writers: usize,
+    pub seed: u64,
+}
+
+pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> {
+    let started = Instant::now();
+    let mut result = TargetResult {
+        target: target.name(),
+        model: "CasFirstWriteAtomic",
+        backend: settings.backend.name(),
+        seed: settings.seed,
+        traces: 0,
+        events: 0,
+        conforming: 0,
+        divergences: Vec::new(),
+        divergent_traces: 0,
+        expected: "conforms",
+        ok: false,
+        seconds: 0.0,
+        steps: 0,
+        mismatches: Vec::new(),
+    };
+    match target {
+        Target::Store | Target::StoreLww => {
+            let mode = if target == Target::Store {
+                Mode::Guarded
+            } else {
+                Mode::LastWriteWins
+            };
+            if target == Target::StoreLww {
+                result.expected = "diverges";
+            }
+            let factory = StoreFactory::new(settings.backend.clone(), mode, target.name())?;
+            let model = CasFirstWriteAtomic {
+                writers: settings.writers as u8,
+                max_offset: MAX_OFFSET,
+                guarded: true,
+                reap: false,
+            };
+            let mut rng = Rng::new(settings.seed);
+            for round in 0..settings.traces {
+                let offsets: Vec<u64> = (0..settings.writers)
+                    .map(|_| rng.below(MAX_OFFSET as u64 + 1))
+                    .collect();
+                let jitter: Vec<u64> = (0..settings.writers).map(|_| rng.below(200)).collect();
+                let events = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
+                result.traces += 1;
+                result.events += events.len();
+                let verdict = validate(&model, &events, Limits::default());
+                if verdict.conforming {
+                    result.conforming += 1;
+                } else {
+                    result.divergent_traces += 1;
+                    if result.divergences.len() < 3 {
+                        result.divergences.extend(verdict.divergence);
+                    }
+                }
+            }
+            result.ok = match target {
+                Target::Store => result.conforming == result.traces,
+                _ => result.divergent_traces > 0,
+            };
+        }
+        Target::Replay => replay_all(settings, &mut result)?,
+    }
+    result.seconds = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// The store's row as the model sees it.
+fn row_of(read: &Read) -> Row {
+    match read {
+        Read::Live { offset, .. } | Read::Tombstone { offset } => Row::present(*offset as u8),
+        Read::Absent => Row::ABSENT,
+    }
+}
+
+/// Drives the store through `path` from `init`, comparing rows after every step. Returns the
+/// mismatches, and whether the store ever let a lower offset overwrite a higher one.
+pub fn replay(
+    factory: &StoreFactory,
+    key: &str,
+    model: &CasFirstWriteAtomic,
+    init: &AtomicState,
+    path: &[AtomicAction],
+) -> Result<(Vec<String>, bool), String> {
+    let store = factory.open(loadbearing_impls::trace::no_trace())?;
+    let mut state = init.clone();
+    let mut mismatches = Vec::new();
+    let mut regressed = false;
+    for (i, action) in path.iter().enumerate() {
+        let before = row_of(&store.read(key).map_err(|e| e.to_string())?);
+        if let AtomicAction::Persist(w) = action {
+            let offset = state.off[*w as usize] as u64;
+            match store.persist(key, offset, b"replayed") {
+                Ok(()) | Err(WriteError::Conflict(_)) => {}
+                Err(other) => return Err(format!("step {} {action:?}: {other}", i + 1)),
+            }
+        }
+        state = model
+            .next_state(&state, *action)
+            .ok_or_else(|| format!("step {} {action:?} is not enabled in the model", i + 1))?;
+        let after = row_of(&store.read(key).map_err(|e| e.to_string())?);
+        regressed |= before.present && after.present && after.offset < before.offset;
+        if after != state.stored {
+            mismatches.push(format!(
+                "{key}: after step {} {action:?} the store holds {after}, the model {}",
+                i + 1,
+                state.stored
+            ));
+        }
+    }
+    Ok((mismatches, regressed))
+}
+
+/// Every path of at most `depth` steps from every initial state of a small atomic model.
+fn all_paths(model: &CasFirstWriteAtomic, depth: usize) -> Vec<(AtomicState, Vec<AtomicAction>)> {
+    let mut out = Vec::new();
+    for init in model.init_states() {
+        let mut stack = vec![(init.clone(), Vec::new())];
+        while let Some((state, path)) = stack.pop() {
+            if !path.is_empty() {
+                out.push((init.clone(), path.clone()));
+            }
+            if path.len() == depth {
+                continue;
+            }
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            for action in actions {
+                if let Some(next) = model.next_state(&state, action) {
+                    let mut longer = path.clone();
+                    longer.push(action);
+                    stack.push((next, longer));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A counterexample of the compound, mapped onto the atomic store through the refinement: the
+/// in-flight statements are stutters, a landing write is a Persist, a conflict a GiveUp.
+pub fn atomic_schedule(
+    compound: &CasFirstWrite,
+    config_name: &str,
+) -> Result<(AtomicState, Vec<AtomicAction>), String> {
+    let config = crate::suite::load(&crate::suite::default_path())
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|c| c.name == config_name)
+        .ok_or_else(|| format!("no config {config_name}"))?;
+    let judged = crate::run::run(&config, &Options::default())?;
+    let cx = judged
+        .report
+        .counterexample
+        .ok_or_else(|| format!("{config_name} has no counterexample"))?;
+    let refinement = compound
+        .refinements()
+        .into_iter()
+        .next()
+        .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
+    // Replay the named actions on the model to recover the states.
+    let mut states = vec![compound
+        .init_states()
+        .into_iter()
+        .find(|s| {
+            compound
+                .variables(s)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<Vec<_>>()
+                == cx.steps[0].state
+        })
+        .ok_or("the counterexample's initial state")?];
+    for step in &cx.steps[1..] {
+        let state = states.last().expect("non-empty").clone();
+        let mut actions = Vec::new();
+        compound.actions(&state, &mut actions);
+        let next = actions
+            .into_iter()
+            .find(|a| Some(compound.format_action(a)) == step.action)
+            .and_then(|a| compound.next_state(&state, a))
+            .ok_or("the counterexample replays on the model")?;
+        states.push(next);
+    }
+    let init = &states[0];
+    let atomic_init = AtomicState {
+        stored: init.stored,
+        pc: [AtomicPc::Todo; loadbearing_specs::cas_first_write::MAX_WRITERS],
+        off: init.off,
+        corrupted: false,
+    };
+    let mut schedule = Vec::new();
+    for pair in states.windows(2) {
+        match refinement.check_step(&pair[0], &pair[1]) {
+            Ok(StepMatch::Stutter) => {}
+            Ok(StepMatch::Simulates(action)) => schedule.push(parse_atomic(&action)?),
+            Err(_) => return Err(format!("{config_name}: a step maps to no atomic step")),
+        }
+    }
+    Ok((atomic_init, schedule))
+}
+
+fn parse_atomic(shown: &str) -> Result<AtomicAction, String> {
+    let writer = |s: &str| -> Result<u8, String> {
+        s.trim_end_matches(')')
+            .trim_start_matches('w')
+            .parse::<u8>()
+            .map(|w| w - 1)
+            .map_err(|_| format!("not an atomic action: {shown}"))
+    };
+    if let Some(rest) = shown.strip_prefix("Persist(") {
+        Ok(AtomicAction::Persist(writer(rest)?))
+    } else if let Some(rest) = shown.strip_prefix("GiveUp(") {
+        Ok(AtomicAction::GiveUp(writer(rest)?))
+    } else if shown == "ReapRow" {
+        Ok(AtomicAction::ReapRow)
+    } else {
+        Err(format!("not an atomic action: {shown}"))
+    }
+}
+
+fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+    let guarded = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "replay")?;
+    let lww = StoreFactory::new(settings.backend.clone(), Mode::LastWriteWins, "replay_lww")?;
+    let small = |guarded: bool| CasFirstWriteAtomic {
+        writers: 2,
+        max_offset: 2,
+        guarded,
+        reap: false,
+    };
+    // All short paths, on the guarded store against the guarded model and on the LWW store
+    // against the unguarded model: the store must do exactly what the model does.
+    let mut key = 0;
+    for (factory, model) in [(&guarded, small(true)), (&lww, small(false))] {
+        for (init, path) in all_paths(&model, 4) {
+            key += 1;
+            let (mismatches, _) = replay(factory, &format!("path{key}"), &model, &init, &path)?;
+            result.traces += 1;
+            result.steps += path.len();
+            result.mismatches.extend(mismatches);
+        }
+    }
+    // Random walks with more writers.
+    let mut rng = Rng::new(settings.seed);
+    let wide = CasFirstWriteAtomic {
+        writers: settings.writers as u8,
+        max_offset: MAX_OFFSET,
+        guarded: true,
+        reap: false,
+    };
+    for _ in 0..settings.traces {
+        let off: Vec<u8> = (0..settings.writers)
+            .map(|_| rng.below(MAX_OFFSET as u64 + 1) as u8)
+            .collect();
+        let init = wide.init_states_for(&off);
+        let mut path = Vec::new();
+        let mut state = init.clone();
+        loop {
+            let mut actions = Vec::new();
+            wide.actions(&state, &mut actions);
+            if actions.is_empty() {
+                break;
+            }
+            let action = actions[rng.below(actions.len() as u64) as usize];
+            state = wide.next_state(&state, action).expect("enabled");
+            path.push(action);
+        }
+        key += 1;
+        let (mismatches, _) = replay(&guarded, &format!("walk{key}"), &wide, &init, &path)?;
+        result.traces += 1;
+        result.steps += path.len();
+        result.mismatches.extend(mismatches);
+    }
+    // The must-fail config, mapped onto the store: it must reproduce on the broken store and be
+    // refused on the guarded one.
+    let compound = CasFirstWrite {
+        writers: 2,
+        max_offset: 2,
+        guarded: false,
+        reap: false,
+        insert_if_not_exists: true,
+        retry: true,
+    };
+    let (init, schedule) = atomic_schedule(&compound, "casfw_unguarded")?;
+    key += 1;
+    let (_, regressed_lww) = replay(&lww, &format!("cx{key}"), &small(false), &init, &schedule)?;
+    let (_, regressed_guarded) = replay(
+        &guarded,
+        &format!("cx{key}"),
+        &small(true),
+        &init,
+        &schedule,
+    )?;
+    result.traces += 2;
+    result.steps += 2 * schedule.len();
+    if !regressed_lww {
+        result.mismatches.push(
+            "casfw_unguarded replayed on the last-write-wins store did not regress the row".into(),
+        );
+    }
+    if regressed_guarded {
+        result
+            .mismatches
+            .push("casfw_unguarded replayed on the guarded store regressed the row".into());
+    }
+    result.conforming = result.traces - result.mismatches.len().min(result.traces);
+    result.ok = result.mismatches.is_empty();
+    Ok(())
+}

@@ -1,0 +1,317 @@
+//! Conformance of the implementations to their models, both ways, and the `conform` command.
+
+use std::process::Command;
+
+use loadbearing::conform::{
+    self, atomic_schedule, replay, Backend, Settings, StoreFactory, Target,
+};
+use loadbearing_impls::Mode;
+use loadbearing_refinement::conform::{to_ndjson, validate, Event, Limits};
+use loadbearing_specs::cas_first_write::CasFirstWrite;
+use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
+use loadbearing_specs::knobs::{Constants, Resolved, Value};
+use loadbearing_specs::ssi::Ssi;
+use loadbearing_specs::Configured;
+
+fn sqlite(traces: usize, seed: u64) -> Settings {
+    Settings {
+        backend: Backend::Sqlite,
+        traces,
+        writers: 8,
+        seed,
+    }
+}
+
+#[test]
+fn eight_racing_writers_on_the_guarded_sqlite_store_conform() {
+    let result = conform::run(Target::Store, &sqlite(30, 11)).unwrap();
+    assert!(
+        result.ok,
+        "{:?}",
+        result.divergences.first().map(|d| d.text())
+    );
+    assert_eq!(result.conforming, 30);
+    assert_eq!(
+        result.events,
+        30 * 8,
+        "every writer's Persist is in the trace"
+    );
+}
+
+#[test]
+fn the_planted_last_write_wins_mutant_is_caught_with_a_readable_divergence() {
+    let result = conform::run(Target::StoreLww, &sqlite(30, 11)).unwrap();
+    assert!(result.ok, "the mutant must diverge");
+    assert!(result.divergent_traces > 0);
+    let text = result.divergences[0].text();
+    assert!(text.contains("a stale write landed"), "{text}");
+    assert!(
+        text.contains("Persist(w"),
+        "the report names the offending step: {text}"
+    );
+}
+
+#[test]
+fn model_paths_replayed_on_the_store_agree_with_the_model() {
+    let result = conform::run(Target::Replay, &sqlite(20, 5)).unwrap();
+    assert!(result.ok, "{:?}", result.mismatches);
+    assert!(result.traces > 100, "all short paths plus the random walks");
+}
+
+/// casfw_unguarded's counterexample, mapped through the refinement onto the atomic store: it
+/// reproduces on the last-write-wins store and is refused on the guarded one.
+#[test]
+fn the_unguarded_counterexample_reproduces_on_the_broken_store_only() {
+    let compound = CasFirstWrite {
+        writers: 2,
+        max_offset: 2,
+        guarded: false,
+        reap: false,
+        insert_if_not_exists: true,
+        retry: true,
+    };
+    let (init, schedule) = atomic_schedule(&compound, "casfw_unguarded").unwrap();
+    assert_eq!(format!("{schedule:?}"), "[Persist(w1), Persist(w2)]");
+    let model = |guarded| CasFirstWriteAtomic {
+        writers: 2,
+        max_offset: 2,
+        guarded,
+        reap: false,
+    };
+    let lww = StoreFactory::new(Backend::Sqlite, Mode::LastWriteWins, "t_lww").unwrap();
+    let (mismatches, regressed) = replay(&lww, "k", &model(false), &init, &schedule).unwrap();
+    assert!(
+        mismatches.is_empty() && regressed,
+        "the stale write lands: {mismatches:?}"
+    );
+    let guarded = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "t_guarded").unwrap();
+    let (mismatches, regressed) = replay(&guarded, "k", &model(true), &init, &schedule).unwrap();
+    assert!(
+        mismatches.is_empty() && !regressed,
+        "the guarded store refuses it: {mismatches:?}"
+    );
+}
+
+fn ssi(past_check: &str) -> Ssi {
+    let mut given = Constants::new();
+    given.insert("Workload".into(), Value::Name("write_skew".into()));
+    given.insert("PastCheck".into(), Value::Name(past_check.into()));
+    Ssi::from_knobs(&Resolved::new("SSI", Ssi::KNOBS, &given).unwrap())
+}
+
+/// The #136 trigger as an engine would log it.
+fn trigger_trace(t2_write: Event) -> Vec<Event> {
+    let ev = |t: &str, a: &str| Event::new(Some(t), a);
+    vec![
+        ev("T1", "Begin"),
+        ev("T1", "Read").arg("key", "bob").var("value", 1),
+        ev("T1", "Write").arg("key", "alice").arg("value", 0),
+        ev("T1", "Check"),
+        ev("T1", "Record"),
+        ev("T2", "Begin"),
+        ev("T2", "Read").arg("key", "alice").var("value", 1),
+        t2_write,
+        ev("T1", "End"),
+        ev("T2", "Check"),
+        ev("T2", "Record"),
+        ev("T2", "End"),
+    ]
+}
+
+#[test]
+fn an_ssi_engine_trace_of_the_trigger_fits_the_pre_fix_model_and_not_the_fix() {
+    let write = Event::new(Some("T2"), "Write")
+        .arg("key", "bob")
+        .arg("value", 0);
+    let events = trigger_trace(write);
+    let verdict = validate(&ssi("status"), &events, Limits::default());
+    assert!(
+        verdict.conforming,
+        "{:?}",
+        verdict.divergence.map(|d| d.text())
+    );
+    assert_eq!(verdict.witness.unwrap().len(), 12);
+    let verdict = validate(&ssi("published"), &events, Limits::default());
+    let d = verdict.divergence.expect("the fix refuses T2's write");
+    assert_eq!(d.matched, 7);
+    assert!(
+        d.text().contains("the model fails it with SnapshotUnsafe"),
+        "{}",
+        d.text()
+    );
+}
+
+#[test]
+fn the_fixed_engines_unsafe_write_fits_the_fix() {
+    let write = Event::new(Some("T2"), "Write")
+        .arg("key", "bob")
+        .arg("value", 0)
+        .var("failed", "SnapshotUnsafe");
+    let mut events = trigger_trace(write);
+    events.truncate(8);
+    events.push(Event::new(Some("T2"), "Cleanup"));
+    let verdict = validate(&ssi("published"), &events, Limits::default());
+    assert!(
+        verdict.conforming,
+        "{:?}",
+        verdict.divergence.map(|d| d.text())
+    );
+}
+
+fn loadbearing(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn conform_validates_a_trace_file_and_names_a_malformed_line() {
+    let dir = std::env::temp_dir().join(format!("loadbearing-conform-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fits = dir.join("fits.ndjson");
+    let events = vec![
+        Event::new(Some("w1"), "Update1")
+            .arg("offset", 2)
+            .var("outcome", "row_absent"),
+        Event::new(Some("w2"), "Update1")
+            .arg("offset", 1)
+            .var("outcome", "row_absent"),
+        Event::new(Some("w1"), "Insert")
+            .arg("offset", 2)
+            .var("outcome", "applied"),
+        Event::new(Some("w2"), "Insert")
+            .arg("offset", 1)
+            .var("outcome", "not_applied")
+            .var("stored", 2),
+        Event::new(Some("w2"), "RetryUpdate")
+            .arg("offset", 1)
+            .var("outcome", "not_applied")
+            .var("stored", 2),
+    ];
+    std::fs::write(&fits, to_ndjson(&events)).unwrap();
+    let out = loadbearing(&[
+        "conform",
+        "--trace",
+        fits.to_str().unwrap(),
+        "--model",
+        "casfw_guarded",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("5 events conform to CasFirstWrite"));
+
+    // The same trace with the stale retry applied: an unguarded store's behaviour.
+    let mut stale = events.clone();
+    stale[4] = Event::new(Some("w2"), "RetryUpdate")
+        .arg("offset", 1)
+        .var("outcome", "applied");
+    let diverges = dir.join("diverges.ndjson");
+    std::fs::write(&diverges, to_ndjson(&stale)).unwrap();
+    let out = loadbearing(&[
+        "conform",
+        "--trace",
+        diverges.to_str().unwrap(),
+        "--model",
+        "casfw_guarded",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("diverged at event 5") && text.contains("a stale write landed"),
+        "{text}"
+    );
+
+    let broken = dir.join("broken.ndjson");
+    std::fs::write(&broken, format!("{}{{\"v\":1,", to_ndjson(&events[..2]))).unwrap();
+    let out = loadbearing(&[
+        "conform",
+        "--trace",
+        broken.to_str().unwrap(),
+        "--model",
+        "casfw_guarded",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 3"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = loadbearing(&[
+        "conform",
+        "--trace",
+        fits.to_str().unwrap(),
+        "--model",
+        "gc_cap1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_json_reports_every_target() {
+    let out = loadbearing(&[
+        "conform", "--traces", "5", "--seed", "3", "--format", "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let targets: Vec<&str> = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["store", "store-lww", "replay"]);
+    for r in results.as_array().unwrap() {
+        for field in [
+            "model",
+            "backend",
+            "traces",
+            "events",
+            "conforming",
+            "divergences",
+            "seconds",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+    }
+    let out = loadbearing(&["conform", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The guarded store on a real PostgreSQL server; CI provides one (see .ci/setup.d).
+#[test]
+fn eight_racing_writers_on_postgres_conform() {
+    let server = match loadbearing_impls::harness::postgres::PgServer::start() {
+        Ok(server) => server,
+        Err(e) if !loadbearing_impls::harness::in_ci() => {
+            eprintln!("skipped: PostgreSQL unavailable here: {e}");
+            return;
+        }
+        Err(e) => panic!("CI must provide PostgreSQL: {e}"),
+    };
+    let settings = Settings {
+        backend: Backend::Postgres(server.conn_str()),
+        traces: 10,
+        writers: 8,
+        seed: 17,
+    };
+    let result = conform::run(Target::Store, &settings).unwrap();
+    assert!(
+        result.ok,
+        "{:?}",
+        result.divergences.first().map(|d| d.text())
+    );
+    let result = conform::run(Target::StoreLww, &settings).unwrap();
+    assert!(result.ok && result.divergent_traces > 0);
+}
