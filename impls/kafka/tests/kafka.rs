@@ -2,12 +2,20 @@
 
 mod common;
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use common::*;
-use loadbearing_impls_kafka::group_commit::{CommitError, Fence};
+use loadbearing_impls_kafka::flow::MemberConfig;
+use loadbearing_impls_kafka::group_commit::{
+    CommitError, Fence, GroupCommit, GroupCommitConfig, GroupMetadata, InputPartition, MemProducer,
+    SnapshotWrite, TxnError, TxnProducer,
+};
 use loadbearing_impls_kafka::harness::broker_or_skip;
-use loadbearing_impls_kafka::kafka::{LiveGroupMetadata, PlainProducer};
+use loadbearing_impls_kafka::kafka::{
+    self, group_metadata_of, KafkaTxnProducer, LiveGroupMetadata, PlainProducer,
+};
+use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer};
 
 #[test]
 fn issue_732_plain_producer_stale_write_lands() {
@@ -56,4 +64,323 @@ fn issue_732_prevented_by_the_generation_fence() {
         Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1))),
         "the owner's snapshot survives"
     );
+}
+
+#[test]
+fn a_fenced_writer_fails_fast_on_its_next_flush() {
+    let Some(broker) = broker_or_skip("a_fenced_writer_fails_fast_on_its_next_flush") else {
+        return;
+    };
+    let s = Scenario::new(broker, "failfast");
+    let (_a, mut zombie, _b, _owner) = overlap(&s, |a| s.flow(a, &unique("A-txn"), |c| c));
+    assert!(zombie.flush().unwrap_err().is_fence());
+    let before = zombie.commit().stats();
+    // The zombie folds one more event (it still has not noticed) and flushes again.
+    zombie.fold(KEY, ZOMBIE_UPTO, b"late");
+    let t = Instant::now();
+    let err = zombie.flush().expect_err("still fenced");
+    assert!(matches!(err, CommitError::AlreadyFenced { .. }), "{err}");
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        zombie.commit().stats().begins,
+        before.begins,
+        "nothing sent"
+    );
+    assert_eq!(
+        s.recovered_key(),
+        Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1)))
+    );
+}
+
+/// The decoupled zombie: its consumer already rejoined at the new generation, but the flow
+/// still carries the generation it started with. And the dropped zombie of the #732 tests.
+#[test]
+fn a_stale_generations_transactional_offset_commit_is_rejected() {
+    let Some(broker) =
+        broker_or_skip("a_stale_generations_transactional_offset_commit_is_rejected")
+    else {
+        return;
+    };
+    let s = Scenario::new(broker, "stalegen");
+    let a = s.join("A", &MemberConfig::default());
+    a.poll_until_assigned(Duration::from_secs(30)).unwrap();
+    let captured = group_metadata_of(&a.consumer).expect("A's metadata");
+    assert!(captured.generation_id >= 1 && !captured.member_id.is_empty());
+    // B joins and A keeps polling, so both are members of the next generation.
+    let b = s.join("B", &MemberConfig::default());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while group_metadata_of(&a.consumer).map(|m| m.generation_id) == Some(captured.generation_id)
+        || b.assigned().is_none()
+    {
+        assert!(Instant::now() < deadline, "no second generation");
+        a.poll(Duration::from_millis(50)).unwrap();
+        b.poll(Duration::from_millis(50)).unwrap();
+    }
+    let now = group_metadata_of(&a.consumer).unwrap();
+    assert_eq!(now.member_id, captured.member_id, "A is still a member");
+    assert!(now.generation_id > captured.generation_id);
+    // A transaction carrying the captured (stale) generation.
+    let frozen = captured.clone();
+    let gc = GroupCommit::new(
+        s.producer(&unique("stale-txn")),
+        GroupCommitConfig::new(InputPartition::new(&s.input, 0), 0),
+        Arc::new(move || Some(frozen.clone())),
+        s.tracer(),
+    );
+    let err = gc
+        .write(SnapshotWrite::persist(KEY, 3, b"stale"))
+        .expect_err("stale generation");
+    eprintln!(
+        "stale generation {} (member still in the group at {}): {err}",
+        captured.generation_id, now.generation_id
+    );
+    let CommitError::Fenced { code, .. } = &err else {
+        panic!("not a fence: {err}")
+    };
+    assert!(
+        code == "ILLEGAL_GENERATION" || code == "UNKNOWN_MEMBER_ID",
+        "the broker returned {code}"
+    );
+    assert_eq!(
+        code, "ILLEGAL_GENERATION",
+        "a known member with an old generation"
+    );
+    // The live generation is accepted.
+    let live = GroupCommit::new(
+        s.producer(&unique("live-txn")),
+        GroupCommitConfig::new(InputPartition::new(&s.input, 0), 0),
+        Arc::new(LiveGroupMetadata(a.consumer.clone())),
+        s.tracer(),
+    );
+    live.write(SnapshotWrite::persist(KEY, 4, b"live"))
+        .expect("the live generation commits");
+    assert_eq!(s.recovered_key(), Some((4, "live".into())));
+}
+
+#[test]
+fn the_first_flush_is_gated_by_the_seed() {
+    let Some(broker) = broker_or_skip("the_first_flush_is_gated_by_the_seed") else {
+        return;
+    };
+    let s = Scenario::new(broker, "seed");
+    // Two zombie flows on A, both never flushed before: one seeded, one not.
+    let mut unseeded = None;
+    let (_a, mut seeded, _b, _owner) = overlap(&s, |a| {
+        let mut u = s.flow(a, &unique("A-unseeded"), |c| c.unseeded());
+        u.mark_zombie();
+        unseeded = Some(u);
+        let mut f = s.flow(a, &unique("A-seeded"), |c| c);
+        f.mark_zombie();
+        f
+    });
+    let mut unseeded = unseeded.unwrap();
+    for r in 0..ZOMBIE_UPTO {
+        unseeded.fold(KEY, r, format!("e{r}").as_bytes());
+    }
+    let err = seeded
+        .flush()
+        .expect_err("the seeded first flush carries the offset");
+    assert!(err.is_fence(), "{err}");
+    assert_eq!(
+        s.recovered_key(),
+        Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1)))
+    );
+    // Seeded = false (the kafka_unseeded config): the first flush carries no offset, so
+    // nothing fences it and the stale write lands.
+    unseeded
+        .flush()
+        .expect("nothing fences an offset-less transaction");
+    assert_eq!(
+        s.recovered_key(),
+        Some(((ZOMBIE_UPTO - 1) as u64, fold_upto(ZOMBIE_UPTO - 1))),
+        "without the seed the stale first flush lands"
+    );
+}
+
+#[test]
+fn concurrent_writes_to_many_keys_are_safe() {
+    let Some(broker) = broker_or_skip("concurrent_writes_to_many_keys_are_safe") else {
+        return;
+    };
+    const KEYS: usize = 300;
+    let s = Scenario::new(broker, "many");
+    let payloads: Vec<(String, String)> = (0..KEYS)
+        .map(|i| (format!("key{i}"), format!("v{i}")))
+        .collect();
+    let records: Vec<(&str, &[u8])> = payloads
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_bytes()))
+        .collect();
+    kafka::produce_input(&s.bootstrap, &s.input, 0, &records).unwrap();
+    let total = EVENTS + KEYS as i64;
+    let a = s.join("A", &MemberConfig::default());
+    let mut got = a.poll_until_assigned(Duration::from_secs(30)).unwrap();
+    let mut flow = s.flow(&a, &unique("A-txn"), |c| c);
+    while (got.len() as i64) < total {
+        got.extend(a.poll_records(1, Duration::from_secs(20)).unwrap());
+    }
+    fold_records(&mut flow, &got, total);
+    let landed = flow.flush().expect("flush");
+    assert_eq!(landed, KEYS + 1);
+    flow.commit_offset().unwrap();
+    let stats = flow.commit().stats();
+    assert!(stats.max_batch <= 256, "{stats:?}");
+    assert_eq!(stats.begins, stats.commits, "{stats:?}");
+    assert_eq!(stats.writes_committed, (KEYS + 1) as u64);
+    let recovered = s.recover().unwrap();
+    assert_eq!(recovered.len(), KEYS + 1);
+    for (k, v) in &payloads {
+        assert_eq!(
+            recovered.get(k).and_then(|r| r.value()),
+            Some(v.as_bytes()),
+            "{k}"
+        );
+    }
+    assert_eq!(a.committed(&s.input, 0).unwrap(), Some(total));
+    assert!(s.rec.count("offer") > KEYS && s.rec.count("sched") >= 1);
+}
+
+/// Pauses a transaction whose offsets were rejected, before it is aborted.
+struct PauseAfterFence {
+    inner: KafkaTxnProducer,
+    paused: mpsc::Sender<String>,
+    resume: mpsc::Receiver<()>,
+}
+
+impl TxnProducer for PauseAfterFence {
+    fn begin(&mut self) -> Result<(), TxnError> {
+        self.inner.begin()
+    }
+    fn send_offsets(
+        &mut self,
+        input: &InputPartition,
+        offset: i64,
+        meta: &GroupMetadata,
+    ) -> Result<(), TxnError> {
+        let r = self.inner.send_offsets(input, offset, meta);
+        if let Err(e) = &r {
+            let _ = self.paused.send(e.code.clone());
+            let _ = self.resume.recv();
+        }
+        r
+    }
+    fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
+        self.inner.send(write)
+    }
+    fn commit(&mut self) -> Result<(), TxnError> {
+        self.inner.commit()
+    }
+    fn abort(&mut self) -> Result<(), TxnError> {
+        self.inner.abort()
+    }
+}
+
+#[test]
+fn a_fenced_writers_open_transaction_neither_blocks_nor_leaks_into_recovery() {
+    let Some(broker) =
+        broker_or_skip("a_fenced_writers_open_transaction_neither_blocks_nor_leaks_into_recovery")
+    else {
+        return;
+    };
+    let s = Scenario::new(broker, "open");
+    let (paused_tx, paused_rx) = mpsc::channel();
+    let (resume_tx, resume_rx) = mpsc::channel();
+    let (_a, mut zombie, _b, _owner) = overlap(&s, |a| {
+        let p = PauseAfterFence {
+            inner: s.producer(&unique("A-txn")),
+            paused: paused_tx,
+            resume: resume_rx,
+        };
+        s.flow_over(a, p, Arc::new(LiveGroupMetadata(a.consumer.clone())), |c| c)
+    });
+    let flush = std::thread::spawn(move || zombie.flush());
+    let code = paused_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the zombie's offsets were rejected");
+    // The zombie's transaction is open (begun, offsets rejected, not aborted).
+    let t = Instant::now();
+    let recovered = s.recover().expect("recovery is not blocked");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let snap = recovered.get(KEY).and_then(|r| r.value()).unwrap();
+    assert_eq!(
+        snap,
+        fold_upto(EVENTS - 1).as_bytes(),
+        "nothing of the zombie ({code})"
+    );
+    resume_tx.send(()).unwrap();
+    let err = flush.join().unwrap().expect_err("fenced");
+    assert!(err.is_fence(), "{err}");
+    assert_eq!(
+        s.recovered_key(),
+        Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1))),
+        "after the abort too"
+    );
+}
+
+/// The rejected Epoch design (SPECS.md §4): the owner and the stale owner share a stable
+/// `transactional.id`; epochs go by `init_transactions` order, so the stale owner that
+/// initialises late wins, and its write lands.
+#[test]
+fn the_epoch_variant_lets_a_late_initialising_stale_owners_write_land() {
+    let Some(broker) =
+        broker_or_skip("the_epoch_variant_lets_a_late_initialising_stale_owners_write_land")
+    else {
+        return;
+    };
+    let s = Scenario::new(broker, "epoch");
+    let stable_id = unique("epoch-snapshots-0");
+    let group = s.group.clone();
+    let epoch_cfg = move |c: GroupCommitConfig| {
+        c.fence(Fence::ProducerEpoch {
+            group_id: group.clone(),
+        })
+    };
+    let id = stable_id.clone();
+    let cfg = epoch_cfg.clone();
+    let (a, mut unused, _b, mut owner) = overlap_with(
+        &s,
+        |a| {
+            s.flow_over(a, MemProducer::new(), Arc::new(|| None), |c| {
+                c.fence(Fence::Unfenced)
+            })
+        },
+        move |s, b| s.flow(b, &id, cfg),
+    );
+    let _ = unused.flush();
+    // ZombieInit: the stale owner (re)initialises its producer with the stable id now.
+    s.rec.kafka(&KafkaStep::ZombieInit {
+        transactional_id: stable_id.clone(),
+    });
+    let late = s.producer(&stable_id);
+    let meta = Arc::new(LiveGroupMetadata(a.consumer.clone()));
+    // Its in-memory state is its own (the stale fold), not recovered.
+    let mut zombie = s.flow_full(&a, late, meta, epoch_cfg, false);
+    zombie.mark_zombie();
+    for r in 0..ZOMBIE_UPTO {
+        zombie.fold(KEY, r, format!("e{r}").as_bytes());
+    }
+    zombie
+        .flush()
+        .expect("the producer epoch does not fence the late stale owner");
+    zombie
+        .commit_offset()
+        .expect("its offset commit carries no generation");
+    assert_eq!(
+        s.recovered_key(),
+        Some(((ZOMBIE_UPTO - 1) as u64, fold_upto(ZOMBIE_UPTO - 1))),
+        "Epoch: the stale write landed over the owner's newer snapshot"
+    );
+    // And the live owner is the one fenced.
+    owner.fold(KEY, EVENTS, b"more");
+    let err = owner
+        .flush()
+        .expect_err("the owner was fenced by the late init");
+    eprintln!("the owner after the zombie's late init: {err}");
+    assert!(err.is_fence(), "{err}");
+    let actions = s.rec.actions();
+    assert!(actions.contains(&"ZombieInit") && actions.contains(&"ZombieCommit"));
 }

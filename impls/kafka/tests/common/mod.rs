@@ -116,6 +116,18 @@ impl Scenario {
         meta: Arc<dyn GroupMetadataSource>,
         config: impl FnOnce(GroupCommitConfig) -> GroupCommitConfig,
     ) -> KafkaFlow<P> {
+        self.flow_full(member, producer, meta, config, true)
+    }
+
+    /// A flow, recovered from the snapshot topic or not (a zombie's stale state).
+    pub fn flow_full<P: TxnProducer + 'static>(
+        &self,
+        member: &Member,
+        producer: P,
+        meta: Arc<dyn GroupMetadataSource>,
+        config: impl FnOnce(GroupCommitConfig) -> GroupCommitConfig,
+        recover: bool,
+    ) -> KafkaFlow<P> {
         let seed = member
             .committed(&self.input, 0)
             .expect("committed offset")
@@ -132,7 +144,9 @@ impl Scenario {
         ));
         member.register(0, gc.clone());
         let mut flow = KafkaFlow::new(gc, seed, generation, self.tracer());
-        flow.recover(self.recover().expect("recover"));
+        if recover {
+            flow.recover(self.recover().expect("recover"));
+        }
         flow
     }
 
@@ -190,6 +204,15 @@ pub fn overlap<P: TxnProducer + 'static>(
     s: &Scenario,
     make: impl FnOnce(&Member) -> KafkaFlow<P>,
 ) -> (Member, KafkaFlow<P>, Member, KafkaFlow<KafkaTxnProducer>) {
+    overlap_with(s, make, |s, b| s.flow(b, &unique("B-txn"), |c| c))
+}
+
+/// [`overlap`] with the owner's flow built by `make_owner`.
+pub fn overlap_with<P: TxnProducer + 'static, Q: TxnProducer + 'static>(
+    s: &Scenario,
+    make: impl FnOnce(&Member) -> KafkaFlow<P>,
+    make_owner: impl FnOnce(&Scenario, &Member) -> KafkaFlow<Q>,
+) -> (Member, KafkaFlow<P>, Member, KafkaFlow<Q>) {
     let a = s.join("A", &stalling());
     let mut records = a
         .poll_until_assigned(Duration::from_secs(30))
@@ -218,7 +241,7 @@ pub fn overlap<P: TxnProducer + 'static>(
         "A (stalled) now: {:?}",
         loadbearing_impls_kafka::kafka::group_metadata_of(&a.consumer)
     );
-    let mut owner = s.flow(&b, &unique("B-txn"), |c| c);
+    let mut owner = make_owner(s, &b);
     while (b_records.len() as i64) < EVENTS {
         b_records.extend(b.poll_records(1, Duration::from_secs(20)).expect("B polls"));
     }
