@@ -258,6 +258,8 @@ pub struct TargetResult {
     pub expected: &'static str,
     pub ok: bool,
     pub seconds: f64,
+    /// Time spent validating traces (the rest drives the implementation).
+    pub validation_seconds: f64,
     /// Replay only: model steps driven, and the mismatches between store and model.
     pub steps: usize,
     pub mismatches: Vec<String>,
@@ -285,6 +287,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
         expected: "conforms",
         ok: false,
         seconds: 0.0,
+        validation_seconds: 0.0,
         steps: 0,
         mismatches: Vec::new(),
     };
@@ -314,7 +317,9 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                 let events = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
                 result.traces += 1;
                 result.events += events.len();
+                let validating = Instant::now();
                 let verdict = validate(&model, &events, Limits::default());
+                result.validation_seconds += validating.elapsed().as_secs_f64();
                 if verdict.conforming {
                     result.conforming += 1;
                 } else {

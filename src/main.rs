@@ -478,7 +478,7 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
     for r in results {
         let verdict = if r.ok { "ok" } else { "FAILED" };
         out.push_str(&format!(
-            "{:<10} {:<20} {:<8} {} traces, {} events or steps: {} conforming, {} diverging (expected: {}) {verdict} {:.2}s\n",
+            "{:<10} {:<20} {:<8} {} traces, {} events or steps: {} conforming, {} diverging (expected: {}) {verdict} {:.2}s ({:.3}s validating)\n",
             r.target,
             r.model,
             r.backend,
@@ -487,7 +487,8 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
             r.conforming,
             r.divergent_traces,
             r.expected,
-            r.seconds
+            r.seconds,
+            r.validation_seconds
         ));
         if let Some(d) = r.divergences.first() {
             for line in d.text().lines() {
