@@ -1,1 +1,15 @@
-//! An MVCC key-value engine with serializable snapshot isolation, as libdb implements it.
+//! An MVCC key-value engine with serializable snapshot isolation as libdb implements it — the
+//! engine the SSI model (`loadbearing_specs::ssi`, SPECS.md §8) describes — its isolation tier,
+//! and PostgreSQL at SERIALIZABLE as a second opinion.
+//!
+//! - [`engine`]: the engine, step by step, with the model's knobs as [`engine::Variant`]s.
+//! - [`trace`]: step events (NDJSON) emitted under the engine's mutex.
+//! - [`program`]: the model's workloads (and a predicate one) run as transactions.
+//! - [`replay`]: a model counterexample's action names driven through the engine.
+//! - [`conform`]: an engine trace replayed in the model, event by event.
+
+pub mod conform;
+pub mod engine;
+pub mod program;
+pub mod replay;
+pub mod trace;
