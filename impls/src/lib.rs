@@ -10,6 +10,7 @@
 //! - [`harness`]: throwaway PostgreSQL and Cassandra servers for the tests.
 
 pub mod buffer;
+pub mod cassandra;
 pub mod flow;
 pub mod harness;
 pub mod postgres;

@@ -156,7 +156,7 @@ impl PostgresStore {
                     attempted: offset,
                     reason: "no connection to PostgreSQL".into(),
                 }),
-                Err(Some(e)) if e.as_db_error().is_some() => Err(WriteError::Failed {
+                Err(Some(e)) if refused_before_commit(&e) => Err(WriteError::Failed {
                     key: key.to_string(),
                     attempted: offset,
                     reason: e.to_string(),
@@ -185,6 +185,21 @@ impl PostgresStore {
             outcome: statement_outcome(&outcome),
         });
         outcome
+    }
+}
+
+/// Did the server refuse the statement with an ordinary ERROR (its autocommit transaction
+/// rolled back, so nothing was written)? A FATAL or PANIC (the session or server is going away,
+/// e.g. 57P01 admin shutdown, 57P02 crash shutdown) and every I/O failure are treated as unknown
+/// outcomes instead: conservative, never reported as "not applied" on a guess.
+fn refused_before_commit(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        Some(db) => {
+            db.severity() == "ERROR"
+                && !db.code().code().starts_with("57P")
+                && !db.code().code().starts_with("08")
+        }
+        None => false,
     }
 }
 

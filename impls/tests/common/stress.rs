@@ -57,6 +57,8 @@ struct Attempt {
     /// None for a delete.
     value: Option<Vec<u8>>,
     outcome: Outcome,
+    /// When the outcome came back, since the start of the run.
+    at: Duration,
 }
 
 /// What a run did and what it found.
@@ -136,6 +138,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
     let stop = AtomicBool::new(false);
     let log: Mutex<Vec<Attempt>> = Mutex::new(Vec::new());
     let kill_time: Mutex<Option<Duration>> = Mutex::new(None);
+    let kill_at: Mutex<Option<Duration>> = Mutex::new(None);
     let options = StoreOptions {
         mode: cfg.mode,
         ttl: None,
@@ -169,12 +172,6 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
                         Ok(()) => Outcome::Applied,
                         Err(WriteError::Conflict(c)) => {
                             if c.stored <= offset || c.attempted != offset || c.key != keys[key] {
-                                log.lock().unwrap().push(Attempt {
-                                    key,
-                                    offset,
-                                    value: None,
-                                    outcome: Outcome::Failed,
-                                });
                                 panic!("malformed conflict {c:?} for a write at {offset}");
                             }
                             Outcome::Conflict
@@ -190,6 +187,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
                         offset,
                         value,
                         outcome,
+                        at: start.elapsed(),
                     });
                 }
                 log.lock().unwrap().extend(mine);
@@ -207,6 +205,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
             if let Some(kill) = kill {
                 thread::sleep(cfg.duration / 3);
                 let t = Instant::now();
+                *kill_at.lock().unwrap() = Some(start.elapsed());
                 kill();
                 *kill_time.lock().unwrap() = Some(t.elapsed());
                 // Keep writing for a while against the restarted server.
@@ -220,6 +219,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
         });
     });
     let attempts = log.into_inner().unwrap();
+    let kill_at = kill_at.into_inner().unwrap();
     let mut report = StressReport {
         attempts: attempts.len(),
         kill_restart: kill_time.into_inner().unwrap(),
@@ -241,6 +241,13 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
             .filter(|a| a.outcome == Outcome::Applied)
             .map(|a| a.offset)
             .max();
+        let acked_at = |o: u64| {
+            let at = mine
+                .iter()
+                .find(|a| a.outcome == Outcome::Applied && a.offset == o)
+                .map(|a| a.at);
+            format!("acknowledged at {at:?} into the run, the kill at {kill_at:?}")
+        };
         let read = match read_with_retry(&*reader, key) {
             Ok(r) => r,
             Err(e) => {
@@ -254,7 +261,8 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
         if let Some(acked) = acked_max {
             if stored.is_none_or(|s| s < acked) {
                 report.violations.push(format!(
-                    "key {key}: acknowledged offset {acked} lost, stored {read:?}"
+                    "key {key}: acknowledged offset {acked} lost ({}), stored {read:?}",
+                    acked_at(acked)
                 ));
             }
         }
