@@ -8,6 +8,19 @@
 //! - [`flow`]: the partition flow (assign → recover → fold → flush → revoke).
 //! - [`trace`]: the step events, named after the model actions.
 //! - [`harness`]: throwaway PostgreSQL and Cassandra servers for the tests.
+//!
+//! ```
+//! use loadbearing_impls::{sqlite::SqliteStore, Read, SnapshotStore, StoreOptions, WriteError};
+//!
+//! let store = SqliteStore::in_memory(StoreOptions::guarded()).unwrap();
+//! store.persist("key", 5, b"state").unwrap();
+//! match store.persist("key", 3, b"stale") {
+//!     Err(WriteError::Conflict(c)) => assert_eq!((c.attempted, c.stored), (3, 5)),
+//!     other => panic!("{other:?}"),
+//! }
+//! store.delete("key", 7).unwrap();
+//! assert_eq!(store.read("key").unwrap(), Read::Tombstone { offset: 7 });
+//! ```
 
 pub mod buffer;
 pub mod cassandra;

@@ -26,7 +26,14 @@ fn is_root() -> bool {
 /// The folder holding `initdb` and `pg_ctl`.
 pub fn find_bin() -> Result<PathBuf, String> {
     if let Ok(dir) = std::env::var("LOADBEARING_PG_BIN") {
-        return Ok(PathBuf::from(dir));
+        let dir = PathBuf::from(dir);
+        if !dir.join("initdb").exists() {
+            return Err(format!(
+                "LOADBEARING_PG_BIN={} holds no initdb",
+                dir.display()
+            ));
+        }
+        return Ok(dir);
     }
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()

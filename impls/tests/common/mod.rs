@@ -45,6 +45,9 @@ pub fn run_or_skip(backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)
     }
 }
 
+/// How many tests `backend_tests!` generated in this binary (for the skip summary).
+pub static LIST_LEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Outside CI: print `skipped: <reason>` loudly (a banner once per binary) and return. In CI
 /// (`CI=true`): fail.
 pub fn skip_or_fail(reason: &str) {
@@ -54,16 +57,23 @@ pub fn skip_or_fail(reason: &str) {
     {
         panic!("CI=true and the server is unavailable (nothing may be skipped in CI): {reason}");
     }
+    // Straight to the process's stderr: libtest captures `eprintln!` of passing tests, and a
+    // skip must be seen.
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
     static BANNER: OnceLock<()> = OnceLock::new();
     BANNER.get_or_init(|| {
-        eprintln!("\n==================== SKIPPED ====================");
-        eprintln!("skipped: {reason}");
-        eprintln!(
-            "(every test of this backend in this binary is skipped; set CI=true to fail instead)"
+        let n = LIST_LEN.load(Ordering::Relaxed);
+        let _ = writeln!(err, "\n==================== SKIPPED ====================");
+        let _ = writeln!(err, "skipped: {reason}");
+        let _ = writeln!(
+            err,
+            "skipped: all {} server-backed tests of this binary (they pass without running; CI=true fails instead)",
+            if n > 0 { n.to_string() } else { "the".into() }
         );
-        eprintln!("=================================================\n");
+        let _ = writeln!(err, "=================================================\n");
     });
-    eprintln!("skipped: {reason}");
+    let _ = writeln!(err, "skipped: {reason}");
 }
 
 /// Expands to one `#[test]` per case of the list, each running against `$backend` (an
@@ -92,9 +102,12 @@ macro_rules! backend_tests {
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
+        /// The generated tests, by name.
+        const BACKEND_TEST_LIST: &[&str] = &[$(stringify!($case)),*];
         $(
             #[test]
             fn $case() {
+                $crate::common::LIST_LEN.store(BACKEND_TEST_LIST.len(), std::sync::atomic::Ordering::Relaxed);
                 $crate::common::run_or_skip($backend, $crate::common::cases::$case);
             }
         )*
