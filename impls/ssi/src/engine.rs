@@ -340,6 +340,12 @@ pub struct TxnView {
     pub failed_op: Option<(String, bool)>,
     /// The commit record reached the log.
     pub recorded: bool,
+    /// After an abort, before cleanup: what the rest of the program would have read at the
+    /// snapshot ([`Txn::ghost_read`]), and the keys it would have written. For judging whether
+    /// the abort was needed; no effect on anything else.
+    pub ghost_reads: Vec<ReadRecord>,
+    pub ghost_writes: Vec<String>,
+    pub ghost_scans: Vec<Page>,
 }
 
 impl TxnView {
@@ -361,6 +367,9 @@ impl TxnView {
             writes: Vec::new(),
             failed_op: None,
             recorded: false,
+            ghost_reads: Vec::new(),
+            ghost_writes: Vec::new(),
+            ghost_scans: Vec::new(),
         }
     }
 
@@ -419,12 +428,13 @@ impl Inner {
     }
 
     /// Markers of committed transactions that no running transaction can meet any more (every
-    /// running snapshot includes their commit), and versions every running snapshot sees past.
+    /// running snapshot includes their commit), and versions every running snapshot sees past
+    /// (aborted transactions keep their snapshot until cleanup, for the ghost reads).
     fn reclaim(&mut self) {
         let horizon = self
             .txns
             .iter()
-            .filter(|t| t.status == Status::Running)
+            .filter(|t| t.status == Status::Running || (t.status == Status::Aborted && !t.cleaned))
             .map(|t| t.snapshot)
             .min()
             .unwrap_or(self.clock);
@@ -912,6 +922,61 @@ impl Engine {
         Ok(())
     }
 
+    fn aborted_not_cleaned(inner: &Inner, t: TxnId, step: &str) -> Result<(), Error> {
+        let txn = &inner.txns[t];
+        if txn.status != Status::Aborted || txn.cleaned {
+            return Err(Error::NotAllowed(format!(
+                "{step}({}): only an aborted transaction before its cleanup has ghost steps",
+                txn.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn ghost_read(&self, t: TxnId, key: &str) -> Result<Option<i64>, Error> {
+        let mut inner = self.lock();
+        Self::aborted_not_cleaned(&inner, t, "ghost read")?;
+        let seen = inner.visible(t, key);
+        inner.txns[t].ghost_reads.push(ReadRecord {
+            key: key.to_string(),
+            writer: seen.and_then(|v| v.writer),
+            value: seen.map(|v| v.value),
+        });
+        Ok(seen.map(|v| v.value))
+    }
+
+    fn ghost_scan(&self, t: TxnId, page: Page) -> Result<BTreeMap<String, i64>, Error> {
+        let mut inner = self.lock();
+        Self::aborted_not_cleaned(&inner, t, "ghost scan")?;
+        let keys: Vec<String> = inner
+            .data
+            .keys()
+            .filter(|k| self.layout.page_of(k) == page)
+            .cloned()
+            .collect();
+        let mut rows = BTreeMap::new();
+        for key in keys {
+            let seen = inner.visible(t, &key);
+            if let Some(v) = seen {
+                rows.insert(key.clone(), v.value);
+            }
+            inner.txns[t].ghost_reads.push(ReadRecord {
+                key,
+                writer: seen.and_then(|v| v.writer),
+                value: seen.map(|v| v.value),
+            });
+        }
+        inner.txns[t].ghost_scans.push(page);
+        Ok(rows)
+    }
+
+    fn ghost_write(&self, t: TxnId, key: &str) -> Result<(), Error> {
+        let mut inner = self.lock();
+        Self::aborted_not_cleaned(&inner, t, "ghost write")?;
+        inner.txns[t].ghost_writes.push(key.to_string());
+        Ok(())
+    }
+
     fn begin_txn(&self, t: TxnId) -> Result<(), Error> {
         let mut inner = self.lock();
         let txn = inner
@@ -1033,6 +1098,21 @@ impl<'e> Txn<'e> {
     /// `Cleanup`: an aborted transaction's markers and uncommitted versions are removed.
     pub fn cleanup(&self) -> Result<(), Error> {
         self.engine.cleanup(self.id)
+    }
+
+    /// After an abort and before cleanup, the rest of the program "as if": a read at the
+    /// snapshot, with no marker, no flag, no event — recorded for judging the abort only.
+    pub fn ghost_read(&self, key: &str) -> Result<Option<i64>, Error> {
+        self.engine.ghost_read(self.id, key)
+    }
+
+    pub fn ghost_scan(&self, page: Page) -> Result<BTreeMap<String, i64>, Error> {
+        self.engine.ghost_scan(self.id, page)
+    }
+
+    /// Records a write the rest of the program would have made.
+    pub fn ghost_write(&self, key: &str) -> Result<(), Error> {
+        self.engine.ghost_write(self.id, key)
     }
 
     /// Abort if still running, then clean up (what an application does after an error).

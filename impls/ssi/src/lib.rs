@@ -8,8 +8,11 @@
 //! - [`replay`]: a model counterexample's action names driven through the engine.
 //! - [`conform`]: an engine trace replayed in the model, event by event.
 
+pub mod analysis;
 pub mod conform;
 pub mod engine;
 pub mod program;
 pub mod replay;
+pub mod report;
+pub mod tier;
 pub mod trace;
