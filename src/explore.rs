@@ -67,12 +67,21 @@ fn serve_view(
         Some((property, steps, link)) => {
             let _ = writeln!(
                 out,
-                "the shortest counterexample to {property} ({steps} steps): {link}"
+                "the shortest counterexample to {property} ({steps} step{}): {link}",
+                if *steps == 1 { "" } else { "s" }
             );
         }
         None => {
             let _ = writeln!(out, "expected: {}", config.expected);
         }
+    }
+    let unchecked = view.unchecked();
+    if !unchecked.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked by the explorer (liveness, checked under fairness by `loadbearing check`): {}",
+            unchecked.join(", ")
+        );
     }
     let _ = writeln!(out, "Ctrl-C stops it.");
     let _ = out.flush();

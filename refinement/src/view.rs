@@ -50,6 +50,10 @@ pub trait View: Send + Sync {
     /// Every reachable state and state-changing step; an error past `max_states` states.
     fn graph(&self, cx: Option<&Counterexample>, max_states: usize) -> Result<ShownGraph, String>;
 
+    /// The config's `eventually` properties: the explorer shows them on every state but does
+    /// not check them (Stateright checks liveness only at terminal states).
+    fn unchecked(&self) -> Vec<String>;
+
     /// Serves Stateright's explorer on `address` and does not return while it runs. An error
     /// when the address cannot be bound (a taken port).
     fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String>;
@@ -207,6 +211,20 @@ impl<M: Spec + 'static> View for Viewer<M> {
             edges,
             path,
         })
+    }
+
+    fn unchecked(&self) -> Vec<String> {
+        let properties = self.model.properties();
+        self.spec
+            .properties
+            .iter()
+            .filter(|name| {
+                properties
+                    .iter()
+                    .any(|p| p.name == name.as_str() && p.expectation == Expectation::Eventually)
+            })
+            .cloned()
+            .collect()
     }
 
     fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String> {
