@@ -11,6 +11,7 @@
 pub mod analysis;
 pub mod conform;
 pub mod engine;
+pub mod postgres;
 pub mod program;
 pub mod replay;
 pub mod report;

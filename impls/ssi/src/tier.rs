@@ -153,8 +153,13 @@ pub fn scenarios() -> Vec<Scenario> {
         skew(
             "insert_if_absent",
             "insert_if_absent",
-            "both scan the empty page, then both insert their own key",
-            vec![w(1, Stmt(1), 0, Stmt(0)), w(0, Stmt(1), 1, Stmt(0))],
+            "both scan the empty page, then both insert their own key, then both commit",
+            vec![
+                w(1, Stmt(1), 0, Stmt(0)),
+                w(0, Stmt(1), 1, Stmt(0)),
+                w(0, Check, 1, Stmt(1)),
+                w(1, Check, 0, Stmt(1)),
+            ],
         ),
         Scenario {
             name: "aborted_peer",

@@ -1,0 +1,223 @@
+//! PostgreSQL at SERIALIZABLE as a second opinion: the tier's scenarios on real SSI (Ports and
+//! Grittner, VLDB 2012), on the throwaway cluster of `loadbearing_impls::harness::postgres`.
+//!
+//! One table `kv (k text primary key, page int, v bigint)` with an index on `page`; every
+//! connection runs with `enable_seqscan = off`, so a read of a key takes a predicate lock on
+//! its index entry (or gap) and a scan of a page one on the `page` index range — the nearest
+//! thing to the engine's page markers; a sequential scan would lock the whole relation.
+//!
+//! Steps map as follows: `Begin` is `BEGIN ISOLATION LEVEL SERIALIZABLE` plus `SELECT 1` (the
+//! snapshot is taken at the first statement), a read `SELECT v … WHERE k = $1`, a scan
+//! `SELECT k … WHERE page = $1`, a write an upsert; CHECK and the commit record are no-ops and
+//! END is `COMMIT` (PostgreSQL's commit is one step: there is no window to place a write in,
+//! so the trigger's T2 writes after T1's last statement and before its `COMMIT`); `AppAbort`
+//! is `ROLLBACK`, cleanup a `ROLLBACK` of whatever is left.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+
+use crate::engine::{CommitStep, Layout};
+use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
+use crate::tier::{run_txn, Conn, Scenario, Schedule, Tally};
+
+pub use loadbearing_impls::harness::in_ci;
+pub use loadbearing_impls::harness::postgres::PgServer;
+
+/// An error as the tier reports it: SQLSTATE and the reason, shortened.
+pub fn label(e: &postgres::Error) -> String {
+    let Some(db) = e.as_db_error() else {
+        return format!("connection: {e}");
+    };
+    let code = db.code().code();
+    let msg = db.message();
+    if msg.contains("read/write dependencies") {
+        format!("{code} rw-dependencies")
+    } else if msg.contains("concurrent update") {
+        format!("{code} concurrent update")
+    } else {
+        format!("{code} {msg}")
+    }
+}
+
+fn connect(conn_str: &str) -> Result<Client, String> {
+    let mut c = Client::connect(conn_str, NoTls).map_err(|e| format!("connect: {e}"))?;
+    c.batch_execute("SET enable_seqscan = off; SET client_min_messages = error")
+        .map_err(|e| format!("session setup: {e}"))?;
+    Ok(c)
+}
+
+/// One transaction's connection.
+pub struct PgConn<'c> {
+    client: &'c mut Client,
+    layout: Layout,
+}
+
+impl Conn for PgConn<'_> {
+    fn begin(&mut self) -> Result<(), String> {
+        self.client
+            .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")
+            .map_err(|e| label(&e))
+    }
+
+    fn exec(&mut self, plan: &Plan) -> Result<Observed, String> {
+        match plan {
+            Plan::Read(k) => self
+                .client
+                .query_opt("SELECT v FROM kv WHERE k = $1", &[k])
+                .map(|row| Observed::Value(row.map(|r| r.get::<_, i64>(0))))
+                .map_err(|e| label(&e)),
+            Plan::Scan(p) => self
+                .client
+                .query(
+                    "SELECT k FROM kv WHERE page = $1 ORDER BY k",
+                    &[&(*p as i32)],
+                )
+                .map(|rows| Observed::Rows(rows.iter().map(|r| r.get::<_, String>(0)).collect()))
+                .map_err(|e| label(&e)),
+            Plan::Write(k, v) => {
+                let page = self.layout.page_of(k) as i32;
+                self.client
+                    .execute(
+                        "INSERT INTO kv (k, page, v) VALUES ($1, $2, $3) \
+                         ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
+                        &[k, &page, v],
+                    )
+                    .map(|_| Observed::Wrote(*v))
+                    .map_err(|e| label(&e))
+            }
+            Plan::Skip(_) => Ok(Observed::Skipped),
+        }
+    }
+
+    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), String> {
+        hook(CommitStep::Checked);
+        hook(CommitStep::Recorded);
+        self.client.batch_execute("COMMIT").map_err(|e| label(&e))
+    }
+
+    fn app_abort(&mut self) -> Result<(), String> {
+        self.client.batch_execute("ROLLBACK").map_err(|e| label(&e))
+    }
+
+    fn cleanup(&mut self) -> Result<(), String> {
+        // After a failed statement the transaction is aborted but open; after a failed COMMIT
+        // or a ROLLBACK there is none (ROLLBACK then only warns).
+        self.client.batch_execute("ROLLBACK").map_err(|e| label(&e))
+    }
+}
+
+/// A cluster's connections for the tier: one per transaction, plus one for setup.
+pub struct PgTier {
+    admin: Client,
+    clients: Vec<Client>,
+}
+
+impl PgTier {
+    pub fn connect(conn_str: &str) -> Result<PgTier, String> {
+        let mut admin = connect(conn_str)?;
+        admin
+            .batch_execute(
+                "DROP TABLE IF EXISTS kv; \
+                 CREATE TABLE kv (k text PRIMARY KEY, page int NOT NULL, v bigint NOT NULL); \
+                 CREATE INDEX kv_page ON kv (page);",
+            )
+            .map_err(|e| format!("create table: {e}"))?;
+        let clients = (0..3)
+            .map(|_| connect(conn_str))
+            .collect::<Result<_, _>>()?;
+        Ok(PgTier { admin, clients })
+    }
+
+    fn reset(&mut self, script: &Script) -> Result<(), String> {
+        let mut tx = self.admin.transaction().map_err(|e| e.to_string())?;
+        tx.batch_execute("DELETE FROM kv")
+            .map_err(|e| e.to_string())?;
+        let layout = script.layout();
+        for (k, v) in script.initial() {
+            if let Some(v) = v {
+                tx.execute(
+                    "INSERT INTO kv (k, page, v) VALUES ($1, $2, $3)",
+                    &[&k, &(layout.page_of(&k) as i32), &v],
+                )
+                .map_err(|e| e.to_string())?;
+            }
+        }
+        tx.commit().map_err(|e| e.to_string())
+    }
+
+    fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, String> {
+        let mut state = BTreeMap::new();
+        for (k, _) in script.keys() {
+            let v = self
+                .admin
+                .query_opt("SELECT v FROM kv WHERE k = $1", &[&k])
+                .map_err(|e| e.to_string())?
+                .map(|r| r.get::<_, i64>(0));
+            state.insert(k, v);
+        }
+        Ok(state)
+    }
+
+    /// One attempt of `scenario`: the judged outcome and the waits that timed out.
+    pub fn attempt(
+        &mut self,
+        scenario: &Scenario,
+        seed: u64,
+        jitter_us: u64,
+    ) -> Result<(Outcome, usize), String> {
+        let script = script(scenario.script).expect("scenarios name known scripts");
+        self.reset(&script)?;
+        let sched = Schedule::new(
+            scenario.waits.clone(),
+            Duration::from_secs(5),
+            jitter_us,
+            seed,
+        );
+        let n = script.txn_count();
+        let layout = script.layout();
+        let results: Vec<(TxnResult, Vec<Observed>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = self.clients[..n]
+                .iter_mut()
+                .enumerate()
+                .map(|(t, client)| {
+                    let (script, sched, layout) = (&script, &sched, layout.clone());
+                    s.spawn(move || {
+                        let mut conn = PgConn { client, layout };
+                        run_txn(t, script, scenario, &mut conn, sched)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a transaction thread panicked"))
+                .collect()
+        });
+        let (results, observed): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+        let state = self.state(&script)?;
+        Ok((
+            Outcome::judge(&script, results, observed, state),
+            sched.timeouts(),
+        ))
+    }
+
+    /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.
+    pub fn run(
+        &mut self,
+        scenario: &Scenario,
+        attempts: usize,
+        jitter_us: u64,
+    ) -> Result<Tally, String> {
+        let mut tally = Tally::new(scenario.name, "postgres");
+        for i in 0..attempts {
+            let (outcome, timeouts) =
+                self.attempt(scenario, 0x5eed_0000 + i as u64 * 7919, jitter_us)?;
+            tally.add(&outcome, || {
+                format!("{}; final {}", outcome.summary(), outcome.state_text())
+            });
+            tally.timeouts += timeouts;
+        }
+        Ok(tally)
+    }
+}
