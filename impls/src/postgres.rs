@@ -38,6 +38,7 @@ pub struct PostgresStore {
     client: Mutex<Option<Client>>,
     options: StoreOptions,
     tracer: SharedTracer,
+    compound: bool,
 }
 
 impl PostgresStore {
@@ -76,7 +77,24 @@ impl PostgresStore {
             client: Mutex::new(Some(client)),
             options,
             tracer,
+            compound: false,
         })
+    }
+
+    /// Write guarded keys with Cassandra's three-statement first-write compound instead of the
+    /// single upsert (SPECS.md §5, `CasFirstWrite`), so the non-atomic first write runs on a
+    /// real database here too. Each statement is atomic on its own, like one LWT:
+    ///
+    /// - `Update1` / `RetryUpdate`: `UPDATE … SET "offset" = CASE WHEN "offset" <= $o THEN $o
+    ///   ELSE "offset" END, … WHERE key = $k AND <not expired> RETURNING "offset"`: no row → the
+    ///   row is absent; the returned offset equals `$o` → applied (the row lock makes the
+    ///   compare and the write one step, evaluated on the latest version at READ COMMITTED);
+    ///   otherwise refused, and the returned offset is the stored one.
+    /// - `Insert`: `INSERT … ON CONFLICT (key) DO UPDATE … WHERE <existing row expired>
+    ///   RETURNING 1`: an `IF NOT EXISTS` for which an expired row counts as absent.
+    pub fn compound(mut self, on: bool) -> Self {
+        self.compound = on;
+        self
     }
 
     fn ttl_millis(&self) -> Option<i64> {
@@ -104,8 +122,172 @@ impl PostgresStore {
         result.map_err(Some)
     }
 
+    /// Map a failed statement to the store's outcome.
+    fn failure(key: &str, offset: Offset, e: Option<postgres::Error>) -> WriteError {
+        let (key, attempted) = (key.to_string(), offset);
+        match e {
+            None => WriteError::Failed {
+                key,
+                attempted,
+                reason: "no connection to PostgreSQL".into(),
+            },
+            Some(e) if refused_before_commit(&e) => WriteError::Failed {
+                key,
+                attempted,
+                reason: e.to_string(),
+            },
+            Some(e) => WriteError::Indeterminate {
+                key,
+                attempted,
+                reason: format!("connection lost with the statement in flight: {e}"),
+            },
+        }
+    }
+
+    /// One statement of the compound, reported under `action`.
+    fn compound_statement(
+        &self,
+        action: &str,
+        key: &str,
+        offset: Offset,
+        payload: Payload<'_>,
+        sql: &str,
+        insert: bool,
+    ) -> Result<StatementOutcome, WriteError> {
+        let signed = offset as i64;
+        let value = payload.bytes();
+        let ttl = self.ttl_millis();
+        let t = &self.table;
+        let result = self.with_client(|c| {
+            let row = c.query_opt(sql, &[&key, &signed, &value, &ttl])?;
+            if row.is_none() && insert {
+                // The insert found a live row. Its offset, read right after (informational: a
+                // concurrent writer may have moved it on; 0 if it expired meanwhile).
+                let stored = c.query_opt(
+                    &format!("SELECT \"offset\" FROM {t} WHERE key = $1"),
+                    &[&key],
+                )?;
+                return Ok(Some((false, stored.map_or(0, |r| r.get::<_, i64>(0)))));
+            }
+            Ok(row.map(|r| {
+                if insert {
+                    (true, signed)
+                } else {
+                    (false, r.get::<_, i64>(0))
+                }
+            }))
+        });
+        let outcome = match &result {
+            Ok(Some((false, stored))) if insert => Ok(StatementOutcome::NotApplied {
+                stored: *stored as u64,
+            }),
+            Ok(None) => Ok(StatementOutcome::RowAbsent),
+            Ok(Some(_)) if insert => Ok(StatementOutcome::Applied),
+            Ok(Some((_, stored))) => {
+                let stored = *stored;
+                Ok(if stored == signed {
+                    StatementOutcome::Applied
+                } else {
+                    StatementOutcome::NotApplied {
+                        stored: stored as u64,
+                    }
+                })
+            }
+            Err(_) => Err(()),
+        };
+        let (reported, returned) = match outcome {
+            Ok(o) => (o.clone(), Ok(o)),
+            Err(()) => {
+                let e = Self::failure(key, offset, result.err().flatten());
+                (statement_outcome(&Err(e.clone())), Err(e))
+            }
+        };
+        let (k, backend, kind) = (key.to_string(), BACKEND, payload.kind());
+        self.tracer.step(&match action {
+            "Update1" => Step::Update1 {
+                backend,
+                key: k,
+                offset,
+                kind,
+                outcome: reported,
+            },
+            "Insert" => Step::Insert {
+                backend,
+                key: k,
+                offset,
+                kind,
+                outcome: reported,
+            },
+            _ => Step::RetryUpdate {
+                backend,
+                key: k,
+                offset,
+                kind,
+                outcome: reported,
+            },
+        });
+        returned
+    }
+
+    fn write_compound(
+        &self,
+        key: &str,
+        offset: Offset,
+        payload: Payload<'_>,
+    ) -> Result<(), WriteError> {
+        let t = &self.table;
+        let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
+                       ELSE now() + $4::bigint * interval '1 millisecond' END";
+        let update = format!(
+            "UPDATE {t} SET
+                 value = CASE WHEN \"offset\" <= $2 THEN $3 ELSE value END,
+                 expires_at = CASE WHEN \"offset\" <= $2 THEN {expires} ELSE expires_at END,
+                 \"offset\" = CASE WHEN \"offset\" <= $2 THEN $2 ELSE \"offset\" END
+             WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())
+             RETURNING \"offset\""
+        );
+        let insert = format!(
+            "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
+             ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
+                 value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+             WHERE s.expires_at <= now()
+             RETURNING 1"
+        );
+        let conflict = |stored: u64| {
+            Err(WriteError::Conflict(Conflict {
+                key: key.to_string(),
+                attempted: offset,
+                stored,
+            }))
+        };
+        match self.compound_statement("Update1", key, offset, payload, &update, false)? {
+            StatementOutcome::Applied => return Ok(()),
+            StatementOutcome::NotApplied { stored } => return conflict(stored),
+            _ => {}
+        }
+        if self.compound_statement("Insert", key, offset, payload, &insert, true)?
+            == StatementOutcome::Applied
+        {
+            return Ok(());
+        }
+        match self.compound_statement("RetryUpdate", key, offset, payload, &update, false)? {
+            StatementOutcome::Applied => Ok(()),
+            StatementOutcome::NotApplied { stored } => conflict(stored),
+            _ => Err(WriteError::Failed {
+                key: key.to_string(),
+                attempted: offset,
+                reason: "the row vanished between the lost insert race and the retry (expired): \
+                         a spurious conflict, nothing was written"
+                    .into(),
+            }),
+        }
+    }
+
     fn write(&self, key: &str, offset: Offset, payload: Payload<'_>) -> Result<(), WriteError> {
         let signed = check_offset(key, offset)?;
+        if self.compound && self.options.mode == Mode::Guarded {
+            return self.write_compound(key, offset, payload);
+        }
         let t = &self.table;
         let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
                        ELSE now() + $4::bigint * interval '1 millisecond' END";

@@ -29,8 +29,8 @@ pub enum StatementOutcome {
     NotApplied {
         stored: Offset,
     },
-    /// A conditional UPDATE found no row (`Update1`/`RetryUpdate`), or `INSERT … IF NOT
-    /// EXISTS` found one (`Insert`: then `stored` is reported by `NotApplied`).
+    /// A conditional UPDATE (`Update1`/`RetryUpdate`) found no row. (An `Insert` that finds
+    /// a row is `NotApplied` with that row's offset.)
     RowAbsent,
     /// Sent, outcome unknown.
     Indeterminate(String),

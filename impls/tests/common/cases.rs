@@ -521,3 +521,120 @@ pub fn stress_concurrent_writers_no_acknowledged_write_lost(b: &dyn Backend) {
     eprintln!("stress[{}]: {report}", b.name());
     report.assert_clean();
 }
+
+/// Every write takes a path of the CasFirstWrite model: Update1, then (row absent) Insert, then
+/// (insert race lost) RetryUpdate — checked per writer on 8 racing first writers, on fresh keys.
+/// For the backends that run the three-statement compound (Cassandra, PostgreSQL compound).
+pub fn first_write_compound_follows_the_model_paths(b: &dyn Backend) {
+    use loadbearing_impls::trace::{Recorder, StatementOutcome as S, Step};
+    let mut retries = 0;
+    for round in 0..5 {
+        let k = unique_key(&format!("compound-{round}"));
+        let recorders: Vec<_> = (0..8).map(|_| Recorder::new()).collect();
+        let stores: Vec<_> = recorders
+            .iter()
+            .map(|r| b.open(StoreOptions::guarded(), r.clone()))
+            .collect();
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            for (i, store) in stores.iter().enumerate() {
+                let (barrier, k) = (&barrier, &k);
+                s.spawn(move || {
+                    barrier.wait();
+                    let _ = store.persist(k, 10 + i as u64, b"v");
+                });
+            }
+        });
+        for r in &recorders {
+            let steps = r.steps();
+            let path: Vec<(&str, &S)> = steps
+                .iter()
+                .map(|s| match s {
+                    Step::Update1 { outcome, .. } => ("Update1", outcome),
+                    Step::Insert { outcome, .. } => ("Insert", outcome),
+                    Step::RetryUpdate { outcome, .. } => ("RetryUpdate", outcome),
+                    other => panic!("unexpected step {other:?}"),
+                })
+                .collect();
+            let ok = match path.as_slice() {
+                [("Update1", S::Applied | S::NotApplied { .. })] => true,
+                [("Update1", S::RowAbsent), ("Insert", S::Applied)] => true,
+                [("Update1", S::RowAbsent), ("Insert", S::NotApplied { .. }), ("RetryUpdate", S::Applied | S::NotApplied { .. })] =>
+                {
+                    retries += 1;
+                    true
+                }
+                _ => false,
+            };
+            assert!(ok, "not a CasFirstWrite path: {path:?}");
+        }
+        assert_eq!(
+            b.open(StoreOptions::guarded(), no_trace())
+                .read(&k)
+                .unwrap()
+                .offset(),
+            Some(17)
+        );
+    }
+    eprintln!("first-write compound: {retries} RetryUpdate paths (lost insert races) in 5 rounds of 8 writers");
+}
+
+/// A tracer that stops its writer right after the named statements, until the test says go:
+/// the step events double as a scheduler, so an interleaving of the model can be forced.
+struct PauseAfter {
+    actions: &'static [&'static str],
+    reached: std::sync::Mutex<std::sync::mpsc::Sender<&'static str>>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl loadbearing_impls::trace::Tracer for PauseAfter {
+    fn step(&self, step: &Step) {
+        let action = step.action();
+        if let Some(a) = self.actions.iter().find(|a| **a == action) {
+            self.reached.lock().unwrap().send(a).unwrap();
+            self.go.lock().unwrap().recv().unwrap();
+        }
+    }
+}
+
+/// The CasFirstWrite interleavings, forced on the real database. Writer A (offset 5) finds no
+/// row (Update1); writer B (offset 3) inserts; A's Insert loses the race; then either A's
+/// RetryUpdate applies over B (the lost-race path), or — with the row reaped in between (the
+/// model's ReapRow, as a TTL would) — A's retry finds no row: the model's spurious conflict,
+/// reported as `Failed` with nothing written, never as success.
+pub fn forced_interleavings_lost_insert_race_and_spurious_conflict(b: &dyn Backend) {
+    for reap in [false, true] {
+        let k = unique_key(if reap { "spurious" } else { "lost-race" });
+        let (reached_tx, reached) = std::sync::mpsc::channel();
+        let (go, go_rx) = std::sync::mpsc::channel();
+        let pause = Arc::new(PauseAfter {
+            actions: &["Update1", "Insert"],
+            reached: std::sync::Mutex::new(reached_tx),
+            go: std::sync::Mutex::new(go_rx),
+        });
+        let a = b.open(StoreOptions::guarded(), pause);
+        let result = thread::scope(|s| {
+            let a_thread = s.spawn(|| a.persist(&k, 5, b"A"));
+            assert_eq!(reached.recv().unwrap(), "Update1");
+            guarded(b).persist(&k, 3, b"B").unwrap(); // B wins the insert
+            go.send(()).unwrap();
+            assert_eq!(reached.recv().unwrap(), "Insert");
+            if reap {
+                b.reap_row(&k).unwrap();
+            }
+            go.send(()).unwrap();
+            a_thread.join().unwrap()
+        });
+        let read = guarded(b).read(&k).unwrap();
+        if reap {
+            assert!(
+                matches!(result, Err(WriteError::Failed { .. })),
+                "spurious conflict must not be success: {result:?}"
+            );
+            assert_eq!(read, Read::Absent, "nothing was written");
+        } else {
+            assert_eq!(result, Ok(()));
+            assert_eq!(read, live(5, b"A"));
+        }
+    }
+}
