@@ -7,14 +7,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hashbrown::HashMap;
 use rayon::prelude::*;
 use stateright::Property;
 
-use crate::fingerprint::{fingerprint, BuildIdentity};
+use crate::fingerprint::fingerprint;
 use crate::refinement::Refinement;
 use crate::report::AbstractStep;
 use crate::spec::Spec;
+use crate::visited::Visited;
 
 /// States expanded per parallel task: large enough to amortise scheduling, small enough to
 /// balance two cores on a narrow level.
@@ -69,7 +69,7 @@ impl Finding {
 }
 
 pub struct Exploration {
-    pub visited: HashMap<u64, u64, BuildIdentity>,
+    pub visited: Visited,
     pub depth: usize,
     pub finding: Option<Finding>,
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
@@ -86,7 +86,7 @@ impl Exploration {
     pub fn path_to(&self, fp: u64) -> Vec<u64> {
         let mut path = vec![fp];
         let mut at = fp;
-        while let Some(&parent) = self.visited.get(&at) {
+        while let Some(parent) = self.visited.parent(at) {
             if parent == 0 {
                 break;
             }
@@ -106,12 +106,12 @@ struct Expanded<S> {
 
 pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget) -> Exploration {
     let started = Instant::now();
-    let mut visited: HashMap<u64, u64, BuildIdentity> = HashMap::default();
+    let mut visited = Visited::default();
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
     for state in model.init_states() {
         let fp = fingerprint(&state);
-        if visited.insert(fp, 0).is_none() {
+        if visited.insert(fp, 0) {
             for refinement in &checks.refinements {
                 if let Err(images) = refinement.check_init(&state) {
                     init_findings.push(Finding::Refinement {
@@ -174,8 +174,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
             }
             findings.extend(chunk.findings);
             for (fp, parent, state) in chunk.new_states {
-                if let hashbrown::hash_map::Entry::Vacant(slot) = result.visited.entry(fp) {
-                    slot.insert(parent);
+                if result.visited.insert(fp, parent) {
                     next.push((fp, state));
                 }
             }
@@ -218,7 +217,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
 fn expand_chunk<M: Spec>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
-    visited: &HashMap<u64, u64, BuildIdentity>,
+    visited: &Visited,
     chunk: &[(u64, M::State)],
     first_position: usize,
 ) -> Expanded<M::State> {
@@ -276,7 +275,7 @@ fn expand_chunk<M: Spec>(
                 continue;
             }
             let next_fp = fingerprint(&next);
-            if !visited.contains_key(&next_fp) {
+            if !visited.contains(next_fp) {
                 out.new_states.push((next_fp, *fp, next));
             }
         }

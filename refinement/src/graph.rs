@@ -1,10 +1,10 @@
 //! The explicit state graph, kept only for liveness: states, their successors and which
 //! weakly-fair groups each state enables.
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use hashbrown::HashMap;
+use rayon::prelude::*;
 
 use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::spec::Spec;
@@ -29,6 +29,15 @@ pub enum GraphError {
     TimeLimit,
 }
 
+/// States expanded per parallel task.
+const CHUNK: usize = 512;
+
+/// One state's expansion: its state-changing successors (the state itself only when it is new
+/// to the graph) and the fair groups it enables.
+type Expansion<S> = (Vec<(u64, Option<u8>, Option<S>)>, u64);
+
+/// Builds the graph level by level: each level is expanded on every core against the read-only
+/// index, then the new states are numbered in frontier order, so ids are the same on every run.
 pub fn build<M: Spec>(
     model: &M,
     max_states: Option<u64>,
@@ -41,7 +50,7 @@ pub fn build<M: Spec>(
         edges: Vec::new(),
         enabled: Vec::new(),
     };
-    let mut queue = VecDeque::new();
+    let mut frontier: Vec<u32> = Vec::new();
     for state in model.init_states() {
         let fp = fingerprint(&state);
         if !index.contains_key(&fp) {
@@ -49,53 +58,81 @@ pub fn build<M: Spec>(
             index.insert(fp, id);
             graph.inits.push(id);
             graph.states.push(state);
-            queue.push_back(id);
+            graph.edges.push(Vec::new());
+            graph.enabled.push(0);
+            frontier.push(id);
         }
     }
-    let mut actions = Vec::new();
-    while let Some(id) = queue.pop_front() {
-        if let Some(deadline) = deadline {
-            if Instant::now() >= deadline {
-                return Err(GraphError::TimeLimit);
-            }
+    while !frontier.is_empty() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(GraphError::TimeLimit);
         }
-        let state = graph.states[id as usize].clone();
-        let mut edges = Vec::new();
-        let mut enabled = 0u64;
-        actions.clear();
-        model.actions(&state, &mut actions);
-        for action in actions.drain(..) {
-            let group = model.fairness_group(&action).map(|g| g as u8);
-            let Some(next) = model.next_state(&state, action) else {
-                continue;
-            };
-            if next == state {
-                continue;
-            }
-            if let Some(g) = group {
-                enabled |= 1 << g;
-            }
-            let fp = fingerprint(&next);
-            let to = match index.get(&fp) {
-                Some(&to) => to,
-                None => {
-                    let to = graph.states.len() as u32;
-                    if let Some(max) = max_states {
-                        if to as u64 >= max {
-                            return Err(GraphError::StateLimit(max));
+        let (states, known) = (&graph.states, &index);
+        let expanded: Vec<Vec<Expansion<M::State>>> = frontier
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut actions = Vec::new();
+                chunk
+                    .iter()
+                    .map(|&id| expand(model, &states[id as usize], known, &mut actions))
+                    .collect()
+            })
+            .collect();
+        let mut next = Vec::new();
+        for (&id, (successors, enabled)) in frontier.iter().zip(expanded.into_iter().flatten()) {
+            graph.enabled[id as usize] = enabled;
+            let mut edges = Vec::with_capacity(successors.len());
+            for (fp, group, state) in successors {
+                let to = match index.get(&fp) {
+                    Some(&to) => to,
+                    None => {
+                        let to = graph.states.len() as u32;
+                        if max_states.is_some_and(|max| to as u64 >= max) {
+                            return Err(GraphError::StateLimit(max_states.unwrap_or_default()));
                         }
+                        // Unknown when the level was expanded, so the expansion carried it.
+                        let state = state.expect("a successor unknown to the index is carried");
+                        index.insert(fp, to);
+                        graph.states.push(state);
+                        graph.edges.push(Vec::new());
+                        graph.enabled.push(0);
+                        next.push(to);
+                        to
                     }
-                    index.insert(fp, to);
-                    graph.states.push(next);
-                    queue.push_back(to);
-                    to
-                }
-            };
-            edges.push(Edge { to, group });
+                };
+                edges.push(Edge { to, group });
+            }
+            graph.edges[id as usize] = edges;
         }
-        // States are numbered in discovery order, so edges and enabled line up by id.
-        graph.edges.push(edges);
-        graph.enabled.push(enabled);
+        frontier = next;
     }
     Ok(graph)
+}
+
+fn expand<M: Spec>(
+    model: &M,
+    state: &M::State,
+    known: &HashMap<u64, u32, BuildIdentity>,
+    actions: &mut Vec<M::Action>,
+) -> Expansion<M::State> {
+    let mut successors = Vec::new();
+    let mut enabled = 0u64;
+    actions.clear();
+    model.actions(state, actions);
+    for action in actions.drain(..) {
+        let group = model.fairness_group(&action).map(|g| g as u8);
+        let Some(next) = model.next_state(state, action) else {
+            continue;
+        };
+        if &next == state {
+            continue;
+        }
+        if let Some(g) = group {
+            enabled |= 1 << g;
+        }
+        let fp = fingerprint(&next);
+        let carried = (!known.contains_key(&fp)).then_some(next);
+        successors.push((fp, group, carried));
+    }
+    (successors, enabled)
 }

@@ -14,6 +14,7 @@ pub mod refinement;
 pub mod report;
 pub mod spec;
 pub mod view;
+pub mod visited;
 
 pub use check::{check, CheckSpec, Options, SpecError};
 pub use refinement::{MappedRefinement, Refinement, StepMatch};
