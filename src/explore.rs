@@ -27,7 +27,8 @@ pub fn plan(config: &Config, port: u16) -> Result<Plan, String> {
         counterexample: None,
         traced: None,
     };
-    if trace::expects_failure(config) {
+    // With --set the outcome may differ from the declared one: find out.
+    if trace::expects_failure(config) || config.overridden {
         let traced = trace::trace(config, &Options::default())?;
         if let (Some(cx), Some(path)) = (traced.counterexample(), &traced.explorer_path) {
             plan.counterexample = Some((
@@ -74,6 +75,13 @@ fn serve_view(
         None => {
             let _ = writeln!(out, "expected: {}", config.expected);
         }
+    }
+    if let Some(why) = plan
+        .traced
+        .as_ref()
+        .and_then(|t| t.judged.mismatch.as_ref())
+    {
+        let _ = writeln!(out, "not as the config declares: {why}");
     }
     let unchecked = view.unchecked();
     if !unchecked.is_empty() {

@@ -195,6 +195,30 @@ fn run_to_completion_agrees_with_our_verdict_on_every_config() {
     }
 }
 
+/// `--set` may make a config fail that declares it holds: the link is printed, and the
+/// mismatch said.
+#[test]
+fn set_can_turn_a_guard_off_in_the_explorer() {
+    let explorer = Explorer::start_with("cassandra_refines", &["--set", "Guarded=false"]);
+    assert!(
+        explorer
+            .counterexample_url()
+            .is_some_and(|u| u.ends_with("#/steps/0/2/0")),
+        "{}",
+        explorer.announced
+    );
+    assert!(explorer
+        .announced
+        .contains("not as the config declares: expected holds, got violates RefSafeSpec"));
+    let choices = json(&explorer, "/.states/0/2");
+    let fold = &choices[0];
+    assert_eq!(fold["action"], "OwnerFold");
+    assert!(fold["outcome"]
+        .as_str()
+        .unwrap()
+        .contains("✗ RefSafeSpec is violated"));
+}
+
 #[test]
 fn a_taken_port_is_a_clear_error_not_a_panic() {
     let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();

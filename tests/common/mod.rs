@@ -56,18 +56,24 @@ pub struct Explorer {
 impl Explorer {
     /// Starts on a free port; another test may take the port first, so a taken one is retried.
     pub fn start(config: &str) -> Explorer {
+        Explorer::start_with(config, &[])
+    }
+
+    /// Starts with extra arguments (`--set NAME=VALUE`).
+    pub fn start_with(config: &str, extra: &[&str]) -> Explorer {
         for _ in 0..5 {
-            if let Some(explorer) = Explorer::try_start(config) {
+            if let Some(explorer) = Explorer::try_start(config, extra) {
                 return explorer;
             }
         }
         panic!("explore {config}: no free port in five tries");
     }
 
-    fn try_start(config: &str) -> Option<Explorer> {
+    fn try_start(config: &str, extra: &[&str]) -> Option<Explorer> {
         let port = free_port();
         let mut child = Command::new(env!("CARGO_BIN_EXE_loadbearing"))
             .args(["explore", config, "--port", &port.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
