@@ -5,6 +5,7 @@ pub mod bench;
 pub mod conform;
 pub mod docs;
 pub mod explore;
+pub mod isolation;
 pub mod mutate;
 pub mod render;
 pub mod run;

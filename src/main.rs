@@ -145,6 +145,8 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         sets: Vec<String>,
     },
+    /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
+    Isolation(loadbearing::isolation::Args),
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
         #[arg(long, default_value_t = 0)]
@@ -383,6 +385,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Isolation(args) => loadbearing::isolation::run(args),
         Command::Bench {
             threads,
             timeout_secs,

@@ -1,0 +1,160 @@
+//! `loadbearing isolation`: the SSI engine's variants (and, with `--postgres`, PostgreSQL at
+//! SERIALIZABLE) raced through the isolation tier, per scenario side by side.
+//!
+//! Exit 0 when every variant shows what it must (the pre-fix engine commits the #136 write
+//! skew on `write_skew_trigger`, the fix and PostgreSQL never commit a non-serializable
+//! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
+//! bad input or when PostgreSQL cannot be started.
+
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use loadbearing_ssi_engine::engine::Variant;
+use loadbearing_ssi_engine::postgres::{PgServer, PgTier};
+use loadbearing_ssi_engine::report;
+use loadbearing_ssi_engine::tier::{musts, run_engine, scenarios, Scenario, Tally};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum IsolationFormat {
+    Table,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Attempts per scenario and store.
+    #[arg(long, default_value_t = 40)]
+    pub attempts: usize,
+    /// Engine variants: `all`, `main` (fix, prefix, nocheck, dropmarkers, plainsi), `none`, or
+    /// a comma-separated list of fix, prefix, nocheck, dropmarkers, plainsi, notrunning, noopt,
+    /// prefix_noopt, readerunfixed, option2.
+    #[arg(long, default_value = "all")]
+    pub variant: String,
+    /// Only the scenarios whose name contains this.
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Start a throwaway PostgreSQL cluster and add its column.
+    #[arg(long)]
+    pub postgres: bool,
+    /// Random pause before each step, up to this many microseconds.
+    #[arg(long, default_value_t = 50)]
+    pub jitter_us: u64,
+    #[arg(long, value_enum, default_value_t = IsolationFormat::Table)]
+    pub format: IsolationFormat,
+}
+
+/// The variant names `--variant` selects.
+pub fn variants(spec: &str) -> Result<Vec<&'static str>, String> {
+    match spec {
+        "all" => return Ok(Variant::NAMES.to_vec()),
+        "main" => return Ok(Variant::MAIN.to_vec()),
+        "none" => return Ok(Vec::new()),
+        _ => {}
+    }
+    spec.split(',')
+        .map(str::trim)
+        .map(|name| {
+            Variant::NAMES
+                .iter()
+                .copied()
+                .find(|v| *v == name)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown variant `{name}`; the variants are all, main, none, {}",
+                        Variant::NAMES.join(", ")
+                    )
+                })
+        })
+        .collect()
+}
+
+fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, String> {
+    let all = scenarios();
+    let chosen: Vec<Scenario> = all
+        .iter()
+        .filter(|s| filter.as_deref().is_none_or(|f| s.name.contains(f)))
+        .cloned()
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        return Err(format!(
+            "no scenario matches `{}`; the scenarios are {}",
+            filter.as_deref().unwrap_or(""),
+            names.join(", ")
+        ));
+    }
+    Ok(chosen)
+}
+
+/// Runs the tier as the options say and prints the report.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    if args.attempts == 0 {
+        return Err("--attempts must be at least 1".into());
+    }
+    let variants = variants(&args.variant)?;
+    let chosen = selected(&args.scenario)?;
+    if variants.is_empty() && !args.postgres {
+        return Err("nothing to run: --variant none without --postgres".into());
+    }
+    let mut tallies: Vec<Tally> = Vec::new();
+    for v in &variants {
+        for s in &chosen {
+            tallies.push(run_engine(s, v, args.attempts, args.jitter_us));
+        }
+    }
+    if args.postgres {
+        let server = PgServer::start().map_err(|e| format!("PostgreSQL: {e}"))?;
+        let mut tier = PgTier::connect(&server.conn_str())?;
+        for s in &chosen {
+            tallies.push(tier.run(s, args.attempts, args.jitter_us)?);
+        }
+        server.stop();
+    }
+    let verdict = musts(&tallies);
+    match args.format {
+        IsolationFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::json(&tallies, &verdict))
+                .map_err(|e| e.to_string())?
+        ),
+        IsolationFormat::Table => {
+            println!(
+                "Isolation tier: {} attempts per scenario and store\n",
+                args.attempts
+            );
+            println!("{}", report::side_by_side(&tallies));
+            print!("{}", report::per_store(&tallies));
+            let not_needed = report::not_needed(&tallies);
+            if !not_needed.is_empty() {
+                println!("Aborts that were not needed:\n{not_needed}");
+            }
+            if args.postgres {
+                let fp = report::false_positives(&tallies);
+                if fp.is_empty() {
+                    println!(
+                        "No scenario where PostgreSQL commits everything and the fix aborts.\n"
+                    );
+                } else {
+                    println!("False positives of the libdb design (PostgreSQL commits every transaction):");
+                    for (s, fix) in fp {
+                        println!("  {s}: fix {fix}");
+                    }
+                    println!();
+                }
+            }
+            match &verdict {
+                Ok(()) => println!("ok: every variant shows what it must"),
+                Err(failures) => {
+                    for f in failures {
+                        println!("UNEXPECTED: {f}");
+                    }
+                }
+            }
+        }
+    }
+    Ok(if verdict.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
