@@ -23,6 +23,7 @@ fn every_expected_failure_prints_its_snapshotted_counterexample() {
     settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
+    let mut changed = Vec::new();
     settings.bind(|| {
         for config in configs().iter().filter(|c| expects_failure(c)) {
             let traced = trace::trace(config, &Options::default()).unwrap();
@@ -32,9 +33,23 @@ fn every_expected_failure_prints_its_snapshotted_counterexample() {
                 config.name,
                 traced.judged.mismatch
             );
-            insta::assert_snapshot!(config.name.as_str(), trace::text(&traced));
+            let text = trace::text(&traced);
+            // Every changed snapshot is reported (and written as .snap.new to review), not
+            // only the first.
+            let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                insta::assert_snapshot!(config.name.as_str(), text);
+            }));
+            if checked.is_err() {
+                changed.push(config.name.clone());
+            }
         }
     });
+    assert!(
+        changed.is_empty(),
+        "changed counterexamples: {changed:?}\nreview them with `cargo insta review`, or accept \
+         them all with `INSTA_UPDATE=always cargo test --test snapshots`, then regenerate the \
+         docs with `cargo run -- docs`"
+    );
 }
 
 /// A snapshot whose config was renamed, removed or now holds is stale, not silently kept.
