@@ -3,7 +3,7 @@
 # Maven Central into the cache folder the tests read (impls/src/harness/cassandra.rs). The tests
 # start, kill and remove their own node. Sourced by .ci/run under `set -euo pipefail`.
 LB_CASSANDRA_VERSION=5.0.5
-LB_CASSANDRA_HOME="${LOADBEARING_CASSANDRA_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/loadbearing-impls/cassandra-$LB_CASSANDRA_VERSION}"
+LB_CASSANDRA_HOME="${LOADBEARING_CASSANDRA_HOME:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/loadbearing-impls/cassandra-$LB_CASSANDRA_VERSION}"
 lb_need=()
 if ! compgen -G '/usr/lib/jvm/java-1[17]-openjdk-*/bin/java' >/dev/null; then
   lb_need+=(openjdk-17-jre-headless)
