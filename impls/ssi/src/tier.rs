@@ -148,7 +148,11 @@ pub fn scenarios() -> Vec<Scenario> {
             "read_your_writes",
             "read_your_writes",
             "T2 reads x under T1's uncommitted write, then writes after T1 read its own",
-            vec![w(1, Stmt(0), 0, Stmt(0)), w(1, Stmt(1), 0, Stmt(1))],
+            vec![
+                w(1, Stmt(0), 0, Stmt(0)),
+                w(1, Stmt(1), 0, Stmt(1)),
+                w(0, Check, 1, Begin),
+            ],
         ),
         skew(
             "insert_if_absent",
