@@ -45,9 +45,11 @@ fn kill_mid_stress(sync: CommitLogSync) -> common::stress::StressReport {
         ..Default::default()
     };
     let report = run(&backend, cfg, Some(&kill));
-    eprintln!("stress[cassandra, commitlog_sync {sync:?}, kill -9 mid-run]: {report}");
+    common::say(&format!(
+        "stress[cassandra, commitlog_sync {sync:?}, kill -9 mid-run]: {report}"
+    ));
     for v in &report.violations {
-        eprintln!("  {v}");
+        common::say(&format!("  {v}"));
     }
     node.stop();
     report
@@ -64,6 +66,10 @@ fn stress_with_node_killed_mid_run_no_stale_write_lands() {
     }
     report.assert_clean();
     assert!(report.kill_restart.is_some());
+    assert!(
+        report.applied_after_restart > 0,
+        "writes must land again after the restart: {report}"
+    );
     assert!(
         report.indeterminate + report.failed > 0,
         "the kill must hit writes in flight: {report}"

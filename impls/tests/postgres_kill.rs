@@ -43,10 +43,14 @@ fn stress_with_server_killed_mid_run_no_stale_write_lands() {
         ..Default::default()
     };
     let report = run(&pg, cfg, Some(&kill));
-    eprintln!("stress[postgres, kill -9 mid-run]: {report}");
+    common::say(&format!("stress[postgres, kill -9 mid-run]: {report}"));
     pg.server.stop();
     report.assert_clean();
     assert!(report.kill_restart.is_some());
+    assert!(
+        report.applied_after_restart > 0,
+        "writes must land again after the restart: {report}"
+    );
     assert!(
         report.indeterminate + report.failed > 0,
         "the kill must hit writes in flight: {report}"

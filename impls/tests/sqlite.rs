@@ -94,7 +94,7 @@ fn stress_check_catches_last_write_wins() {
         ..Default::default()
     };
     let report = common::stress::run(sqlite().unwrap(), cfg, None);
-    eprintln!("stress[sqlite, last-write-wins]: {report}");
+    common::say(&format!("stress[sqlite, last-write-wins]: {report}"));
     assert!(
         !report.violations.is_empty(),
         "last-write-wins must lose acknowledged writes: {report}"

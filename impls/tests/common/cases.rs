@@ -518,7 +518,7 @@ pub fn periodic_flush_and_trace_names(b: &dyn Backend) {
 
 pub fn stress_concurrent_writers_no_acknowledged_write_lost(b: &dyn Backend) {
     let report = super::stress::run(b, super::stress::StressConfig::default(), None);
-    eprintln!("stress[{}]: {report}", b.name());
+    super::say(&format!("stress[{}]: {report}", b.name()));
     report.assert_clean();
 }
 
@@ -576,7 +576,7 @@ pub fn first_write_compound_follows_the_model_paths(b: &dyn Backend) {
             Some(17)
         );
     }
-    eprintln!("first-write compound: {retries} RetryUpdate paths (lost insert races) in 5 rounds of 8 writers");
+    super::say(&format!("first-write compound[{}]: {retries} RetryUpdate paths (lost insert races) in 5 rounds of 8 writers", b.name()));
 }
 
 /// A tracer that stops its writer right after the named statements, until the test says go:

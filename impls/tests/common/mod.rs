@@ -50,6 +50,12 @@ pub fn run_or_skip(backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)
     }
 }
 
+/// Print straight to the process's stderr, past libtest's capture, so CI logs show it.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// How many tests `backend_tests!` generated in this binary (for the skip summary).
 pub static LIST_LEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

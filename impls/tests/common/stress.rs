@@ -72,6 +72,8 @@ pub struct StressReport {
     /// Indeterminate writes that turned out to be the stored one.
     pub indeterminate_landed: usize,
     pub kill_restart: Option<Duration>,
+    /// Writes acknowledged after the restarted server was back.
+    pub applied_after_restart: usize,
     pub violations: Vec<String>,
 }
 
@@ -91,8 +93,9 @@ impl fmt::Display for StressReport {
         if let Some(d) = self.kill_restart {
             write!(
                 f,
-                "; server killed (-9) and restarted in {:.1}s",
-                d.as_secs_f64()
+                "; server killed (-9) and restarted in {:.1}s, {} writes applied after the restart",
+                d.as_secs_f64(),
+                self.applied_after_restart
             )?;
         }
         Ok(())
@@ -136,6 +139,9 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
         .collect();
     let clock = AtomicU64::new(cfg.lag);
     let stop = AtomicBool::new(false);
+    // Set once the killed server is back; counts the writes applied from then on.
+    let back = AtomicBool::new(false);
+    let applied_back = AtomicU64::new(0);
     let log: Mutex<Vec<Attempt>> = Mutex::new(Vec::new());
     let kill_time: Mutex<Option<Duration>> = Mutex::new(None);
     let kill_at: Mutex<Option<Duration>> = Mutex::new(None);
@@ -150,6 +156,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
     thread::scope(|scope| {
         for (w, store) in sessions.into_iter().enumerate() {
             let (clock, stop, log, keys) = (&clock, &stop, &log, &keys);
+            let (back, applied_back) = (&back, &applied_back);
             scope.spawn(move || {
                 let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678_9ABC_DEF1));
                 let mut mine = Vec::new();
@@ -169,7 +176,12 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
                         None => store.delete(&keys[key], offset),
                     };
                     let outcome = match result {
-                        Ok(()) => Outcome::Applied,
+                        Ok(()) => {
+                            if back.load(Ordering::Relaxed) {
+                                applied_back.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Outcome::Applied
+                        }
                         Err(WriteError::Conflict(c)) => {
                             if c.stored <= offset || c.attempted != offset || c.key != keys[key] {
                                 panic!("malformed conflict {c:?} for a write at {offset}");
@@ -208,8 +220,14 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
                 *kill_at.lock().unwrap() = Some(start.elapsed());
                 kill();
                 *kill_time.lock().unwrap() = Some(t.elapsed());
-                // Keep writing for a while against the restarted server.
-                thread::sleep(Duration::from_secs(2));
+                back.store(true, Ordering::Relaxed);
+                // Keep writing against the restarted server until 50 writes landed (the
+                // clients reconnect first), 1 s more, or 30 s at most.
+                let until = Instant::now() + Duration::from_secs(30);
+                while applied_back.load(Ordering::Relaxed) < 50 && Instant::now() < until {
+                    thread::sleep(Duration::from_millis(50));
+                }
+                thread::sleep(Duration::from_secs(1));
             }
             let end = start + cfg.duration;
             let now = Instant::now();
@@ -225,9 +243,15 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
         kill_restart: kill_time.into_inner().unwrap(),
         ..Default::default()
     };
+    let back_at = kill_at.zip(report.kill_restart).map(|(at, took)| at + took);
     for a in &attempts {
         match a.outcome {
-            Outcome::Applied => report.applied += 1,
+            Outcome::Applied => {
+                report.applied += 1;
+                if back_at.is_some_and(|t| a.at > t) {
+                    report.applied_after_restart += 1;
+                }
+            }
             Outcome::Conflict => report.conflicts += 1,
             Outcome::Indeterminate => report.indeterminate += 1,
             Outcome::Failed => report.failed += 1,
