@@ -234,3 +234,46 @@ fn random_model_paths_run_identically_on_the_engine_for_every_variant_and_worklo
     }
     assert_eq!(runs, 10 * 6 * 40);
 }
+
+/// The same traces through the generic conformance checker (`loadbearing_refinement::conform`
+/// with the model's `Conform` impl): replayed counterexamples and racy-tier runs fit their own
+/// variant's model; the pre-fix trigger trace does not fit the fix.
+#[test]
+fn engine_traces_pass_the_generic_conformance_checker() {
+    use loadbearing_refinement::conform::{parse_ndjson, validate as generic, Limits};
+    use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
+
+    let s = script("write_skew").unwrap();
+    let prefix = Variant::named("prefix").unwrap();
+    let prefix_model = prefix.model(workload::named("write_skew").unwrap());
+    let fix_model = Variant::FIX.model(workload::named("write_skew").unwrap());
+    let prefix_trace =
+        parse_ndjson(&to_ndjson(&replay(&s, prefix, &TRIGGER).unwrap().trace)).unwrap();
+    let fix_trace = parse_ndjson(&to_ndjson(
+        &replay(&s, Variant::FIX, &TRIGGER).unwrap().trace,
+    ))
+    .unwrap();
+    let v = generic(&prefix_model, &prefix_trace, Limits::default());
+    assert!(v.conforming, "{:?}", v.divergence);
+    assert_eq!(v.witness.unwrap(), TRIGGER);
+    assert!(generic(&fix_model, &fix_trace, Limits::default()).conforming);
+    let d = generic(&fix_model, &prefix_trace, Limits::default());
+    assert!(!d.conforming);
+    assert_eq!(d.divergence.unwrap().matched, 7);
+
+    let mut checked = 0;
+    for variant in ["fix", "prefix", "nocheck", "dropmarkers", "plainsi"] {
+        for sc in scenarios() {
+            let Some(w) = workload::named(sc.script) else {
+                continue; // the predicate scenario has no model
+            };
+            let model = Variant::named(variant).unwrap().model(w);
+            let run = attempt_engine(&sc, Variant::named(variant).unwrap(), 7, 20);
+            let events = parse_ndjson(&to_ndjson(&run.trace)).unwrap();
+            let v = generic(&model, &events, Limits::default());
+            assert!(v.conforming, "{variant} {}: {:?}", sc.name, v.divergence);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5 * 13);
+}
