@@ -7,6 +7,10 @@
 //! - [`program`]: the model's workloads (and a predicate one) run as transactions.
 //! - [`replay`]: a model counterexample's action names driven through the engine.
 //! - [`conform`]: an engine trace replayed in the model, event by event.
+//! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
+//! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
+//! - [`postgres`]: the same scenarios on PostgreSQL at SERIALIZABLE.
+//! - [`report`]: the tier's tables.
 
 pub mod analysis;
 pub mod conform;

@@ -716,21 +716,3 @@ mod tests {
         assert_eq!(fix.timeouts, 0);
     }
 }
-
-#[cfg(test)]
-mod explore {
-    #[test]
-    #[ignore]
-    fn print_everything() {
-        let mut all = Vec::new();
-        for v in crate::engine::Variant::NAMES {
-            for s in super::scenarios() {
-                all.push(super::run_engine(&s, v, 20, 50));
-            }
-        }
-        println!("{}", crate::report::side_by_side(&all));
-        println!("{}", crate::report::per_store(&all));
-        println!("{}", crate::report::not_needed(&all));
-        println!("{:?}", super::musts(&all));
-    }
-}

@@ -277,3 +277,17 @@ fn engine_traces_pass_the_generic_conformance_checker() {
     }
     assert_eq!(checked, 5 * 13);
 }
+
+/// Replay is deterministic: the same path gives the same trace and outcome twice (the guard a
+/// conformance check needs against uncontrolled nondeterminism).
+#[test]
+fn replaying_a_path_twice_gives_the_same_trace() {
+    for variant in Variant::NAMES {
+        let s = script("write_skew").unwrap();
+        let v = Variant::named(variant).unwrap();
+        let a = replay(&s, v, &TRIGGER).unwrap();
+        let b = replay(&s, v, &TRIGGER).unwrap();
+        assert_eq!(to_ndjson(&a.trace), to_ndjson(&b.trace), "{variant}");
+        assert_eq!(a.outcome, b.outcome, "{variant}");
+    }
+}
