@@ -46,6 +46,8 @@ impl Backend {
 pub struct StoreFactory {
     backend: Backend,
     mode: Mode,
+    /// PostgreSQL only: the three-statement first-write compound instead of one upsert.
+    compound: bool,
     sqlite_path: Option<std::path::PathBuf>,
     table: String,
 }
@@ -70,9 +72,15 @@ impl StoreFactory {
         Ok(StoreFactory {
             backend,
             mode,
+            compound: false,
             sqlite_path,
             table: unique.replace('-', "_"),
         })
+    }
+
+    pub fn compound(mut self) -> StoreFactory {
+        self.compound = true;
+        self
     }
 
     pub fn open(&self, tracer: SharedTracer) -> Result<Box<dyn SnapshotStore>, String> {
@@ -89,7 +97,7 @@ impl StoreFactory {
             }
             Backend::Postgres(conn) => {
                 PostgresStore::connect_traced(conn, &self.table, options, tracer)
-                    .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
+                    .map(|s| Box::new(s.compound(self.compound)) as Box<dyn SnapshotStore>)
             }
         }
     }
@@ -120,6 +128,131 @@ impl Tracer for ActorTracer {
             .unwrap_or_else(|e| e.into_inner())
             .push((self.actor.clone(), step.clone()));
     }
+}
+
+/// A deterministic scheduler over real threads: exactly one writer runs a statement at a time,
+/// and which one goes next is drawn from a seeded generator. Each statement's step event is the
+/// writer's turn ending, so the trace is the execution order and the run replays from its seed.
+pub struct Scheduler {
+    state: Mutex<Turns>,
+    changed: std::sync::Condvar,
+}
+
+struct Turns {
+    turn: Option<usize>,
+    active: Vec<bool>,
+    rng: Rng,
+    sink: Vec<(String, Step)>,
+}
+
+impl Scheduler {
+    pub fn new(writers: usize, seed: u64) -> Arc<Scheduler> {
+        let mut turns = Turns {
+            turn: None,
+            active: vec![true; writers],
+            rng: Rng::new(seed),
+            sink: Vec::new(),
+        };
+        turns.pass();
+        Arc::new(Scheduler {
+            state: Mutex::new(turns),
+            changed: std::sync::Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Blocks until it is writer `w`'s turn.
+    pub fn wait_turn(&self, w: usize) {
+        let mut turns = self.lock();
+        while turns.turn != Some(w) {
+            turns = self.changed.wait(turns).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Writer `w` ran a statement: record it, hand the turn on, wait for the next one.
+    fn stepped(&self, w: usize, actor: &str, step: &Step) {
+        let mut turns = self.lock();
+        turns.sink.push((actor.to_string(), step.clone()));
+        turns.pass();
+        self.changed.notify_all();
+        while turns.turn != Some(w) {
+            turns = self.changed.wait(turns).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Writer `w` is done.
+    pub fn finished(&self, w: usize) {
+        let mut turns = self.lock();
+        turns.active[w] = false;
+        turns.pass();
+        self.changed.notify_all();
+    }
+
+    pub fn steps(&self) -> Vec<(String, Step)> {
+        self.lock().sink.clone()
+    }
+}
+
+impl Turns {
+    fn pass(&mut self) {
+        let active: Vec<usize> = (0..self.active.len()).filter(|&w| self.active[w]).collect();
+        self.turn = if active.is_empty() {
+            None
+        } else {
+            Some(active[self.rng.below(active.len() as u64) as usize])
+        };
+    }
+}
+
+struct ScheduledTracer {
+    writer: usize,
+    actor: String,
+    scheduler: Arc<Scheduler>,
+}
+
+impl Tracer for ScheduledTracer {
+    fn step(&self, step: &Step) {
+        self.scheduler.stepped(self.writer, &self.actor, step);
+    }
+}
+
+/// One round of the compound: each writer persists its offset to a fresh key, one statement
+/// at a time in the seeded order, so the three statements of different writers interleave.
+pub fn scheduled_round(
+    factory: &StoreFactory,
+    key: &str,
+    offsets: &[u64],
+    seed: u64,
+) -> Result<Vec<Event>, String> {
+    let scheduler = Scheduler::new(offsets.len(), seed);
+    let stores = (0..offsets.len())
+        .map(|w| {
+            factory.open(Arc::new(ScheduledTracer {
+                writer: w,
+                actor: format!("w{}", w + 1),
+                scheduler: scheduler.clone(),
+            }))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    std::thread::scope(|scope| {
+        for (w, store) in stores.iter().enumerate() {
+            let scheduler = scheduler.clone();
+            let offset = offsets[w];
+            scope.spawn(move || {
+                scheduler.wait_turn(w);
+                let _ = store.persist(key, offset, format!("w{}@{offset}", w + 1).as_bytes());
+                scheduler.finished(w);
+            });
+        }
+    });
+    Ok(scheduler
+        .steps()
+        .iter()
+        .filter_map(|(actor, step)| event_of(actor, step))
+        .collect())
 }
 
 /// The model's reading of an implementation step, or `None` for steps no model action reports.
@@ -224,16 +357,25 @@ pub enum Target {
     StoreLww,
     /// Model paths replayed on the guarded and the last-write-wins store.
     Replay,
+    /// PostgreSQL only: the non-atomic three-statement first write, its statements of 8
+    /// writers interleaved by the seeded scheduler, against CasFirstWrite.
+    Compound,
 }
 
 impl Target {
-    pub const ALL: [Target; 3] = [Target::Store, Target::StoreLww, Target::Replay];
+    pub const ALL: [Target; 4] = [
+        Target::Store,
+        Target::StoreLww,
+        Target::Replay,
+        Target::Compound,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Target::Store => "store",
             Target::StoreLww => "store-lww",
             Target::Replay => "replay",
+            Target::Compound => "compound",
         }
     }
 
@@ -335,6 +477,48 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             };
         }
         Target::Replay => replay_all(settings, &mut result)?,
+        Target::Compound => {
+            if !matches!(settings.backend, Backend::Postgres(_)) {
+                return Err(format!(
+                    "{}: the compound runs on PostgreSQL (--backend postgres); SQLite has one atomic upsert",
+                    target.name()
+                ));
+            }
+            result.model = "CasFirstWrite";
+            let factory =
+                StoreFactory::new(settings.backend.clone(), Mode::Guarded, target.name())?
+                    .compound();
+            let model = CasFirstWrite {
+                writers: settings.writers as u8,
+                max_offset: MAX_OFFSET,
+                guarded: true,
+                reap: false,
+                insert_if_not_exists: true,
+                retry: true,
+            };
+            let mut rng = Rng::new(settings.seed);
+            for round in 0..settings.traces {
+                let offsets: Vec<u64> = (0..settings.writers)
+                    .map(|_| rng.below(MAX_OFFSET as u64 + 1))
+                    .collect();
+                let events =
+                    scheduled_round(&factory, &format!("key{round}"), &offsets, rng.next_u64())?;
+                result.traces += 1;
+                result.events += events.len();
+                let validating = Instant::now();
+                let verdict = validate(&model, &events, Limits::default());
+                result.validation_seconds += validating.elapsed().as_secs_f64();
+                if verdict.conforming {
+                    result.conforming += 1;
+                } else {
+                    result.divergent_traces += 1;
+                    if result.divergences.len() < 3 {
+                        result.divergences.extend(verdict.divergence);
+                    }
+                }
+            }
+            result.ok = result.conforming == result.traces;
+        }
     }
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)

@@ -121,7 +121,8 @@ enum Command {
     /// Check implementations against their models: recorded traces must be behaviours of the
     /// model, and model paths replayed on the implementation must agree with it.
     Conform {
-        /// store, store-lww (the planted last-write-wins mutant), replay; all when none.
+        /// store, store-lww (the planted last-write-wins mutant), replay, and on PostgreSQL
+        /// compound (the three-statement first write, statements interleaved); all when none.
         targets: Vec<String>,
         #[arg(long, value_enum, default_value_t = ConformBackend::Sqlite)]
         backend: ConformBackend,
@@ -227,8 +228,13 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             if let (Some(file), Some(model)) = (trace, model) {
                 return conform_file(&cli.suite, &file, &model, &sets, format);
             }
+            let on_postgres = matches!(backend, ConformBackend::Postgres);
             let targets = if targets.is_empty() {
-                conform::Target::ALL.to_vec()
+                // The compound needs PostgreSQL; on SQLite the default is the three others.
+                conform::Target::ALL
+                    .into_iter()
+                    .filter(|t| on_postgres || *t != conform::Target::Compound)
+                    .collect()
             } else {
                 targets
                     .iter()

@@ -314,4 +314,22 @@ fn eight_racing_writers_on_postgres_conform() {
     );
     let result = conform::run(Target::StoreLww, &settings).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
+    // The non-atomic first write: 8 writers' statements interleaved by the seeded scheduler.
+    let result = conform::run(Target::Compound, &settings).unwrap();
+    assert!(
+        result.ok,
+        "{:?}",
+        result.divergences.first().map(|d| d.text())
+    );
+    assert!(
+        result.events > 8 * 10,
+        "insert races force retries: {} events",
+        result.events
+    );
+}
+
+#[test]
+fn the_compound_needs_postgres() {
+    let err = conform::run(Target::Compound, &sqlite(1, 1)).unwrap_err();
+    assert!(err.contains("--backend postgres"), "{err}");
 }
