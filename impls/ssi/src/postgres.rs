@@ -171,7 +171,7 @@ impl PgTier {
         self.reset(&script)?;
         let sched = Schedule::new(
             scenario.waits.clone(),
-            Duration::from_secs(5),
+            Duration::from_secs(20),
             jitter_us,
             seed,
         );

@@ -447,7 +447,7 @@ pub fn attempt_engine(
         .collect();
     let sched = Schedule::new(
         scenario.waits.clone(),
-        Duration::from_secs(2),
+        Duration::from_secs(10),
         jitter_us,
         seed,
     );
