@@ -158,7 +158,9 @@ impl KafkaBroker {
         let java = find_java()?;
         let jars = ensure_jars()?;
         let dir = fresh_dir("loadbearing-kafka")?;
-        spawn_guardian(&format!("rm -rf '{}'", dir.display()))?;
+        // Removes the folder once this process is gone, after the broker's guardian below
+        // killed the broker (which would otherwise write into it again).
+        spawn_guardian(&format!("sleep 3; rm -rf '{}'", dir.display()))?;
         let port = free_port()?;
         let mut cport = free_port()?;
         while cport == port {

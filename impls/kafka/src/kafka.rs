@@ -82,8 +82,13 @@ fn err_name(code: i32) -> String {
 /// Producer-side settings shared by the transactional and plain producers.
 fn producer_config(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
+    // librdkafka's debug contexts (e.g. `eos,protocol`), to see where a transaction waits.
+    if let Ok(debug) = std::env::var("LOADBEARING_KAFKA_DEBUG") {
+        c.set("debug", debug).set("log_level", "7");
+    } else {
+        c.set("log_level", "3");
+    }
     c.set("bootstrap.servers", bootstrap)
-        .set("log_level", "3")
         .set("linger.ms", "5")
         .set("message.max.bytes", "10000000")
         .set("queue.buffering.max.messages", "1000000")
@@ -91,9 +96,41 @@ fn producer_config(bootstrap: &str) -> ClientConfig {
     c
 }
 
+/// Forwards librdkafka's log lines to stderr with a timestamp when `LOADBEARING_KAFKA_DEBUG`
+/// is set (otherwise they go to the `log` crate, i.e. nowhere).
+pub struct StderrLog {
+    start: Instant,
+    on: bool,
+}
+
+impl Default for StderrLog {
+    fn default() -> Self {
+        StderrLog {
+            start: Instant::now(),
+            on: std::env::var_os("LOADBEARING_KAFKA_DEBUG").is_some(),
+        }
+    }
+}
+
+impl rdkafka::ClientContext for StderrLog {
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, fac: &str, log_message: &str) {
+        if self.on {
+            eprintln!(
+                "{:>10.3?} {level:?} {fac} {log_message}",
+                self.start.elapsed()
+            );
+        }
+    }
+}
+
+impl rdkafka::producer::ProducerContext for StderrLog {
+    type DeliveryOpaque = ();
+    fn delivery(&self, _: &rdkafka::message::DeliveryResult<'_>, _: ()) {}
+}
+
 /// The transactional producer of one snapshot partition.
 pub struct KafkaTxnProducer {
-    producer: BaseProducer,
+    producer: BaseProducer<StderrLog>,
     topic: String,
     partition: i32,
     transactional_id: String,
@@ -108,10 +145,15 @@ impl KafkaTxnProducer {
         snapshot_topic: &str,
         partition: i32,
     ) -> Result<Self, TxnError> {
-        let producer: BaseProducer = producer_config(bootstrap)
+        let producer: BaseProducer<StderrLog> = producer_config(bootstrap)
             .set("transactional.id", transactional_id)
             .set("transaction.timeout.ms", "10000")
-            .create()
+            // A transaction that begins while the previous one's markers are still being
+            // written gets CONCURRENT_TRANSACTIONS and is retried after this back-off; the
+            // default (100 ms) dominates a small transaction's latency.
+            .set("retry.backoff.ms", "5")
+            .set("retry.backoff.max.ms", "50")
+            .create_with_context(StderrLog::default())
             .map_err(from_kafka)?;
         producer
             .init_transactions(TXN_TIMEOUT)
@@ -135,8 +177,18 @@ impl KafkaTxnProducer {
     }
 }
 
-fn send_record(
-    producer: &BaseProducer,
+/// Serve delivery reports until nothing is in flight. rdkafka's own flush (which its
+/// `commit_transaction` runs first) re-checks only after a poll of up to 100 ms, which put a
+/// fixed ~100 ms into every transaction commit.
+fn drain<C: rdkafka::producer::ProducerContext>(producer: &BaseProducer<C>, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while producer.in_flight_count() > 0 && Instant::now() < deadline {
+        producer.poll(Duration::from_millis(1));
+    }
+}
+
+fn send_record<C: rdkafka::producer::ProducerContext<DeliveryOpaque = ()>>(
+    producer: &BaseProducer<C>,
     topic: &str,
     partition: i32,
     write: &SnapshotWrite,
@@ -227,6 +279,7 @@ impl TxnProducer for KafkaTxnProducer {
     }
 
     fn commit(&mut self) -> Result<(), TxnError> {
+        drain(&self.producer, TXN_TIMEOUT);
         self.producer
             .commit_transaction(TXN_TIMEOUT)
             .map_err(from_kafka)
@@ -265,6 +318,7 @@ impl PlainProducer {
     }
 
     pub fn flush(&self) -> Result<(), TxnError> {
+        drain(&self.producer, TXN_TIMEOUT);
         self.producer.flush(TXN_TIMEOUT).map_err(from_kafka)
     }
 
