@@ -116,6 +116,12 @@ pub fn scenarios() -> Vec<Scenario> {
             late,
         ),
         skew(
+            "write_skew_race",
+            "write_skew",
+            "no waits: both race freely (jitter only), as libdb's tier races threads",
+            vec![],
+        ),
+        skew(
             "read_only",
             "read_only",
             "withdrawal T2 reads; deposit T1 commits; report T3 reads and commits; T2 writes (Fekete et al.)",
@@ -137,6 +143,12 @@ pub fn scenarios() -> Vec<Scenario> {
                 w(1, End, 2, Stmt(0)),
                 w(2, Stmt(1), 1, End),
             ],
+        ),
+        skew(
+            "read_only_race",
+            "read_only",
+            "no waits: the three race freely (jitter only)",
+            vec![],
         ),
         skew(
             "lost_update",

@@ -52,9 +52,10 @@ fn every_variant_shows_what_it_must_and_every_trace_fits_the_model() {
 /// a counterexample of the model for that variant.
 #[test]
 fn violations_appear_exactly_where_the_model_says() {
+    // The `_race` scenarios have no waits: what they hit is up to the race.
     let mut found: Vec<(String, String)> = all()
         .iter()
-        .filter(|t| t.violations > 0)
+        .filter(|t| t.violations > 0 && !t.scenario.ends_with("_race"))
         .map(|t| (t.store.clone(), t.scenario.clone()))
         .collect();
     found.sort();
