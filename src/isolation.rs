@@ -41,6 +41,10 @@ pub struct Args {
     pub jitter_us: u64,
     #[arg(long, value_enum, default_value_t = IsolationFormat::Table)]
     pub format: IsolationFormat,
+    /// Write the engine's trace of each (variant, scenario)'s first attempt as NDJSON to
+    /// DIR/<variant>-<scenario>.ndjson, for `loadbearing conform --trace FILE --model CONFIG`.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<std::path::PathBuf>,
 }
 
 /// The variant names `--variant` selects.
@@ -86,6 +90,19 @@ fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, String> {
     Ok(chosen)
 }
 
+/// One NDJSON file per engine tally: its first attempt's step events.
+fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for t in tallies {
+        if let Some(trace) = &t.first_trace {
+            let path = dir.join(format!("{}-{}.ndjson", t.store, t.scenario));
+            std::fs::write(&path, loadbearing_ssi_engine::trace::to_ndjson(trace))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the tier as the options say and prints the report.
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.attempts == 0 {
@@ -109,6 +126,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             tallies.push(tier.run(s, args.attempts, args.jitter_us)?);
         }
         server.stop();
+    }
+    if let Some(dir) = &args.traces {
+        write_traces(dir, &tallies)?;
     }
     let verdict = musts(&tallies);
     match args.format {

@@ -161,3 +161,45 @@ fn postgres_gets_its_own_column_and_never_violates() {
         "{stdout}"
     );
 }
+
+#[test]
+fn traces_are_written_as_ndjson_for_the_conformance_checker() {
+    let dir = std::env::temp_dir().join(format!(
+        "loadbearing-isolation-traces-{}",
+        std::process::id()
+    ));
+    let out = loadbearing(&[
+        "isolation",
+        "--attempts",
+        "1",
+        "--variant",
+        "prefix",
+        "--scenario",
+        "write_skew_trigger",
+        "--traces",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
+    let ndjson = std::fs::read_to_string(dir.join("prefix-write_skew_trigger.ndjson")).unwrap();
+    let events = loadbearing_refinement::conform::parse_ndjson(&ndjson).unwrap();
+    let actions: Vec<String> = events
+        .iter()
+        .map(|e| format!("{}({})", e.action, e.actor.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(actions.len(), 12, "{actions:?}");
+    assert_eq!(actions[3], "Check(T1)");
+    assert_eq!(actions.last().unwrap(), "End(T2)");
+    // The trace is a behaviour of the pre-fix model, and not of the fix.
+    use loadbearing_specs::ssi::workload;
+    let prefix = loadbearing_ssi_engine::engine::Variant::named("prefix").unwrap();
+    let limits = loadbearing_refinement::conform::Limits::default();
+    let w = || workload::named("write_skew").unwrap();
+    assert!(
+        loadbearing_refinement::conform::validate(&prefix.model(w()), &events, limits).conforming
+    );
+    let fix = loadbearing_ssi_engine::engine::Variant::FIX;
+    assert!(
+        !loadbearing_refinement::conform::validate(&fix.model(w()), &events, limits).conforming
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -527,6 +527,9 @@ pub struct Tally {
     pub example_over_abort: Option<String>,
     pub example_unneeded: Option<String>,
     pub example_divergence: Option<String>,
+    /// The engine's trace of the first attempt (NDJSON material for `loadbearing conform`).
+    #[serde(skip)]
+    pub first_trace: Option<Vec<Event>>,
 }
 
 impl Tally {
@@ -583,6 +586,9 @@ pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us
         let a = attempt_engine(scenario, v, seed, jitter_us);
         tally.add(&a.outcome, || history_text(&a.trace, &a.outcome));
         tally.timeouts += a.timeouts;
+        if tally.first_trace.is_none() {
+            tally.first_trace = Some(a.trace.clone());
+        }
         for (victim, need) in &a.needs {
             let text = || {
                 format!(
