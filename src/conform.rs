@@ -13,7 +13,7 @@ use loadbearing_impls::postgres::PostgresStore;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_refinement::conform::{validate, Divergence, Event, Limits};
+use loadbearing_refinement::conform::{validate, Conform, Divergence, Event, Limits};
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
@@ -407,6 +407,25 @@ pub struct TargetResult {
     pub mismatches: Vec<String>,
 }
 
+impl TargetResult {
+    /// Validates one trace and counts it; the first few divergences are kept.
+    fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
+        self.traces += 1;
+        self.events += events.len();
+        let validating = Instant::now();
+        let verdict = validate(model, events, Limits::default());
+        self.validation_seconds += validating.elapsed().as_secs_f64();
+        if verdict.conforming {
+            self.conforming += 1;
+        } else {
+            self.divergent_traces += 1;
+            if self.divergences.len() < 3 {
+                self.divergences.extend(verdict.divergence);
+            }
+        }
+    }
+}
+
 pub struct Settings {
     pub backend: Backend,
     pub traces: usize,
@@ -457,19 +476,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                     .collect();
                 let jitter: Vec<u64> = (0..settings.writers).map(|_| rng.below(200)).collect();
                 let events = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
-                result.traces += 1;
-                result.events += events.len();
-                let validating = Instant::now();
-                let verdict = validate(&model, &events, Limits::default());
-                result.validation_seconds += validating.elapsed().as_secs_f64();
-                if verdict.conforming {
-                    result.conforming += 1;
-                } else {
-                    result.divergent_traces += 1;
-                    if result.divergences.len() < 3 {
-                        result.divergences.extend(verdict.divergence);
-                    }
-                }
+                result.tally(&model, &events);
             }
             result.ok = match target {
                 Target::Store => result.conforming == result.traces,
@@ -503,19 +510,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                     .collect();
                 let events =
                     scheduled_round(&factory, &format!("key{round}"), &offsets, rng.next_u64())?;
-                result.traces += 1;
-                result.events += events.len();
-                let validating = Instant::now();
-                let verdict = validate(&model, &events, Limits::default());
-                result.validation_seconds += validating.elapsed().as_secs_f64();
-                if verdict.conforming {
-                    result.conforming += 1;
-                } else {
-                    result.divergent_traces += 1;
-                    if result.divergences.len() < 3 {
-                        result.divergences.extend(verdict.divergence);
-                    }
-                }
+                result.tally(&model, &events);
             }
             result.ok = result.conforming == result.traces;
         }
