@@ -212,8 +212,15 @@ impl KafkaBroker {
         .map_err(|e| e.to_string())?;
         let classpath = format!("{}/*", jars.display());
         let log_path = dir.join("broker.log");
-        let format = Command::new(&java)
-            .args(["-Xmx256m", "-cp", &classpath])
+        let t_format = Instant::now();
+        let format_log = dir.join("format.log");
+        let mut format = Command::new(&java)
+            .args([
+                "-Xmx256m",
+                "-Djava.security.egd=file:/dev/./urandom",
+                "-cp",
+                &classpath,
+            ])
             .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
             .args([
                 "kafka.tools.StorageTool",
@@ -224,18 +231,42 @@ impl KafkaBroker {
             ])
             .arg(&props)
             .current_dir(&dir)
-            .output()
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&format_log).map_err(|e| e.to_string())?)
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&format_log)
+                    .map_err(|e| e.to_string())?,
+            ))
+            .spawn()
             .map_err(|e| format!("cannot run the storage tool: {e}"))?;
-        if !format.status.success() {
+        let format_timeout = Duration::from_secs(180);
+        let status = loop {
+            if let Some(status) = format.try_wait().map_err(|e| e.to_string())? {
+                break status;
+            }
+            if t_format.elapsed() > format_timeout {
+                let _ = format.kill();
+                let _ = format.wait();
+                return Err(format!(
+                    "kafka.tools.StorageTool format did not finish within {format_timeout:?}: {}",
+                    tail(&format_log, 20)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        if !status.success() {
             return Err(format!(
-                "kafka.tools.StorageTool format failed: {}{}",
-                String::from_utf8_lossy(&format.stdout),
-                String::from_utf8_lossy(&format.stderr)
+                "kafka.tools.StorageTool format failed ({status}): {}",
+                tail(&format_log, 20)
             ));
         }
+        let formatted_in = t_format.elapsed();
         let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
         let child = Command::new(&java)
-            .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-cp", &classpath])
+            .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC"])
+            .args(["-Djava.security.egd=file:/dev/./urandom", "-cp", &classpath])
             .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
             .arg("-Djava.net.preferIPv4Stack=true")
             .args(["kafka.Kafka"])
@@ -254,7 +285,13 @@ impl KafkaBroker {
             child: Mutex::new(child),
             started_in: Duration::ZERO,
         };
-        broker.wait_ready(Duration::from_secs(120))?;
+        let t_ready = Instant::now();
+        broker.wait_ready(Duration::from_secs(120)).map_err(|e| {
+            format!(
+                "{e}\n(storage formatted in {formatted_in:?}, then waited {:?})",
+                t_ready.elapsed()
+            )
+        })?;
         Ok(KafkaBroker {
             started_in: t0.elapsed(),
             ..broker

