@@ -15,7 +15,7 @@ use loadbearing_impls_kafka::harness::broker_or_skip;
 use loadbearing_impls_kafka::kafka::{
     self, group_metadata_of, KafkaTxnProducer, LiveGroupMetadata, PlainProducer,
 };
-use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer};
+use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer, TxnOutcome};
 
 #[test]
 fn issue_732_plain_producer_stale_write_lands() {
@@ -64,6 +64,29 @@ fn issue_732_prevented_by_the_generation_fence() {
         Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1))),
         "the owner's snapshot survives"
     );
+    // The step events, named after the model actions.
+    let actions = s.rec.actions();
+    for a in [
+        "Poll",
+        "Rebalance",
+        "OwnerRecover",
+        "OwnerFold",
+        "offer",
+        "acq",
+        "commit",
+        "await_",
+        "sched",
+        "ZombieCommit",
+    ] {
+        assert!(actions.contains(&a), "no {a} in {actions:?}");
+    }
+    assert!(s.rec.kafka_steps().iter().any(|k| matches!(
+        k,
+        KafkaStep::ZombieCommit {
+            outcome: TxnOutcome::Fenced(_),
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -396,4 +419,55 @@ fn the_epoch_variant_lets_a_late_initialising_stale_owners_write_land() {
     assert!(err.is_fence(), "{err}");
     let actions = s.rec.actions();
     assert!(actions.contains(&"ZombieInit") && actions.contains(&"ZombieCommit"));
+}
+
+/// The capture-coupling guard: the rebalance callback that captures the new generation tears
+/// the revoked flow down in the same step, so the flow never commits with the new generation.
+#[test]
+fn capturing_a_new_generation_tears_the_flow_down_in_the_same_step() {
+    let Some(broker) =
+        broker_or_skip("capturing_a_new_generation_tears_the_flow_down_in_the_same_step")
+    else {
+        return;
+    };
+    let s = Scenario::new(broker, "coupled");
+    let a = s.join("A", &MemberConfig::default());
+    let mut records = a.poll_until_assigned(Duration::from_secs(30)).unwrap();
+    let mut flow = s.flow(&a, &unique("A-txn"), |c| c);
+    while (records.len() as i64) < ZOMBIE_UPTO {
+        records.extend(a.poll_records(1, Duration::from_secs(20)).unwrap());
+    }
+    fold_records(&mut flow, &records, ZOMBIE_UPTO);
+    let first = group_metadata_of(&a.consumer).unwrap().generation_id;
+    // B joins; A keeps polling, so its rebalance callback runs (eager: everything revoked).
+    let b = s.join("B", &MemberConfig::default());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while group_metadata_of(&a.consumer).map(|m| m.generation_id) == Some(first)
+        || a.assigned().is_none()
+        || b.assigned().is_none()
+    {
+        assert!(Instant::now() < deadline, "no second generation");
+        a.poll(Duration::from_millis(50)).unwrap();
+        b.poll(Duration::from_millis(50)).unwrap();
+    }
+    assert!(flow.commit().is_torn_down());
+    let begins = flow.commit().stats().begins;
+    let err = flow.flush().expect_err("a torn-down flow commits nothing");
+    assert_eq!(err, CommitError::TornDown);
+    assert_eq!(flow.commit().stats().begins, begins, "no transaction begun");
+    // A's Poll step: the generation it captured and the flow it tore down, together.
+    let polls: Vec<KafkaStep> = s
+        .rec
+        .kafka_steps()
+        .into_iter()
+        .filter(|k| matches!(k, KafkaStep::Poll { member, .. } if member == "A"))
+        .collect();
+    assert!(
+        polls.iter().any(|p| matches!(
+            p,
+            KafkaStep::Poll { generation, torn_down, .. }
+                if *generation > first && torn_down == &vec![0]
+        )),
+        "{polls:?}"
+    );
 }
