@@ -445,8 +445,10 @@ impl<P: TxnProducer> GroupCommit<P> {
             ready: Condvar::new(),
         });
         lock(&self.queue).push_back(waiter.clone());
-        // acq + commit; again only if this write was beyond the cap of every transaction so far.
-        while !waiter.done() {
+        // acq + commit, as every writer of the model does (even when another writer's
+        // transaction already carried this write: then it commits what is queued, or nothing);
+        // again only if this write was beyond the cap of every transaction so far.
+        loop {
             let mut producer = lock(&self.txn);
             self.tracer.kafka(&KafkaStep::Acq {
                 partition,
@@ -454,6 +456,10 @@ impl<P: TxnProducer> GroupCommit<P> {
             });
             // Each drained writer gets its outcome through its waiter, this one included.
             let _ = self.commit_locked(&mut producer, id, false);
+            drop(producer);
+            if waiter.done() {
+                break;
+            }
         }
         let outcome = waiter.wait();
         self.tracer.kafka(&KafkaStep::Await {
@@ -670,6 +676,8 @@ pub struct MemLog {
     pub live_generation: Option<i32>,
     /// Fail the commit of the n-th transaction (1-based) with an abortable error.
     pub fail_commit_at: Option<u64>,
+    /// How long a commit takes (a broker round trip), so that writers queue meanwhile.
+    pub commit_latency: Option<std::time::Duration>,
     in_txn: bool,
     txn_offset: Option<i64>,
     txn_writes: Vec<SnapshotWrite>,
@@ -745,6 +753,10 @@ impl TxnProducer for MemProducer {
         Ok(())
     }
     fn commit(&mut self) -> Result<(), TxnError> {
+        let latency = self.log().commit_latency;
+        if let Some(d) = latency {
+            std::thread::sleep(d);
+        }
         let mut l = self.log();
         l.calls.push(MemCall::Commit);
         l.commits_tried += 1;

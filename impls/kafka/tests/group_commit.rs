@@ -74,6 +74,7 @@ fn concurrent_writes(g: &Arc<GroupCommit<MemProducer>>, n: usize) -> Vec<Result<
 fn every_write_commits_exactly_once(cap: usize) {
     const N: usize = 600;
     let (g, producer, rec) = gc(cap, 0, live(1));
+    producer.log().commit_latency = Some(std::time::Duration::from_millis(1));
     let results = concurrent_writes(&g, N);
     assert!(results.iter().all(Result::is_ok), "{results:?}");
     let log = producer.log();

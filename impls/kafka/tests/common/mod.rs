@@ -176,12 +176,13 @@ pub fn fold_upto(upto: i64) -> String {
         .join("\n")
 }
 
-/// A member that stalls: it misses heartbeats for a short session, so the coordinator drops
-/// it quickly once another member joins.
+/// A member that stalls: the coordinator waits for a member to rejoin for its rebalance
+/// timeout (its max.poll.interval.ms; its heartbeats go on meanwhile), so a short one lets the
+/// coordinator drop it soon after another member joins. librdkafka then resets its member id.
 pub fn stalling() -> MemberConfig {
     MemberConfig {
         session_timeout: Duration::from_millis(1500),
-        max_poll_interval: Duration::from_secs(3),
+        max_poll_interval: Duration::from_secs(6),
     }
 }
 
