@@ -340,7 +340,11 @@ pub fn shared() -> Result<&'static KafkaBroker, String> {
         .get_or_init(|| {
             let b = KafkaBroker::start();
             if let Ok(b) = &b {
-                eprintln!(
+                // Straight to the process's stderr, past the test harness's capture, so a CI
+                // log shows that the Kafka tests ran against a broker they started.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
                     "Apache Kafka {KAFKA_VERSION} broker at {} (pid {}, started in {:.1?})",
                     b.bootstrap(),
                     b.pid(),
@@ -362,14 +366,19 @@ pub fn broker_or_skip(test: &str) -> Option<&'static KafkaBroker> {
             if in_ci() {
                 panic!("CI=true and no Kafka broker (nothing may be skipped in CI): {reason}");
             }
+            // Straight to stderr, past the test harness's capture: a skip must be seen.
+            use std::io::Write;
             static BANNER: OnceLock<()> = OnceLock::new();
             BANNER.get_or_init(|| {
-                eprintln!("\n==================== SKIPPED ====================");
-                eprintln!("skipped: {reason}");
-                eprintln!("(every Kafka test of this binary is skipped; CI=true fails instead)");
-                eprintln!("=================================================\n");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\n==================== SKIPPED ====================\n\
+                     skipped: {reason}\n\
+                     (every Kafka test of this binary is skipped; CI=true fails instead)\n\
+                     ================================================="
+                );
             });
-            eprintln!("skipped: {test}: {reason}");
+            let _ = writeln!(std::io::stderr(), "skipped: {test}: {reason}");
             None
         }
     }
