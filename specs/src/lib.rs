@@ -7,6 +7,7 @@
 pub mod cas_first_write;
 pub mod cas_first_write_atomic;
 pub mod cassandra;
+pub mod cassandra_actors;
 pub mod epoch;
 pub mod group_commit;
 pub mod kafka;

@@ -8,6 +8,7 @@ use loadbearing_refinement::{check, CheckSpec, Options, Report, SpecError};
 use crate::cas_first_write::CasFirstWrite;
 use crate::cas_first_write_atomic::CasFirstWriteAtomic;
 use crate::cassandra::Cassandra;
+use crate::cassandra_actors::CassandraActors;
 use crate::epoch::Epoch;
 use crate::group_commit::GroupCommit;
 use crate::kafka::Kafka;
@@ -52,6 +53,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<ReplayFence>(),
         entry::<GroupCommit>(),
         entry::<Ssi>(),
+        entry::<CassandraActors>(),
     ]
 }
 

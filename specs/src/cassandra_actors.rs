@@ -1,0 +1,1067 @@
+//! Cassandra actors: the Cassandra design one level lower, as Stateright actors that send
+//! messages (issue 9). Refines the shared-state [Cassandra](cassandra.md) spec by step simulation.
+//!
+//! Three actors: the store node (0) applies each lightweight transaction (LWT) atomically on
+//! receipt and replies; the owner flow (1) folds the event log and writes its in-memory state
+//! through LWTs, one request outstanding at a time, reloading the row after a delete evicts the
+//! key; the zombie flow (2), a revoked owner, writes the correct fold at any offset it picks.
+//! The write is one conditional LWT (`UPDATE … IF offset <= o`, which also inserts an absent
+//! row), or with `Compound` the three rounds of CasFirstWrite: UPDATE, INSERT IF NOT EXISTS,
+//! retry UPDATE. The network is ordered per connection (default) or unordered, optionally lossy
+//! (LWT requests and replies may be lost; a client that loses a reply does not know the outcome
+//! and retries the same round up to `Retries` times, then stops), and the owner flow and the
+//! store node may crash (`CrashFlow`, `CrashStore`): the store keeps its durable row, the flow
+//! restarts at its last acknowledged offset and reloads the row from the store.
+//!
+//! The mapping onto Cassandra linearizes each LWT at the store's reply: a history variable
+//! records the owner's last decided write (`decided`) and the row its recovery read
+//! (`read`). Until the store decides the owner's pending write, the owner maps to its state
+//! before the fold, so sending and in-flight messages are stutters and the delivery that decides
+//! the write is `OwnerFold`; a zombie LWT that lands is `ZombieWrite(m)`. `RefCassandra` maps to
+//! the shipped design (Guarded, Tombstone), so an actor variant without a guard fails it at the
+//! step the guard would have stopped; `RefSafeSpec` composes the mapping with Cassandra's.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use stateright::actor::{
+    Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Network, Out,
+};
+use stateright::{Model, Property};
+
+use crate::cassandra::{Cassandra, CassandraState};
+use crate::knobs::{Knob, Resolved};
+use crate::one_key::{self, OneKey};
+use crate::single_writer_store::{single_key_image, SingleWriterStore};
+use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::{Configured, Guard};
+
+/// The store node, the owner flow and the zombie flow, by actor id.
+pub const STORE: usize = 0;
+pub const OWNER: usize = 1;
+pub const ZOMBIE: usize = 2;
+
+pub fn actor_name(id: Id) -> &'static str {
+    match usize::from(id) {
+        STORE => "store",
+        OWNER => "owner",
+        _ => "zombie",
+    }
+}
+
+/// A row on the wire: a [`Cell`] that messages can order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Row {
+    pub present: bool,
+    pub deleted: bool,
+    pub offset: u8,
+    pub contents: u32,
+}
+
+impl From<Cell> for Row {
+    fn from(c: Cell) -> Row {
+        Row {
+            present: c.present,
+            deleted: c.deleted,
+            offset: c.offset,
+            contents: c.contents.0,
+        }
+    }
+}
+
+impl From<Row> for Cell {
+    fn from(r: Row) -> Cell {
+        Cell {
+            present: r.present,
+            deleted: r.deleted,
+            offset: r.offset,
+            contents: Offsets(r.contents),
+        }
+    }
+}
+
+/// One LWT of a write: the single conditional write, or a round of the compound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Round {
+    /// `UPDATE … IF offset <= o` that also inserts an absent row: the shared-state spec's write.
+    Lwt,
+    /// The compound's first round: `UPDATE … IF offset <= o`, not applied to an absent row.
+    Update,
+    /// `INSERT … IF NOT EXISTS`.
+    Insert,
+    /// The compound's retry of the conditional UPDATE after losing the INSERT race.
+    RetryUpdate,
+}
+
+/// Why an LWT did not apply, or that it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    Applied,
+    /// Not applied: the row is absent.
+    Absent,
+    /// Not applied: the row is present (its offset is higher, or it exists).
+    Present,
+}
+
+impl Round {
+    /// Whether `outcome` ends the write, or names the next round.
+    fn after(self, outcome: Outcome) -> Option<Round> {
+        match (self, outcome) {
+            (Round::Update, Outcome::Absent) => Some(Round::Insert),
+            (Round::Insert, Outcome::Present) => Some(Round::RetryUpdate),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Msg {
+    /// An LWT writing `row` at `offset`; `attempt` > 0 for a retry after an unknown outcome.
+    Write {
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+    },
+    /// The store's reply to a write.
+    Written {
+        round: Round,
+        offset: u8,
+        outcome: Outcome,
+    },
+    /// A recovery read of the row, and its reply.
+    Read,
+    RowIs(Row),
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Msg::Write {
+                round,
+                offset,
+                row,
+                attempt,
+            } => {
+                write!(f, "{round:?}({offset}, {})", Cell::from(*row))?;
+                if *attempt > 0 {
+                    write!(f, " retry {attempt}")?;
+                }
+                Ok(())
+            }
+            Msg::Written {
+                round,
+                offset,
+                outcome,
+            } => write!(f, "{outcome:?}({round:?} {offset})"),
+            Msg::Read => write!(f, "Read"),
+            Msg::RowIs(row) => write!(f, "RowIs({})", Cell::from(*row)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Timer {
+    /// The client's LWT got no reply in time: its outcome is unknown.
+    Retry,
+    /// The zombie decides to write the fold at this offset.
+    ZombieWrite(u8),
+}
+
+/// The durable row and the history flag of the store node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StoreDisk {
+    pub row: Cell,
+    /// A write landed on a present row with a higher offset.
+    pub overwrote: bool,
+}
+
+/// What a flow is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    Idle,
+    Writing {
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+    },
+    /// Reloading the row: after a delete evicted the key, or after a restart.
+    Reading,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowState {
+    /// Owner: events folded, the pending one included. Zombie: writes started.
+    pub pos: u8,
+    pub contents: Offsets,
+    pub loaded: bool,
+    /// The owner's in-memory state before its pending fold: what the mapping shows until the
+    /// store decides the write.
+    pub before: Offsets,
+    pub before_loaded: bool,
+    pub phase: Phase,
+    /// The flow restarted after a crash.
+    pub restarted: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeState {
+    Store(StoreDisk),
+    Flow(FlowState),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Disk {
+    Store(StoreDisk),
+    /// The flow's last acknowledged offset (its committed input offset).
+    Flow(u8),
+}
+
+/// One actor of the system, with the design's switches it reads.
+#[derive(Clone, Debug)]
+pub enum Node {
+    Store {
+        guarded: bool,
+    },
+    Flow {
+        zombie: bool,
+        op: Ops,
+        max_offset: u8,
+        tombstone: bool,
+        compound: bool,
+        retries: u8,
+        zombie_writes: u8,
+        durable_pos: bool,
+    },
+}
+
+/// The history the refinement mapping reads: the event log, and the store's decisions on the
+/// owner's requests (each LWT's linearization point), plus flags for the witnesses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct History {
+    pub op: Ops,
+    /// The highest offset of an owner write the store has decided (a final reply sent).
+    pub decided: u8,
+    /// The contents the store served to the owner's current recovery read, once served.
+    pub read: Option<Offsets>,
+    /// The store received a retry of an owner write it had already decided.
+    pub retry_of_decided: bool,
+    /// A zombie write reached the store after an owner write with a higher offset was decided.
+    pub stale_after_owner: bool,
+}
+
+fn delete_row(tombstone: bool, offset: u8) -> Cell {
+    if tombstone {
+        Cell::tomb(offset)
+    } else {
+        Cell::ABSENT
+    }
+}
+
+impl Node {
+    /// The store applies one LWT: the outcome, and the new row if it applied.
+    fn lwt(guarded: bool, row: Cell, round: Round, offset: u8) -> Outcome {
+        let condition = !guarded || row.offset <= offset;
+        match round {
+            Round::Lwt if !row.present || condition => Outcome::Applied,
+            Round::Update | Round::RetryUpdate if !row.present => Outcome::Absent,
+            Round::Update | Round::RetryUpdate if condition => Outcome::Applied,
+            Round::Insert if !row.present => Outcome::Applied,
+            _ => Outcome::Present,
+        }
+    }
+
+    fn first_round(compound: bool) -> Round {
+        if compound {
+            Round::Update
+        } else {
+            Round::Lwt
+        }
+    }
+
+    /// The flow's next move when it has no request outstanding.
+    fn proceed(&self, st: &mut FlowState, o: &mut Out<Self>) {
+        let Node::Flow {
+            zombie,
+            op,
+            max_offset,
+            tombstone,
+            compound,
+            retries,
+            zombie_writes,
+            ..
+        } = *self
+        else {
+            return;
+        };
+        st.phase = Phase::Idle;
+        if zombie {
+            if st.pos < zombie_writes {
+                for m in 1..=max_offset {
+                    o.set_timer(Timer::ZombieWrite(m), stateright::actor::model_timeout());
+                }
+            }
+            return;
+        }
+        if !st.loaded {
+            st.phase = Phase::Reading;
+            o.send(Id::from(STORE), Msg::Read);
+            return;
+        }
+        if st.pos >= max_offset {
+            return;
+        }
+        let offset = st.pos + 1;
+        st.before = st.contents;
+        st.before_loaded = st.loaded;
+        let row = match op.at(offset) {
+            Op::Persist => {
+                st.contents = st.contents.with(offset);
+                st.loaded = true;
+                // The owner writes what it holds in memory, as the shared-state spec does.
+                Cell::snap(offset, st.contents)
+            }
+            Op::Delete => {
+                st.contents = Offsets::EMPTY;
+                st.loaded = false;
+                delete_row(tombstone, offset)
+            }
+        };
+        st.pos = offset;
+        Self::send_write(
+            st,
+            Self::first_round(compound),
+            offset,
+            row.into(),
+            0,
+            retries,
+            o,
+        );
+    }
+
+    fn send_write(
+        st: &mut FlowState,
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+        retries: u8,
+        o: &mut Out<Self>,
+    ) {
+        st.phase = Phase::Writing {
+            round,
+            offset,
+            row,
+            attempt,
+        };
+        o.send(
+            Id::from(STORE),
+            Msg::Write {
+                round,
+                offset,
+                row,
+                attempt,
+            },
+        );
+        if attempt < retries {
+            o.set_timer(Timer::Retry, stateright::actor::model_timeout());
+        }
+    }
+}
+
+impl Actor for Node {
+    type Msg = Msg;
+    type Timer = Timer;
+    type State = NodeState;
+    type Storage = Disk;
+    type Random = ();
+
+    fn name(&self) -> String {
+        match self {
+            Node::Store { .. } => "store".into(),
+            Node::Flow { zombie: false, .. } => "owner".into(),
+            Node::Flow { zombie: true, .. } => "zombie".into(),
+        }
+    }
+
+    fn on_start(&self, _id: Id, storage: &Option<Disk>, o: &mut Out<Self>) -> NodeState {
+        match self {
+            Node::Store { .. } => NodeState::Store(match storage {
+                Some(Disk::Store(disk)) => *disk,
+                _ => StoreDisk {
+                    row: Cell::ABSENT,
+                    overwrote: false,
+                },
+            }),
+            Node::Flow { durable_pos, .. } => {
+                let restart = match storage {
+                    Some(Disk::Flow(pos)) => Some(*pos),
+                    _ => None,
+                };
+                if *durable_pos && restart.is_none() {
+                    // Offset 0 acknowledged: a restart then knows it is one.
+                    o.save(Disk::Flow(0));
+                }
+                let mut st = FlowState {
+                    pos: restart.unwrap_or(0),
+                    contents: Offsets::EMPTY,
+                    // A restarted flow reloads the row before it folds.
+                    loaded: restart.is_none(),
+                    before: Offsets::EMPTY,
+                    before_loaded: true,
+                    phase: Phase::Idle,
+                    restarted: restart.is_some(),
+                };
+                self.proceed(&mut st, o);
+                NodeState::Flow(st)
+            }
+        }
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<NodeState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        match (self, **state, msg) {
+            (&Node::Store { guarded }, NodeState::Store(disk), msg) => match msg {
+                Msg::Write {
+                    round, offset, row, ..
+                } => {
+                    let outcome = Node::lwt(guarded, disk.row, round, offset);
+                    if outcome == Outcome::Applied {
+                        let next = StoreDisk {
+                            row: row.into(),
+                            overwrote: disk.overwrote || disk.row.would_overwrite(offset),
+                        };
+                        if next != disk {
+                            *state.to_mut() = NodeState::Store(next);
+                            o.save(Disk::Store(next));
+                        }
+                    }
+                    o.send(
+                        src,
+                        Msg::Written {
+                            round,
+                            offset,
+                            outcome,
+                        },
+                    );
+                }
+                Msg::Read => o.send(src, Msg::RowIs(disk.row.into())),
+                _ => {}
+            },
+            (
+                &Node::Flow {
+                    retries,
+                    durable_pos,
+                    ..
+                },
+                NodeState::Flow(mut st),
+                msg,
+            ) => match (st.phase, msg) {
+                (
+                    Phase::Writing {
+                        round, offset, row, ..
+                    },
+                    Msg::Written {
+                        round: r,
+                        offset: off,
+                        outcome,
+                    },
+                ) if r == round && off == offset => {
+                    o.cancel_timer(Timer::Retry);
+                    match round.after(outcome) {
+                        Some(next) => Self::send_write(&mut st, next, offset, row, 0, retries, o),
+                        None => {
+                            if durable_pos && st.phase != Phase::Idle {
+                                o.save(Disk::Flow(st.pos));
+                            }
+                            self.proceed(&mut st, o);
+                        }
+                    }
+                    *state.to_mut() = NodeState::Flow(st);
+                }
+                (Phase::Reading, Msg::RowIs(row)) => {
+                    st.contents = Cell::from(row).live_contents();
+                    st.loaded = true;
+                    self.proceed(&mut st, o);
+                    *state.to_mut() = NodeState::Flow(st);
+                }
+                // A reply to a request the flow no longer waits for.
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
+        let (
+            &Node::Flow {
+                op,
+                tombstone,
+                compound,
+                retries,
+                max_offset,
+                ..
+            },
+            NodeState::Flow(mut st),
+        ) = (self, **state)
+        else {
+            return;
+        };
+        match (*timer, st.phase) {
+            (
+                Timer::Retry,
+                Phase::Writing {
+                    round,
+                    offset,
+                    row,
+                    attempt,
+                },
+            ) => {
+                // The outcome is unknown: send the same round again.
+                Self::send_write(&mut st, round, offset, row, attempt + 1, retries, o);
+            }
+            (Timer::ZombieWrite(m), Phase::Idle) => {
+                for other in 1..=max_offset {
+                    o.cancel_timer(Timer::ZombieWrite(other));
+                }
+                let row = match op.at(m) {
+                    Op::Persist => Cell::snap(m, op.correct_contents(m)),
+                    Op::Delete => delete_row(tombstone, m),
+                };
+                st.pos += 1;
+                Self::send_write(
+                    &mut st,
+                    Self::first_round(compound),
+                    m,
+                    row.into(),
+                    0,
+                    retries,
+                    o,
+                );
+            }
+            _ => return,
+        }
+        *state.to_mut() = NodeState::Flow(st);
+    }
+}
+
+/// The network a config chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetKind {
+    Ordered,
+    Unordered,
+}
+
+pub type ActorState = ActorModelState<Node, History>;
+pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+
+/// The actor system for every event log: one Stateright `ActorModel` per log (the actors read
+/// it as configuration), the log itself kept in the history for the mapping.
+#[derive(Clone)]
+pub struct CassandraActors {
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub tombstone: bool,
+    pub compound: bool,
+    pub network: NetKind,
+    pub lossy: bool,
+    pub retries: u8,
+    pub crash_flow: bool,
+    pub crash_store: bool,
+    pub zombie_writes: u8,
+    systems: Vec<ActorModel<Node, (), History>>,
+}
+
+fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
+    let to_owner = usize::from(env.dst) == OWNER;
+    let from_owner = usize::from(env.src) == OWNER;
+    match env.msg {
+        Msg::Written {
+            round,
+            offset,
+            outcome,
+        } if to_owner && round.after(*outcome).is_none() && *offset > h.decided => Some(History {
+            decided: *offset,
+            ..h.clone()
+        }),
+        Msg::RowIs(row) if to_owner => Some(History {
+            read: Some(Cell::from(*row).live_contents()),
+            ..h.clone()
+        }),
+        Msg::Read if from_owner => Some(History {
+            read: None,
+            ..h.clone()
+        }),
+        _ => None,
+    }
+}
+
+fn record_in(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
+    let Msg::Write {
+        offset, attempt, ..
+    } = env.msg
+    else {
+        return None;
+    };
+    match usize::from(env.src) {
+        OWNER if *attempt > 0 && *offset <= h.decided && !h.retry_of_decided => Some(History {
+            retry_of_decided: true,
+            ..h.clone()
+        }),
+        ZOMBIE if *offset < h.decided && !h.stale_after_owner => Some(History {
+            stale_after_owner: true,
+            ..h.clone()
+        }),
+        _ => None,
+    }
+}
+
+impl CassandraActors {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        max_offset: u8,
+        guarded: bool,
+        tombstone: bool,
+        compound: bool,
+        network: NetKind,
+        lossy: bool,
+        retries: u8,
+        crash_flow: bool,
+        crash_store: bool,
+        zombie_writes: u8,
+    ) -> CassandraActors {
+        let systems = Ops::all(max_offset)
+            .map(|op| {
+                let flow = |zombie| Node::Flow {
+                    zombie,
+                    op,
+                    max_offset,
+                    tombstone,
+                    compound,
+                    retries,
+                    zombie_writes,
+                    durable_pos: crash_flow && !zombie,
+                };
+                let history = History {
+                    op,
+                    decided: 0,
+                    read: None,
+                    retry_of_decided: false,
+                    stale_after_owner: false,
+                };
+                ActorModel::new((), history)
+                    .actor(Node::Store { guarded })
+                    .actor(flow(false))
+                    .actor(flow(true))
+                    .init_network(match network {
+                        NetKind::Ordered => Network::new_ordered([]),
+                        NetKind::Unordered => Network::new_unordered_nonduplicating([]),
+                    })
+                    .lossy_network(if lossy {
+                        LossyNetwork::Yes
+                    } else {
+                        LossyNetwork::No
+                    })
+                    .max_crashes(usize::from(crash_flow || crash_store))
+                    .record_msg_in(record_in)
+                    .record_msg_out(record_out)
+            })
+            .collect();
+        CassandraActors {
+            max_offset,
+            guarded,
+            tombstone,
+            compound,
+            network,
+            lossy,
+            retries,
+            crash_flow,
+            crash_store,
+            zombie_writes,
+            systems,
+        }
+    }
+
+    fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
+        &self.systems[(s.history.op.0 >> 1) as usize]
+    }
+
+    pub fn store(s: &ActorState) -> StoreDisk {
+        match *s.actor_states[STORE] {
+            NodeState::Store(disk) => disk,
+            NodeState::Flow(_) => unreachable!("actor 0 is the store"),
+        }
+    }
+
+    pub fn flow(s: &ActorState, id: usize) -> FlowState {
+        match *s.actor_states[id] {
+            NodeState::Flow(st) => st,
+            NodeState::Store(_) => unreachable!("actors 1 and 2 are flows"),
+        }
+    }
+
+    /// The owner as the shared-state spec sees it: `(ownerPos, ownerLoaded, ownerState)`.
+    pub fn owner_image(s: &ActorState) -> (u8, bool, Offsets) {
+        let st = Self::flow(s, OWNER);
+        let (pos, loaded, contents) = match st.phase {
+            Phase::Writing { offset, .. } if s.history.decided < offset => {
+                (offset - 1, st.before_loaded, st.before)
+            }
+            Phase::Reading => match s.history.read {
+                Some(contents) => (st.pos, true, contents),
+                None => (st.pos, false, Offsets::EMPTY),
+            },
+            _ => (st.pos, st.loaded, st.contents),
+        };
+        if s.crashed[OWNER] {
+            // A crash loses the in-memory state: the key is no longer loaded.
+            (pos, false, Offsets::EMPTY)
+        } else {
+            (pos, loaded, contents)
+        }
+    }
+
+    /// The refinement mapping onto the shared-state Cassandra spec.
+    pub fn image(s: &ActorState) -> CassandraState {
+        let disk = Self::store(s);
+        let (owner_pos, owner_loaded, owner_state) = Self::owner_image(s);
+        CassandraState {
+            op: s.history.op,
+            stored: disk.row,
+            owner_pos,
+            owner_loaded,
+            owner_state,
+            overwrote: disk.overwrote,
+        }
+    }
+
+    /// The shipped shared-state design the actors must refine.
+    pub fn shipped(&self) -> Cassandra {
+        Cassandra {
+            max_offset: self.max_offset,
+            guarded: true,
+            tombstone: true,
+        }
+    }
+
+    fn allowed(&self, s: &ActorState, action: &ActorAction) -> bool {
+        match action {
+            ActorModelAction::Crash(id) => match usize::from(*id) {
+                // One flow crash: each restart re-sends, so repeated crashes grow the channels.
+                OWNER => self.crash_flow && !Self::flow(s, OWNER).restarted,
+                STORE => self.crash_store,
+                _ => false,
+            },
+            // Reads are never lost: a lost read is a retried read, and the mapping would need
+            // a prophecy of which reply the owner adopts.
+            ActorModelAction::Drop(env) => {
+                matches!(env.msg, Msg::Write { .. } | Msg::Written { .. })
+            }
+            // A message to a crashed node waits for it to recover.
+            ActorModelAction::Deliver { dst, .. } => !s.crashed[usize::from(*dst)],
+            _ => true,
+        }
+    }
+
+    fn flow_text(st: FlowState, zombie: bool) -> String {
+        let phase = match st.phase {
+            Phase::Idle => "idle".to_string(),
+            Phase::Writing {
+                round,
+                offset,
+                attempt,
+                ..
+            } => {
+                if attempt > 0 {
+                    format!("{round:?}({offset}) retry {attempt}")
+                } else {
+                    format!("{round:?}({offset})")
+                }
+            }
+            Phase::Reading => "reading".to_string(),
+        };
+        let restarted = if st.restarted { ", restarted" } else { "" };
+        if zombie {
+            format!("{phase}, {} writes{restarted}", st.pos)
+        } else {
+            format!(
+                "{phase}, pos {}, {}{}{restarted}",
+                st.pos,
+                st.contents,
+                if st.loaded { "" } else { " evicted" }
+            )
+        }
+    }
+}
+
+impl Model for CassandraActors {
+    type State = ActorState;
+    type Action = ActorAction;
+
+    fn init_states(&self) -> Vec<ActorState> {
+        self.systems.iter().flat_map(|m| m.init_states()).collect()
+    }
+
+    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
+        self.system(s).actions(s, actions);
+        actions.retain(|a| self.allowed(s, a));
+    }
+
+    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
+        self.system(s).next_state(s, action)
+    }
+
+    fn format_action(&self, action: &ActorAction) -> String {
+        match action {
+            ActorModelAction::Deliver { src, dst, msg } => {
+                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
+            }
+            ActorModelAction::Drop(env) => format!(
+                "lose {}→{} {}",
+                actor_name(env.src),
+                actor_name(env.dst),
+                env.msg
+            ),
+            ActorModelAction::Timeout(_, Timer::Retry) => "ReplyTimeout".into(),
+            ActorModelAction::Timeout(_, Timer::ZombieWrite(m)) => format!("StartWrite({m})"),
+            ActorModelAction::Crash(_) => "Crash".into(),
+            ActorModelAction::Recover(_) => "Restart".into(),
+            ActorModelAction::SelectRandom { .. } => format!("{action:?}"),
+        }
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
+                let img = Self::image(s);
+                one_key::ref_durable_ok(&m.shipped(), &img)
+            }),
+            Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
+                !Self::store(s).overwrote
+            }),
+            Property::always("INV_NoCorruptDurable", |m: &Self, s: &ActorState| {
+                one_key::no_corrupt_durable(&m.shipped(), &Self::image(s))
+            }),
+            Property::always("TypeOK", |m: &Self, s: &ActorState| {
+                let max = m.max_offset;
+                let owner = Self::flow(s, OWNER);
+                one_key::row_in_range(Self::store(s).row, max)
+                    && owner.pos <= max
+                    && owner.contents.within(1, max)
+                    && Self::flow(s, ZOMBIE).pos <= m.zombie_writes
+            }),
+            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
+                s.history.decided == m.max_offset
+            }),
+            Property::sometimes("StaleDeliveredAfterOwner", |_, s: &ActorState| {
+                s.history.stale_after_owner
+            }),
+            Property::sometimes("RetryOfDecidedWrite", |_, s: &ActorState| {
+                s.history.retry_of_decided
+            }),
+            Property::sometimes("StoreCrashMidCompound", |_, s: &ActorState| {
+                s.crashed[STORE]
+                    && matches!(
+                        Self::flow(s, OWNER).phase,
+                        Phase::Writing {
+                            round: Round::RetryUpdate,
+                            ..
+                        }
+                    )
+            }),
+            Property::sometimes("FlowRestartedFromStore", |_, s: &ActorState| {
+                let owner = Self::flow(s, OWNER);
+                owner.restarted && owner.loaded && !s.crashed[OWNER]
+            }),
+        ]
+    }
+}
+
+impl Spec for CassandraActors {
+    fn variables(&self, s: &ActorState) -> Variables {
+        let show =
+            |src: Id, dst: Id, msg: &Msg| format!("{}→{} {msg}", actor_name(src), actor_name(dst));
+        // Stateright 0.31's `Network::iter_all` never ends on an ordered network: walk it here.
+        let mut network: Vec<String> = match &s.network {
+            Network::Ordered(channels) => channels
+                .iter()
+                .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| show(src, dst, m)))
+                .collect(),
+            Network::UnorderedNonDuplicating(multiset) => multiset
+                .iter()
+                .flat_map(|(env, &n)| (0..n).map(move |_| show(env.src, env.dst, &env.msg)))
+                .collect(),
+            Network::UnorderedDuplicating(set, _) => {
+                set.iter().map(|e| show(e.src, e.dst, &e.msg)).collect()
+            }
+        };
+        if self.network == NetKind::Unordered {
+            network.sort();
+        }
+        let disk = Self::store(s);
+        let crashed: Vec<&str> = (0..3)
+            .filter(|&i| s.crashed[i])
+            .map(|i| actor_name(Id::from(i)))
+            .collect();
+        let read = match s.history.read {
+            Some(c) => c.to_string(),
+            None => "-".into(),
+        };
+        vec![
+            ("op", s.history.op.render(self.max_offset)),
+            ("stored", disk.row.to_string()),
+            ("overwrote", disk.overwrote.to_string()),
+            ("owner", Self::flow_text(Self::flow(s, OWNER), false)),
+            ("zombie", Self::flow_text(Self::flow(s, ZOMBIE), true)),
+            ("network", format!("[{}]", network.join("; "))),
+            ("crashed", format!("{{{}}}", crashed.join(","))),
+            ("decided", s.history.decided.to_string()),
+            ("read", read),
+        ]
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
+        let sws = SingleWriterStore {
+            keys: 1,
+            max_offset: self.max_offset,
+        };
+        vec![
+            Box::new(MappedRefinement::new(
+                "RefCassandra",
+                self.shipped(),
+                Self::image,
+            )),
+            Box::new(MappedRefinement::new(
+                "RefSafeSpec",
+                sws,
+                |s: &ActorState| {
+                    let c = Self::image(s);
+                    single_key_image(Cassandra::log(&c).0, Cassandra::row(&c))
+                },
+            )),
+        ]
+    }
+
+    fn actor(&self, action: &ActorAction) -> String {
+        match action {
+            ActorModelAction::Deliver { dst, .. } => actor_name(*dst).into(),
+            ActorModelAction::Drop(_) => "network".into(),
+            ActorModelAction::Timeout(id, _)
+            | ActorModelAction::Crash(id)
+            | ActorModelAction::Recover(id) => actor_name(*id).into(),
+            ActorModelAction::SelectRandom { actor, .. } => actor_name(*actor).into(),
+        }
+    }
+}
+
+impl Configured for CassandraActors {
+    const NAME: &'static str = "CassandraActors";
+    const GUARDS: &'static [Guard] = &[
+        Guard::off("offset condition in the LWT", "Guarded"),
+        Guard::off("tombstone", "Tombstone"),
+    ];
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset"),
+        Knob::flag(
+            "Guarded",
+            true,
+            "the store applies a write only under IF offset <= o",
+        ),
+        Knob::flag(
+            "Tombstone",
+            true,
+            "a delete keeps the row as an offset-carrying tombstone",
+        ),
+        Knob::flag(
+            "Compound",
+            false,
+            "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
+        ),
+        Knob::choice(
+            "Network",
+            &["ordered", "unordered"],
+            "ordered",
+            "ordered per connection, or messages race each other",
+        ),
+        Knob::flag("Lossy", false, "LWT requests and replies may be lost"),
+        Knob::nat(
+            "Retries",
+            0,
+            2,
+            0,
+            "times a client resends an LWT whose reply did not come (unknown outcome)",
+        ),
+        Knob::flag(
+            "CrashFlow",
+            false,
+            "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
+        ),
+        Knob::flag(
+            "CrashStore",
+            false,
+            "the store node may crash and restart with its durable row",
+        ),
+        Knob::nat("ZombieWrites", 0, 4, 2, "writes the zombie flow starts"),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        CassandraActors::new(
+            k.small("MaxOffset"),
+            k.flag("Guarded"),
+            k.flag("Tombstone"),
+            k.flag("Compound"),
+            match k.choice("Network") {
+                "unordered" => NetKind::Unordered,
+                _ => NetKind::Ordered,
+            },
+            k.flag("Lossy"),
+            k.small("Retries"),
+            k.flag("CrashFlow"),
+            k.flag("CrashStore"),
+            k.small("ZombieWrites"),
+        )
+    }
+}
+
+/// The spec's own constants for a quick model: MaxOffset 2, the shipped guards.
+impl Default for CassandraActors {
+    fn default() -> Self {
+        CassandraActors::new(
+            2,
+            true,
+            true,
+            false,
+            NetKind::Ordered,
+            false,
+            0,
+            false,
+            false,
+            2,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbearing_refinement::{check, CheckSpec, Options, Outcome as Verdict};
+
+    fn run(model: &CassandraActors, props: &[&str]) -> loadbearing_refinement::Report {
+        let spec = CheckSpec {
+            properties: props.iter().map(|p| p.to_string()).collect(),
+            fair: false,
+            allow_end_states: true,
+        };
+        check(model, &spec, &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn the_shipped_actors_refine_cassandra() {
+        let r = run(
+            &CassandraActors::default(),
+            &["RefCassandra", "RefSafeSpec", "INV_NoStaleOverwrite"],
+        );
+        assert_eq!(r.outcome, Verdict::Holds, "{r:?}");
+    }
+}

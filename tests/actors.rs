@@ -1,0 +1,77 @@
+//! The actor level (issue 9): every `cassandra_actors_*` config's outcome and state count, and the
+//! action names of each expected failure's shortest counterexample.
+
+use loadbearing::suite::{self, Config};
+use loadbearing::trace;
+use loadbearing_refinement::{Options, Outcome};
+
+fn config(name: &str) -> Config {
+    suite::load(&suite::default_path())
+        .expect("the shipped suite loads")
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no config {name}"))
+}
+
+fn run(name: &str) -> (Outcome, u64, Vec<String>) {
+    let traced = trace::trace(&config(name), &Options::default()).unwrap();
+    let report = &traced.judged.report;
+    let actions = traced
+        .counterexample()
+        .map(|cx| cx.steps.iter().filter_map(|s| s.action.clone()).collect())
+        .unwrap_or_default();
+    (report.outcome.clone(), report.distinct_states, actions)
+}
+
+#[test]
+fn the_shipped_actor_designs_hold_with_their_state_counts() {
+    for (name, states) in [
+        ("cassandra_actors_refines", 2999),
+        ("cassandra_actors_compound", 5819),
+        ("cassandra_actors_delayed_stale", 2999),
+        ("cassandra_actors_lost_reply", 39606),
+        ("cassandra_actors_lost_reply_compound", 80304),
+        ("cassandra_actors_store_crash", 11638),
+        ("cassandra_actors_flow_crash", 20070),
+    ] {
+        let (outcome, count, _) = run(name);
+        assert_eq!(outcome, Outcome::Holds, "{name}");
+        assert_eq!(count, states, "{name}");
+    }
+}
+
+#[test]
+fn the_lwt_without_its_offset_condition_fails_the_link_at_the_stale_write() {
+    let (outcome, _, actions) = run("cassandra_actors_unguarded");
+    assert_eq!(outcome, Outcome::Violates("RefCassandra".into()));
+    assert_eq!(
+        actions,
+        [
+            "StartWrite(2)",
+            "zombie→store Lwt(2, Snap(2, {1,2}))",
+            "owner→store Lwt(1, Snap(1, {1}))",
+        ]
+    );
+    let (outcome, _, actions) = run("cassandra_actors_unguarded_sws");
+    assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
+    assert_eq!(actions.len(), 3);
+}
+
+#[test]
+fn a_row_removing_delete_corrupts_the_row_through_a_zombie_write() {
+    let (outcome, _, actions) = run("cassandra_actors_notomb");
+    assert_eq!(outcome, Outcome::Violates("INV_NoCorruptDurable".into()));
+    assert_eq!(actions.len(), 9);
+    assert_eq!(actions[2], "owner→store Lwt(2, Absent)");
+    assert_eq!(
+        actions.last().unwrap(),
+        "owner→store Lwt(3, Snap(3, {1,3}))"
+    );
+}
+
+#[test]
+fn a_flow_restart_is_no_step_of_the_shared_state_spec() {
+    let (outcome, _, actions) = run("cassandra_actors_flow_crash_refines");
+    assert_eq!(outcome, Outcome::Violates("RefCassandra".into()));
+    assert_eq!(actions, ["Crash"]);
+}
