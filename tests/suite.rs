@@ -9,9 +9,13 @@ fn configs() -> Vec<Config> {
     suite::load(&suite::default_path()).expect("the shipped suite loads")
 }
 
-/// The single-writer tower's configs (the SSI configs are pinned in tests/ssi.rs).
+/// The single-writer tower's configs (the SSI configs are pinned in tests/ssi.rs, the actor
+/// level's in tests/actors.rs).
 fn tower() -> Vec<Config> {
-    configs().into_iter().filter(|c| c.model != "SSI").collect()
+    configs()
+        .into_iter()
+        .filter(|c| c.model != "SSI" && c.model != "CassandraActors")
+        .collect()
 }
 
 fn config(name: &str) -> Config {
