@@ -39,3 +39,20 @@ trace CONFIG *ARGS:
 docs:
     INSTA_UPDATE=always cargo test --test snapshots
     cargo run --release -- docs
+    cargo run --release -- mutate --format markdown > docs/mutation.md
+
+# Remove each guard in turn: which property catches it? (fails on an unexplained one)
+mutate *ARGS:
+    cargo run --release -- mutate {{ARGS}}
+
+# The implementations against their models: traces in, model paths out (--backend postgres).
+conform *ARGS:
+    cargo run --release -- conform {{ARGS}}
+
+# The SSI engine's isolation tier, our variants side by side (add --postgres).
+isolation *ARGS:
+    cargo run --release -- isolation {{ARGS}}
+
+# Group commit on a real Kafka broker: cap 256 vs cap 1 vs a plain producer.
+kafka-bench:
+    cargo run --release -p loadbearing-impls-kafka --example group_commit_bench
