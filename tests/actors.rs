@@ -1,4 +1,4 @@
-//! The actor level (issue 9): every `cassandra_actors_*` config's outcome and state count, and the
+//! The actor level (issue 9): every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
 use loadbearing::suite::{self, Config};
@@ -33,6 +33,8 @@ fn the_shipped_actor_designs_hold_with_their_state_counts() {
         ("cassandra_actors_lost_reply_compound", 80304),
         ("cassandra_actors_store_crash", 11638),
         ("cassandra_actors_flow_crash", 20070),
+        ("kafka_actors_refines", 2080),
+        ("kafka_actors_unordered", 2080),
     ] {
         let (outcome, count, _) = run(name);
         assert_eq!(outcome, Outcome::Holds, "{name}");
@@ -74,4 +76,36 @@ fn a_flow_restart_is_no_step_of_the_shared_state_spec() {
     let (outcome, _, actions) = run("cassandra_actors_flow_crash_refines");
     assert_eq!(outcome, Outcome::Violates("RefCassandra".into()));
     assert_eq!(actions, ["Crash"]);
+}
+
+#[test]
+fn the_kafka_actor_guards_fail_by_name() {
+    let (outcome, _, actions) = run("kafka_actors_decoupled");
+    assert_eq!(outcome, Outcome::Violates("RefKafka".into()));
+    assert_eq!(
+        actions,
+        [
+            "Rebalance",
+            "broker→zombie Revoked",
+            "StartPoll",
+            "zombie→broker Poll",
+            "broker→zombie Generation(2)",
+        ]
+    );
+    let (outcome, _, actions) = run("kafka_actors_decoupled_sws");
+    assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
+    assert_eq!(actions.len(), 8);
+    assert_eq!(actions[6], "zombie→broker Commit(2, Snap(2, {1,2}), gen 2)");
+    let (outcome, _, actions) = run("kafka_actors_unseeded");
+    assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
+    assert_eq!(actions.len(), 5);
+    let (outcome, _, actions) = run("kafka_actors_nogen");
+    assert_eq!(outcome, Outcome::Violates("RefKafka".into()));
+    assert_eq!(
+        actions.last().unwrap(),
+        "zombie→broker Commit(1, Snap(1, {1}), gen 1)"
+    );
+    let (outcome, _, actions) = run("kafka_actors_nogen_sws");
+    assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
+    assert_eq!(actions.len(), 5);
 }

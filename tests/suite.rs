@@ -14,7 +14,7 @@ fn configs() -> Vec<Config> {
 fn tower() -> Vec<Config> {
     configs()
         .into_iter()
-        .filter(|c| c.model != "SSI" && c.model != "CassandraActors")
+        .filter(|c| c.model != "SSI" && !c.model.ends_with("Actors"))
         .collect()
 }
 

@@ -11,6 +11,7 @@ pub mod cassandra_actors;
 pub mod epoch;
 pub mod group_commit;
 pub mod kafka;
+pub mod kafka_actors;
 pub mod knobs;
 pub mod one_key;
 pub mod registry;

@@ -12,6 +12,7 @@ use crate::cassandra_actors::CassandraActors;
 use crate::epoch::Epoch;
 use crate::group_commit::GroupCommit;
 use crate::kafka::Kafka;
+use crate::kafka_actors::KafkaActors;
 use crate::knobs::{Knob, Resolved};
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
@@ -54,6 +55,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<GroupCommit>(),
         entry::<Ssi>(),
         entry::<CassandraActors>(),
+        entry::<KafkaActors>(),
     ]
 }
 
