@@ -16,6 +16,8 @@ use loadbearing::suite::{self, Config};
 use loadbearing::trace;
 use loadbearing_refinement::Options;
 
+mod run_actors;
+
 #[derive(Parser)]
 #[command(
     name = "loadbearing",
@@ -148,6 +150,13 @@ enum Command {
     },
     /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
     Isolation(loadbearing::isolation::Args),
+    /// Run an actor model's code over UDP on loopback and replay its log in the model.
+    RunActors {
+        /// The actor system: cassandra.
+        system: String,
+        #[arg(long, default_value_t = 1500)]
+        millis: u64,
+    },
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
         #[arg(long, default_value_t = 0)]
@@ -392,6 +401,11 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Isolation(args) => loadbearing::isolation::run(args),
+        Command::RunActors { system, millis } => Ok(if run_actors::main(&system, millis)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
         Command::Bench {
             threads,
             timeout_secs,

@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use serde::{Deserialize, Serialize};
 use stateright::actor::{
     Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Network, Out,
 };
@@ -51,7 +52,7 @@ pub fn actor_name(id: Id) -> &'static str {
 }
 
 /// A row on the wire: a [`Cell`] that messages can order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Row {
     pub present: bool,
     pub deleted: bool,
@@ -82,7 +83,7 @@ impl From<Row> for Cell {
 }
 
 /// One LWT of a write: the single conditional write, or a round of the compound.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Round {
     /// `UPDATE … IF offset <= o` that also inserts an absent row: the shared-state spec's write.
     Lwt,
@@ -95,7 +96,7 @@ pub enum Round {
 }
 
 /// Why an LWT did not apply, or that it did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Outcome {
     Applied,
     /// Not applied: the row is absent.
@@ -115,7 +116,7 @@ impl Round {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
     /// An LWT writing `row` at `offset`; `attempt` > 0 for a retry after an unknown outcome.
     Write {
