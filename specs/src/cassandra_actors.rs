@@ -813,6 +813,12 @@ impl Model for CassandraActors {
         self.system(s).next_state(s, action)
     }
 
+    /// Stateright's sequence diagram of the actors along a path.
+    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
+        let system = self.system(path.last_state()).clone();
+        system.as_svg(path)
+    }
+
     fn format_action(&self, action: &ActorAction) -> String {
         match action {
             ActorModelAction::Deliver { src, dst, msg } => {

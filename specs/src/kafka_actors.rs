@@ -548,6 +548,12 @@ impl Model for KafkaActors {
         self.system(s).next_state(s, action)
     }
 
+    /// Stateright's sequence diagram of the actors along a path.
+    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
+        let system = self.system(path.last_state()).clone();
+        system.as_svg(path)
+    }
+
     fn format_action(&self, action: &ActorAction) -> String {
         match action {
             ActorModelAction::Deliver { src, dst, msg } => {
@@ -734,5 +740,23 @@ impl Configured for KafkaActors {
             },
             k.small("ZombieCommits"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_actors_draw_their_sequence_diagram() {
+        let model = KafkaActors::new(2, true, true, true, NetKind::Ordered, 1);
+        let init = model.init_states().remove(0);
+        let mut actions = Vec::new();
+        model.actions(&init, &mut actions);
+        let path = stateright::Path::from_actions(&model, init, actions.iter().take(1)).unwrap();
+        let svg = model
+            .as_svg(path)
+            .expect("an actor model draws its messages");
+        assert!(svg.starts_with("<svg"), "{svg}");
     }
 }
