@@ -109,3 +109,20 @@ fn the_kafka_actor_guards_fail_by_name() {
     assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
     assert_eq!(actions.len(), 5);
 }
+
+#[test]
+fn the_cassandra_actors_run_over_udp_and_the_model_follows_their_log() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(["run-actors", "cassandra", "--millis", "2000"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("the actor model follows all"), "{stdout}");
+    // The owner's three writes and its recovery read reached the store.
+    assert!(
+        stdout.contains("owner→store Lwt(3, Snap(3, {3}))"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("store→owner RowIs(Tomb(2))"), "{stdout}");
+}
