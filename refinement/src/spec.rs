@@ -16,8 +16,10 @@ pub type Variables = Vec<(&'static str, String)>;
 /// Stutter steps (an enabled action that changes nothing, such as a rejected write) are returned
 /// by `next_state` as `Some(state.clone())`, so a state that can only stutter is not a deadlock.
 pub trait Spec:
-    Model<State: Clone + Hash + Eq + Debug + Send + Sync, Action: Clone + Debug + Send + Sync>
-    + Send
+    Model<
+        State: Clone + Hash + Eq + Debug + Send + Sync,
+        Action: Clone + Debug + PartialEq + Send + Sync,
+    > + Send
     + Sync
 {
     /// The state's variables, in the spec's order.

@@ -605,6 +605,18 @@ impl<M: Spec> Model for Explorable<M> {
         Some(self.lens.describe_step(&last.state, &action.action, &after))
     }
 
+    /// The inner model's picture of the path (an actor model's sequence diagram).
+    fn as_svg(&self, path: stateright::Path<Self::State, Self::Action>) -> Option<String> {
+        let steps = path.into_vec();
+        let init = steps.first()?.0.state.clone();
+        let actions: Vec<M::Action> = steps
+            .iter()
+            .filter_map(|(_, a)| a.as_ref().map(|a| a.action.clone()))
+            .collect();
+        let inner = stateright::Path::from_actions(&*self.lens.model, init, actions.iter())?;
+        self.lens.model.as_svg(inner)
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         let conditions = conditions::<M>();
         self.lens
