@@ -17,19 +17,31 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// One HTTP/1.0 request: the status code and the body.
+/// One HTTP/1.0 request: the status code and the body. A connection reset (the explorer's
+/// HTTP server drops a connection now and then under load) is retried a few times.
 pub fn http(port: u16, method: &str, path: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the explorer listens");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    let mut attempt = 0;
+    loop {
+        match try_http(port, method, path) {
+            Ok(response) => return response,
+            Err(e) if attempt < 5 && e.kind() == std::io::ErrorKind::ConnectionReset => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(50 * attempt));
+            }
+            Err(e) => panic!("{method} {path}: {e}"),
+        }
+    }
+}
+
+fn try_http(port: u16, method: &str, path: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(
         stream,
         "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
-    )
-    .unwrap();
+    )?;
     let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
+    stream.read_to_end(&mut response)?;
     let response = String::from_utf8_lossy(&response).into_owned();
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     let status = head
@@ -37,7 +49,7 @@ pub fn http(port: u16, method: &str, path: &str) -> (u16, String) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {head:?}"));
-    (status, body.to_string())
+    Ok((status, body.to_string()))
 }
 
 /// Runs of whitespace as one space, to compare aligned text.
