@@ -15,6 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+pub use loadbearing_impls::harness::{free_port, in_ci};
+use loadbearing_impls::harness::{fresh_dir, spawn_guardian, tail};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
@@ -382,50 +384,4 @@ pub fn broker_or_skip(test: &str) -> Option<&'static KafkaBroker> {
             None
         }
     }
-}
-
-/// A free TCP port on 127.0.0.1 (bound and released).
-pub fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
-}
-
-/// A new empty folder under the temp dir.
-fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-/// Once this process is gone, run `cleanup` (a shell snippet) from a detached shell.
-fn spawn_guardian(cleanup: &str) -> Result<(), String> {
-    let script = format!(
-        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {cleanup}",
-        pid = std::process::id()
-    );
-    Command::new("setsid")
-        .args(["sh", "-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map(|_| ())
-        .map_err(|e| format!("cannot start the guardian (setsid sh): {e}"))
-}
-
-fn tail(path: &Path, lines: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// Is this run in CI (where nothing may be skipped)?
-pub fn in_ci() -> bool {
-    std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false)
 }
