@@ -46,13 +46,14 @@ fn sqlite_reports_one_atomic_persist_per_write_and_reaps_expired_rows() {
     let rec = Recorder::new();
     let s = SqliteStore::open_traced(
         ":memory:",
-        StoreOptions::guarded().with_ttl(std::time::Duration::from_millis(1)),
+        // Long enough that a loaded machine cannot expire the row between the two writes.
+        StoreOptions::guarded().with_ttl(std::time::Duration::from_millis(500)),
         rec.clone(),
     )
     .unwrap();
     s.persist("k", 2, b"v").unwrap();
     assert!(s.persist("k", 1, b"old").is_err());
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    std::thread::sleep(std::time::Duration::from_millis(600));
     assert_eq!(s.reap_expired().unwrap(), 1);
     let steps = rec.steps();
     assert!(matches!(
