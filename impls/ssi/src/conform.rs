@@ -1,17 +1,14 @@
 //! Engine → model: an engine trace replayed in the SSI model, event by event.
 //!
-//! The model is deterministic once the action is known, and every engine event names its model
-//! action (`Read`/`Write` are the transaction's next `Exec`), so conformance is exact: each
-//! event must be an action the model enables in the state reached so far, and what the engine
-//! observed — the value read, the error kind, a skipped write, the value written — must be what
-//! the model's step produced. A trace that fits yields the model path it follows; one that does
-//! not yields the longest matched prefix, the event, and what the model allowed instead.
+//! The checking is the project's generic conformance checker with the SSI model's reading of
+//! engine events; this module only gives the tier its verdict in the engine's terms (the model
+//! path and final state of a trace that fits; the prefix, the event, and what the model allowed
+//! for one that does not).
 
 use std::fmt;
 
-use loadbearing_specs::ssi::serial;
-use loadbearing_specs::ssi::workload::{eval, Stmt};
-use loadbearing_specs::ssi::{Failure, Ssi, SsiAction, SsiState, Status};
+use loadbearing_refinement::conform;
+use loadbearing_specs::ssi::{Ssi, SsiState};
 use stateright::Model;
 
 use crate::trace::Event;
@@ -50,162 +47,56 @@ pub struct Conforms {
     pub state: SsiState,
 }
 
-fn failure_name(f: Failure) -> &'static str {
-    match f {
-        Failure::SnapshotConflict => "SnapshotConflict",
-        Failure::SnapshotUnsafe => "SnapshotUnsafe",
-        Failure::WriteConflict => "WriteConflict",
-        Failure::AppAbort => "AppAbort",
-        Failure::RecheckConflict => "RecheckConflict",
-    }
-}
-
-/// Replays `events` in `model` from its initial state.
+/// Checks `events` against `model` with the project's generic trace checker
+/// (`loadbearing_refinement::conform`, reading events through the SSI model's adapter in
+/// `loadbearing_specs::ssi::conform`), then replays the witness to give the final model state.
 pub fn validate(model: &Ssi, events: &[Event]) -> Result<Conforms, Divergence> {
+    let generic: Vec<conform::Event> = events
+        .iter()
+        .map(|e| serde_json::from_str(&e.to_line()).expect("the engine writes the schema it reads"))
+        .collect();
+    let verdict = conform::validate(model, &generic, conform::Limits::default());
+    if let Some(d) = verdict.divergence {
+        let tried = d.tried.first();
+        let why: Vec<String> = tried
+            .map(|t| {
+                t.allowed
+                    .iter()
+                    .filter(|a| a.why_not != "the event reports another action")
+                    .map(|a| format!("{}: {}", a.action, a.why_not))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Err(Divergence {
+            matched: d.matched,
+            event: d.event.to_line(),
+            why: if why.is_empty() {
+                format!("no action the model enables reports `{}`", d.event.action)
+            } else {
+                why.join("; ")
+            },
+            allowed: tried
+                .map(|t| t.allowed.iter().map(|a| a.action.clone()).collect())
+                .unwrap_or_default(),
+            prefix: d.prefix,
+        });
+    }
+    let path = verdict.witness.unwrap_or_default();
     let mut state = model
         .init_states()
         .into_iter()
         .next()
         .expect("the SSI model has one initial state");
-    let mut path: Vec<String> = Vec::new();
-    for (i, event) in events.iter().enumerate() {
+    for name in &path {
         let mut enabled = Vec::new();
         model.actions(&state, &mut enabled);
-        let diverge = |why: String| Divergence {
-            matched: i,
-            event: event.to_line(),
-            why,
-            allowed: enabled.iter().map(|a| model.format_action(a)).collect(),
-            prefix: path.clone(),
-        };
-        let action = to_action(model, &state, event).map_err(diverge)?;
-        if !enabled.contains(&action) {
-            return Err(diverge(format!(
-                "{} is not enabled here",
-                model.format_action(&action)
-            )));
-        }
-        let next = model
-            .next_state(&state, action)
-            .expect("every SSI action has a successor");
-        observe(model, &state, &next, action, event).map_err(diverge)?;
-        path.push(model.format_action(&action));
-        state = next;
+        let action = enabled
+            .into_iter()
+            .find(|a| &model.format_action(a) == name)
+            .expect("the witness is a model path");
+        state = model.next_state(&state, action).expect("enabled");
     }
     Ok(Conforms { path, state })
-}
-
-fn to_action(model: &Ssi, s: &SsiState, event: &Event) -> Result<SsiAction, String> {
-    let t = event
-        .actor
-        .strip_prefix('T')
-        .and_then(|n| n.parse::<usize>().ok())
-        .filter(|n| (1..=model.workload.programs.len()).contains(n))
-        .ok_or_else(|| format!("no transaction `{}` in the workload", event.actor))?
-        - 1;
-    let id = t as u8;
-    Ok(match event.action.as_str() {
-        "Begin" => SsiAction::Begin(id),
-        "Read" | "Write" => {
-            let pc = s.txns[t].pc as usize;
-            let program = &model.workload.programs[t];
-            let Some(stmt) = program.get(pc) else {
-                return Err(format!("T{} has no statement left", t + 1));
-            };
-            let (kind, key) = match stmt {
-                Stmt::Read(k) => ("Read", *k),
-                Stmt::Write { key, .. } => ("Write", *key),
-            };
-            let name = model.workload.keys[key];
-            if kind != event.action || event.key() != Some(name) {
-                return Err(format!(
-                    "T{}'s statement {pc} is {kind}({name}), the event is {}({})",
-                    t + 1,
-                    event.action,
-                    event.key().unwrap_or("?")
-                ));
-            }
-            SsiAction::Exec(id, pc as u8)
-        }
-        "Check" => SsiAction::Check(id),
-        "Record" => SsiAction::Record(id),
-        "End" => SsiAction::End(id),
-        "AppAbort" => SsiAction::AppAbort(id),
-        "Cleanup" => SsiAction::Cleanup(id),
-        other => return Err(format!("`{other}` is no action of the SSI model")),
-    })
-}
-
-fn observe(
-    model: &Ssi,
-    before: &SsiState,
-    after: &SsiState,
-    action: SsiAction,
-    event: &Event,
-) -> Result<(), String> {
-    let t = match action {
-        SsiAction::Begin(t)
-        | SsiAction::Exec(t, _)
-        | SsiAction::Check(t)
-        | SsiAction::Record(t)
-        | SsiAction::End(t)
-        | SsiAction::AppAbort(t)
-        | SsiAction::Cleanup(t) => t as usize,
-    };
-    let (was, now) = (&before.txns[t], &after.txns[t]);
-    // An error: the model must have aborted the transaction in this step, for the same reason.
-    let model_failed = was.status == Status::Running
-        && now.status == Status::Aborted
-        && !matches!(action, SsiAction::AppAbort(_));
-    let model_error = model_failed.then(|| now.failure.map(failure_name).unwrap_or("?"));
-    if model_error != event.failed() {
-        return Err(format!(
-            "the engine {}, the model {}",
-            event
-                .failed()
-                .map_or("succeeded".to_string(), |f| format!("failed {f}")),
-            model_error.map_or("succeeded".to_string(), |f| format!("failed {f}"))
-        ));
-    }
-    if model_failed {
-        return Ok(());
-    }
-    if let SsiAction::Exec(_, pc) = action {
-        let pc = pc as usize;
-        match &model.workload.programs[t][pc] {
-            Stmt::Read(_) => {
-                let model_value = now.reads[pc].map(i64::from);
-                let engine_value = event.vars.get("value").and_then(serde_json::Value::as_i64);
-                if model_value != engine_value {
-                    return Err(format!(
-                        "read {engine_value:?}, the model read {model_value:?}"
-                    ));
-                }
-            }
-            Stmt::Write { value, only_if, .. } => {
-                let program = &model.workload.programs[t];
-                let last = |k: usize| serial::last_read(program, &was.reads, pc, k);
-                let writes = only_if.is_none_or(|(k, v)| last(k) == v);
-                if event.skipped() == writes {
-                    return Err(format!(
-                        "the engine {} the write, the model {}",
-                        if event.skipped() { "skipped" } else { "made" },
-                        if writes { "made it" } else { "skipped it" }
-                    ));
-                }
-                if writes {
-                    let model_value = i64::from(eval(value, &last));
-                    let engine_value = event.args.get("value").and_then(serde_json::Value::as_i64);
-                    if engine_value != Some(model_value) {
-                        return Err(format!(
-                            "wrote {engine_value:?}, the model wrote {model_value}"
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The model's committed value of every key, by name.

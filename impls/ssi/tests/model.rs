@@ -107,7 +107,10 @@ fn the_same_schedule_on_the_fixed_engine_ends_with_t2_snapshot_unsafe() {
     let d = validate(&fix, &prefix_run.trace).unwrap_err();
     assert_eq!(d.matched, 7, "{d}");
     assert!(d.event.contains(r#""key":"bob""#), "{d}");
-    assert!(d.why.contains("the model failed SnapshotUnsafe"), "{d}");
+    assert!(
+        d.why.contains("the model fails it with SnapshotUnsafe"),
+        "{d}"
+    );
 }
 
 #[test]
