@@ -27,9 +27,12 @@ use std::fmt;
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{
-    Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Network, Out,
+    Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Out,
 };
 use stateright::{Model, Property};
+
+pub use crate::actor_common::NetKind;
+use crate::actor_common::{in_flight, swimlane};
 
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Knob, Resolved};
@@ -547,13 +550,6 @@ impl Actor for Node {
     }
 }
 
-/// The network a config chooses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetKind {
-    Ordered,
-    Unordered,
-}
-
 pub type ActorState = ActorModelState<Node, History>;
 pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
 
@@ -655,10 +651,7 @@ impl CassandraActors {
                     .actor(Node::Store { guarded })
                     .actor(flow(false))
                     .actor(flow(true))
-                    .init_network(match network {
-                        NetKind::Ordered => Network::new_ordered([]),
-                        NetKind::Unordered => Network::new_unordered_nonduplicating([]),
-                    })
+                    .init_network(network.empty())
                     .lossy_network(if lossy {
                         LossyNetwork::Yes
                     } else {
@@ -887,25 +880,7 @@ impl Model for CassandraActors {
 
 impl Spec for CassandraActors {
     fn variables(&self, s: &ActorState) -> Variables {
-        let show =
-            |src: Id, dst: Id, msg: &Msg| format!("{}→{} {msg}", actor_name(src), actor_name(dst));
-        // Stateright 0.31's `Network::iter_all` never ends on an ordered network: walk it here.
-        let mut network: Vec<String> = match &s.network {
-            Network::Ordered(channels) => channels
-                .iter()
-                .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| show(src, dst, m)))
-                .collect(),
-            Network::UnorderedNonDuplicating(multiset) => multiset
-                .iter()
-                .flat_map(|(env, &n)| (0..n).map(move |_| show(env.src, env.dst, &env.msg)))
-                .collect(),
-            Network::UnorderedDuplicating(set, _) => {
-                set.iter().map(|e| show(e.src, e.dst, &e.msg)).collect()
-            }
-        };
-        if self.network == NetKind::Unordered {
-            network.sort();
-        }
+        let network = in_flight(&s.network, self.network, actor_name);
         let disk = Self::store(s);
         let crashed: Vec<&str> = (0..3)
             .filter(|&i| s.crashed[i])
@@ -951,14 +926,7 @@ impl Spec for CassandraActors {
     }
 
     fn actor(&self, action: &ActorAction) -> String {
-        match action {
-            ActorModelAction::Deliver { dst, .. } => actor_name(*dst).into(),
-            ActorModelAction::Drop(_) => "network".into(),
-            ActorModelAction::Timeout(id, _)
-            | ActorModelAction::Crash(id)
-            | ActorModelAction::Recover(id) => actor_name(*id).into(),
-            ActorModelAction::SelectRandom { actor, .. } => actor_name(*actor).into(),
-        }
+        swimlane(action, actor_name)
     }
 }
 
@@ -1018,10 +986,7 @@ impl Configured for CassandraActors {
             k.flag("Guarded"),
             k.flag("Tombstone"),
             k.flag("Compound"),
-            match k.choice("Network") {
-                "unordered" => NetKind::Unordered,
-                _ => NetKind::Ordered,
-            },
+            NetKind::named(k.choice("Network")),
             k.flag("Lossy"),
             k.small("Retries"),
             k.flag("CrashFlow"),

@@ -21,9 +21,12 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use stateright::actor::{
-    model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, Network, Out,
+    model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, Out,
 };
 use stateright::{Model, Property};
+
+pub use crate::actor_common::NetKind;
+use crate::actor_common::{in_flight, swimlane};
 
 use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
@@ -388,12 +391,6 @@ impl Actor for Node {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetKind {
-    Ordered,
-    Unordered,
-}
-
 pub type ActorState = ActorModelState<Node, History>;
 pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
 
@@ -457,10 +454,7 @@ impl KafkaActors {
                 .actor(Node::Broker { generation_check })
                 .actor(flow(false))
                 .actor(flow(true))
-                .init_network(match network {
-                    NetKind::Ordered => Network::new_ordered([]),
-                    NetKind::Unordered => Network::new_unordered_nonduplicating([]),
-                })
+                .init_network(network.empty())
                 .record_msg_out(record_out)
             })
             .collect();
@@ -598,25 +592,7 @@ impl Model for KafkaActors {
 
 impl Spec for KafkaActors {
     fn variables(&self, s: &ActorState) -> Variables {
-        let show =
-            |src: Id, dst: Id, msg: &Msg| format!("{}→{} {msg}", actor_name(src), actor_name(dst));
-        // Stateright 0.31's `Network::iter_all` never ends on an ordered network: walk it here.
-        let mut network: Vec<String> = match &s.network {
-            Network::Ordered(channels) => channels
-                .iter()
-                .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| show(src, dst, m)))
-                .collect(),
-            Network::UnorderedNonDuplicating(multiset) => multiset
-                .iter()
-                .flat_map(|(env, &n)| (0..n).map(move |_| show(env.src, env.dst, &env.msg)))
-                .collect(),
-            Network::UnorderedDuplicating(set, _) => {
-                set.iter().map(|e| show(e.src, e.dst, &e.msg)).collect()
-            }
-        };
-        if self.network == NetKind::Unordered {
-            network.sort();
-        }
+        let network = in_flight(&s.network, self.network, actor_name);
         let b = Self::broker(s);
         let owner = Self::flow(s, OWNER);
         let z = Self::flow(s, ZOMBIE);
@@ -678,14 +654,7 @@ impl Spec for KafkaActors {
     }
 
     fn actor(&self, action: &ActorAction) -> String {
-        match action {
-            ActorModelAction::Deliver { dst, .. } => actor_name(*dst).into(),
-            ActorModelAction::Drop(_) => "network".into(),
-            ActorModelAction::Timeout(id, _)
-            | ActorModelAction::Crash(id)
-            | ActorModelAction::Recover(id) => actor_name(*id).into(),
-            ActorModelAction::SelectRandom { actor, .. } => actor_name(*actor).into(),
-        }
+        swimlane(action, actor_name)
     }
 }
 
@@ -734,10 +703,7 @@ impl Configured for KafkaActors {
             k.flag("Coupled"),
             k.flag("Seeded"),
             k.flag("GenerationCheck"),
-            match k.choice("Network") {
-                "unordered" => NetKind::Unordered,
-                _ => NetKind::Ordered,
-            },
+            NetKind::named(k.choice("Network")),
             k.small("ZombieCommits"),
         )
     }

@@ -4,6 +4,7 @@
 //! `Epoch` refine it (or must fail to); `CasFirstWrite` refines `CasFirstWriteAtomic`;
 //! `ReplayFence` and `GroupCommit` are lemmas under Cassandra and Kafka.
 
+pub mod actor_common;
 pub mod cas_first_write;
 pub mod cas_first_write_atomic;
 pub mod cassandra;

@@ -1,0 +1,73 @@
+//! What the actor models share: the network a config chooses and the swimlane of a step.
+
+use std::fmt::Display;
+
+use stateright::actor::{ActorModelAction, Id, Network};
+
+/// The network a config chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetKind {
+    Ordered,
+    Unordered,
+}
+
+impl NetKind {
+    /// A config's `Network` constant: `unordered`, or ordered per connection by default.
+    pub fn named(name: &str) -> NetKind {
+        match name {
+            "unordered" => NetKind::Unordered,
+            _ => NetKind::Ordered,
+        }
+    }
+
+    pub fn empty<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(self) -> Network<M> {
+        match self {
+            NetKind::Ordered => Network::new_ordered([]),
+            NetKind::Unordered => Network::new_unordered_nonduplicating([]),
+        }
+    }
+}
+
+/// The party a step belongs to: the receiver of a delivery, the owner of a timer or crash,
+/// the network for a lost message.
+pub fn swimlane<M, T, R>(
+    action: &ActorModelAction<M, T, R>,
+    name: fn(Id) -> &'static str,
+) -> String {
+    match action {
+        ActorModelAction::Deliver { dst, .. } => name(*dst).into(),
+        ActorModelAction::Drop(_) => "network".into(),
+        ActorModelAction::Timeout(id, _)
+        | ActorModelAction::Crash(id)
+        | ActorModelAction::Recover(id) => name(*id).into(),
+        ActorModelAction::SelectRandom { actor, .. } => name(*actor).into(),
+    }
+}
+
+/// The messages in flight, one `src→dst msg` each. Stateright 0.31's `Network::iter_all`
+/// never ends on an ordered network, so the channels are walked here. An unordered network is
+/// shown sorted, since its order means nothing.
+pub fn in_flight<M: Display + Clone + Eq + std::hash::Hash + std::fmt::Debug>(
+    network: &Network<M>,
+    kind: NetKind,
+    name: fn(Id) -> &'static str,
+) -> Vec<String> {
+    let show = |src: Id, dst: Id, msg: &M| format!("{}→{} {msg}", name(src), name(dst));
+    let mut shown: Vec<String> = match network {
+        Network::Ordered(channels) => channels
+            .iter()
+            .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| show(src, dst, m)))
+            .collect(),
+        Network::UnorderedNonDuplicating(multiset) => multiset
+            .iter()
+            .flat_map(|(env, &n)| (0..n).map(move |_| show(env.src, env.dst, &env.msg)))
+            .collect(),
+        Network::UnorderedDuplicating(set, _) => {
+            set.iter().map(|e| show(e.src, e.dst, &e.msg)).collect()
+        }
+    };
+    if kind == NetKind::Unordered {
+        shown.sort();
+    }
+    shown
+}
