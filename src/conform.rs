@@ -6,9 +6,14 @@
 //! short paths) drive the store step by step, comparing its row with the model's after every
 //! step.
 
+pub mod flow;
+pub mod group_commit;
+pub mod kafka;
+
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use loadbearing_impls::cassandra::CassandraCluster;
 use loadbearing_impls::postgres::PostgresStore;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
@@ -26,18 +31,64 @@ use stateright::Model;
 /// Offsets the writers draw from: small, so that races on one key collide often.
 const MAX_OFFSET: u8 = 5;
 
-/// Where the store runs.
+/// Where an implementation runs.
 #[derive(Clone, Debug)]
 pub enum Backend {
+    /// Embedded SQLite (the store family's default).
     Sqlite,
+    /// A PostgreSQL connection string.
     Postgres(String),
+    /// A Cassandra 5 node (`host:port`).
+    Cassandra(String),
+    /// The in-memory transactional producer (the Kafka family's default): one shared log that
+    /// checks generations like the group coordinator.
+    Memory,
+    /// A Kafka 4.4 broker's bootstrap address.
+    Kafka(String),
 }
 
 impl Backend {
     pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    pub fn kind(&self) -> BackendKind {
         match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres(_) => "postgres",
+            Backend::Sqlite => BackendKind::Sqlite,
+            Backend::Postgres(_) => BackendKind::Postgres,
+            Backend::Cassandra(_) => BackendKind::Cassandra,
+            Backend::Memory => BackendKind::Memory,
+            Backend::Kafka(_) => BackendKind::Kafka,
+        }
+    }
+}
+
+/// A backend without its connection details: what a target can run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum BackendKind {
+    Sqlite,
+    Postgres,
+    Cassandra,
+    Memory,
+    Kafka,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 5] = [
+        BackendKind::Sqlite,
+        BackendKind::Postgres,
+        BackendKind::Cassandra,
+        BackendKind::Memory,
+        BackendKind::Kafka,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Sqlite => "sqlite",
+            BackendKind::Postgres => "postgres",
+            BackendKind::Cassandra => "cassandra",
+            BackendKind::Memory => "memory",
+            BackendKind::Kafka => "kafka",
         }
     }
 }
@@ -46,10 +97,12 @@ impl Backend {
 pub struct StoreFactory {
     backend: Backend,
     mode: Mode,
-    /// PostgreSQL only: the three-statement first-write compound instead of one upsert.
+    /// PostgreSQL: the three-statement first-write compound instead of one upsert (Cassandra's
+    /// store is always the compound).
     compound: bool,
     sqlite_path: Option<std::path::PathBuf>,
     table: String,
+    cassandra: Option<CassandraCluster>,
 }
 
 impl StoreFactory {
@@ -67,14 +120,30 @@ impl StoreFactory {
                 let _ = std::fs::remove_file(&path);
                 Some(path)
             }
-            Backend::Postgres(_) => None,
+            Backend::Postgres(_) | Backend::Cassandra(_) => None,
+            Backend::Memory | Backend::Kafka(_) => {
+                return Err(format!(
+                    "the snapshot store runs on sqlite, postgres or cassandra, not {}",
+                    backend.name()
+                ))
+            }
+        };
+        let table = unique.replace('-', "_");
+        let cassandra = match &backend {
+            Backend::Cassandra(node) => Some(CassandraCluster::connect(
+                node,
+                "loadbearing_conform",
+                &table,
+            )?),
+            _ => None,
         };
         Ok(StoreFactory {
             backend,
             mode,
             compound: false,
             sqlite_path,
-            table: unique.replace('-', "_"),
+            table,
+            cassandra,
         })
     }
 
@@ -98,6 +167,13 @@ impl StoreFactory {
             Backend::Postgres(conn) => {
                 PostgresStore::connect_traced(conn, &self.table, options, tracer)
                     .map(|s| Box::new(s.compound(self.compound)) as Box<dyn SnapshotStore>)
+            }
+            Backend::Cassandra(_) => {
+                let cluster = self.cassandra.as_ref().expect("connected in new");
+                Ok(Box::new(cluster.store_traced(options, tracer)))
+            }
+            Backend::Memory | Backend::Kafka(_) => {
+                unreachable!("StoreFactory::new refuses the non-store backends")
             }
         }
     }
@@ -348,7 +424,8 @@ pub fn race(
         .collect())
 }
 
-/// A conformance target: a store built one way, the model it must (or must not) follow.
+/// A conformance target: an implementation built one way, the model it must (or must not)
+/// follow, in one or both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Target {
     /// The guarded store: every trace must be a behaviour of the guarded model.
@@ -357,17 +434,72 @@ pub enum Target {
     StoreLww,
     /// Model paths replayed on the guarded and the last-write-wins store.
     Replay,
-    /// PostgreSQL only: the non-atomic three-statement first write, its statements of 8
-    /// writers interleaved by the seeded scheduler, against CasFirstWrite.
+    /// PostgreSQL and Cassandra: the non-atomic three-statement first write, its statements of
+    /// 8 writers interleaved by the seeded scheduler, against CasFirstWrite.
     Compound,
+    /// An owner and a zombie partition flow overlapping on the guarded store, against the
+    /// Cassandra model.
+    Flow,
+    /// The same flows on the last-write-wins store (planted mutant).
+    FlowLww,
+    /// The same flows with the tombstone turned into a hard delete (planted mutant).
+    FlowHardDelete,
+    /// The replay fence: an owner resuming below its recovered high water, against ReplayFence.
+    Fence,
+    /// The replay fence switched off (planted mutant).
+    FenceOff,
+    /// Concurrent group commits against GroupCommit.
+    GroupCommit,
+    /// Group commit scheduling offsets ahead of durable writes (planted mutant).
+    GroupCommitUngated,
+    /// Owner and revoked flows on the generation-fenced Kafka design, against the Kafka model.
+    Kafka,
+    /// The capture decoupled from the teardown (planted mutant).
+    KafkaDecoupled,
+    /// Transactions carrying no offset until the first schedule (planted mutant).
+    KafkaUnseeded,
+    /// The generation not checked (planted mutant).
+    KafkaUnfenced,
+    /// The rejected producer-epoch design, against the Epoch model (its counterexample must
+    /// land on the implementation).
+    Epoch,
 }
 
+/// Which part of the code base a target exercises (and which module runs it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Store,
+    Flow,
+    GroupCommit,
+    Kafka,
+}
+
+const STORES: &[BackendKind] = &[
+    BackendKind::Sqlite,
+    BackendKind::Postgres,
+    BackendKind::Cassandra,
+];
+const COMPOUND_STORES: &[BackendKind] = &[BackendKind::Postgres, BackendKind::Cassandra];
+const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
+
 impl Target {
-    pub const ALL: [Target; 4] = [
+    pub const ALL: [Target; 16] = [
         Target::Store,
         Target::StoreLww,
         Target::Replay,
         Target::Compound,
+        Target::Flow,
+        Target::FlowLww,
+        Target::FlowHardDelete,
+        Target::Fence,
+        Target::FenceOff,
+        Target::GroupCommit,
+        Target::GroupCommitUngated,
+        Target::Kafka,
+        Target::KafkaDecoupled,
+        Target::KafkaUnseeded,
+        Target::KafkaUnfenced,
+        Target::Epoch,
     ];
 
     pub fn name(self) -> &'static str {
@@ -376,11 +508,67 @@ impl Target {
             Target::StoreLww => "store-lww",
             Target::Replay => "replay",
             Target::Compound => "compound",
+            Target::Flow => "flow",
+            Target::FlowLww => "flow-lww",
+            Target::FlowHardDelete => "flow-hard-delete",
+            Target::Fence => "fence",
+            Target::FenceOff => "fence-off",
+            Target::GroupCommit => "group-commit",
+            Target::GroupCommitUngated => "group-commit-ungated",
+            Target::Kafka => "kafka",
+            Target::KafkaDecoupled => "kafka-decoupled",
+            Target::KafkaUnseeded => "kafka-unseeded",
+            Target::KafkaUnfenced => "kafka-unfenced",
+            Target::Epoch => "epoch",
         }
     }
 
     pub fn parse(name: &str) -> Option<Target> {
         Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Target::Store | Target::StoreLww | Target::Replay | Target::Compound => Family::Store,
+            Target::Flow
+            | Target::FlowLww
+            | Target::FlowHardDelete
+            | Target::Fence
+            | Target::FenceOff => Family::Flow,
+            Target::GroupCommit | Target::GroupCommitUngated => Family::GroupCommit,
+            Target::Kafka
+            | Target::KafkaDecoupled
+            | Target::KafkaUnseeded
+            | Target::KafkaUnfenced
+            | Target::Epoch => Family::Kafka,
+        }
+    }
+
+    /// The backends this target runs on; the first is its default.
+    pub fn backends(self) -> &'static [BackendKind] {
+        match self {
+            Target::Compound => COMPOUND_STORES,
+            _ => match self.family() {
+                Family::Store | Family::Flow => STORES,
+                Family::GroupCommit | Family::Kafka => PRODUCERS,
+            },
+        }
+    }
+
+    /// Whether this target must show a divergence (a planted mutant) rather than conform.
+    pub fn is_mutant(self) -> bool {
+        matches!(
+            self,
+            Target::StoreLww
+                | Target::FlowLww
+                | Target::FlowHardDelete
+                | Target::FenceOff
+                | Target::GroupCommitUngated
+                | Target::KafkaDecoupled
+                | Target::KafkaUnseeded
+                | Target::KafkaUnfenced
+                | Target::Epoch
+        )
     }
 }
 
@@ -434,6 +622,15 @@ pub struct Settings {
 }
 
 pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> {
+    if !target.backends().contains(&settings.backend.kind()) {
+        let names: Vec<&str> = target.backends().iter().map(|b| b.name()).collect();
+        return Err(format!(
+            "{}: runs on {} (--backend), not {}",
+            target.name(),
+            names.join(" or "),
+            settings.backend.name()
+        ));
+    }
     let started = Instant::now();
     let mut result = TargetResult {
         target: target.name(),
@@ -445,7 +642,11 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
         conforming: 0,
         divergences: Vec::new(),
         divergent_traces: 0,
-        expected: "conforms",
+        expected: if target.is_mutant() {
+            "diverges"
+        } else {
+            "conforms"
+        },
         ok: false,
         seconds: 0.0,
         validation_seconds: 0.0,
@@ -459,16 +660,19 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             } else {
                 Mode::LastWriteWins
             };
-            if target == Target::StoreLww {
-                result.expected = "diverges";
-            }
             let factory = StoreFactory::new(settings.backend.clone(), mode, target.name())?;
-            let model = CasFirstWriteAtomic {
+            // Cassandra's persist is the three-LWT compound: its events are CasFirstWrite's.
+            let compound = matches!(settings.backend, Backend::Cassandra(_));
+            let atomic = CasFirstWriteAtomic {
                 writers: settings.writers as u8,
                 max_offset: MAX_OFFSET,
                 guarded: true,
                 reap: false,
             };
+            let three_statements = guarded_compound(settings.writers);
+            if compound {
+                result.model = "CasFirstWrite";
+            }
             let mut rng = Rng::new(settings.seed);
             for round in 0..settings.traces {
                 let offsets: Vec<u64> = (0..settings.writers)
@@ -476,7 +680,11 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                     .collect();
                 let jitter: Vec<u64> = (0..settings.writers).map(|_| rng.below(200)).collect();
                 let events = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
-                result.tally(&model, &events);
+                if compound {
+                    result.tally(&three_statements, &events);
+                } else {
+                    result.tally(&atomic, &events);
+                }
             }
             result.ok = match target {
                 Target::Store => result.conforming == result.traces,
@@ -485,24 +693,11 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
         }
         Target::Replay => replay_all(settings, &mut result)?,
         Target::Compound => {
-            if !matches!(settings.backend, Backend::Postgres(_)) {
-                return Err(format!(
-                    "{}: the compound runs on PostgreSQL (--backend postgres); SQLite has one atomic upsert",
-                    target.name()
-                ));
-            }
             result.model = "CasFirstWrite";
             let factory =
                 StoreFactory::new(settings.backend.clone(), Mode::Guarded, target.name())?
                     .compound();
-            let model = CasFirstWrite {
-                writers: settings.writers as u8,
-                max_offset: MAX_OFFSET,
-                guarded: true,
-                reap: false,
-                insert_if_not_exists: true,
-                retry: true,
-            };
+            let model = guarded_compound(settings.writers);
             let mut rng = Rng::new(settings.seed);
             for round in 0..settings.traces {
                 let offsets: Vec<u64> = (0..settings.writers)
@@ -514,9 +709,27 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             }
             result.ok = result.conforming == result.traces;
         }
+        _ => match target.family() {
+            Family::Flow => flow::run(target, settings, &mut result)?,
+            Family::GroupCommit => group_commit::run(target, settings, &mut result)?,
+            Family::Kafka => kafka::run(target, settings, &mut result)?,
+            Family::Store => unreachable!("every store target is matched above"),
+        },
     }
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// The guarded three-statement first write of `writers` writers.
+fn guarded_compound(writers: usize) -> CasFirstWrite {
+    CasFirstWrite {
+        writers: writers as u8,
+        max_offset: MAX_OFFSET,
+        guarded: true,
+        reap: false,
+        insert_if_not_exists: true,
+        retry: true,
+    }
 }
 
 /// The store's row as the model sees it.
@@ -760,4 +973,67 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
     result.conforming = result.traces - result.mismatches.len().min(result.traces);
     result.ok = result.mismatches.is_empty();
     Ok(())
+}
+
+/// The servers a run started, kept until it ends; each is started the first time a target
+/// asks for its backend.
+#[derive(Default)]
+pub struct Servers {
+    postgres: Option<loadbearing_impls::harness::postgres::PgServer>,
+    cassandra: Option<loadbearing_impls::harness::cassandra::CassandraNode>,
+    kafka: Option<loadbearing_impls_kafka::harness::KafkaBroker>,
+}
+
+impl Servers {
+    pub fn backend(&mut self, kind: BackendKind) -> Result<Backend, String> {
+        Ok(match kind {
+            BackendKind::Sqlite => Backend::Sqlite,
+            BackendKind::Memory => Backend::Memory,
+            BackendKind::Postgres => {
+                if self.postgres.is_none() {
+                    eprintln!("conform: starting PostgreSQL");
+                    self.postgres = Some(
+                        loadbearing_impls::harness::postgres::PgServer::start()
+                            .map_err(|e| format!("cannot start PostgreSQL: {e}"))?,
+                    );
+                }
+                Backend::Postgres(self.postgres.as_ref().expect("started").conn_str())
+            }
+            BackendKind::Cassandra => {
+                if self.cassandra.is_none() {
+                    eprintln!("conform: starting Cassandra 5");
+                    self.cassandra = Some(
+                        loadbearing_impls::harness::cassandra::CassandraNode::start()
+                            .map_err(|e| format!("cannot start Cassandra: {e}"))?,
+                    );
+                }
+                Backend::Cassandra(self.cassandra.as_ref().expect("started").node())
+            }
+            BackendKind::Kafka => {
+                if self.kafka.is_none() {
+                    eprintln!("conform: starting Kafka 4.4");
+                    self.kafka = Some(
+                        loadbearing_impls_kafka::harness::KafkaBroker::start()
+                            .map_err(|e| format!("cannot start Kafka: {e}"))?,
+                    );
+                }
+                Backend::Kafka(self.kafka.as_ref().expect("started").bootstrap())
+            }
+        })
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        // Their guardians would remove them at exit anyway; stopping now frees the machine.
+        if let Some(kafka) = &self.kafka {
+            kafka.stop();
+        }
+        if let Some(cassandra) = &self.cassandra {
+            cassandra.stop();
+        }
+        if let Some(postgres) = &self.postgres {
+            postgres.stop();
+        }
+    }
 }

@@ -38,10 +38,25 @@ enum Format {
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ConformBackend {
     Sqlite,
     Postgres,
+    Cassandra,
+    Memory,
+    Kafka,
+}
+
+impl ConformBackend {
+    fn kind(self) -> conform::BackendKind {
+        match self {
+            ConformBackend::Sqlite => conform::BackendKind::Sqlite,
+            ConformBackend::Postgres => conform::BackendKind::Postgres,
+            ConformBackend::Cassandra => conform::BackendKind::Cassandra,
+            ConformBackend::Memory => conform::BackendKind::Memory,
+            ConformBackend::Kafka => conform::BackendKind::Kafka,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -123,11 +138,17 @@ enum Command {
     /// Check implementations against their models: recorded traces must be behaviours of the
     /// model, and model paths replayed on the implementation must agree with it.
     Conform {
-        /// store, store-lww (the planted last-write-wins mutant), replay, and on PostgreSQL
-        /// compound (the three-statement first write, statements interleaved); all when none.
+        /// Targets (`loadbearing conform --list` names them); when none, every target that
+        /// runs on the backend, or on its embedded default when no backend is given.
         targets: Vec<String>,
-        #[arg(long, value_enum, default_value_t = ConformBackend::Sqlite)]
-        backend: ConformBackend,
+        /// Where the implementations run. Without it each target uses its embedded default:
+        /// SQLite for the stores and flows, the in-memory producer for the Kafka design.
+        /// postgres, cassandra and kafka start a throwaway server.
+        #[arg(long, value_enum)]
+        backend: Option<ConformBackend>,
+        /// List the targets, their backends and what each must show.
+        #[arg(long)]
+        list: bool,
         /// Traces (races, or random walks for replay) per target.
         #[arg(long, default_value_t = 50)]
         traces: usize,
@@ -233,16 +254,24 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             trace,
             model,
             sets,
+            list,
         } => {
             if let (Some(file), Some(model)) = (trace, model) {
                 return conform_file(&cli.suite, &file, &model, &sets, format);
             }
-            let on_postgres = matches!(backend, ConformBackend::Postgres);
-            let targets = if targets.is_empty() {
-                // The compound needs PostgreSQL; on SQLite the default is the three others.
+            if list {
+                print!("{}", conform_targets());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let wanted = backend.map(ConformBackend::kind);
+            let targets: Vec<conform::Target> = if targets.is_empty() {
                 conform::Target::ALL
                     .into_iter()
-                    .filter(|t| on_postgres || *t != conform::Target::Compound)
+                    .filter(|t| match wanted {
+                        Some(kind) => t.backends().contains(&kind),
+                        // The embedded defaults: the compound needs a server.
+                        None => t.backends()[0] != conform::BackendKind::Postgres,
+                    })
                     .collect()
             } else {
                 targets
@@ -261,34 +290,42 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     "--writers {writers}: the models hold 1 to 8 writers"
                 ));
             }
+            // Every target must run where asked: nothing is silently skipped.
+            let mut plan = Vec::new();
+            for target in targets {
+                let kind = wanted.unwrap_or(target.backends()[0]);
+                if !target.backends().contains(&kind) {
+                    let names: Vec<&str> = target.backends().iter().map(|b| b.name()).collect();
+                    return Err(format!(
+                        "target {} runs on {}, not {}",
+                        target.name(),
+                        names.join(" or "),
+                        kind.name()
+                    ));
+                }
+                plan.push((target, kind));
+            }
             let seed = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_secs())
                     .unwrap_or(1)
             });
-            let server;
-            let backend = match backend {
-                ConformBackend::Sqlite => conform::Backend::Sqlite,
-                ConformBackend::Postgres => {
-                    server = loadbearing_impls::harness::postgres::PgServer::start()
-                        .map_err(|e| format!("cannot start PostgreSQL: {e}"))?;
-                    conform::Backend::Postgres(server.conn_str())
-                }
-            };
-            let settings = conform::Settings {
-                backend,
-                traces,
-                writers,
-                seed,
-            };
+            let mut servers = conform::Servers::default();
             let mut results = Vec::new();
-            for target in targets {
+            for (target, kind) in plan {
+                let backend = servers.backend(kind)?;
                 eprintln!(
                     "conform: {} on {} (seed {seed})",
                     target.name(),
-                    settings.backend.name()
+                    backend.name()
                 );
+                let settings = conform::Settings {
+                    backend,
+                    traces,
+                    writers,
+                    seed,
+                };
                 results.push(conform::run(target, &settings)?);
             }
             match format {
@@ -501,7 +538,7 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
     for r in results {
         let verdict = if r.ok { "ok" } else { "FAILED" };
         out.push_str(&format!(
-            "{:<10} {:<20} {:<8} {} traces, {} events or steps: {} conforming, {} diverging (expected: {}) {verdict} {:.2}s ({:.3}s validating)\n",
+            "{:<20} {:<20} {:<9} {} traces, {} events or steps: {} conforming, {} diverging (expected: {}) {verdict} {:.2}s ({:.3}s validating)\n",
             r.target,
             r.model,
             r.backend,
@@ -521,6 +558,25 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
         for m in r.mismatches.iter().take(5) {
             out.push_str(&format!("    mismatch: {m}\n"));
         }
+    }
+    out
+}
+
+/// `conform --list`: every target, where it runs and what it must show.
+fn conform_targets() -> String {
+    let mut out = String::new();
+    for t in conform::Target::ALL {
+        let backends: Vec<&str> = t.backends().iter().map(|b| b.name()).collect();
+        out.push_str(&format!(
+            "{:<22} {:<9} on {}\n",
+            t.name(),
+            if t.is_mutant() {
+                "diverges"
+            } else {
+                "conforms"
+            },
+            backends.join(", ")
+        ));
     }
     out
 }
