@@ -590,14 +590,30 @@ pub struct TargetResult {
     pub seconds: f64,
     /// Time spent validating traces (the rest drives the implementation).
     pub validation_seconds: f64,
-    /// Replay only: model steps driven, and the mismatches between store and model.
+    /// Model → implementation: model steps driven, and the mismatches between the
+    /// implementation and the model.
     pub steps: usize,
     pub mismatches: Vec<String>,
+    /// Must-fail configs whose counterexample was driven through the implementation.
+    pub replays: Vec<Replay>,
+}
+
+/// A must-fail config's counterexample driven through the broken and the guarded
+/// implementation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Replay {
+    pub config: &'static str,
+    /// The model steps, in order.
+    pub steps: Vec<String>,
+    /// What the broken implementation did (the violation, reproduced).
+    pub broken: String,
+    /// What the guarded implementation did with the same schedule.
+    pub guarded: String,
 }
 
 impl TargetResult {
     /// Validates one trace and counts it; the first few divergences are kept.
-    fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
+    pub(crate) fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
         self.traces += 1;
         self.events += events.len();
         let validating = Instant::now();
@@ -652,6 +668,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
         validation_seconds: 0.0,
         steps: 0,
         mismatches: Vec::new(),
+        replays: Vec::new(),
     };
     match target {
         Target::Store | Target::StoreLww => {
@@ -804,51 +821,91 @@ fn all_paths(model: &CasFirstWriteAtomic, depth: usize) -> Vec<(AtomicState, Vec
     out
 }
 
+/// A must-fail config of the suite: the model its constants build, and the config.
+pub fn suite_model<M: loadbearing_specs::Configured>(
+    config_name: &str,
+) -> Result<(M, crate::suite::Config), String> {
+    let config = crate::suite::load(&crate::suite::default_path())
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|c| c.name == config_name)
+        .ok_or_else(|| format!("no config {config_name} in the suite"))?;
+    if config.model != M::NAME {
+        return Err(format!(
+            "{config_name} is a {} config, not {}",
+            config.model,
+            M::NAME
+        ));
+    }
+    Ok((M::from_knobs(&config.constants), config))
+}
+
+/// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
+/// step is matched to the action of that name whose successor shows the same variables.
+pub fn counterexample_path<M: Spec>(
+    model: &M,
+    config_name: &str,
+) -> Result<(Vec<M::Action>, Vec<M::State>), String> {
+    let config = crate::suite::load(&crate::suite::default_path())
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|c| c.name == config_name)
+        .ok_or_else(|| format!("no config {config_name} in the suite"))?;
+    let judged = crate::run::run(&config, &Options::default())?;
+    let cx = judged
+        .report
+        .counterexample
+        .ok_or_else(|| format!("{config_name} has no counterexample"))?;
+    let shown = |s: &M::State| -> Vec<(String, String)> {
+        model
+            .variables(s)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    };
+    let mut states = vec![model
+        .init_states()
+        .into_iter()
+        .find(|s| shown(s) == cx.steps[0].state)
+        .ok_or_else(|| {
+            format!("{config_name}: the counterexample's initial state is not the model's")
+        })?];
+    let mut path = Vec::new();
+    for (i, step) in cx.steps.iter().enumerate().skip(1) {
+        let state = states.last().expect("non-empty").clone();
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        let (action, next) = actions
+            .into_iter()
+            .filter(|a| Some(model.format_action(a)) == step.action)
+            .find_map(|a| {
+                let next = model.next_state(&state, a.clone())?;
+                (shown(&next) == step.state).then_some((a, next))
+            })
+            .ok_or_else(|| {
+                format!(
+                    "{config_name}: step {i} ({:?}) does not replay on the model",
+                    step.action
+                )
+            })?;
+        path.push(action);
+        states.push(next);
+    }
+    Ok((path, states))
+}
+
 /// A counterexample of the compound, mapped onto the atomic store through the refinement: the
 /// in-flight statements are stutters, a landing write is a Persist, a conflict a GiveUp.
 pub fn atomic_schedule(
     compound: &CasFirstWrite,
     config_name: &str,
 ) -> Result<(AtomicState, Vec<AtomicAction>), String> {
-    let config = crate::suite::load(&crate::suite::default_path())
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|c| c.name == config_name)
-        .ok_or_else(|| format!("no config {config_name}"))?;
-    let judged = crate::run::run(&config, &Options::default())?;
-    let cx = judged
-        .report
-        .counterexample
-        .ok_or_else(|| format!("{config_name} has no counterexample"))?;
     let refinement = compound
         .refinements()
         .into_iter()
         .next()
         .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
-    // Replay the named actions on the model to recover the states.
-    let mut states = vec![compound
-        .init_states()
-        .into_iter()
-        .find(|s| {
-            compound
-                .variables(s)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect::<Vec<_>>()
-                == cx.steps[0].state
-        })
-        .ok_or("the counterexample's initial state")?];
-    for step in &cx.steps[1..] {
-        let state = states.last().expect("non-empty").clone();
-        let mut actions = Vec::new();
-        compound.actions(&state, &mut actions);
-        let next = actions
-            .into_iter()
-            .find(|a| Some(compound.format_action(a)) == step.action)
-            .and_then(|a| compound.next_state(&state, a))
-            .ok_or("the counterexample replays on the model")?;
-        states.push(next);
-    }
+    let (_, states) = counterexample_path(compound, config_name)?;
     let init = &states[0];
     let atomic_init = AtomicState {
         stored: init.stored,
@@ -970,6 +1027,20 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
             .mismatches
             .push("casfw_unguarded replayed on the guarded store regressed the row".into());
     }
+    result.replays.push(Replay {
+        config: "casfw_unguarded",
+        steps: schedule.iter().map(|a| format!("{a:?}")).collect(),
+        broken: if regressed_lww {
+            "the last-write-wins store let the lower offset overwrite the higher one".into()
+        } else {
+            "did not reproduce".into()
+        },
+        guarded: if regressed_guarded {
+            "regressed the row".into()
+        } else {
+            "refused the stale write (typed conflict); the row kept the higher offset".into()
+        },
+    });
     result.conforming = result.traces - result.mismatches.len().min(result.traces);
     result.ok = result.mismatches.is_empty();
     Ok(())

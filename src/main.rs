@@ -555,6 +555,15 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
                 out.push_str(&format!("    {line}\n"));
             }
         }
+        for replay in &r.replays {
+            out.push_str(&format!(
+                "    replayed {} ({}): broken: {}; guarded: {}\n",
+                replay.config,
+                replay.steps.join(", "),
+                replay.broken,
+                replay.guarded
+            ));
+        }
         for m in r.mismatches.iter().take(5) {
             out.push_str(&format!("    mismatch: {m}\n"));
         }

@@ -152,6 +152,12 @@ pub trait Conform: Spec {
     fn is_silent(&self, _action: &Self::Action) -> bool {
         false
     }
+
+    /// Why no action of the event's kind is enabled in `state`, when the model can say (shown
+    /// in a divergence report instead of a bare "not allowed").
+    fn disabled_reason(&self, _state: &Self::State, _event: &Event) -> Option<String> {
+        None
+    }
 }
 
 /// One model action tried for the event that could not be matched, and why it did not fit.
@@ -166,6 +172,9 @@ pub struct Tried {
 pub struct TriedFrom {
     pub state: Vec<(String, String)>,
     pub allowed: Vec<Tried>,
+    /// Why the model allows no step of the event's kind here, when it can say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -384,7 +393,15 @@ fn explain<M: Conform>(
                 why_not,
             });
         }
+        let reported = allowed
+            .iter()
+            .any(|t| t.why_not != "the event reports another action");
         tried.push(TriedFrom {
+            disabled: if reported {
+                None
+            } else {
+                model.disabled_reason(state, event)
+            },
             state: model
                 .variables(state)
                 .into_iter()
@@ -457,6 +474,9 @@ impl Divergence {
                         names.join(", ")
                     }
                 );
+                if let Some(why) = &from.disabled {
+                    let _ = writeln!(out, "    {why}");
+                }
             }
             for t in relevant {
                 let _ = writeln!(out, "    {}: {}", t.action, t.why_not);

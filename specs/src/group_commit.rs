@@ -262,3 +262,113 @@ impl Configured for GroupCommit {
         }
     }
 }
+
+/// Traces of the group commit implementation (`impls/kafka`), read as GroupCommit steps.
+///
+/// Events: `offer`, `acq`, `commit` (vars `writes`: how many queued writes it drained, `co`:
+/// the offset its transaction carries), `await_` (var `outcome`) by actor `wN`, where N is the
+/// input offset the writer writes (the model's writer N writes offset N); `sched` (arg `o`) by
+/// the flow; `transaction` (var `outcome`) changes no model variable, and the model has no
+/// failing transaction, so only a committed one fits. The flow's last step and the final
+/// stutter are never logged.
+impl loadbearing_refinement::conform::Conform for GroupCommit {
+    fn reports(&self, action: &GcAction, event: &Event) -> bool {
+        let by = |w: &u8| writer_of(event) == Some(*w);
+        match action {
+            GcAction::Offer(w) => event.action == "offer" && by(w),
+            GcAction::Acq(w) => event.action == "acq" && by(w),
+            GcAction::Commit(w) => event.action == "commit" && by(w),
+            GcAction::Await(w) => event.action == "await_" && by(w),
+            // Any scheduled offset reports a Sched, so that `observe` can say why one does not fit.
+            GcAction::Sched(_) => event.action == "sched",
+            GcAction::SchedDone | GcAction::Terminating => false,
+        }
+    }
+
+    fn observe(&self, before: &GcState, after: &GcState, event: &Event) -> Result<(), String> {
+        match event.action.as_str() {
+            "sched" => {
+                let o = event
+                    .arg_u64("o")
+                    .ok_or("a sched event carries its offset o")?;
+                if o == after.oc as u64 {
+                    return Ok(());
+                }
+                let durable: Vec<String> = (1..=self.n)
+                    .filter(|w| before.done & (1 << w) != 0)
+                    .map(|w| w.to_string())
+                    .collect();
+                let missing: Vec<String> = (1..=o.min(self.n as u64) as u8)
+                    .filter(|w| before.done & (1 << w) == 0)
+                    .map(|w| w.to_string())
+                    .collect();
+                Err(if missing.is_empty() || !self.gated {
+                    format!("the flow scheduled {o}; this step schedules {}", after.oc)
+                } else {
+                    format!(
+                        "the flow scheduled offset {o} while the writes of offsets {} were not durable (durable: {{{}}}): the committed offset would lead the durable writes",
+                        missing.join(","),
+                        durable.join(",")
+                    )
+                })
+            }
+            "commit" => {
+                let drained = (after.done & !before.done).count_ones() as u64;
+                if let Some(writes) = event.var_u64("writes") {
+                    if writes != drained {
+                        return Err(format!(
+                            "the commit drained {writes} writes; the model drains {drained} (queue {:?}, Cap {})",
+                            before.queue, self.cap
+                        ));
+                    }
+                }
+                match event.var_u64("co") {
+                    Some(co) if co != after.co as u64 => Err(format!(
+                        "the transaction carries offset {co}; the model commits oc = {}",
+                        after.co
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            "await_" | "transaction" => match event.var_str("outcome") {
+                Some("committed") | None => Ok(()),
+                Some(failed) => Err(format!(
+                    "the transaction failed ({failed}); in the model every transaction commits"
+                )),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    fn is_stutter(&self, event: &Event) -> bool {
+        event.action == "transaction"
+    }
+
+    fn is_silent(&self, action: &GcAction) -> bool {
+        matches!(action, GcAction::SchedDone | GcAction::Terminating)
+    }
+
+    fn disabled_reason(&self, state: &GcState, event: &Event) -> Option<String> {
+        let o = event.arg_u64("o")?;
+        if event.action != "sched" || !self.gated || state.pc[0] != Pc::Sched {
+            return None;
+        }
+        let missing: Vec<String> = (1..=o.min(self.n as u64) as u8)
+            .filter(|w| state.done & (1 << w) == 0)
+            .map(|w| w.to_string())
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "the flow scheduled offset {o} while the writes of offsets {} were not durable: the committed offset would lead the durable writes",
+                missing.join(",")
+            )
+        })
+    }
+}
+
+/// `w3` → writer 3 (the writer of offset 3).
+fn writer_of(event: &Event) -> Option<u8> {
+    event.actor.as_deref()?.strip_prefix('w')?.parse().ok()
+}
+
+use loadbearing_refinement::conform::Event;

@@ -76,6 +76,7 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
             conform_with::<CasFirstWriteAtomic>(),
         )),
         "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
+        "GroupCommit" => Some((GroupCommit::KNOBS, conform_with::<GroupCommit>())),
         _ => None,
     }
 }

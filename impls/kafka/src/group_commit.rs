@@ -267,9 +267,6 @@ impl Waiter {
         *lock(&self.outcome) = Some(r);
         self.ready.notify_all();
     }
-    fn done(&self) -> bool {
-        lock(&self.outcome).is_some()
-    }
     fn wait(&self) -> Result<Committed, CommitError> {
         let mut g = lock(&self.outcome);
         loop {
@@ -307,6 +304,23 @@ pub struct GroupCommit<P: TxnProducer> {
     next_writer: AtomicU64,
     stats: Mutex<Stats>,
     tracer: SharedKafkaTracer,
+    gated: bool,
+}
+
+/// A writer's queued write, from `offer` to `await_`.
+pub struct Ticket(Arc<Waiter>);
+
+impl Ticket {
+    /// The writer's id in the trace events.
+    pub fn writer(&self) -> u64 {
+        self.0.id
+    }
+}
+
+/// The per-partition lock, held from `acq` to `commit`.
+pub struct Held<'a, P> {
+    producer: MutexGuard<'a, P>,
+    writer: u64,
 }
 
 /// GroupCommit settings.
@@ -322,6 +336,9 @@ pub struct GroupCommitConfig {
     /// the first `schedule`, transactions carry no offset, so nothing fences them.
     pub seeded: bool,
     pub fence: Fence,
+    /// `false` is GroupCommit's `Gated = false` (a planted mutant, for conformance tests only):
+    /// the flow may schedule an offset while writes below it are not durable yet.
+    pub gated: bool,
 }
 
 impl GroupCommitConfig {
@@ -332,6 +349,7 @@ impl GroupCommitConfig {
             seed,
             seeded: true,
             fence: Fence::Generation,
+            gated: true,
         }
     }
     pub fn cap(mut self, cap: usize) -> Self {
@@ -345,6 +363,11 @@ impl GroupCommitConfig {
     }
     pub fn fence(mut self, fence: Fence) -> Self {
         self.fence = fence;
+        self
+    }
+    /// Drop the gate on `schedule` (the `gc_ungated` variant; conformance tests only).
+    pub fn ungated(mut self) -> Self {
+        self.gated = false;
         self
     }
 }
@@ -373,6 +396,7 @@ impl<P: TxnProducer> GroupCommit<P> {
             next_writer: AtomicU64::new(1),
             stats: Mutex::new(Stats::default()),
             tracer,
+            gated: config.gated,
         }
     }
 
@@ -421,56 +445,90 @@ impl<P: TxnProducer> GroupCommit<P> {
         f(&mut lock(&self.txn))
     }
 
-    /// Write one snapshot: `offer`, `acq`, `commit`, `await_`. Returns this write's own
-    /// outcome, whichever writer's transaction carried it.
+    /// Write one snapshot: `offer`, `acq`, `commit`, `await_`, as each writer of the model
+    /// does once. Returns this write's own outcome, whichever writer's transaction carried it.
+    ///
+    /// One commit per writer is enough: every writer that offered commits once afterwards and
+    /// each commit on a non-empty queue drains at least one write, so the queue never holds
+    /// more writes than there are writers still to commit, and the last of them drains it.
     pub fn write(&self, write: SnapshotWrite) -> Result<Committed, CommitError> {
+        let ticket = self.offer(write);
+        let held = self.acquire(&ticket);
+        // Each drained writer gets its outcome through its ticket, this one included.
+        let _ = self.commit(held);
+        self.await_(ticket)
+    }
+
+    /// `offer`: queue the write. The event is emitted in the queue's critical section, so the
+    /// trace shows the writes in queue order.
+    pub fn offer(&self, write: SnapshotWrite) -> Ticket {
         let id = self.next_writer.fetch_add(1, Ordering::Relaxed);
-        let partition = self.input.partition;
         *lock(&self.offsets)
             .pending
             .entry(write.key.clone())
             .or_default()
             .entry(write.offset)
             .or_insert(0) += 1;
-        self.tracer.kafka(&KafkaStep::Offer {
-            partition,
-            writer: id,
-            key: write.key.clone(),
-            offset: write.offset,
-        });
         let waiter = Arc::new(Waiter {
             id,
             write,
             outcome: Mutex::new(None),
             ready: Condvar::new(),
         });
-        lock(&self.queue).push_back(waiter.clone());
-        // acq + commit, as every writer of the model does (even when another writer's
-        // transaction already carried this write: then it commits what is queued, or nothing);
-        // again only if this write was beyond the cap of every transaction so far.
-        loop {
-            let mut producer = lock(&self.txn);
-            self.tracer.kafka(&KafkaStep::Acq {
-                partition,
-                writer: id,
-            });
-            // Each drained writer gets its outcome through its waiter, this one included.
-            let _ = self.commit_locked(&mut producer, id, false);
-            drop(producer);
-            if waiter.done() {
-                break;
-            }
-        }
-        let outcome = waiter.wait();
-        self.tracer.kafka(&KafkaStep::Await {
-            partition,
+        let mut queue = lock(&self.queue);
+        self.tracer.kafka(&KafkaStep::Offer {
+            partition: self.input.partition,
             writer: id,
-            outcome: match &outcome {
+            key: waiter.write.key.clone(),
+            offset: waiter.write.offset,
+        });
+        queue.push_back(waiter.clone());
+        Ticket(waiter)
+    }
+
+    /// `acq`: take the per-partition lock (blocks while another writer holds it).
+    pub fn acquire(&self, ticket: &Ticket) -> Held<'_, P> {
+        let producer = lock(&self.txn);
+        self.tracer.kafka(&KafkaStep::Acq {
+            partition: self.input.partition,
+            writer: ticket.0.id,
+        });
+        Held {
+            producer,
+            writer: ticket.0.id,
+        }
+    }
+
+    /// `commit`: drain up to `cap` queued writes into one transaction with the scheduled
+    /// offset, hand each drained writer its outcome, and release the lock.
+    pub fn commit(&self, mut held: Held<'_, P>) -> Result<Committed, CommitError> {
+        let writer = held.writer;
+        self.commit_locked(&mut held.producer, writer, false)
+    }
+
+    /// `await_`: this write's outcome (blocks until a commit carried it).
+    pub fn await_(&self, ticket: Ticket) -> Result<Committed, CommitError> {
+        let outcome = ticket.0.wait();
+        self.trace_await(&ticket, &outcome);
+        outcome
+    }
+
+    /// `await_` if it is enabled: the outcome once a commit carried the write, else `None`.
+    pub fn try_await(&self, ticket: &Ticket) -> Option<Result<Committed, CommitError>> {
+        let outcome = lock(&ticket.0.outcome).clone()?;
+        self.trace_await(ticket, &outcome);
+        Some(outcome)
+    }
+
+    fn trace_await(&self, ticket: &Ticket, outcome: &Result<Committed, CommitError>) {
+        self.tracer.kafka(&KafkaStep::Await {
+            partition: self.input.partition,
+            writer: ticket.0.id,
+            outcome: match outcome {
                 Ok(_) => TxnOutcome::Committed,
                 Err(e) => e.outcome(),
             },
         });
-        outcome
     }
 
     /// A transaction now even if nothing is queued and the offset did not move (the revoke
@@ -490,13 +548,14 @@ impl<P: TxnProducer> GroupCommit<P> {
         let mut o = lock(&self.offsets);
         let lowest = o.pending.values().filter_map(|m| m.keys().next()).min();
         if let Some(&pending) = lowest {
-            if pending < offset {
+            if pending < offset && self.gated {
                 return Err(CommitError::Ungated { offset, pending });
             }
         }
         if o.scheduled.is_none_or(|s| offset > s) {
             o.scheduled = Some(offset);
-            drop(o);
+            // Inside the critical section: a commit reading the offset after this is traced
+            // after it.
             self.tracer.kafka(&KafkaStep::Sched {
                 partition: self.input.partition,
                 offset,
@@ -513,18 +572,25 @@ impl<P: TxnProducer> GroupCommit<P> {
         writer: u64,
         force: bool,
     ) -> Result<Committed, CommitError> {
-        let batch: Vec<Arc<Waiter>> = {
-            let mut q = lock(&self.queue);
-            let n = q.len().min(self.cap);
-            q.drain(..n).collect()
-        };
-        let (offset, committed) = {
-            let o = lock(&self.offsets);
-            (o.scheduled, o.committed)
-        };
         let partition = self.input.partition;
-        let trace = |writes: usize, outcome: TxnOutcome| {
+        // The model's commit is one atomic step: drain the queue, read the scheduled offset.
+        // Both happen here, under the queue's and the offsets' locks, and the `commit` event
+        // with them; the transaction's outcome follows as its own event.
+        let (batch, offset, committed) = {
+            let mut q = lock(&self.queue);
+            let o = lock(&self.offsets);
+            let n = q.len().min(self.cap);
+            let batch: Vec<Arc<Waiter>> = q.drain(..n).collect();
             self.tracer.kafka(&KafkaStep::Commit {
+                partition,
+                writer,
+                writes: batch.len(),
+                offset: o.scheduled.unwrap_or(-1),
+            });
+            (batch, o.scheduled, o.committed)
+        };
+        let trace = |writes: usize, outcome: TxnOutcome| {
+            self.tracer.kafka(&KafkaStep::Transaction {
                 partition,
                 writer,
                 writes,
@@ -534,7 +600,6 @@ impl<P: TxnProducer> GroupCommit<P> {
         };
         if batch.is_empty() && committed == offset && !force {
             // The model's commit on an empty queue: co := oc changes nothing; no transaction.
-            trace(0, TxnOutcome::Committed);
             return Ok(Committed {
                 batch: 0,
                 offset: offset.unwrap_or(-1),

@@ -9,6 +9,7 @@
 //! | `ZombieCommit` | Kafka / Epoch `ZombieCommit(m)` | a revoked flow's transaction, accepted or rejected |
 //! | `ZombieInit` | Epoch `ZombieInit` | a producer with a stable `transactional.id` initialised (it takes the highest epoch) |
 //! | `offer`, `acq`, `commit`, `await_`, `sched` | GroupCommit's process steps | [`crate::group_commit::GroupCommit`] |
+//! | `transaction` | none: the outcome of the transaction a `commit` started | [`crate::group_commit::GroupCommit`] |
 //!
 //! The store crate's [`Tracer`] takes the store's own [`Step`] enum, which has no variant for
 //! these actions, so a [`KafkaTracer`] is a [`Tracer`] that also takes [`KafkaStep`]s: one object
@@ -80,9 +81,17 @@ pub enum KafkaStep {
     },
     /// GroupCommit `acq`: writer `writer` took the per-partition lock.
     Acq { partition: i32, writer: u64 },
-    /// GroupCommit `commit`: one transaction of `writes` queued writes (possibly none) with
-    /// the input offset `offset`.
+    /// GroupCommit `commit`: `writer` drained `writes` queued writes (possibly none) for one
+    /// transaction with the input offset `offset` (the next to consume; -1: none). Emitted
+    /// where the model's step happens: the drain and the read of the scheduled offset.
     Commit {
+        partition: i32,
+        writer: u64,
+        writes: usize,
+        offset: i64,
+    },
+    /// How that transaction ended (none when an empty queue left nothing to commit).
+    Transaction {
         partition: i32,
         writer: u64,
         writes: usize,
@@ -112,6 +121,7 @@ impl KafkaStep {
             KafkaStep::Offer { .. } => "offer",
             KafkaStep::Acq { .. } => "acq",
             KafkaStep::Commit { .. } => "commit",
+            KafkaStep::Transaction { .. } => "transaction",
             KafkaStep::Await { .. } => "await_",
             KafkaStep::Sched { .. } => "sched",
         }

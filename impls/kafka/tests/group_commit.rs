@@ -166,7 +166,7 @@ fn offset_only_commit_has_no_writes_and_carries_the_seed() {
     assert!(log.durable.is_empty());
     assert_eq!(log.committed_offset, Some(42));
     assert_eq!(g.stats().offset_only, 1);
-    assert_eq!(rec.actions(), vec!["acq", "commit"]);
+    assert_eq!(rec.actions(), vec!["acq", "commit", "transaction"]);
 }
 
 #[test]
