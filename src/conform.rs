@@ -840,12 +840,15 @@ pub fn suite_model<M: loadbearing_specs::Configured>(
     Ok((M::from_knobs(&config.constants), config))
 }
 
+/// A model path: its actions, and the states they lead through (the initial one first).
+pub type ModelPath<M> = (
+    Vec<<M as stateright::Model>::Action>,
+    Vec<<M as stateright::Model>::State>,
+);
+
 /// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
 /// step is matched to the action of that name whose successor shows the same variables.
-pub fn counterexample_path<M: Spec>(
-    model: &M,
-    config_name: &str,
-) -> Result<(Vec<M::Action>, Vec<M::State>), String> {
+pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, String> {
     let config = crate::suite::load(&crate::suite::default_path())
         .map_err(|e| e.to_string())?
         .into_iter()
