@@ -9,6 +9,7 @@
 pub mod flow;
 pub mod group_commit;
 pub mod kafka;
+pub mod ssi;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -463,6 +464,11 @@ pub enum Target {
     /// The rejected producer-epoch design, against the Epoch model (its counterexample must
     /// land on the implementation).
     Epoch,
+    /// The SSI engine with the #136 fix, against the fix's model; every must-fail `ssi_*`
+    /// counterexample replayed on its engine variant.
+    Ssi,
+    /// The pre-fix SSI engine against the fix's model (the #136 bug, kept as a variant).
+    SsiPrefix,
 }
 
 /// Which part of the code base a target exercises (and which module runs it).
@@ -472,6 +478,7 @@ pub enum Family {
     Flow,
     GroupCommit,
     Kafka,
+    Ssi,
 }
 
 const STORES: &[BackendKind] = &[
@@ -481,9 +488,10 @@ const STORES: &[BackendKind] = &[
 ];
 const COMPOUND_STORES: &[BackendKind] = &[BackendKind::Postgres, BackendKind::Cassandra];
 const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
+const IN_PROCESS: &[BackendKind] = &[BackendKind::Memory];
 
 impl Target {
-    pub const ALL: [Target; 16] = [
+    pub const ALL: [Target; 18] = [
         Target::Store,
         Target::StoreLww,
         Target::Replay,
@@ -500,6 +508,8 @@ impl Target {
         Target::KafkaUnseeded,
         Target::KafkaUnfenced,
         Target::Epoch,
+        Target::Ssi,
+        Target::SsiPrefix,
     ];
 
     pub fn name(self) -> &'static str {
@@ -520,6 +530,8 @@ impl Target {
             Target::KafkaUnseeded => "kafka-unseeded",
             Target::KafkaUnfenced => "kafka-unfenced",
             Target::Epoch => "epoch",
+            Target::Ssi => "ssi",
+            Target::SsiPrefix => "ssi-prefix",
         }
     }
 
@@ -541,6 +553,7 @@ impl Target {
             | Target::KafkaUnseeded
             | Target::KafkaUnfenced
             | Target::Epoch => Family::Kafka,
+            Target::Ssi | Target::SsiPrefix => Family::Ssi,
         }
     }
 
@@ -551,6 +564,7 @@ impl Target {
             _ => match self.family() {
                 Family::Store | Family::Flow => STORES,
                 Family::GroupCommit | Family::Kafka => PRODUCERS,
+                Family::Ssi => IN_PROCESS,
             },
         }
     }
@@ -568,6 +582,7 @@ impl Target {
                 | Target::KafkaUnseeded
                 | Target::KafkaUnfenced
                 | Target::Epoch
+                | Target::SsiPrefix
         )
     }
 }
@@ -602,7 +617,7 @@ pub struct TargetResult {
 /// implementation.
 #[derive(Clone, Debug, Serialize)]
 pub struct Replay {
-    pub config: &'static str,
+    pub config: String,
     /// The model steps, in order.
     pub steps: Vec<String>,
     /// What the broken implementation did (the violation, reproduced).
@@ -730,6 +745,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             Family::Flow => flow::run(target, settings, &mut result)?,
             Family::GroupCommit => group_commit::run(target, settings, &mut result)?,
             Family::Kafka => kafka::run(target, settings, &mut result)?,
+            Family::Ssi => ssi::run(target, settings, &mut result)?,
             Family::Store => unreachable!("every store target is matched above"),
         },
     }
@@ -1031,7 +1047,7 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
             .push("casfw_unguarded replayed on the guarded store regressed the row".into());
     }
     result.replays.push(Replay {
-        config: "casfw_unguarded",
+        config: "casfw_unguarded".into(),
         steps: schedule.iter().map(|a| format!("{a:?}")).collect(),
         broken: if regressed_lww {
             "the last-write-wins store let the lower offset overwrite the higher one".into()

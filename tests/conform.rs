@@ -271,7 +271,29 @@ fn conform_json_reports_every_target() {
         .iter()
         .map(|r| r["target"].as_str().unwrap())
         .collect();
-    assert_eq!(targets, ["store", "store-lww", "replay"]);
+    // Every target that runs in-process or on SQLite (the compound needs a server).
+    assert_eq!(
+        targets,
+        [
+            "store",
+            "store-lww",
+            "replay",
+            "flow",
+            "flow-lww",
+            "flow-hard-delete",
+            "fence",
+            "fence-off",
+            "group-commit",
+            "group-commit-ungated",
+            "kafka",
+            "kafka-decoupled",
+            "kafka-unseeded",
+            "kafka-unfenced",
+            "epoch",
+            "ssi",
+            "ssi-prefix"
+        ]
+    );
     for r in results.as_array().unwrap() {
         for field in [
             "model",
@@ -281,6 +303,7 @@ fn conform_json_reports_every_target() {
             "conforming",
             "divergences",
             "seconds",
+            "replays",
         ] {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
         }
@@ -332,4 +355,59 @@ fn eight_racing_writers_on_postgres_conform() {
 fn the_compound_needs_postgres() {
     let err = conform::run(Target::Compound, &sqlite(1, 1)).unwrap_err();
     assert!(err.contains("runs on postgres or cassandra"), "{err}");
+}
+
+fn in_process(traces: usize, seed: u64) -> Settings {
+    Settings {
+        backend: Backend::Memory,
+        traces,
+        writers: 8,
+        seed,
+    }
+}
+
+#[test]
+fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
+    let result = conform::run(Target::Ssi, &in_process(4, 3)).unwrap();
+    assert!(
+        result.ok,
+        "{:?} {:?}",
+        result.divergences.first().map(|d| d.text()),
+        result.mismatches
+    );
+    // Every must-fail ssi_* config of the suite, driven through its engine variant.
+    let must_fail = loadbearing::suite::load(&loadbearing::suite::default_path())
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.model == "SSI" && c.expected.to_string().starts_with("violates"))
+        .count();
+    assert_eq!(result.replays.len(), must_fail);
+    let trigger = result
+        .replays
+        .iter()
+        .find(|r| r.config == "ssi_prefix_write_skew")
+        .unwrap();
+    assert!(
+        trigger.broken.contains("serializable: false"),
+        "{}",
+        trigger.broken
+    );
+    assert!(
+        trigger
+            .guarded
+            .contains("Write(T2, bob) failed SnapshotUnsafe"),
+        "{}",
+        trigger.guarded
+    );
+}
+
+#[test]
+fn the_pre_fix_ssi_engine_is_caught_by_the_fix_model() {
+    let result = conform::run(Target::SsiPrefix, &in_process(4, 3)).unwrap();
+    assert!(result.ok && result.divergent_traces > 0);
+    let text = result.divergences[0].text();
+    assert!(
+        text.contains("the engine's step succeeded, the model fails it with SnapshotUnsafe"),
+        "{text}"
+    );
 }

@@ -533,7 +533,7 @@ fn reproduce_ungated(result: &mut TargetResult) -> Result<(), String> {
             (None, None) => "not refused, no violation".into(),
         };
         result.replays.push(super::Replay {
-            config: "gc_ungated",
+            config: "gc_ungated".into(),
             steps: path.iter().map(|a| format!("{a:?}")).collect(),
             broken: broken.leading.unwrap_or_else(|| "did not reproduce".into()),
             guarded: guarded_did,

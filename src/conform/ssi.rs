@@ -1,0 +1,201 @@
+//! Conformance of the SSI engine (`impls/ssi`) to the SSI model (SPECS.md §8), both ways.
+//!
+//! Implementation → model: the isolation tier's scenarios run on the engine, one thread per
+//! transaction with seeded timing, and every trace must be a behaviour of the engine variant's
+//! model. `ssi` runs the fixed engine against the fix; `ssi-prefix` runs the pre-fix engine
+//! (the #136 bug, kept as a variant) against the fix, which must catch it.
+//!
+//! Model → implementation: seeded random model paths drive the engine step by step (the
+//! engine's trace must be that path, its committed values and serializability the model's),
+//! and every must-fail `ssi_*` config's counterexample is driven through the engine variant it
+//! describes (the engine must follow the violating path step for step; a `Serializable`
+//! violation must really commit a non-serializable history) and through the fixed engine
+//! (which must stay serializable).
+
+use loadbearing_refinement::conform::{parse_ndjson, validate, Limits};
+use loadbearing_specs::ssi::{workload, Ssi};
+use loadbearing_ssi_engine::conform::committed;
+use loadbearing_ssi_engine::engine::Variant;
+use loadbearing_ssi_engine::program::script;
+use loadbearing_ssi_engine::replay::replay;
+use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
+use loadbearing_ssi_engine::trace::to_ndjson;
+use stateright::Model;
+
+use super::{counterexample_path, Replay, Rng, Settings, Target, TargetResult};
+use crate::suite::Expected;
+
+/// Timing jitter of the tier's threads, in microseconds.
+const JITTER_US: u64 = 20;
+
+pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+    result.model = "SSI";
+    let engine = if target == Target::Ssi {
+        Variant::FIX
+    } else {
+        Variant::named("prefix").expect("the pre-fix variant")
+    };
+    let mut rng = Rng::new(settings.seed);
+    for _ in 0..settings.traces {
+        for scenario in scenarios() {
+            // The predicate scenario has no model workload.
+            let Some(w) = workload::named(scenario.script) else {
+                continue;
+            };
+            let run = attempt_engine(&scenario, engine, rng.next_u64(), JITTER_US);
+            let events = parse_ndjson(&to_ndjson(&run.trace)).map_err(|e| e.to_string())?;
+            result.tally(&Variant::FIX.model(w), &events);
+        }
+    }
+    if target == Target::Ssi {
+        replay_random_paths(settings, &mut rng, result)?;
+        replay_counterexamples(result)?;
+        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
+    } else {
+        result.ok = result.divergent_traces > 0;
+    }
+    Ok(())
+}
+
+/// Seeded random complete paths of the fix's model, on every workload, driven through the
+/// fixed engine.
+fn replay_random_paths(
+    settings: &Settings,
+    rng: &mut Rng,
+    result: &mut TargetResult,
+) -> Result<(), String> {
+    for &name in workload::NAMES {
+        let model = Variant::FIX.model(workload::named(name).expect("named workload"));
+        let program = script(name).ok_or_else(|| format!("no engine script for {name}"))?;
+        for _ in 0..settings.traces {
+            let mut state = model.init_states().remove(0);
+            let mut path = Vec::new();
+            loop {
+                let mut actions = Vec::new();
+                model.actions(&state, &mut actions);
+                if actions.is_empty() {
+                    break;
+                }
+                let action = actions[rng.below(actions.len() as u64) as usize];
+                path.push(model.format_action(&action));
+                state = model.next_state(&state, action).expect("enabled");
+            }
+            result.steps += path.len();
+            let run = replay(&program, Variant::FIX, &path)
+                .map_err(|e| format!("{name}: the fixed engine cannot take {e}"))?;
+            let events = parse_ndjson(&to_ndjson(&run.trace)).map_err(|e| e.to_string())?;
+            let verdict = validate(&model, &events, Limits::default());
+            if verdict.witness.as_ref() != Some(&path) {
+                result.mismatches.push(format!(
+                    "{name}: the engine's trace of {path:?} is not that path in the model"
+                ));
+            }
+            let engine_state: Vec<(String, i64)> = run
+                .outcome
+                .state
+                .iter()
+                .map(|(k, v)| (k.clone(), v.unwrap_or_default()))
+                .collect();
+            let mut model_state = committed(&model, &state);
+            model_state.sort();
+            if engine_state != model_state {
+                result.mismatches.push(format!(
+                    "{name} {path:?}: the engine committed {engine_state:?}, the model {model_state:?}"
+                ));
+            }
+            if run.outcome.serializable != model.serializable(&state) {
+                result.mismatches.push(format!(
+                    "{name} {path:?}: serializable {} on the engine, {} in the model",
+                    run.outcome.serializable,
+                    model.serializable(&state)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The engine variant whose model a config checks.
+fn variant_of(model: &Ssi) -> Option<Variant> {
+    Variant::NAMES
+        .iter()
+        .filter_map(|n| Variant::named(n))
+        .find(|v| v.model(model.workload.clone()) == *model)
+}
+
+/// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
+/// fixed engine.
+fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
+    let configs = crate::suite::load(&crate::suite::default_path()).map_err(|e| e.to_string())?;
+    for config in configs.iter().filter(|c| c.model == "SSI") {
+        let Expected::Violates(property) = &config.expected else {
+            continue;
+        };
+        let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants);
+        let variant = variant_of(&model)
+            .ok_or_else(|| format!("{}: no engine variant has this model", config.name))?;
+        let (path, _) = counterexample_path(&model, &config.name)?;
+        let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
+        let program = script(model.workload.name)
+            .ok_or_else(|| format!("no engine script for {}", model.workload.name))?;
+        result.steps += 2 * shown.len();
+        let broken = replay(&program, variant, &shown)
+            .map_err(|e| format!("{}: the engine cannot take {e}", config.name))?;
+        let events = parse_ndjson(&to_ndjson(&broken.trace)).map_err(|e| e.to_string())?;
+        let followed = validate(&model, &events, Limits::default())
+            .witness
+            .as_ref()
+            == Some(&shown);
+        let broken_did = if !followed {
+            result.mismatches.push(format!(
+                "{}: the engine did not follow the counterexample step for step",
+                config.name
+            ));
+            "did not follow the counterexample".to_string()
+        } else if property == "Serializable" {
+            if broken.outcome.serializable {
+                result.mismatches.push(format!(
+                    "{}: the engine's history is serializable",
+                    config.name
+                ));
+            }
+            format!(
+                "committed {:?}, serializable: {}",
+                broken.outcome.state, broken.outcome.serializable
+            )
+        } else {
+            format!(
+                "followed the counterexample to the state violating {property} ({} steps)",
+                shown.len()
+            )
+        };
+        let fixed = replay(&program, Variant::FIX, &shown)
+            .map_err(|e| format!("{} on the fixed engine: {e}", config.name))?;
+        if !fixed.outcome.serializable {
+            result.mismatches.push(format!(
+                "{}: the fixed engine's history is not serializable",
+                config.name
+            ));
+        }
+        let refusals: Vec<String> = fixed
+            .steps
+            .iter()
+            .filter_map(|s| Some(format!("{} failed {}", s.action, s.error.as_ref()?)))
+            .collect();
+        result.replays.push(Replay {
+            config: config.name.clone(),
+            steps: shown,
+            broken: broken_did,
+            guarded: format!(
+                "serializable: {}{}",
+                fixed.outcome.serializable,
+                if refusals.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", refusals.join(", "))
+                }
+            ),
+        });
+    }
+    Ok(())
+}
