@@ -597,7 +597,7 @@ pub struct TargetResult {
 
 impl TargetResult {
     /// Validates one trace and counts it; the first few divergences are kept.
-    fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
+    pub(crate) fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
         self.traces += 1;
         self.events += events.len();
         let validating = Instant::now();

@@ -76,6 +76,8 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
             conform_with::<CasFirstWriteAtomic>(),
         )),
         "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
+        "Cassandra" => Some((Cassandra::KNOBS, conform_with::<Cassandra>())),
+        "ReplayFence" => Some((ReplayFence::KNOBS, conform_with::<ReplayFence>())),
         _ => None,
     }
 }
