@@ -245,7 +245,7 @@ fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
         max_offset: 3,
         fix: true,
     };
-    let text = validate(&fixed, &[write.clone()], Limits::default())
+    let text = validate(&fixed, std::slice::from_ref(&write), Limits::default())
         .divergence
         .unwrap()
         .text();

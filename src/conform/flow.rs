@@ -475,8 +475,16 @@ fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> 
 // Model → implementation: the Cassandra counterexamples
 
 /// A must-fail config's counterexample: the model built from its constants, the states along
-/// the path and the actions between them (recovered by replaying the named actions).
-pub fn counterexample<M>(config_name: &str) -> Result<(M, Vec<M::State>, Vec<M::Action>), String>
+/// the path and the actions between them.
+pub struct Cx<M: Model> {
+    pub model: M,
+    pub states: Vec<M::State>,
+    pub path: Vec<M::Action>,
+}
+
+/// Runs the config and recovers its counterexample's states by replaying the named actions on
+/// the model.
+pub fn counterexample<M>(config_name: &str) -> Result<Cx<M>, String>
 where
     M: Configured + Spec,
 {
@@ -522,7 +530,11 @@ where
         path.push(action);
         states.push(next);
     }
-    Ok((model, states, path))
+    Ok(Cx {
+        model,
+        states,
+        path,
+    })
 }
 
 /// What a replay of one schedule on one implementation showed.
@@ -654,7 +666,11 @@ pub fn replay_cassandra_cx(
     config: &'static str,
     broken: Mode,
 ) -> Result<CxReplay, String> {
-    let (model, states, path) = counterexample::<Cassandra>(config)?;
+    let Cx {
+        model,
+        states,
+        path,
+    } = counterexample::<Cassandra>(config)?;
     let init = &states[0];
     let broken_store = StoreFactory::new(settings.backend.clone(), broken, "cx_broken")?;
     let guarded_store = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "cx_guarded")?;
@@ -884,7 +900,7 @@ pub fn replay_fence(
             .offset()
             .unwrap_or(0);
         out.self_fenced |= !r.owner.alive;
-        if stored != state.stored as u64 || !r.owner.alive != state.self_fenced {
+        if stored != state.stored as u64 || r.owner.alive == state.self_fenced {
             out.mismatches.push(format!(
                 "{key}: after step {} {action:?} the store holds offset {stored} (owner self-fenced: {}), the model stored={} selfFenced={}",
                 i + 1,
@@ -916,7 +932,11 @@ pub struct FenceCx {
 }
 
 pub fn replay_fence_cx(settings: &Settings) -> Result<FenceCx, String> {
-    let (model, states, path) = counterexample::<ReplayFence>("replay_fix_off")?;
+    let Cx {
+        model,
+        states,
+        path,
+    } = counterexample::<ReplayFence>("replay_fix_off")?;
     let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "fence_cx")?;
     let broken = replay_fence(&factory, "cx_off", &model, &states[0], &path)?;
     let fixed_model = ReplayFence {
