@@ -372,8 +372,10 @@ impl PostgresStore {
         outcome
     }
 
-    /// The [`Mode::HardDelete`] mutant's delete: one conditional `DELETE` that removes the row
-    /// if the guard lets the write through. Deleting an absent row is a no-op that applies.
+    /// The [`Mode::HardDelete`] mutant's delete: in one transaction, read the row (locked) and
+    /// remove it if the guard lets the write through; the `DELETE` repeats the condition, so a
+    /// row inserted after the read is never removed against the guard. Deleting an absent row
+    /// is a no-op that applies.
     fn hard_delete(&self, key: &str, offset: Offset, signed: i64) -> Result<(), WriteError> {
         let t = &self.table;
         let attempt = self.with_client(|c| {
@@ -387,7 +389,13 @@ impl PostgresStore {
             )?;
             let stored = stored.map(|r| r.get::<_, i64>(0));
             if stored.is_none_or(|s| s <= signed) {
-                tx.execute(&format!("DELETE FROM {t} WHERE key = $1"), &[&key])?;
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {t} WHERE key = $1
+                           AND (\"offset\" <= $2 OR expires_at <= now())"
+                    ),
+                    &[&key, &signed],
+                )?;
             }
             tx.commit()?;
             Ok(stored)

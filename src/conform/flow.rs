@@ -85,17 +85,20 @@ pub fn cell_of(read: &Read) -> Result<Cell, String> {
     Ok(match read {
         Read::Absent => Cell::ABSENT,
         Read::Tombstone { offset } => Cell::tomb(small(*offset)?),
-        Read::Live { offset, value } => {
-            let mut contents = Offsets::EMPTY;
-            for line in String::from_utf8_lossy(value).lines() {
-                let o: u8 = line
-                    .parse()
-                    .map_err(|_| format!("a row value line is not an offset: {line:?}"))?;
-                contents = contents.with(o);
-            }
-            Cell::snap(small(*offset)?, contents)
-        }
+        Read::Live { offset, value } => Cell::snap(small(*offset)?, contents_of(value)?),
     })
+}
+
+/// A folded value (one offset per line, see [`harness_fold`]) as the model's set of offsets.
+fn contents_of(value: &[u8]) -> Result<Offsets, String> {
+    let mut contents = Offsets::EMPTY;
+    for line in String::from_utf8_lossy(value).lines() {
+        let o: u8 = line
+            .parse()
+            .map_err(|_| format!("a row value line is not an offset: {line:?}"))?;
+        contents = contents.with(o);
+    }
+    Ok(contents)
 }
 
 fn small(offset: u64) -> Result<u8, String> {
@@ -299,13 +302,7 @@ impl Partition {
             .map_err(|e| format!("recover: {e}"))?;
         self.owner.fresh();
         let state = match self.owner.flow.state(&self.key) {
-            Some(value) => {
-                cell_of(&Read::Live {
-                    offset: 1,
-                    value: value.to_vec(),
-                })?
-                .contents
-            }
+            Some(value) => contents_of(value)?,
             None => Offsets::EMPTY,
         };
         Ok(Event::new(Some("owner"), "OwnerRecover")
