@@ -49,6 +49,8 @@ struct Statements {
     update: PreparedStatement,
     insert: PreparedStatement,
     lww: PreparedStatement,
+    /// The [`Mode::HardDelete`] mutant's conditional row removal.
+    hard_delete: PreparedStatement,
 }
 
 fn prepared(mut p: PreparedStatement, consistency: Consistency) -> PreparedStatement {
@@ -119,6 +121,10 @@ impl CassandraCluster {
                 ),
                 lww: prepared(
                     prep(format!("UPDATE {t} USING TTL ? SET value = ?, offset = ? WHERE key = ?")).await?,
+                    Consistency::Quorum,
+                ),
+                hard_delete: prepared(
+                    prep(format!("DELETE FROM {t} WHERE key = ? IF offset <= ?")).await?,
                     Consistency::Quorum,
                 ),
             };
@@ -362,6 +368,14 @@ impl CassandraStore {
                 outcome: crate::postgres::statement_outcome(&outcome),
             });
             return outcome;
+        }
+        if self.options.mode == Mode::HardDelete && payload == Payload::Tombstone {
+            // One LWT; on an absent row it does not apply, and there is nothing to remove.
+            let delete = session.execute_unpaged(&s.hard_delete, (key, signed));
+            return match self.lwt("Update1", key, offset, kind, delete)? {
+                Lwt::Applied | Lwt::NotApplied(None) => Ok(()),
+                Lwt::NotApplied(Some(stored)) => conflict(stored),
+            };
         }
         let update = || session.execute_unpaged(&s.update, (ttl, &value, signed, key, signed));
         match self.lwt("Update1", key, offset, kind, update())? {

@@ -237,6 +237,18 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         Ok(())
     }
 
+    /// Drop a key's in-memory state, if nothing of it waits to be flushed, so the next record
+    /// (or [`PartitionFlow::recover`]) reloads it from the store: what a flow does with a key it
+    /// deleted (the Cassandra model's `ownerLoaded = false` after a delete, then
+    /// `OwnerRecover`). Returns whether the key was evicted.
+    pub fn evict(&mut self, key: &str) -> bool {
+        if self.buffer.pending().iter().any(|p| p.key() == key) {
+            return false;
+        }
+        self.buffer.recovered(key, &crate::store::Read::Absent);
+        self.loaded.remove(key)
+    }
+
     fn check_running(&self) -> Result<(), FlowError> {
         if self.stopped {
             Err(FlowError::Stopped)

@@ -285,6 +285,9 @@ impl PostgresStore {
 
     fn write(&self, key: &str, offset: Offset, payload: Payload<'_>) -> Result<(), WriteError> {
         let signed = check_offset(key, offset)?;
+        if self.options.mode == Mode::HardDelete && payload == Payload::Tombstone {
+            return self.hard_delete(key, offset, signed);
+        }
         if self.compound && self.options.mode == Mode::Guarded {
             return self.write_compound(key, offset, payload);
         }
@@ -292,7 +295,7 @@ impl PostgresStore {
         let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
                        ELSE now() + $4::bigint * interval '1 millisecond' END";
         let sql = match self.options.mode {
-            Mode::Guarded => format!(
+            Mode::Guarded | Mode::HardDelete => format!(
                 "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
                  ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
                      value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
@@ -364,6 +367,53 @@ impl PostgresStore {
             key: key.to_string(),
             offset,
             kind: payload.kind(),
+            outcome: statement_outcome(&outcome),
+        });
+        outcome
+    }
+
+    /// The [`Mode::HardDelete`] mutant's delete: in one transaction, read the row (locked) and
+    /// remove it if the guard lets the write through; the `DELETE` repeats the condition, so a
+    /// row inserted after the read is never removed against the guard. Deleting an absent row
+    /// is a no-op that applies.
+    fn hard_delete(&self, key: &str, offset: Offset, signed: i64) -> Result<(), WriteError> {
+        let t = &self.table;
+        let attempt = self.with_client(|c| {
+            let mut tx = c.transaction()?;
+            let stored = tx.query_opt(
+                &format!(
+                    "SELECT \"offset\" FROM {t} WHERE key = $1
+                       AND (expires_at IS NULL OR expires_at > now()) FOR UPDATE"
+                ),
+                &[&key],
+            )?;
+            let stored = stored.map(|r| r.get::<_, i64>(0));
+            if stored.is_none_or(|s| s <= signed) {
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {t} WHERE key = $1
+                           AND (\"offset\" <= $2 OR expires_at <= now())"
+                    ),
+                    &[&key, &signed],
+                )?;
+            }
+            tx.commit()?;
+            Ok(stored)
+        });
+        let outcome = match attempt {
+            Ok(Some(stored)) if stored > signed => Err(WriteError::Conflict(Conflict {
+                key: key.to_string(),
+                attempted: offset,
+                stored: stored as u64,
+            })),
+            Ok(_) => Ok(()),
+            Err(e) => Err(Self::failure(key, offset, e)),
+        };
+        self.tracer.step(&Step::Persist {
+            backend: BACKEND,
+            key: key.to_string(),
+            offset,
+            kind: crate::trace::WriteKind::Delete,
             outcome: statement_outcome(&outcome),
         });
         outcome

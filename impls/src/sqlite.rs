@@ -119,6 +119,9 @@ impl SqliteStore {
             attempted: offset,
             reason: e.to_string(),
         };
+        if self.options.mode == Mode::HardDelete && payload == Payload::Tombstone {
+            return self.hard_delete(key, offset, signed);
+        }
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         // IMMEDIATE: take the write lock up front, so the follow-up read of a refused write
         // sees the row that refused it.
@@ -127,7 +130,7 @@ impl SqliteStore {
             .map_err(failed)?;
         let now = now_millis();
         let sql = match self.options.mode {
-            Mode::Guarded => {
+            Mode::Guarded | Mode::HardDelete => {
                 "INSERT INTO snapshots (key, \"offset\", value, expires_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(key) DO UPDATE SET \"offset\" = excluded.\"offset\",
                      value = excluded.value, expires_at = excluded.expires_at
@@ -143,7 +146,9 @@ impl SqliteStore {
         };
         let expires = self.expires_at();
         let changed = match self.options.mode {
-            Mode::Guarded => tx.execute(sql, params![key, signed, payload.bytes(), expires, now]),
+            Mode::Guarded | Mode::HardDelete => {
+                tx.execute(sql, params![key, signed, payload.bytes(), expires, now])
+            }
             Mode::LastWriteWins => tx.execute(sql, params![key, signed, payload.bytes(), expires]),
         }
         .map_err(failed)?;
@@ -188,6 +193,57 @@ impl SqliteStore {
             offset,
             kind: payload.kind(),
             outcome: statement,
+        });
+        outcome
+    }
+
+    /// The [`Mode::HardDelete`] mutant's delete: the row is removed if the guard lets the
+    /// write through (or the row expired). Deleting an absent row is a no-op that applies.
+    fn hard_delete(&self, key: &str, offset: Offset, signed: i64) -> Result<(), WriteError> {
+        let failed = |e: rusqlite::Error| WriteError::Failed {
+            key: key.to_string(),
+            attempted: offset,
+            reason: e.to_string(),
+        };
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed)?;
+        let stored: Option<i64> = tx
+            .query_row(
+                "SELECT \"offset\" FROM snapshots WHERE key = ?1
+                   AND (expires_at IS NULL OR expires_at > ?2)",
+                params![key, now_millis()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(failed)?;
+        let outcome = match stored {
+            Some(stored) if stored > signed => Err(WriteError::Conflict(Conflict {
+                key: key.to_string(),
+                attempted: offset,
+                stored: stored as u64,
+            })),
+            _ => {
+                tx.execute("DELETE FROM snapshots WHERE key = ?1", params![key])
+                    .map_err(failed)?;
+                tx.commit().map_err(|e| WriteError::Indeterminate {
+                    key: key.to_string(),
+                    attempted: offset,
+                    reason: format!("commit failed: {e}"),
+                })
+            }
+        };
+        self.tracer.step(&Step::Persist {
+            backend: BACKEND,
+            key: key.to_string(),
+            offset,
+            kind: crate::trace::WriteKind::Delete,
+            outcome: match &outcome {
+                Ok(()) => StatementOutcome::Applied,
+                Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
+                Err(e) => StatementOutcome::Failed(e.to_string()),
+            },
         });
         outcome
     }

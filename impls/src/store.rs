@@ -129,6 +129,12 @@ pub enum Mode {
     Guarded,
     /// Last write wins: every write lands (the design issue #732 breaks).
     LastWriteWins,
+    /// TEST-ONLY PLANTED MUTANT (the Cassandra model's `Tombstone = false`): writes are guarded
+    /// as in [`Mode::Guarded`], but a delete removes the row (a conditional hard delete,
+    /// `DELETE … WHERE offset <= o`) instead of keeping an offset-carrying tombstone, so the
+    /// guard is lost with the row. Never use it outside conformance tests: it exists to show
+    /// that the tombstone is load-bearing (`loadbearing conform flow-hard-delete`).
+    HardDelete,
 }
 
 /// Per-store options.

@@ -218,3 +218,166 @@ impl Configured for Cassandra {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Trace conformance: the partition flows (impls/src/flow.rs) read as this model.
+//
+// Events (NDJSON schema v1), one per model step, composed by the harness (src/conform/flow.rs):
+// - `OwnerFold` (actor `owner`), args `offset` and `op` (`persist`/`delete`): the owner folded the
+//   record and flushed it. vars: `applied` (did its write land; absent when nothing was written),
+//   `presented` (the offset the write carried), `stored` (the row read back afterwards, rendered
+//   as `Absent`, `Snap(o, {..})` or `Tomb(o)`).
+// - `ZombieWrite` (actor `zombie…`), args `offset` (m) and `op`: a revoked flow flushed its fold
+//   at m. vars as OwnerFold's.
+// - `OwnerRecover` (actor `owner`): the owner reloaded the key; var `ownerState` (optional).
+// Every var is optional; what is missing is searched.
+
+use loadbearing_refinement::conform::{Conform, Event};
+
+impl Cassandra {
+    /// The op an event names at its offset (`op` argument), if it names one.
+    fn event_op(event: &Event) -> Option<Op> {
+        match event.arg_str("op")? {
+            "persist" => Some(Op::Persist),
+            "delete" => Some(Op::Delete),
+            _ => None,
+        }
+    }
+
+    /// What a write event observed, compared with the model's gate and row.
+    fn observe_write(
+        &self,
+        before: &CassandraState,
+        after: &CassandraState,
+        event: &Event,
+        offset: u8,
+    ) -> Result<(), String> {
+        if let Some(op) = Self::event_op(event) {
+            if op != before.op.at(offset) {
+                return Err(format!(
+                    "the event's op at offset {offset} is {op:?}, the log's is {:?}",
+                    before.op.at(offset)
+                ));
+            }
+        }
+        if let Some(presented) = event.var_u64("presented") {
+            if presented != offset as u64 {
+                return Err(format!(
+                    "the write presented offset {presented}, the model's carries {offset}"
+                ));
+            }
+        }
+        let row = before.stored;
+        let gate = self.can_write(row, offset);
+        match event.vars.get("applied").and_then(serde_json::Value::as_bool) {
+            Some(true) if !gate => {
+                return Err(format!(
+                    "the implementation applied offset {offset} over {row}: a stale write landed"
+                ))
+            }
+            Some(false) if gate => {
+                return Err(format!(
+                    "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
+                ))
+            }
+            _ => {}
+        }
+        observe_row(after, event)
+    }
+}
+
+/// The row the implementation read back after the step, against the model's.
+fn observe_row(after: &CassandraState, event: &Event) -> Result<(), String> {
+    match event.var_str("stored") {
+        Some(seen) if seen != after.stored.to_string() => Err(format!(
+            "the implementation's row is now {seen}, the model's is {}",
+            after.stored
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl Conform for Cassandra {
+    /// The log is fixed per trace: every offset an event names fixes its op; the offsets no
+    /// event names are enumerated (none, in a harness trace where the owner folds them all).
+    fn initial_candidates(&self, events: &[Event]) -> Vec<CassandraState> {
+        let mut known: Vec<Option<Op>> = vec![None; self.max_offset as usize + 1];
+        for event in events {
+            if let (Some(o), Some(op)) = (event.arg_u64("offset"), Self::event_op(event)) {
+                if (1..=self.max_offset as u64).contains(&o) && known[o as usize].is_none() {
+                    known[o as usize] = Some(op);
+                }
+            }
+        }
+        let unknown: Vec<u8> = (1..=self.max_offset)
+            .filter(|&o| known[o as usize].is_none())
+            .collect();
+        let fixed = (1..=self.max_offset)
+            .filter(|&o| known[o as usize] == Some(Op::Delete))
+            .fold(0u32, |bits, o| bits | 1 << o);
+        (0..1u32 << unknown.len())
+            .map(|choice| {
+                let bits = unknown
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| choice & 1 << i != 0)
+                    .fold(fixed, |bits, (_, &o)| bits | 1 << o);
+                CassandraState {
+                    op: Ops(bits),
+                    stored: Cell::ABSENT,
+                    owner_pos: 0,
+                    owner_loaded: true,
+                    owner_state: Offsets::EMPTY,
+                    overwrote: false,
+                }
+            })
+            .collect()
+    }
+
+    fn reports(&self, action: &CassandraAction, event: &Event) -> bool {
+        match action {
+            CassandraAction::OwnerFold => event.action == "OwnerFold",
+            CassandraAction::OwnerRecover => event.action == "OwnerRecover",
+            CassandraAction::ZombieWrite(m) => {
+                event.action == "ZombieWrite" && event.arg_u64("offset") == Some(*m as u64)
+            }
+        }
+    }
+
+    fn observe(
+        &self,
+        before: &CassandraState,
+        after: &CassandraState,
+        event: &Event,
+    ) -> Result<(), String> {
+        match event.action.as_str() {
+            "OwnerFold" => {
+                let o = before.owner_pos + 1;
+                match event.arg_u64("offset") {
+                    Some(folded) if folded != o as u64 => Err(format!(
+                        "the owner folded offset {folded}, but its next offset is {o}"
+                    )),
+                    _ => self.observe_write(before, after, event, o),
+                }
+            }
+            "ZombieWrite" => {
+                let m = event.arg_u64("offset").unwrap_or(0) as u8;
+                self.observe_write(before, after, event, m)
+            }
+            "OwnerRecover" => match event.var_str("ownerState") {
+                Some(seen) if seen != after.owner_state.to_string() => Err(format!(
+                    "the owner reloaded {seen}, the model's owner reloads {} from {}",
+                    after.owner_state, before.stored
+                )),
+                _ => observe_row(after, event),
+            },
+            other => Err(format!("not an event of this model: {other}")),
+        }
+    }
+
+    /// The flow keeps a deleted key's (empty) state in memory instead of evicting it and
+    /// reloading it from the store, so the model's reload may happen unlogged.
+    fn is_silent(&self, action: &CassandraAction) -> bool {
+        matches!(action, CassandraAction::OwnerRecover)
+    }
+}

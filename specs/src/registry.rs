@@ -77,6 +77,8 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
         )),
         "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
         "GroupCommit" => Some((GroupCommit::KNOBS, conform_with::<GroupCommit>())),
+        "Cassandra" => Some((Cassandra::KNOBS, conform_with::<Cassandra>())),
+        "ReplayFence" => Some((ReplayFence::KNOBS, conform_with::<ReplayFence>())),
         _ => None,
     }
 }

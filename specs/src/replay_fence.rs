@@ -141,3 +141,87 @@ impl Configured for ReplayFence {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Trace conformance: the owner's flow after a restart (impls/src/flow.rs with its buffer).
+//
+// Events (actor `owner`), composed by the harness (src/conform/flow.rs):
+// - `Fold`, arg `offset`: the owner handled the record at that offset (cur becomes it).
+// - `Write`: a flush wrote the key. vars `presented` (the offset the write carried), `stored`
+//   (the row's offset read back afterwards), `selfFenced` (the owner's own write was refused).
+// Any event may carry var `hw`, the high water the owner recovered. Every var is optional.
+
+use loadbearing_refinement::conform::{Conform, Event};
+
+impl Conform for ReplayFence {
+    fn reports(&self, action: &ReplayAction, event: &Event) -> bool {
+        match action {
+            ReplayAction::Fold => event.action == "Fold",
+            ReplayAction::Write => event.action == "Write",
+            ReplayAction::Halted => false,
+        }
+    }
+
+    fn observe(
+        &self,
+        before: &ReplayState,
+        after: &ReplayState,
+        event: &Event,
+    ) -> Result<(), String> {
+        if let Some(hw) = event.var_u64("hw") {
+            if hw != after.hw as u64 {
+                return Err(format!(
+                    "the owner recovered high water {hw}, the model's is {}",
+                    after.hw
+                ));
+            }
+        }
+        match event.action.as_str() {
+            "Fold" => match event.arg_u64("offset") {
+                Some(o) if o != after.cur as u64 => Err(format!(
+                    "the owner handled offset {o}, but its next offset is {}",
+                    after.cur
+                )),
+                _ => Ok(()),
+            },
+            "Write" => {
+                let presented = self.presented(before);
+                if let Some(seen) = event.var_u64("presented") {
+                    if seen != presented as u64 {
+                        let rule = if self.fix { "max(cur, hw)" } else { "cur" };
+                        return Err(format!(
+                            "the owner presented offset {seen}; the model presents {rule} = {presented} (cur={}, hw={})",
+                            before.cur, before.hw
+                        ));
+                    }
+                }
+                if let Some(fenced) = event
+                    .vars
+                    .get("selfFenced")
+                    .and_then(serde_json::Value::as_bool)
+                {
+                    if fenced != after.self_fenced {
+                        return Err(if fenced {
+                            format!("the owner fenced itself: its write at {presented} was refused by stored {}", before.stored)
+                        } else {
+                            format!("the owner's write at {presented} landed, the model refuses it (stored {})", before.stored)
+                        });
+                    }
+                }
+                match event.var_u64("stored") {
+                    Some(seen) if seen != after.stored as u64 => Err(format!(
+                        "the stored offset is now {seen}, the model's is {}",
+                        after.stored
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            other => Err(format!("not an event of this model: {other}")),
+        }
+    }
+
+    /// A crashed owner takes no more steps; the model's stutter is never logged.
+    fn is_silent(&self, action: &ReplayAction) -> bool {
+        matches!(action, ReplayAction::Halted)
+    }
+}

@@ -1,7 +1,949 @@
-//! Conformance of the flow targets (placeholder until its module lands).
+//! Conformance of the partition flows (impls/src/flow.rs) to the Cassandra model (SPECS.md §2)
+//! and of the owner's restart to the ReplayFence model (§6), both ways.
+//!
+//! Implementation → model: an owner flow and revoked ("zombie") flows of one partition overlap
+//! on one store; a seeded schedule decides which flow does what when. The owner flushes after
+//! every record, so its fold and its write are one model step (`OwnerFold`), logged when the
+//! write happens with its outcome and the row read back. A zombie folds records in memory (no
+//! model step: the model's zombie writes the correct fold at any offset) and its flush is the
+//! model's `ZombieWrite(m)`. The events are composed from the flow-level steps (`Write`,
+//! `ZombieWrite`), never the store's statements, so every backend reads the same way.
+//!
+//! Model → implementation: the must-fail configs' counterexamples drive the matching broken
+//! implementation and the guarded one step by step, comparing the row after every step.
 
-use super::{Settings, Target, TargetResult};
+use std::sync::Arc;
 
-pub fn run(target: Target, _settings: &Settings, _result: &mut TargetResult) -> Result<(), String> {
-    Err(format!("{}: not implemented yet", target.name()))
+use loadbearing_impls::flow::{
+    FlowConfig, FlowError, FoldFn, FoldOutcome, Ownership, PartitionFlow, Record,
+};
+use loadbearing_impls::trace::{Recorder, Step};
+use loadbearing_impls::{Mode, Read, SnapshotStore, WriteError};
+use loadbearing_refinement::conform::Event;
+use loadbearing_refinement::{Options, Spec};
+use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
+use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
+use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
+use loadbearing_specs::Configured;
+use stateright::Model;
+
+use super::{Rng, Settings, StoreFactory, Target, TargetResult};
+
+/// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
+/// nothing per offset, but the owner and zombies should collide often).
+pub const FLOW_MAX_OFFSET: u8 = 5;
+/// Revoked flows overlapping the owner in each trace.
+pub const ZOMBIES: usize = 2;
+const PARTITION: u32 = 0;
+/// The payload of a delete record (the harness fold turns it into a delete).
+const DELETE: &[u8] = b"delete";
+
+type Flow = PartitionFlow<Box<dyn SnapshotStore>>;
+
+pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+    match target {
+        Target::Flow | Target::FlowLww | Target::FlowHardDelete => {
+            run_flows(target, settings, result)
+        }
+        Target::Fence | Target::FenceOff => run_fence(target, settings, result),
+        _ => Err(format!("{}: not a flow target", target.name())),
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// The implementation's vocabulary, rendered as the models'
+
+/// The fold of the harness: a `delete` record deletes the key, any other appends its payload
+/// (the record's offset) as a line, so a row's value is the model's set of offsets.
+fn harness_fold() -> FoldFn {
+    let append = loadbearing_impls::flow::append_fold();
+    Arc::new(move |state: Option<&[u8]>, record: &Record| {
+        if record.payload == DELETE {
+            FoldOutcome::Delete
+        } else {
+            append(state, record)
+        }
+    })
+}
+
+fn record(key: &str, log: Ops, offset: u8) -> Record {
+    match log.at(offset) {
+        Op::Persist => Record::new(key, offset as u64, offset.to_string().as_bytes()),
+        Op::Delete => Record::new(key, offset as u64, DELETE),
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Persist => "persist",
+        Op::Delete => "delete",
+    }
+}
+
+/// The store's row as a model cell: a live value's lines are the offsets it folded.
+pub fn cell_of(read: &Read) -> Result<Cell, String> {
+    Ok(match read {
+        Read::Absent => Cell::ABSENT,
+        Read::Tombstone { offset } => Cell::tomb(small(*offset)?),
+        Read::Live { offset, value } => Cell::snap(small(*offset)?, contents_of(value)?),
+    })
+}
+
+/// A folded value (one offset per line, see [`harness_fold`]) as the model's set of offsets.
+fn contents_of(value: &[u8]) -> Result<Offsets, String> {
+    let mut contents = Offsets::EMPTY;
+    for line in String::from_utf8_lossy(value).lines() {
+        let o: u8 = line
+            .parse()
+            .map_err(|_| format!("a row value line is not an offset: {line:?}"))?;
+        contents = contents.with(o);
+    }
+    Ok(contents)
+}
+
+fn small(offset: u64) -> Result<u8, String> {
+    u8::try_from(offset)
+        .ok()
+        .filter(|o| *o < 32)
+        .ok_or_else(|| format!("offset {offset} is outside the model's range"))
+}
+
+fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, String> {
+    cell_of(&store.read(key).map_err(|e| e.to_string())?)
+}
+
+/// The write a flush made (the flow's `Write` or `ZombieWrite` step), if it made one.
+struct Written {
+    offset: u64,
+    applied: Option<bool>,
+}
+
+fn written(steps: &[Step]) -> Option<Written> {
+    steps.iter().rev().find_map(|step| {
+        let (offset, outcome) = match step {
+            Step::Write {
+                presented, outcome, ..
+            } => (*presented, outcome),
+            Step::ZombieWrite {
+                offset, outcome, ..
+            } => (*offset, outcome),
+            _ => return None,
+        };
+        let applied = match outcome {
+            Ok(()) => Some(true),
+            Err(WriteError::Conflict(_)) => Some(false),
+            // Unknown or not sent: the row read back decides.
+            Err(_) => None,
+        };
+        Some(Written { offset, applied })
+    })
+}
+
+/// A flow and the steps it reported, read incrementally.
+struct Traced {
+    flow: Flow,
+    steps: Arc<Recorder>,
+    seen: usize,
+    alive: bool,
+}
+
+impl Traced {
+    fn new(
+        ownership: &Arc<Ownership>,
+        factory: &StoreFactory,
+        config: FlowConfig,
+    ) -> Result<Traced, String> {
+        let steps = Recorder::new();
+        let store = factory.open(loadbearing_impls::trace::no_trace())?;
+        let flow = PartitionFlow::assign_traced(
+            PARTITION,
+            ownership,
+            store,
+            harness_fold(),
+            config,
+            steps.clone(),
+        );
+        Ok(Traced {
+            flow,
+            steps,
+            seen: 0,
+            alive: true,
+        })
+    }
+
+    /// The steps reported since the last call.
+    fn fresh(&mut self) -> Vec<Step> {
+        let all = self.steps.steps();
+        let fresh = all[self.seen..].to_vec();
+        self.seen = all.len();
+        fresh
+    }
+
+    /// Flushes; a refused write stops the flow (its error is returned), any other failure is
+    /// the harness's.
+    fn flush(&mut self) -> Result<Option<FlowError>, String> {
+        match self.flow.flush() {
+            Ok(_) => Ok(None),
+            Err(e @ (FlowError::SelfFenced(_) | FlowError::Fenced(_))) => {
+                self.alive = false;
+                Ok(Some(e))
+            }
+            Err(e) => Err(format!("flush: {e}")),
+        }
+    }
+
+    fn handle(&mut self, record: &Record) -> Result<(), String> {
+        self.flow.handle(record).map_err(|e| format!("handle: {e}"))
+    }
+}
+
+fn write_event(actor: &str, action: &str, log: Ops, w: &Written, row: Cell) -> Event {
+    let offset = w.offset as u8;
+    let mut event = Event::new(Some(actor), action)
+        .arg("offset", w.offset)
+        .arg("op", op_name(log.at(offset)))
+        .var("presented", w.offset)
+        .var("stored", row.to_string());
+    if let Some(applied) = w.applied {
+        event = event.var("applied", applied);
+    }
+    event
+}
+
+// ----------------------------------------------------------------------------------------------
+// Owner and zombies on one store: the Cassandra model
+
+/// One partition: revoked flows (assigned first, so older generations) and the current owner,
+/// all recovered while the row is still absent (the model's initial state).
+struct Partition {
+    key: String,
+    log: Ops,
+    max: u8,
+    reader: Box<dyn SnapshotStore>,
+    owner: Traced,
+    zombies: Vec<Zombie>,
+}
+
+struct Zombie {
+    traced: Traced,
+    /// The next offset it folds.
+    next: u8,
+    /// Folded since its last flush.
+    dirty: bool,
+}
+
+impl Partition {
+    fn new(
+        factory: &StoreFactory,
+        key: &str,
+        log: Ops,
+        max: u8,
+        zombies: usize,
+    ) -> Result<Partition, String> {
+        let ownership = Ownership::new();
+        let config = FlowConfig::default();
+        let mut revoked = Vec::new();
+        for _ in 0..zombies {
+            revoked.push(Zombie {
+                traced: Traced::new(&ownership, factory, config)?,
+                next: 1,
+                dirty: false,
+            });
+        }
+        let mut owner = Traced::new(&ownership, factory, config)?;
+        for flow in revoked
+            .iter_mut()
+            .map(|z| &mut z.traced)
+            .chain(std::iter::once(&mut owner))
+        {
+            flow.flow
+                .recover(&[key])
+                .map_err(|e| format!("recover: {e}"))?;
+            // The initial load is the model's initial state (loaded, empty), not a step.
+            flow.fresh();
+        }
+        Ok(Partition {
+            key: key.to_string(),
+            log,
+            max,
+            reader: factory.open(loadbearing_impls::trace::no_trace())?,
+            owner,
+            zombies: revoked,
+        })
+    }
+
+    fn row(&self) -> Result<Cell, String> {
+        read_cell(self.reader.as_ref(), &self.key)
+    }
+
+    /// `OwnerFold`: the owner handles its next record and flushes it.
+    fn owner_fold(&mut self) -> Result<Option<Event>, String> {
+        let o = self.owner.flow.position() as u8 + 1;
+        self.owner.handle(&record(&self.key, self.log, o))?;
+        self.owner.flush()?;
+        let steps = self.owner.fresh();
+        let row = self.row()?;
+        Ok(Some(match written(&steps) {
+            Some(w) => write_event("owner", "OwnerFold", self.log, &w, row),
+            // Nothing written (the buffer dropped the record): the fold alone, and the row.
+            None => Event::new(Some("owner"), "OwnerFold")
+                .arg("offset", o)
+                .arg("op", op_name(self.log.at(o)))
+                .var("stored", row.to_string()),
+        }))
+    }
+
+    /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
+    fn owner_recover(&mut self) -> Result<Event, String> {
+        self.owner.flow.evict(&self.key);
+        self.owner
+            .flow
+            .recover(&[&self.key])
+            .map_err(|e| format!("recover: {e}"))?;
+        self.owner.fresh();
+        let state = match self.owner.flow.state(&self.key) {
+            Some(value) => contents_of(value)?,
+            None => Offsets::EMPTY,
+        };
+        Ok(Event::new(Some("owner"), "OwnerRecover")
+            .var("ownerState", state.to_string())
+            .var("stored", self.row()?.to_string()))
+    }
+
+    /// A zombie folds its next record in memory: no model step.
+    fn zombie_fold(&mut self, z: usize) -> Result<(), String> {
+        let zombie = &mut self.zombies[z];
+        zombie
+            .traced
+            .handle(&record(&self.key, self.log, zombie.next))?;
+        zombie.next += 1;
+        zombie.dirty = true;
+        zombie.traced.fresh();
+        Ok(())
+    }
+
+    /// `ZombieWrite(m)`: a zombie flushes its fold at m.
+    fn zombie_flush(&mut self, z: usize) -> Result<Option<Event>, String> {
+        let zombie = &mut self.zombies[z];
+        zombie.dirty = false;
+        zombie.traced.flush()?;
+        let steps = zombie.traced.fresh();
+        let row = self.row()?;
+        Ok(written(&steps).map(|w| {
+            write_event(
+                &format!("zombie{}", z + 1),
+                "ZombieWrite",
+                self.log,
+                &w,
+                row,
+            )
+        }))
+    }
+
+    /// `ZombieWrite(m)` on demand (replay): a fresh revoked flow, recovered at the start,
+    /// folds `1..=m` and flushes.
+    fn zombie_write(&mut self, m: u8) -> Result<Option<Event>, String> {
+        let z = self
+            .zombies
+            .iter()
+            .position(|z| z.next == 1 && z.traced.alive)
+            .ok_or("the replay has used every revoked flow")?;
+        while self.zombies[z].next <= m {
+            self.zombie_fold(z)?;
+        }
+        self.zombie_flush(z)
+    }
+
+    /// What the seeded schedule may do next.
+    fn choices(&self) -> Vec<Choice> {
+        let mut out = Vec::new();
+        if self.owner.alive && (self.owner.flow.position() as u8) < self.max {
+            out.push(Choice::OwnerFold);
+        }
+        for (z, zombie) in self.zombies.iter().enumerate() {
+            if !zombie.traced.alive {
+                continue;
+            }
+            if zombie.next <= self.max {
+                out.push(Choice::ZombieFold(z));
+            }
+            if zombie.dirty {
+                out.push(Choice::ZombieFlush(z));
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Choice {
+    OwnerFold,
+    ZombieFold(usize),
+    ZombieFlush(usize),
+}
+
+/// One trace: the owner and the zombies interleaved by the seeded schedule until every flow
+/// has folded the whole log and flushed (or was fenced).
+pub fn flow_trace(
+    factory: &StoreFactory,
+    key: &str,
+    log: Ops,
+    rng: &mut Rng,
+) -> Result<Vec<Event>, String> {
+    let mut p = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
+    let mut events = Vec::new();
+    loop {
+        let choices = p.choices();
+        if choices.is_empty() {
+            break;
+        }
+        let event = match choices[rng.below(choices.len() as u64) as usize] {
+            Choice::OwnerFold => p.owner_fold()?,
+            Choice::ZombieFold(z) => {
+                p.zombie_fold(z)?;
+                None
+            }
+            Choice::ZombieFlush(z) => p.zombie_flush(z)?,
+        };
+        events.extend(event);
+    }
+    Ok(events)
+}
+
+fn flow_mode(target: Target) -> Mode {
+    match target {
+        Target::FlowLww => Mode::LastWriteWins,
+        Target::FlowHardDelete => Mode::HardDelete,
+        _ => Mode::Guarded,
+    }
+}
+
+fn guarded_model(max_offset: u8) -> Cassandra {
+    Cassandra {
+        max_offset,
+        guarded: true,
+        tombstone: true,
+    }
+}
+
+fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+    result.model = "Cassandra";
+    let factory = StoreFactory::new(settings.backend.clone(), flow_mode(target), target.name())?;
+    let model = guarded_model(FLOW_MAX_OFFSET);
+    let mut rng = Rng::new(settings.seed);
+    for round in 0..settings.traces {
+        let log = Ops((rng.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
+        let events = flow_trace(&factory, &format!("flow{round}"), log, &mut rng)?;
+        result.tally(&model, &events);
+    }
+    let replayed = match target {
+        Target::Flow => {
+            // The guarded flow under both counterexamples' schedules: refused, never corrupted.
+            let unguarded =
+                replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
+            let notomb = replay_cassandra_cx(settings, "cassandra_notomb", Mode::HardDelete)?;
+            result.steps += unguarded.steps + notomb.steps;
+            result.mismatches.extend(unguarded.guarded_mismatches);
+            result.mismatches.extend(notomb.guarded_mismatches);
+            true
+        }
+        Target::FlowLww => {
+            let r = replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
+            result.steps += r.steps;
+            result.mismatches.extend(r.mismatches());
+            r.reproduced() && r.refused()
+        }
+        _ => {
+            let r = replay_cassandra_cx(settings, "cassandra_notomb", Mode::HardDelete)?;
+            result.steps += r.steps;
+            result.mismatches.extend(r.mismatches());
+            r.reproduced() && r.refused()
+        }
+    };
+    result.ok = if target.is_mutant() {
+        result.divergent_traces > 0 && replayed && result.mismatches.is_empty()
+    } else {
+        result.conforming == result.traces && result.mismatches.is_empty()
+    };
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------------------------
+// Model → implementation: the Cassandra counterexamples
+
+/// A must-fail config's counterexample: the model built from its constants, the states along
+/// the path and the actions between them.
+pub struct Cx<M: Model> {
+    pub model: M,
+    pub states: Vec<M::State>,
+    pub path: Vec<M::Action>,
+}
+
+/// Runs the config and recovers its counterexample's states by replaying the named actions on
+/// the model.
+pub fn counterexample<M>(config_name: &str) -> Result<Cx<M>, String>
+where
+    M: Configured + Spec,
+{
+    let config = crate::suite::load(&crate::suite::default_path())
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|c| c.name == config_name)
+        .ok_or_else(|| format!("no config {config_name}"))?;
+    let model = M::from_knobs(&config.constants);
+    let judged = crate::run::run(&config, &Options::default())?;
+    let cx = judged
+        .report
+        .counterexample
+        .ok_or_else(|| format!("{config_name} has no counterexample"))?;
+    let vars = |s: &M::State| -> Vec<(String, String)> {
+        model
+            .variables(s)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    };
+    let first = cx.steps.first().ok_or("an empty counterexample")?;
+    let mut states = vec![model
+        .init_states()
+        .into_iter()
+        .find(|s| vars(s) == first.state)
+        .ok_or_else(|| format!("{config_name}: the counterexample's initial state"))?];
+    let mut path = Vec::new();
+    for step in &cx.steps[1..] {
+        let state = states.last().expect("non-empty").clone();
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        let (action, next) = actions
+            .into_iter()
+            .find(|a| Some(model.format_action(a)) == step.action)
+            .and_then(|a| model.next_state(&state, a.clone()).map(|n| (a, n)))
+            .ok_or_else(|| {
+                format!(
+                    "{config_name}: {:?} does not replay on the model",
+                    step.action
+                )
+            })?;
+        path.push(action);
+        states.push(next);
+    }
+    Ok(Cx {
+        model,
+        states,
+        path,
+    })
+}
+
+/// What a replay of one schedule on one implementation showed.
+#[derive(Debug, Default)]
+pub struct CassandraReplay {
+    /// Row mismatches between the implementation and the model, after each step.
+    pub mismatches: Vec<String>,
+    /// A present row's offset went down (a stale overwrite landed).
+    pub regressed: bool,
+    /// A live row held contents other than the correct fold at its offset.
+    pub corrupted: bool,
+    /// A write was refused by the guard.
+    pub refused: bool,
+    /// The rows after each step, for the report.
+    pub rows: Vec<Cell>,
+    pub steps: usize,
+}
+
+/// Drives `path` on flows over a store of `mode`, from `init`, comparing the row with
+/// `model`'s after every step. The replay stops where the owner is fenced: the implementation
+/// refused the rest of the schedule.
+pub fn replay_cassandra(
+    factory: &StoreFactory,
+    key: &str,
+    model: &Cassandra,
+    init: &CassandraState,
+    path: &[CassandraAction],
+) -> Result<CassandraReplay, String> {
+    let zombies = path
+        .iter()
+        .filter(|a| matches!(a, CassandraAction::ZombieWrite(_)))
+        .count();
+    let mut p = Partition::new(factory, key, init.op, model.max_offset, zombies)?;
+    let mut out = CassandraReplay::default();
+    let mut state = init.clone();
+    for (i, action) in path.iter().enumerate() {
+        if !p.owner.alive && !matches!(action, CassandraAction::ZombieWrite(_)) {
+            break;
+        }
+        let before = p.row()?;
+        let event = match action {
+            CassandraAction::OwnerFold => p.owner_fold()?,
+            CassandraAction::OwnerRecover => Some(p.owner_recover()?),
+            CassandraAction::ZombieWrite(m) => p.zombie_write(*m)?,
+        };
+        state = model
+            .next_state(&state, *action)
+            .ok_or_else(|| format!("step {} {action:?} is not enabled in the model", i + 1))?;
+        let after = p.row()?;
+        out.steps += 1;
+        out.rows.push(after);
+        out.refused |= event
+            .as_ref()
+            .and_then(|e| e.vars.get("applied"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(false);
+        out.regressed |= before.present && after.present && after.offset < before.offset;
+        out.corrupted |= after.present
+            && !after.deleted
+            && after.contents != init.op.correct_contents(after.offset);
+        if after != state.stored {
+            out.mismatches.push(format!(
+                "{key}: after step {} {} the store holds {after}, the model {}",
+                i + 1,
+                model.format_action(action),
+                state.stored
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A counterexample replayed on the broken implementation and on the guarded one.
+pub struct CxReplay {
+    pub config: &'static str,
+    pub broken: CassandraReplay,
+    pub guarded: CassandraReplay,
+    pub guarded_mismatches: Vec<String>,
+    pub steps: usize,
+}
+
+impl CxReplay {
+    /// The violation really appears on the broken implementation.
+    pub fn reproduced(&self) -> bool {
+        match self.config {
+            "cassandra_unguarded" => self.broken.regressed,
+            _ => self.broken.corrupted,
+        }
+    }
+
+    /// The guarded implementation refused the schedule: a write was refused, and the
+    /// violation never appeared.
+    pub fn refused(&self) -> bool {
+        self.guarded.refused && !self.guarded.regressed && !self.guarded.corrupted
+    }
+
+    pub fn mismatches(&self) -> Vec<String> {
+        let mut all = self.broken.mismatches.clone();
+        all.extend(self.guarded_mismatches.iter().cloned());
+        if !self.reproduced() {
+            all.push(format!(
+                "{}'s counterexample did not reproduce on the broken store (rows: {})",
+                self.config,
+                render_rows(&self.broken.rows)
+            ));
+        }
+        if !self.refused() {
+            all.push(format!(
+                "{}'s counterexample was not refused by the guarded store (rows: {})",
+                self.config,
+                render_rows(&self.guarded.rows)
+            ));
+        }
+        all
+    }
+}
+
+fn render_rows(rows: &[Cell]) -> String {
+    rows.iter()
+        .map(Cell::to_string)
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// `config`'s counterexample on flows over a `broken` store (against the config's model), and
+/// the same schedule on the guarded store (against the guarded model).
+pub fn replay_cassandra_cx(
+    settings: &Settings,
+    config: &'static str,
+    broken: Mode,
+) -> Result<CxReplay, String> {
+    let Cx {
+        model,
+        states,
+        path,
+    } = counterexample::<Cassandra>(config)?;
+    let init = &states[0];
+    let broken_store = StoreFactory::new(settings.backend.clone(), broken, "cx_broken")?;
+    let guarded_store = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "cx_guarded")?;
+    let broken = replay_cassandra(&broken_store, "cx", &model, init, &path)?;
+    let guarded = replay_cassandra(
+        &guarded_store,
+        "cx",
+        &guarded_model(model.max_offset),
+        init,
+        &path,
+    )?;
+    Ok(CxReplay {
+        config,
+        steps: broken.steps + guarded.steps,
+        guarded_mismatches: guarded.mismatches.clone(),
+        broken,
+        guarded,
+    })
+}
+
+// ----------------------------------------------------------------------------------------------
+// The owner's restart below its recovered high water: the ReplayFence model
+
+/// A restarted owner: a previous incarnation folded `1..=hw` and flushed; the new owner resumes
+/// at the committed offset 0 and recovers the key at hw.
+struct Restart {
+    key: String,
+    reader: Box<dyn SnapshotStore>,
+    owner: Traced,
+    hw: u8,
+    /// Folded since the last write.
+    dirty: bool,
+}
+
+impl Restart {
+    fn new(factory: &StoreFactory, key: &str, hw: u8, fence: bool) -> Result<Restart, String> {
+        let ownership = Ownership::new();
+        let mut previous = Traced::new(&ownership, factory, FlowConfig::default())?;
+        for o in 1..=hw {
+            previous.handle(&Record::new(key, o as u64, o.to_string().as_bytes()))?;
+        }
+        previous
+            .flow
+            .revoke()
+            .map_err(|e| format!("previous owner: {e}"))?;
+        let config = FlowConfig {
+            replay_fence: fence,
+            ..FlowConfig::default()
+        };
+        let mut owner = Traced::new(&ownership, factory, config)?;
+        owner
+            .flow
+            .recover(&[key])
+            .map_err(|e| format!("recover: {e}"))?;
+        owner.fresh();
+        Ok(Restart {
+            key: key.to_string(),
+            reader: factory.open(loadbearing_impls::trace::no_trace())?,
+            owner,
+            hw,
+            dirty: false,
+        })
+    }
+
+    fn cur(&self) -> u8 {
+        self.owner.flow.position() as u8
+    }
+
+    /// `Fold`: the owner handles its next record.
+    fn fold(&mut self) -> Result<Event, String> {
+        let o = self.cur() + 1;
+        self.owner
+            .handle(&Record::new(&self.key, o as u64, o.to_string().as_bytes()))?;
+        self.owner.fresh();
+        self.dirty = true;
+        Ok(Event::new(Some("owner"), "Fold")
+            .arg("offset", o)
+            .var("hw", self.hw))
+    }
+
+    /// `Write`: flush what is buffered; with nothing buffered, a timer deletes the key at the
+    /// flow's position (`tick_delete`), which is a write of the key at cur too.
+    fn write(&mut self, tick: bool) -> Result<Option<Event>, String> {
+        if tick {
+            self.owner
+                .flow
+                .tick_delete(&self.key)
+                .map_err(|e| format!("tick: {e}"))?;
+        }
+        let error = self.owner.flush()?;
+        self.dirty = false;
+        let steps = self.owner.fresh();
+        let Some(w) = written(&steps) else {
+            return Ok(None);
+        };
+        let stored = self
+            .reader
+            .read(&self.key)
+            .map_err(|e| e.to_string())?
+            .offset()
+            .unwrap_or(0);
+        Ok(Some(
+            Event::new(Some("owner"), "Write")
+                .var("presented", w.offset)
+                .var("stored", stored)
+                .var(
+                    "selfFenced",
+                    matches!(error, Some(FlowError::SelfFenced(_))),
+                )
+                .var("hw", self.hw),
+        ))
+    }
+}
+
+pub const FENCE_MAX_OFFSET: u8 = 5;
+
+pub fn fence_trace(
+    factory: &StoreFactory,
+    key: &str,
+    fence: bool,
+    rng: &mut Rng,
+) -> Result<Vec<Event>, String> {
+    let hw = 1 + rng.below(FENCE_MAX_OFFSET as u64) as u8;
+    let mut r = Restart::new(factory, key, hw, fence)?;
+    let mut events = Vec::new();
+    while r.owner.alive {
+        let folding = r.cur() < FENCE_MAX_OFFSET;
+        // Fold most of the time; flush, or tick, now and then; end with a flush.
+        let event = match (folding, rng.below(6)) {
+            (true, 0..=2) => Some(r.fold()?),
+            (true, 3 | 4) | (false, _) => r.write(false)?,
+            (true, _) => r.write(true)?,
+        };
+        events.extend(event);
+        if !folding {
+            break;
+        }
+    }
+    Ok(events)
+}
+
+fn run_fence(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+    result.model = "ReplayFence";
+    let fence = target == Target::Fence;
+    let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, target.name())?;
+    let model = ReplayFence {
+        max_offset: FENCE_MAX_OFFSET,
+        fix: true,
+    };
+    let mut rng = Rng::new(settings.seed);
+    for round in 0..settings.traces {
+        let events = fence_trace(&factory, &format!("fence{round}"), fence, &mut rng)?;
+        result.tally(&model, &events);
+    }
+    let cx = replay_fence_cx(settings)?;
+    result.steps += cx.steps;
+    if fence {
+        result
+            .mismatches
+            .extend(cx.fixed.mismatches.iter().cloned());
+        if cx.fixed.self_fenced || !cx.fixed.completed {
+            result.mismatches.push(
+                "replay_fix_off's schedule: the owner with the fence on did not complete".into(),
+            );
+        }
+        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
+    } else {
+        result
+            .mismatches
+            .extend(cx.broken.mismatches.iter().cloned());
+        if !cx.broken.self_fenced {
+            result.mismatches.push(
+                "replay_fix_off's schedule: the owner without the fence did not self-fence".into(),
+            );
+        }
+        result.ok = result.divergent_traces > 0
+            && cx.broken.self_fenced
+            && !cx.fixed.self_fenced
+            && cx.fixed.completed
+            && result.mismatches.is_empty();
+    }
+    Ok(())
+}
+
+/// One ReplayFence schedule driven on a restarted owner.
+#[derive(Debug, Default)]
+pub struct FenceReplay {
+    pub mismatches: Vec<String>,
+    /// The owner's flow stopped with `FlowError::SelfFenced`.
+    pub self_fenced: bool,
+    /// After the schedule, the owner folded the rest of the log and flushed without error.
+    pub completed: bool,
+    pub steps: usize,
+}
+
+/// Drives `path` (ReplayFence actions) on a restarted owner, comparing the stored offset and
+/// the self-fence with `model`'s after every step; then lets the owner finish the log.
+pub fn replay_fence(
+    factory: &StoreFactory,
+    key: &str,
+    model: &ReplayFence,
+    init: &ReplayState,
+    path: &[ReplayAction],
+) -> Result<FenceReplay, String> {
+    let mut r = Restart::new(factory, key, init.hw, model.fix)?;
+    let mut out = FenceReplay::default();
+    let mut state = init.clone();
+    for (i, action) in path.iter().enumerate() {
+        match action {
+            ReplayAction::Fold => {
+                r.fold()?;
+            }
+            ReplayAction::Write => {
+                let tick = !r.dirty;
+                r.write(tick)?;
+            }
+            ReplayAction::Halted => continue,
+        }
+        out.steps += 1;
+        state = model
+            .next_state(&state, *action)
+            .ok_or_else(|| format!("step {} {action:?} is not enabled in the model", i + 1))?;
+        let stored = r
+            .reader
+            .read(key)
+            .map_err(|e| e.to_string())?
+            .offset()
+            .unwrap_or(0);
+        out.self_fenced |= !r.owner.alive;
+        if stored != state.stored as u64 || r.owner.alive == state.self_fenced {
+            out.mismatches.push(format!(
+                "{key}: after step {} {action:?} the store holds offset {stored} (owner self-fenced: {}), the model stored={} selfFenced={}",
+                i + 1,
+                !r.owner.alive,
+                state.stored,
+                state.self_fenced
+            ));
+        }
+        if !r.owner.alive {
+            break;
+        }
+    }
+    if r.owner.alive {
+        while r.cur() < model.max_offset {
+            r.fold()?;
+        }
+        r.write(false)?;
+        out.completed = r.owner.alive;
+    }
+    Ok(out)
+}
+
+/// replay_fix_off's counterexample on the owner without the fence (it must self-fence) and
+/// with it (it must complete).
+pub struct FenceCx {
+    pub broken: FenceReplay,
+    pub fixed: FenceReplay,
+    pub steps: usize,
+}
+
+pub fn replay_fence_cx(settings: &Settings) -> Result<FenceCx, String> {
+    let Cx {
+        model,
+        states,
+        path,
+    } = counterexample::<ReplayFence>("replay_fix_off")?;
+    let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "fence_cx")?;
+    let broken = replay_fence(&factory, "cx_off", &model, &states[0], &path)?;
+    let fixed_model = ReplayFence {
+        fix: true,
+        ..model.clone()
+    };
+    let fixed = replay_fence(&factory, "cx_on", &fixed_model, &states[0], &path)?;
+    Ok(FenceCx {
+        steps: broken.steps + fixed.steps,
+        broken,
+        fixed,
+    })
 }

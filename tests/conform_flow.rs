@@ -1,0 +1,363 @@
+//! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
+//! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
+
+use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
+use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};
+use loadbearing_impls::Mode;
+use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_specs::cassandra::Cassandra;
+use loadbearing_specs::replay_fence::ReplayFence;
+use loadbearing_specs::vocab::{Cell, Offsets};
+
+fn sqlite(traces: usize, seed: u64) -> Settings {
+    Settings {
+        backend: Backend::Sqlite,
+        traces,
+        writers: 2,
+        seed,
+    }
+}
+
+fn guarded() -> Cassandra {
+    Cassandra {
+        max_offset: flow::FLOW_MAX_OFFSET,
+        guarded: true,
+        tombstone: true,
+    }
+}
+
+fn first_divergence(result: &TargetResult) -> String {
+    result
+        .divergences
+        .first()
+        .map(|d| d.text())
+        .unwrap_or_default()
+}
+
+fn assert_conforms(result: &TargetResult, traces: usize) {
+    assert!(
+        result.ok,
+        "{}\nmismatches: {:?}",
+        first_divergence(result),
+        result.mismatches
+    );
+    assert_eq!(result.conforming, traces);
+    assert!(result.divergences.is_empty());
+}
+
+#[test]
+fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
+    let result = conform::run(Target::Flow, &sqlite(30, 7)).unwrap();
+    assert_conforms(&result, 30);
+    assert_eq!(result.model, "Cassandra");
+    assert!(result.events > 30 * 5, "every owner fold is an event");
+    assert!(result.steps > 0, "the counterexamples were replayed");
+}
+
+/// The flows really overlap: the guard refuses stale zombie writes in the traces that conform.
+#[test]
+fn the_flow_traces_exercise_the_guard() {
+    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "exercise").unwrap();
+    let mut rng = Rng::new(3);
+    let mut refused = 0;
+    let mut zombie_writes = 0;
+    for round in 0..20 {
+        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        let events = flow::flow_trace(&factory, &format!("k{round}"), log, &mut rng).unwrap();
+        zombie_writes += events.iter().filter(|e| e.action == "ZombieWrite").count();
+        refused += events
+            .iter()
+            .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
+            .count();
+        let verdict = validate(&guarded(), &events, Limits::default());
+        assert!(
+            verdict.conforming,
+            "{:?}",
+            verdict.divergence.map(|d| d.text())
+        );
+    }
+    assert!(
+        zombie_writes > 0 && refused > 0,
+        "{zombie_writes} zombie writes, {refused} refused"
+    );
+}
+
+#[test]
+fn the_last_write_wins_flows_are_caught_at_a_stale_write() {
+    let result = conform::run(Target::FlowLww, &sqlite(20, 7)).unwrap();
+    assert!(result.ok, "{:?}", result.mismatches);
+    assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
+    let text = first_divergence(&result);
+    assert!(text.contains("a stale write landed"), "{text}");
+    assert!(
+        text.contains("\"action\":\"ZombieWrite\"") || text.contains("\"action\":\"OwnerFold\""),
+        "the report names the offending step: {text}"
+    );
+}
+
+#[test]
+fn the_hard_delete_flows_are_caught_at_the_delete() {
+    let result = conform::run(Target::FlowHardDelete, &sqlite(20, 7)).unwrap();
+    assert!(result.ok, "{:?}", result.mismatches);
+    assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
+    let text = first_divergence(&result);
+    assert!(text.contains("\"op\":\"delete\""), "{text}");
+    assert!(
+        text.contains("row is now Absent, the model's is Tomb("),
+        "the report says the tombstone is missing: {text}"
+    );
+}
+
+#[test]
+fn the_restarted_owner_with_the_fence_conforms() {
+    let result = conform::run(Target::Fence, &sqlite(30, 7)).unwrap();
+    assert_conforms(&result, 30);
+    assert_eq!(result.model, "ReplayFence");
+}
+
+#[test]
+fn the_restarted_owner_without_the_fence_is_caught_presenting_cur() {
+    let result = conform::run(Target::FenceOff, &sqlite(30, 7)).unwrap();
+    assert!(result.ok, "{:?}", result.mismatches);
+    assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
+    let text = first_divergence(&result);
+    assert!(text.contains("\"action\":\"Write\""), "{text}");
+    assert!(text.contains("the model presents max(cur, hw)"), "{text}");
+}
+
+#[test]
+fn the_unguarded_counterexample_overwrites_on_lww_and_is_refused_when_guarded() {
+    let r = replay_cassandra_cx(&sqlite(1, 1), "cassandra_unguarded", Mode::LastWriteWins).unwrap();
+    assert!(r.broken.mismatches.is_empty(), "{:?}", r.broken.mismatches);
+    assert!(
+        r.broken.regressed,
+        "the stale write landed: {:?}",
+        r.broken.rows
+    );
+    assert!(!r.broken.refused);
+    // The guarded store refuses the same schedule and its row never goes back.
+    assert!(
+        r.guarded.refused && !r.guarded.regressed,
+        "{:?}",
+        r.guarded.rows
+    );
+    assert!(
+        r.guarded_mismatches.is_empty(),
+        "{:?}",
+        r.guarded_mismatches
+    );
+    let last = |rows: &[Cell]| *rows.last().unwrap();
+    assert!(last(&r.broken.rows).offset < last(&r.guarded.rows).offset);
+}
+
+#[test]
+fn the_notomb_counterexample_corrupts_the_hard_delete_store_only() {
+    let r = replay_cassandra_cx(&sqlite(1, 1), "cassandra_notomb", Mode::HardDelete).unwrap();
+    assert!(r.broken.mismatches.is_empty(), "{:?}", r.broken.mismatches);
+    assert!(r.broken.corrupted, "rows: {:?}", r.broken.rows);
+    assert!(
+        r.broken.rows.iter().any(|c| !c.present),
+        "the hard delete removed the row: {:?}",
+        r.broken.rows
+    );
+    assert!(!r.guarded.corrupted, "rows: {:?}", r.guarded.rows);
+    assert!(
+        r.guarded.rows.iter().any(|c| c.present && c.deleted),
+        "the guarded store kept a tombstone: {:?}",
+        r.guarded.rows
+    );
+    assert!(
+        r.guarded_mismatches.is_empty(),
+        "{:?}",
+        r.guarded_mismatches
+    );
+}
+
+#[test]
+fn the_replay_fix_off_counterexample_self_fences_only_without_the_fence() {
+    let cx = replay_fence_cx(&sqlite(1, 1)).unwrap();
+    assert!(
+        cx.broken.self_fenced,
+        "FlowError::SelfFenced without the fence"
+    );
+    assert!(!cx.broken.completed);
+    assert!(
+        cx.broken.mismatches.is_empty(),
+        "{:?}",
+        cx.broken.mismatches
+    );
+    assert!(!cx.fixed.self_fenced && cx.fixed.completed);
+    assert!(cx.fixed.mismatches.is_empty(), "{:?}", cx.fixed.mismatches);
+}
+
+fn ev(actor: &str, action: &str, offset: u64, op: &str, applied: bool, stored: &str) -> Event {
+    Event::new(Some(actor), action)
+        .arg("offset", offset)
+        .arg("op", op)
+        .var("applied", applied)
+        .var("stored", stored)
+}
+
+#[test]
+fn a_hand_written_stale_zombie_write_is_rejected_with_a_reason() {
+    let row = |o: u8, c: &[u8]| {
+        Cell::snap(o, c.iter().fold(Offsets::EMPTY, |s, &x| s.with(x))).to_string()
+    };
+    let fits = vec![
+        ev("owner", "OwnerFold", 1, "persist", true, &row(1, &[1])),
+        ev("owner", "OwnerFold", 2, "persist", true, &row(2, &[1, 2])),
+    ];
+    assert!(validate(&guarded(), &fits, Limits::default()).conforming);
+    let mut stale = fits.clone();
+    stale.push(ev(
+        "zombie1",
+        "ZombieWrite",
+        1,
+        "persist",
+        true,
+        &row(1, &[1]),
+    ));
+    let verdict = validate(&guarded(), &stale, Limits::default());
+    assert!(!verdict.conforming);
+    let text = verdict.divergence.unwrap().text();
+    assert!(text.contains("diverged at event 3"), "{text}");
+    assert!(text.contains("ZombieWrite(1): the implementation applied offset 1 over Snap(2, {1,2}): a stale write landed"), "{text}");
+    // An owner that skips an offset is no behaviour either.
+    let skipped = vec![ev("owner", "OwnerFold", 2, "persist", true, &row(2, &[2]))];
+    let text = validate(&guarded(), &skipped, Limits::default())
+        .divergence
+        .unwrap()
+        .text();
+    assert!(
+        text.contains("the owner folded offset 2, but its next offset is 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
+    let write = Event::new(Some("owner"), "Write")
+        .var("hw", 3)
+        .var("presented", 0)
+        .var("selfFenced", true)
+        .var("stored", 3);
+    let fixed = ReplayFence {
+        max_offset: 3,
+        fix: true,
+    };
+    let text = validate(&fixed, std::slice::from_ref(&write), Limits::default())
+        .divergence
+        .unwrap()
+        .text();
+    assert!(
+        text.contains("the model presents max(cur, hw) = 3"),
+        "{text}"
+    );
+    let broken = ReplayFence {
+        max_offset: 3,
+        fix: false,
+    };
+    assert!(validate(&broken, &[write], Limits::default()).conforming);
+}
+
+/// PostgreSQL: the same flows; CI provides a server (see .ci/setup.d).
+#[test]
+fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
+    let server = match loadbearing_impls::harness::postgres::PgServer::start() {
+        Ok(server) => server,
+        Err(e) if !loadbearing_impls::harness::in_ci() => {
+            eprintln!("skipped: PostgreSQL unavailable here: {e}");
+            return;
+        }
+        Err(e) => panic!("CI must provide PostgreSQL: {e}"),
+    };
+    let settings = Settings {
+        backend: Backend::Postgres(server.conn_str()),
+        traces: 8,
+        writers: 2,
+        seed: 17,
+    };
+    let result = conform::run(Target::Flow, &settings).unwrap();
+    assert_conforms(&result, 8);
+    let result = conform::run(Target::FlowHardDelete, &settings).unwrap();
+    assert!(
+        result.ok && result.divergent_traces > 0,
+        "{:?}",
+        result.mismatches
+    );
+    assert!(first_divergence(&result).contains("the model's is Tomb("));
+}
+
+/// Cassandra 5: the persist is the three-LWT compound, but the flow-level events read the same.
+#[test]
+fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
+    let node = match loadbearing_impls::harness::cassandra::CassandraNode::start() {
+        Ok(node) => node,
+        Err(e) if !loadbearing_impls::harness::in_ci() => {
+            eprintln!("skipped: Cassandra unavailable here: {e}");
+            return;
+        }
+        Err(e) => panic!("CI must provide Cassandra: {e}"),
+    };
+    let settings = Settings {
+        backend: Backend::Cassandra(node.node()),
+        traces: 4,
+        writers: 2,
+        seed: 23,
+    };
+    let result = conform::run(Target::Flow, &settings).unwrap();
+    assert_conforms(&result, 4);
+    for target in [Target::FlowLww, Target::FlowHardDelete, Target::FenceOff] {
+        let result = conform::run(target, &settings).unwrap();
+        assert!(
+            result.ok && result.divergent_traces > 0,
+            "{}: {:?}",
+            target.name(),
+            result.mismatches
+        );
+    }
+    let result = conform::run(Target::Fence, &settings).unwrap();
+    assert_conforms(&result, 4);
+    node.stop();
+}
+
+/// The planted hard-delete mutant: writes are still guarded, but a delete removes the row, and
+/// with it the guard, so a stale write lands afterwards. The guarded store keeps a tombstone.
+#[test]
+fn the_hard_delete_mutant_loses_the_guard_with_the_row() {
+    use loadbearing_impls::{Read, WriteError};
+    let broken = StoreFactory::new(Backend::Sqlite, Mode::HardDelete, "hd").unwrap();
+    let guarded = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "hd_guarded").unwrap();
+    for (factory, tombstone) in [(&broken, false), (&guarded, true)] {
+        let store = factory.open(loadbearing_impls::trace::no_trace()).unwrap();
+        store.persist("k", 3, b"3").unwrap();
+        assert!(matches!(
+            store.persist("k", 2, b"2"),
+            Err(WriteError::Conflict(_))
+        ));
+        assert!(matches!(store.delete("k", 1), Err(WriteError::Conflict(_))));
+        store.delete("k", 4).unwrap();
+        let after_delete = store.read("k").unwrap();
+        let stale = store.persist("k", 1, b"1");
+        if tombstone {
+            assert_eq!(after_delete, Read::Tombstone { offset: 4 });
+            assert!(matches!(stale, Err(WriteError::Conflict(_))));
+        } else {
+            assert_eq!(after_delete, Read::Absent);
+            assert!(stale.is_ok(), "nothing guards the removed row: {stale:?}");
+        }
+    }
+}
+
+/// A run replays from its seed: the same seed gives the same traces.
+#[test]
+fn a_flow_run_replays_from_its_seed() {
+    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "seeded").unwrap();
+    let trace = |seed: u64, key: &str| {
+        let mut rng = Rng::new(seed);
+        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        flow::flow_trace(&factory, key, log, &mut rng).unwrap()
+    };
+    assert_eq!(trace(41, "a"), trace(41, "b"));
+    assert_ne!(trace(41, "c"), trace(42, "d"));
+}
