@@ -361,3 +361,66 @@ fn a_flow_run_replays_from_its_seed() {
     assert_eq!(trace(41, "a"), trace(41, "b"));
     assert_ne!(trace(41, "c"), trace(42, "d"));
 }
+
+fn loadbearing(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A recorded flow trace, saved as NDJSON, checks from the command line against the Cassandra
+/// config; the same trace with a stale zombie write appended is refused, naming the step.
+#[test]
+fn conform_checks_a_flow_trace_file_against_cassandra() {
+    let dir = std::env::temp_dir().join(format!("loadbearing-flow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "file").unwrap();
+    let mut rng = Rng::new(5);
+    // persist, persist, persist: the owner reaches Snap(3, {1,2,3}) unless fenced.
+    let log = loadbearing_specs::vocab::Ops(0);
+    let mut events = flow::flow_trace(&factory, "k", log, &mut rng).unwrap();
+    let fits = dir.join("flow.ndjson");
+    std::fs::write(&fits, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();
+    let check = |file: &std::path::Path| {
+        loadbearing(&[
+            "conform",
+            "--trace",
+            file.to_str().unwrap(),
+            "--model",
+            "cassandra_refines",
+            "--set",
+            "MaxOffset=5",
+        ])
+    };
+    let out = check(&fits);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("conform to Cassandra"), "{stdout}");
+    // After the owner's last write the row is at offset 5: a zombie landing offset 1 is stale.
+    let last_row = events.last().unwrap().vars["stored"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(last_row.starts_with("Snap(5"), "{last_row}");
+    events.push(ev(
+        "zombie9",
+        "ZombieWrite",
+        1,
+        "persist",
+        true,
+        "Snap(1, {1})",
+    ));
+    let stale = dir.join("stale.ndjson");
+    std::fs::write(&stale, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();
+    let out = check(&stale);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!("diverged at event {}", events.len()))
+            && stdout.contains("ZombieWrite(1): the implementation applied offset 1")
+            && stdout.contains("a stale write landed"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
