@@ -837,6 +837,27 @@ fn all_paths(model: &CasFirstWriteAtomic, depth: usize) -> Vec<(AtomicState, Vec
     out
 }
 
+/// A must-fail config's counterexample: the model built from its constants, the states along
+/// the path and the actions between them.
+pub struct Cx<M: Model> {
+    pub model: M,
+    pub states: Vec<M::State>,
+    pub path: Vec<M::Action>,
+}
+
+/// Checks `config_name` afresh and returns its shortest counterexample as model steps.
+pub fn counterexample<M: loadbearing_specs::Configured>(
+    config_name: &str,
+) -> Result<Cx<M>, String> {
+    let (model, _) = suite_model::<M>(config_name)?;
+    let (path, states) = counterexample_path(&model, config_name)?;
+    Ok(Cx {
+        model,
+        states,
+        path,
+    })
+}
+
 /// A must-fail config of the suite: the model its constants build, and the config.
 pub fn suite_model<M: loadbearing_specs::Configured>(
     config_name: &str,

@@ -607,9 +607,13 @@ fn conform_file(
         Some(config) => (config.model.to_string(), config.constants.values().clone()),
         None => (model.to_string(), Constants::new()),
     };
-    let (knobs, validate) = loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
-        format!("`{model}` is neither a config nor a model that reads implementation traces (CasFirstWrite, CasFirstWriteAtomic, SSI)")
-    })?;
+    let (knobs, validate) =
+        loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
+            format!(
+                "`{model}` is neither a config nor a model that reads implementation traces ({})",
+                loadbearing_specs::registry::conformance_models().join(", ")
+            )
+        })?;
     for set in sets {
         let (name, value) = suite::parse_set(set)?;
         given.insert(name, value);

@@ -83,6 +83,16 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
     }
 }
 
+/// The models that read implementation traces.
+pub fn conformance_models() -> Vec<&'static str> {
+    models()
+        .into_iter()
+        .map(|m| m.name)
+        .chain(["CasFirstWriteAtomic"])
+        .filter(|name| conformance(name).is_some())
+        .collect()
+}
+
 pub fn find(name: &str) -> Option<ModelEntry> {
     models().into_iter().find(|m| m.name == name)
 }

@@ -20,14 +20,12 @@ use loadbearing_impls::flow::{
 use loadbearing_impls::trace::{Recorder, Step};
 use loadbearing_impls::{Mode, Read, SnapshotStore, WriteError};
 use loadbearing_refinement::conform::Event;
-use loadbearing_refinement::{Options, Spec};
 use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
 use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
-use loadbearing_specs::Configured;
 use stateright::Model;
 
-use super::{Rng, Settings, StoreFactory, Target, TargetResult};
+use super::{counterexample, Cx, Replay, Rng, Settings, StoreFactory, Target, TargetResult};
 
 /// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
 /// nothing per offset, but the owner and zombies should collide often).
@@ -443,6 +441,8 @@ fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> 
                 replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
             let notomb = replay_cassandra_cx(settings, "cassandra_notomb", Mode::HardDelete)?;
             result.steps += unguarded.steps + notomb.steps;
+            result.replays.push(unguarded.record());
+            result.replays.push(notomb.record());
             result.mismatches.extend(unguarded.guarded_mismatches);
             result.mismatches.extend(notomb.guarded_mismatches);
             true
@@ -450,14 +450,20 @@ fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> 
         Target::FlowLww => {
             let r = replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
             result.steps += r.steps;
+            result.replays.push(r.record());
             result.mismatches.extend(r.mismatches());
             r.reproduced() && r.refused()
         }
         _ => {
-            let r = replay_cassandra_cx(settings, "cassandra_notomb", Mode::HardDelete)?;
-            result.steps += r.steps;
-            result.mismatches.extend(r.mismatches());
-            r.reproduced() && r.refused()
+            let mut all = true;
+            for config in ["cassandra_notomb", "cassandra_notomb_refines"] {
+                let r = replay_cassandra_cx(settings, config, Mode::HardDelete)?;
+                result.steps += r.steps;
+                result.replays.push(r.record());
+                result.mismatches.extend(r.mismatches());
+                all &= r.reproduced() && r.refused();
+            }
+            all
         }
     };
     result.ok = if target.is_mutant() {
@@ -471,69 +477,6 @@ fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> 
 // ----------------------------------------------------------------------------------------------
 // Model → implementation: the Cassandra counterexamples
 
-/// A must-fail config's counterexample: the model built from its constants, the states along
-/// the path and the actions between them.
-pub struct Cx<M: Model> {
-    pub model: M,
-    pub states: Vec<M::State>,
-    pub path: Vec<M::Action>,
-}
-
-/// Runs the config and recovers its counterexample's states by replaying the named actions on
-/// the model.
-pub fn counterexample<M>(config_name: &str) -> Result<Cx<M>, String>
-where
-    M: Configured + Spec,
-{
-    let config = crate::suite::load(&crate::suite::default_path())
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|c| c.name == config_name)
-        .ok_or_else(|| format!("no config {config_name}"))?;
-    let model = M::from_knobs(&config.constants);
-    let judged = crate::run::run(&config, &Options::default())?;
-    let cx = judged
-        .report
-        .counterexample
-        .ok_or_else(|| format!("{config_name} has no counterexample"))?;
-    let vars = |s: &M::State| -> Vec<(String, String)> {
-        model
-            .variables(s)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    };
-    let first = cx.steps.first().ok_or("an empty counterexample")?;
-    let mut states = vec![model
-        .init_states()
-        .into_iter()
-        .find(|s| vars(s) == first.state)
-        .ok_or_else(|| format!("{config_name}: the counterexample's initial state"))?];
-    let mut path = Vec::new();
-    for step in &cx.steps[1..] {
-        let state = states.last().expect("non-empty").clone();
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        let (action, next) = actions
-            .into_iter()
-            .find(|a| Some(model.format_action(a)) == step.action)
-            .and_then(|a| model.next_state(&state, a.clone()).map(|n| (a, n)))
-            .ok_or_else(|| {
-                format!(
-                    "{config_name}: {:?} does not replay on the model",
-                    step.action
-                )
-            })?;
-        path.push(action);
-        states.push(next);
-    }
-    Ok(Cx {
-        model,
-        states,
-        path,
-    })
-}
-
 /// What a replay of one schedule on one implementation showed.
 #[derive(Debug, Default)]
 pub struct CassandraReplay {
@@ -545,6 +488,8 @@ pub struct CassandraReplay {
     pub corrupted: bool,
     /// A write was refused by the guard.
     pub refused: bool,
+    /// A present row disappeared (a hard delete): the mapped hwm moved back.
+    pub vanished: bool,
     /// The rows after each step, for the report.
     pub rows: Vec<Cell>,
     pub steps: usize,
@@ -589,6 +534,8 @@ pub fn replay_cassandra(
             .and_then(serde_json::Value::as_bool)
             == Some(false);
         out.regressed |= before.present && after.present && after.offset < before.offset;
+        // A present row removed: the mapped high water falls back to 0.
+        out.vanished |= before.present && !after.present;
         out.corrupted |= after.present
             && !after.deleted
             && after.contents != init.op.correct_contents(after.offset);
@@ -607,6 +554,8 @@ pub fn replay_cassandra(
 /// A counterexample replayed on the broken implementation and on the guarded one.
 pub struct CxReplay {
     pub config: &'static str,
+    /// The model steps, as the checker shows them.
+    pub shown: Vec<String>,
     pub broken: CassandraReplay,
     pub guarded: CassandraReplay,
     pub guarded_mismatches: Vec<String>,
@@ -618,14 +567,48 @@ impl CxReplay {
     pub fn reproduced(&self) -> bool {
         match self.config {
             "cassandra_unguarded" => self.broken.regressed,
+            "cassandra_notomb_refines" => self.broken.vanished,
             _ => self.broken.corrupted,
         }
     }
 
-    /// The guarded implementation refused the schedule: a write was refused, and the
-    /// violation never appeared.
+    /// On the guarded implementation the violation never appeared (for the stale overwrite,
+    /// because the guard refused the write).
     pub fn refused(&self) -> bool {
-        self.guarded.refused && !self.guarded.regressed && !self.guarded.corrupted
+        !self.guarded.regressed && !self.guarded.corrupted && !self.guarded.vanished
+    }
+
+    /// For the result's `replays`: what each implementation did with the schedule.
+    pub fn record(&self) -> Replay {
+        let did = |r: &CassandraReplay| {
+            let facts: Vec<&str> = [
+                (r.regressed, "a lower offset overwrote a higher one"),
+                (
+                    r.vanished,
+                    "a present row vanished (the mapped high water fell back to 0)",
+                ),
+                (
+                    r.corrupted,
+                    "a live row holds contents other than the correct fold",
+                ),
+                (r.refused, "a write was refused (typed conflict)"),
+            ]
+            .into_iter()
+            .filter_map(|(happened, fact)| happened.then_some(fact))
+            .collect();
+            let what = if facts.is_empty() {
+                "no write refused, no violation".to_string()
+            } else {
+                facts.join("; ")
+            };
+            format!("rows {}: {what}", render_rows(&r.rows))
+        };
+        Replay {
+            config: self.config.to_string(),
+            steps: self.shown.clone(),
+            broken: did(&self.broken),
+            guarded: did(&self.guarded),
+        }
     }
 
     pub fn mismatches(&self) -> Vec<String> {
@@ -681,6 +664,7 @@ pub fn replay_cassandra_cx(
     )?;
     Ok(CxReplay {
         config,
+        shown: path.iter().map(|a| model.format_action(a)).collect(),
         steps: broken.steps + guarded.steps,
         guarded_mismatches: guarded.mismatches.clone(),
         broken,
@@ -824,6 +808,21 @@ fn run_fence(target: Target, settings: &Settings, result: &mut TargetResult) -> 
     }
     let cx = replay_fence_cx(settings)?;
     result.steps += cx.steps;
+    let did = |r: &FenceReplay| {
+        if r.self_fenced {
+            "the owner self-fenced (FlowError::SelfFenced)".to_string()
+        } else if r.completed {
+            "the owner completed".to_string()
+        } else {
+            "the owner neither completed nor self-fenced".to_string()
+        }
+    };
+    result.replays.push(Replay {
+        config: "replay_fix_off".into(),
+        steps: cx.shown.clone(),
+        broken: did(&cx.broken),
+        guarded: did(&cx.fixed),
+    });
     if fence {
         result
             .mismatches
@@ -923,6 +922,8 @@ pub fn replay_fence(
 /// replay_fix_off's counterexample on the owner without the fence (it must self-fence) and
 /// with it (it must complete).
 pub struct FenceCx {
+    /// The model steps, as the checker shows them.
+    pub shown: Vec<String>,
     pub broken: FenceReplay,
     pub fixed: FenceReplay,
     pub steps: usize,
@@ -942,6 +943,7 @@ pub fn replay_fence_cx(settings: &Settings) -> Result<FenceCx, String> {
     };
     let fixed = replay_fence(&factory, "cx_on", &fixed_model, &states[0], &path)?;
     Ok(FenceCx {
+        shown: path.iter().map(|a| model.format_action(a)).collect(),
         steps: broken.steps + fixed.steps,
         broken,
         fixed,

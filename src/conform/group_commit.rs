@@ -27,7 +27,7 @@ use loadbearing_refinement::conform::Event;
 use loadbearing_specs::group_commit::{GcAction, GcState, GroupCommit as Model, Pc};
 use stateright::Model as _;
 
-use super::{counterexample_path, suite_model, Backend, Rng, Settings, Target, TargetResult};
+use super::{counterexample, Backend, Cx, Rng, Settings, Target, TargetResult};
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
@@ -492,8 +492,11 @@ fn replay_paths(
 /// the shortest one in which the flow keeps that order (it must reproduce on the ungated
 /// implementation and be refused by the gated one).
 fn reproduce_ungated(result: &mut TargetResult) -> Result<(), String> {
-    let (model, _) = suite_model::<Model>("gc_ungated")?;
-    let (shortest, _) = counterexample_path(&model, "gc_ungated")?;
+    let Cx {
+        model,
+        path: shortest,
+        ..
+    } = counterexample::<Model>("gc_ungated")?;
     let in_order = shortest_in_flow_order(&model)
         .ok_or("gc_ungated: no counterexample in which the flow offers before it schedules")?;
     for (name, path, must_refuse) in [
