@@ -6,6 +6,7 @@
 //! short paths) drive the store step by step, comparing its row with the model's after every
 //! step.
 
+pub mod compound;
 pub mod flow;
 pub mod group_commit;
 pub mod kafka;
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use loadbearing_impls::cassandra::CassandraCluster;
-use loadbearing_impls::postgres::PostgresStore;
+use loadbearing_impls::postgres::{CompoundGuards, PostgresStore};
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
@@ -104,6 +105,8 @@ pub struct StoreFactory {
     sqlite_path: Option<std::path::PathBuf>,
     table: String,
     cassandra: Option<CassandraCluster>,
+    /// PostgreSQL's compound with some guards off (planted mutants).
+    guards: CompoundGuards,
 }
 
 impl StoreFactory {
@@ -145,12 +148,38 @@ impl StoreFactory {
             sqlite_path,
             table,
             cassandra,
+            guards: CompoundGuards::default(),
         })
     }
 
     pub fn compound(mut self) -> StoreFactory {
         self.compound = true;
         self
+    }
+
+    /// PostgreSQL's compound with these guards (turning one off is a planted mutant).
+    pub fn with_guards(mut self, guards: CompoundGuards) -> StoreFactory {
+        self.guards = guards;
+        self
+    }
+
+    /// A PostgreSQL session that reaps rows (the model's `ReapRow`).
+    pub fn reaper(&self, tracer: SharedTracer) -> Result<PostgresStore, String> {
+        match &self.backend {
+            Backend::Postgres(conn) => PostgresStore::connect_traced(
+                conn,
+                &self.table,
+                StoreOptions {
+                    mode: self.mode,
+                    ttl: None,
+                },
+                tracer,
+            ),
+            other => Err(format!(
+                "reaping on demand needs PostgreSQL, not {}",
+                other.name()
+            )),
+        }
     }
 
     pub fn open(&self, tracer: SharedTracer) -> Result<Box<dyn SnapshotStore>, String> {
@@ -166,8 +195,10 @@ impl StoreFactory {
                     .map_err(|e| e.to_string())
             }
             Backend::Postgres(conn) => {
-                PostgresStore::connect_traced(conn, &self.table, options, tracer)
-                    .map(|s| Box::new(s.compound(self.compound)) as Box<dyn SnapshotStore>)
+                PostgresStore::connect_traced(conn, &self.table, options, tracer).map(|s| {
+                    Box::new(s.compound(self.compound).compound_guards(self.guards))
+                        as Box<dyn SnapshotStore>
+                })
             }
             Backend::Cassandra(_) => {
                 let cluster = self.cassandra.as_ref().expect("connected in new");
@@ -208,8 +239,9 @@ impl Tracer for ActorTracer {
 }
 
 /// A deterministic scheduler over real threads: exactly one writer runs a statement at a time,
-/// and which one goes next is drawn from a seeded generator. Each statement's step event is the
-/// writer's turn ending, so the trace is the execution order and the run replays from its seed.
+/// and which one goes next is drawn from a seeded generator, or taken from a script (a model
+/// path's actors, in order). Each statement's step event is the writer's turn ending, so the
+/// trace is the execution order and the run replays from its seed or script.
 pub struct Scheduler {
     state: Mutex<Turns>,
     changed: std::sync::Condvar,
@@ -219,15 +251,35 @@ struct Turns {
     turn: Option<usize>,
     active: Vec<bool>,
     rng: Rng,
+    /// Scripted turns still to come; `None` for seeded turns.
+    script: Option<std::collections::VecDeque<usize>>,
+    /// A scripted run whose script is done and which was released: everyone runs freely.
+    free: bool,
     sink: Vec<(String, Step)>,
 }
 
 impl Scheduler {
     pub fn new(writers: usize, seed: u64) -> Arc<Scheduler> {
+        Scheduler::start(writers, Rng::new(seed), None)
+    }
+
+    /// Turns in exactly this order (actor indices); when the script is done, everyone waits
+    /// until [`Scheduler::release`].
+    pub fn scripted(actors: usize, order: Vec<usize>) -> Arc<Scheduler> {
+        Scheduler::start(actors, Rng::new(1), Some(order.into()))
+    }
+
+    fn start(
+        actors: usize,
+        rng: Rng,
+        script: Option<std::collections::VecDeque<usize>>,
+    ) -> Arc<Scheduler> {
         let mut turns = Turns {
             turn: None,
-            active: vec![true; writers],
-            rng: Rng::new(seed),
+            active: vec![true; actors],
+            rng,
+            script,
+            free: false,
             sink: Vec::new(),
         };
         turns.pass();
@@ -241,30 +293,58 @@ impl Scheduler {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Blocks until it is writer `w`'s turn.
-    pub fn wait_turn(&self, w: usize) {
-        let mut turns = self.lock();
-        while turns.turn != Some(w) {
+    fn wait_for(&self, w: usize, mut turns: std::sync::MutexGuard<'_, Turns>) {
+        while turns.turn != Some(w) && !turns.free {
             turns = self.changed.wait(turns).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// Blocks until it is writer `w`'s turn.
+    pub fn wait_turn(&self, w: usize) {
+        let turns = self.lock();
+        self.wait_for(w, turns);
     }
 
     /// Writer `w` ran a statement: record it, hand the turn on, wait for the next one.
     fn stepped(&self, w: usize, actor: &str, step: &Step) {
         let mut turns = self.lock();
-        turns.sink.push((actor.to_string(), step.clone()));
-        turns.pass();
-        self.changed.notify_all();
-        while turns.turn != Some(w) {
-            turns = self.changed.wait(turns).unwrap_or_else(|e| e.into_inner());
+        if !turns.free {
+            turns.sink.push((actor.to_string(), step.clone()));
+            turns.pass();
         }
+        self.changed.notify_all();
+        self.wait_for(w, turns);
     }
 
     /// Writer `w` is done.
     pub fn finished(&self, w: usize) {
         let mut turns = self.lock();
         turns.active[w] = false;
-        turns.pass();
+        // A scripted turn is never skipped: `wait_script_done` reports a writer that finished
+        // before taking it.
+        if turns.script.is_none() {
+            turns.pass();
+        }
+        self.changed.notify_all();
+    }
+
+    /// Blocks until a scripted run's script is done (every scripted step was recorded), or
+    /// the scripted actor whose turn it is has finished without taking it (`Err`).
+    pub fn wait_script_done(&self) -> Result<(), usize> {
+        let mut turns = self.lock();
+        loop {
+            match turns.turn {
+                None => return Ok(()),
+                Some(w) if !turns.active[w] => return Err(turns.sink.len()),
+                Some(_) => {}
+            }
+            turns = self.changed.wait(turns).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Lets every writer run freely from now on (their steps are no longer recorded).
+    pub fn release(&self) {
+        self.lock().free = true;
         self.changed.notify_all();
     }
 
@@ -275,6 +355,10 @@ impl Scheduler {
 
 impl Turns {
     fn pass(&mut self) {
+        if let Some(script) = &mut self.script {
+            self.turn = script.pop_front();
+            return;
+        }
         let active: Vec<usize> = (0..self.active.len()).filter(|&w| self.active[w]).collect();
         self.turn = if active.is_empty() {
             None
@@ -739,7 +823,14 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                     scheduled_round(&factory, &format!("key{round}"), &offsets, rng.next_u64())?;
                 result.tally(&model, &events);
             }
-            result.ok = result.conforming == result.traces;
+            match settings.backend {
+                Backend::Postgres(_) => compound::replay_counterexamples(settings, &mut result)?,
+                _ => eprintln!(
+                    "conform: compound: the casfw_* counterexamples replay on PostgreSQL (its store has the mutant switches), not on {}",
+                    settings.backend.name()
+                ),
+            }
+            result.ok = result.conforming == result.traces && result.mismatches.is_empty();
         }
         _ => match target.family() {
             Family::Flow => flow::run(target, settings, &mut result)?,

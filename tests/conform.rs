@@ -349,6 +349,31 @@ fn eight_racing_writers_on_postgres_conform() {
         "insert races force retries: {} events",
         result.events
     );
+    // The compound's must-fail configs, statement by statement on the real database.
+    let replayed: Vec<&str> = result.replays.iter().map(|r| r.config.as_str()).collect();
+    assert_eq!(
+        replayed,
+        ["casfw_no_ine", "casfw_noretry", "casfw_spurious"]
+    );
+    let [no_ine, noretry, spurious] = [&result.replays[0], &result.replays[1], &result.replays[2]];
+    assert!(
+        no_ine.broken.contains("a stale write landed"),
+        "{}",
+        no_ine.broken
+    );
+    assert!(no_ine.guarded.contains("w2 refused"), "{}", no_ine.guarded);
+    assert!(
+        noretry.broken.contains("its write was lost, not refused"),
+        "{}",
+        noretry.broken
+    );
+    assert!(noretry.guarded.contains("w2 wrote"), "{}", noretry.guarded);
+    assert!(spurious.steps.contains(&"ReapRow".to_string()));
+    assert!(
+        spurious.broken.contains("a spurious conflict"),
+        "{}",
+        spurious.broken
+    );
 }
 
 #[test]

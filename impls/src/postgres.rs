@@ -39,6 +39,28 @@ pub struct PostgresStore {
     options: StoreOptions,
     tracer: SharedTracer,
     compound: bool,
+    guards: CompoundGuards,
+}
+
+/// The compound's two guards besides the offset compare (SPECS.md §5's `InsertIfNotExists` and
+/// `Retry`). Turning one off is a planted mutant, for conformance only: the configs
+/// `casfw_no_ine` and `casfw_noretry` show what breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompoundGuards {
+    /// `Insert` lands only on an absent row; off, it is a blind upsert.
+    pub insert_if_not_exists: bool,
+    /// After a lost insert race, the conditional update is retried once; off, the writer
+    /// reports a conflict without looking again.
+    pub retry: bool,
+}
+
+impl Default for CompoundGuards {
+    fn default() -> Self {
+        CompoundGuards {
+            insert_if_not_exists: true,
+            retry: true,
+        }
+    }
 }
 
 impl PostgresStore {
@@ -78,6 +100,7 @@ impl PostgresStore {
             options,
             tracer,
             compound: false,
+            guards: CompoundGuards::default(),
         })
     }
 
@@ -95,6 +118,34 @@ impl PostgresStore {
     pub fn compound(mut self, on: bool) -> Self {
         self.compound = on;
         self
+    }
+
+    /// The compound with some of its guards off (planted mutants; see [`CompoundGuards`]).
+    pub fn compound_guards(mut self, guards: CompoundGuards) -> Self {
+        self.guards = guards;
+        self
+    }
+
+    /// Remove the key's row now, as a TTL expiry would (the model's `ReapRow`), and report it.
+    /// Returns whether there was a row.
+    pub fn reap(&self, key: &str) -> Result<bool, String> {
+        let t = &self.table;
+        let removed = self
+            .with_client(|c| {
+                c.query_opt(
+                    &format!("DELETE FROM {t} WHERE key = $1 RETURNING \"offset\""),
+                    &[&key],
+                )
+            })
+            .map_err(|e| format!("reap {key}: {e:?}"))?;
+        if let Some(row) = &removed {
+            self.tracer.step(&Step::ReapRow {
+                backend: BACKEND,
+                key: key.to_string(),
+                offset: row.get::<_, i64>(0) as Offset,
+            });
+        }
+        Ok(removed.is_some())
     }
 
     fn ttl_millis(&self) -> Option<i64> {
@@ -246,11 +297,17 @@ impl PostgresStore {
              WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())
              RETURNING \"offset\""
         );
+        // Without IF NOT EXISTS (the mutant) the insert lands on any row.
+        let only_if_absent = if self.guards.insert_if_not_exists {
+            "WHERE s.expires_at <= now()"
+        } else {
+            ""
+        };
         let insert = format!(
             "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
              ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
                  value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
-             WHERE s.expires_at <= now()
+             {only_if_absent}
              RETURNING 1"
         );
         let conflict = |stored: u64| {
@@ -265,10 +322,13 @@ impl PostgresStore {
             StatementOutcome::NotApplied { stored } => return conflict(stored),
             _ => {}
         }
-        if self.compound_statement("Insert", key, offset, payload, &insert, true)?
-            == StatementOutcome::Applied
-        {
-            return Ok(());
+        match self.compound_statement("Insert", key, offset, payload, &insert, true)? {
+            StatementOutcome::Applied => return Ok(()),
+            // Without the retry (the mutant) a lost insert race is reported as a conflict.
+            StatementOutcome::NotApplied { stored } if !self.guards.retry => {
+                return conflict(stored)
+            }
+            _ => {}
         }
         match self.compound_statement("RetryUpdate", key, offset, payload, &update, false)? {
             StatementOutcome::Applied => Ok(()),

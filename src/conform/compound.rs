@@ -1,0 +1,280 @@
+//! The compound's must-fail configs (`casfw_no_ine`, `casfw_noretry`, `casfw_spurious`) driven
+//! through the real three-statement first write on PostgreSQL, statement by statement in the
+//! counterexample's order: each writer is a thread holding its own session, and the scripted
+//! scheduler lets exactly the writer whose step comes next run its next statement; a
+//! `ReapRow` step removes the row as a TTL expiry would.
+//!
+//! On the store built the same broken way (IF NOT EXISTS or the retry off; for `Reap`, the
+//! design itself) the trace must be the counterexample, step for step, and the violation must
+//! be visible in what the store did; on the guarded store the same schedule must fit the
+//! guarded model and show no such thing.
+
+use std::sync::Arc;
+
+use loadbearing_impls::postgres::CompoundGuards;
+use loadbearing_impls::trace::no_trace;
+use loadbearing_impls::{Read, WriteError};
+use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_specs::cas_first_write::{CasFirstWrite, CasFwAction, MAX_WRITERS};
+use stateright::Model;
+
+use super::{
+    counterexample, event_of, row_of, Cx, Replay, ScheduledTracer, Scheduler, StoreFactory,
+    TargetResult,
+};
+
+/// The scheduler's actor index of the reaper (after the writers).
+const REAPER: usize = MAX_WRITERS;
+
+/// What one scripted run did.
+struct Scripted {
+    events: Vec<Event>,
+    /// Each writer's persist result.
+    results: Vec<(usize, Result<(), WriteError>)>,
+    /// The row when the script was done (before the writers were released).
+    row: Read,
+    /// The scripted step a writer had already finished before taking, if any.
+    early: Option<usize>,
+}
+
+fn actor_of(action: &CasFwAction) -> usize {
+    match action {
+        CasFwAction::Update1(w) | CasFwAction::Insert(w) | CasFwAction::RetryUpdate(w) => {
+            *w as usize
+        }
+        CasFwAction::ReapRow => REAPER,
+    }
+}
+
+/// Runs `path` on stores from `factory`: writer w persists `off[w]`.
+fn scripted(
+    factory: &StoreFactory,
+    key: &str,
+    off: &[u8],
+    path: &[CasFwAction],
+) -> Result<Scripted, String> {
+    let order: Vec<usize> = path.iter().map(actor_of).collect();
+    let mut writers: Vec<usize> = order.iter().copied().filter(|&a| a != REAPER).collect();
+    writers.sort_unstable();
+    writers.dedup();
+    let reaps = order.iter().filter(|&&a| a == REAPER).count();
+    let scheduler = Scheduler::scripted(MAX_WRITERS + 1, order);
+    let traced = |w: usize, actor: String| -> Arc<ScheduledTracer> {
+        Arc::new(ScheduledTracer {
+            writer: w,
+            actor,
+            scheduler: scheduler.clone(),
+        })
+    };
+    let stores = writers
+        .iter()
+        .map(|&w| factory.open(traced(w, format!("w{}", w + 1))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let reaper = factory.reaper(traced(REAPER, "reaper".into()))?;
+    let reader = factory.open(no_trace())?;
+    let mut results = Vec::new();
+    let mut reaped = Ok(());
+    let (early, row) = std::thread::scope(|scope| {
+        let handles: Vec<_> = writers
+            .iter()
+            .zip(&stores)
+            .map(|(&w, store)| {
+                let scheduler = scheduler.clone();
+                let payload = format!("w{}@{}", w + 1, off[w]);
+                scope.spawn(move || {
+                    scheduler.wait_turn(w);
+                    let result = store.persist(key, off[w] as u64, payload.as_bytes());
+                    scheduler.finished(w);
+                    (w, result)
+                })
+            })
+            .collect();
+        let reaping = {
+            let scheduler = scheduler.clone();
+            let reaper = &reaper;
+            scope.spawn(move || {
+                for _ in 0..reaps {
+                    scheduler.wait_turn(REAPER);
+                    // The reap's event hands the turn on; a reap that finds no row has no
+                    // event, so the script cannot go on: stop there.
+                    if !reaper.reap(key)? {
+                        scheduler.finished(REAPER);
+                        return Err(format!("{key}: the scripted reap found no row"));
+                    }
+                }
+                scheduler.finished(REAPER);
+                Ok(())
+            })
+        };
+        let early = scheduler.wait_script_done().err();
+        let row = reader.read(key).map_err(|e| e.to_string());
+        scheduler.release();
+        for handle in handles {
+            results.push(handle.join().expect("writer thread"));
+        }
+        reaped = reaping.join().expect("reaper thread");
+        (early, row)
+    });
+    reaped?;
+    Ok(Scripted {
+        events: scheduler
+            .steps()
+            .iter()
+            .filter_map(|(actor, step)| event_of(actor, step))
+            .collect(),
+        results,
+        row: row?,
+        early,
+    })
+}
+
+/// The three compound configs on PostgreSQL, each on the matching broken store and on the
+/// guarded one.
+pub fn replay_counterexamples(
+    settings: &super::Settings,
+    result: &mut TargetResult,
+) -> Result<(), String> {
+    for config in ["casfw_no_ine", "casfw_noretry", "casfw_spurious"] {
+        let Cx {
+            model,
+            states,
+            path,
+        } = counterexample::<CasFirstWrite>(config)?;
+        let guards = CompoundGuards {
+            insert_if_not_exists: model.insert_if_not_exists,
+            retry: model.retry,
+        };
+        let broken = StoreFactory::new(
+            settings.backend.clone(),
+            loadbearing_impls::Mode::Guarded,
+            "cx_compound",
+        )?
+        .compound()
+        .with_guards(guards);
+        let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
+        let run = scripted(&broken, config, &states[0].off, &path)?;
+        result.steps += path.len();
+        let verdict = validate(&model, &run.events, Limits::default());
+        if verdict.witness.as_ref() != Some(&shown) || run.early.is_some() {
+            result.mismatches.push(format!(
+                "{config}: the store did not follow the counterexample ({:?})",
+                verdict.divergence.map(|d| d.text())
+            ));
+        }
+        let last = states.last().expect("a path has states");
+        if row_of(&run.row) != last.stored {
+            result.mismatches.push(format!(
+                "{config}: after the counterexample the store holds {}, the model {}",
+                row_of(&run.row),
+                last.stored
+            ));
+        }
+        let evidence = violation_on_store(config, &run);
+        let broken_did = match &evidence {
+            Some(fact) => fact.clone(),
+            None => {
+                result
+                    .mismatches
+                    .push(format!("{config}: the violation did not show on the store"));
+                "did not reproduce".into()
+            }
+        };
+        let guarded_did = if model.reap && guards == CompoundGuards::default() {
+            // Reaping is not a guard that was removed: the design itself has this outcome.
+            "the same store: a TTL reap between the lost insert and the retry is the design's own limit (docs/models/casfirstwrite.md)".to_string()
+        } else {
+            let guarded = StoreFactory::new(
+                settings.backend.clone(),
+                loadbearing_impls::Mode::Guarded,
+                "cx_compound_guarded",
+            )?
+            .compound();
+            let run = scripted(&guarded, config, &states[0].off, &path)?;
+            result.steps += path.len();
+            let guarded_model = CasFirstWrite {
+                insert_if_not_exists: true,
+                retry: true,
+                ..model.clone()
+            };
+            let verdict = validate(&guarded_model, &run.events, Limits::default());
+            if !verdict.conforming {
+                result.mismatches.push(format!(
+                    "{config} on the guarded store: {:?}",
+                    verdict.divergence.map(|d| d.text())
+                ));
+            }
+            match violation_on_store(config, &run) {
+                Some(fact) => {
+                    result
+                        .mismatches
+                        .push(format!("{config} on the guarded store: {fact}"));
+                    fact
+                }
+                None => format!("no violation; the writers ended {}", outcomes(&run.results)),
+            }
+        };
+        result.replays.push(Replay {
+            config: config.into(),
+            steps: shown,
+            broken: broken_did,
+            guarded: guarded_did,
+        });
+    }
+    Ok(())
+}
+
+fn outcomes(results: &[(usize, Result<(), WriteError>)]) -> String {
+    results
+        .iter()
+        .map(|(w, r)| match r {
+            Ok(()) => format!("w{} wrote", w + 1),
+            Err(WriteError::Conflict(c)) => {
+                format!("w{} refused ({} < stored {})", w + 1, c.attempted, c.stored)
+            }
+            Err(e) => format!("w{} failed ({e})", w + 1),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The config's violation, as the store's own events and results show it.
+fn violation_on_store(config: &str, run: &Scripted) -> Option<String> {
+    match config {
+        // A stale write landed: checked against the guarded model, the store's trace says so.
+        "casfw_no_ine" => {
+            let guarded = CasFirstWrite {
+                writers: MAX_WRITERS as u8,
+                max_offset: u8::MAX,
+                guarded: true,
+                reap: false,
+                insert_if_not_exists: true,
+                retry: true,
+            };
+            let verdict = validate(&guarded, &run.events, Limits::default());
+            let d = verdict.divergence?;
+            let why = d
+                .tried
+                .iter()
+                .flat_map(|t| &t.allowed)
+                .find(|a| a.why_not.contains("a stale write landed"))?;
+            Some(format!("{}: {}", why.action, why.why_not))
+        }
+        // A writer gave up although nothing higher was stored.
+        "casfw_noretry" => run.results.iter().find_map(|(w, r)| match r {
+            Err(WriteError::Conflict(c)) if c.attempted >= c.stored => Some(format!(
+                "w{} got a conflict for offset {} while the row held {}: its write was lost, not refused",
+                w + 1,
+                c.attempted,
+                c.stored
+            )),
+            _ => None,
+        }),
+        // The row vanished between the lost insert and the retry.
+        _ => run.results.iter().find_map(|(w, r)| match r {
+            Err(e @ WriteError::Failed { reason, .. }) if reason.contains("spurious") => {
+                Some(format!("w{}: {e}", w + 1))
+            }
+            _ => None,
+        }),
+    }
+}
