@@ -76,6 +76,8 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
             conform_with::<CasFirstWriteAtomic>(),
         )),
         "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
+        "Kafka" => Some((Kafka::KNOBS, conform_with::<Kafka>())),
+        "Epoch" => Some((Epoch::KNOBS, conform_with::<Epoch>())),
         _ => None,
     }
 }
