@@ -428,3 +428,35 @@ fn the_cli_runs_the_kafka_targets() {
         assert!(text.contains(&format!("\"target\":\"{target}\"")), "{text}");
     }
 }
+
+#[test]
+fn initial_states_are_built_from_the_ops_the_trace_reveals() {
+    use loadbearing_refinement::conform::Conform;
+    let model = guarded_model(4);
+    let fold = |o: u64, op: &str| {
+        Event::new(Some("owner"), "OwnerFold")
+            .arg("offset", o)
+            .arg("op", op)
+    };
+    // Offsets 1 and 3 revealed, 2 and 4 open: four logs, not sixteen.
+    let events = [fold(1, "persist"), fold(3, "delete")];
+    let logs: Vec<String> = model
+        .initial_candidates(&events)
+        .iter()
+        .map(|s| s.op.render(4))
+        .collect();
+    let mut expected = Vec::new();
+    for two in ["persist", "delete"] {
+        for four in ["persist", "delete"] {
+            expected.push(format!("<persist, {two}, delete, {four}>"));
+        }
+    }
+    let (mut got, mut want) = (logs.clone(), expected);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    // Contradicting events leave no log.
+    assert!(model
+        .initial_candidates(&[fold(1, "persist"), fold(1, "delete")])
+        .is_empty());
+}

@@ -25,6 +25,22 @@ pub struct EpochState {
     pub max_epoch: u8,
 }
 
+impl EpochState {
+    /// The initial state over the event log `op`.
+    pub fn initial(op: Ops) -> EpochState {
+        EpochState {
+            op,
+            topic: Cell::ABSENT,
+            owner_pos: 0,
+            owner_loaded: true,
+            owner_state: Offsets::EMPTY,
+            rebalanced: false,
+            z_epoch: 0,
+            max_epoch: 1,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EpochAction {
     OwnerFold,
@@ -44,18 +60,7 @@ impl Model for Epoch {
     type Action = EpochAction;
 
     fn init_states(&self) -> Vec<EpochState> {
-        Ops::all(self.max_offset)
-            .map(|op| EpochState {
-                op,
-                topic: Cell::ABSENT,
-                owner_pos: 0,
-                owner_loaded: true,
-                owner_state: Offsets::EMPTY,
-                rebalanced: false,
-                z_epoch: 0,
-                max_epoch: 1,
-            })
-            .collect()
+        Ops::all(self.max_offset).map(EpochState::initial).collect()
     }
 
     fn actions(&self, s: &EpochState, actions: &mut Vec<EpochAction>) {
@@ -188,9 +193,9 @@ impl Configured for Epoch {
 /// it is read as a stutter of a zombie that exists.
 impl loadbearing_refinement::conform::Conform for Epoch {
     fn initial_candidates(&self, events: &[Event]) -> Vec<EpochState> {
-        self.init_states()
+        revealed_logs(self.max_offset, events)
             .into_iter()
-            .filter(|s| log_agrees(s.op, events))
+            .map(EpochState::initial)
             .collect()
     }
 
@@ -254,5 +259,5 @@ fn refused(event: &Event) -> bool {
         == Some(false)
 }
 
-use crate::kafka::{check_op, expect_topic, log_agrees, observe_owner_fold, observe_recover};
+use crate::kafka::{check_op, expect_topic, observe_owner_fold, observe_recover, revealed_logs};
 use loadbearing_refinement::conform::Event;

@@ -28,6 +28,25 @@ pub struct KafkaState {
     pub rebalanced: bool,
 }
 
+impl KafkaState {
+    /// The initial state over the event log `op`.
+    pub fn initial(op: Ops) -> KafkaState {
+        KafkaState {
+            op,
+            topic: Cell::ABSENT,
+            owner_pos: 0,
+            owner_loaded: true,
+            owner_state: Offsets::EMPTY,
+            overwrote: false,
+            live_gen: 1,
+            z_alive: false,
+            z_captured_gen: 0,
+            z_carries_offset: false,
+            rebalanced: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KafkaAction {
     OwnerFold,
@@ -75,21 +94,7 @@ impl Model for Kafka {
     type Action = KafkaAction;
 
     fn init_states(&self) -> Vec<KafkaState> {
-        Ops::all(self.max_offset)
-            .map(|op| KafkaState {
-                op,
-                topic: Cell::ABSENT,
-                owner_pos: 0,
-                owner_loaded: true,
-                owner_state: Offsets::EMPTY,
-                overwrote: false,
-                live_gen: 1,
-                z_alive: false,
-                z_captured_gen: 0,
-                z_carries_offset: false,
-                rebalanced: false,
-            })
-            .collect()
+        Ops::all(self.max_offset).map(KafkaState::initial).collect()
     }
 
     fn actions(&self, s: &KafkaState, actions: &mut Vec<KafkaAction>) {
@@ -271,10 +276,9 @@ impl Configured for Kafka {
 /// (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`). Every var is optional; a missing one is searched.
 impl loadbearing_refinement::conform::Conform for Kafka {
     fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
-        // The log is revealed by the events' `op` args: only the logs that agree remain.
-        self.init_states()
+        revealed_logs(self.max_offset, events)
             .into_iter()
-            .filter(|s| log_agrees(s.op, events))
+            .map(KafkaState::initial)
             .collect()
     }
 
@@ -358,12 +362,44 @@ impl loadbearing_refinement::conform::Conform for Kafka {
 use loadbearing_refinement::conform::Event;
 use serde_json::Value;
 
-/// The event's `op` args agree with the log `ops`.
-pub(crate) fn log_agrees(ops: Ops, events: &[Event]) -> bool {
-    events.iter().all(|e| match e.arg_u64("offset") {
-        Some(o) if o <= 31 => check_op(ops, o, e).is_ok(),
-        _ => true,
-    })
+/// The logs a trace allows: the events' `op` args reveal the op at their offsets, the
+/// offsets no event names stay open (both ops). Contradicting events leave no log; an offset
+/// outside `1..=max` is left to the steps to reject.
+pub(crate) fn revealed_logs(max: u8, events: &[Event]) -> Vec<Ops> {
+    let (mut known, mut deletes) = (0u32, 0u32);
+    for e in events {
+        let (Some(o), Some(op)) = (e.arg_u64("offset"), e.arg_str("op")) else {
+            continue;
+        };
+        if o == 0 || o > max as u64 {
+            continue;
+        }
+        let bit = 1u32 << o;
+        let delete = match op {
+            "delete" => bit,
+            "persist" => 0,
+            _ => continue,
+        };
+        if known & bit != 0 && deletes & bit != delete {
+            return Vec::new();
+        }
+        known |= bit;
+        deletes |= delete;
+    }
+    let open: Vec<u32> = (1..=max)
+        .map(|o| 1u32 << o)
+        .filter(|b| known & b == 0)
+        .collect();
+    (0..1u32 << open.len())
+        .map(|choice| {
+            let chosen = open
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| choice & (1 << i) != 0)
+                .fold(0, |acc, (_, b)| acc | b);
+            Ops(deletes | chosen)
+        })
+        .collect()
 }
 
 pub(crate) fn check_op(ops: Ops, offset: u64, event: &Event) -> Result<(), String> {
