@@ -22,17 +22,21 @@
 //! one step, as `MemberContext::pre_rebalance` does.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use loadbearing_impls::store::Read;
 use loadbearing_impls::trace::{Step, Tracer};
-use loadbearing_impls_kafka::flow::KafkaFlow;
+use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
-    CommitError, ErrorClass, Fence, GroupCommit, GroupCommitConfig, GroupMetadata, InputPartition,
-    MemProducer, SnapshotWrite, TxnError, TxnProducer,
+    CommitError, ErrorClass, Fence, GroupCommit, GroupCommitConfig, GroupMetadata,
+    GroupMetadataSource, InputPartition, MemProducer, SnapshotWrite, TxnError, TxnProducer,
 };
-use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
+use loadbearing_impls_kafka::kafka::{
+    create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
+};
+use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Event, Limits};
 use loadbearing_refinement::Options;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
@@ -124,18 +128,21 @@ impl KafkaTracer for Sink {
     }
 }
 
-/// The in-memory producer, with producer epochs for the Epoch design: `init` hands out the next
-/// epoch of the stable transactional id, and a producer whose epoch is no longer the highest is
-/// fenced (PRODUCER_FENCED), as the transaction coordinator does.
-#[derive(Clone)]
-struct Producer {
-    mem: MemProducer,
-    epoch: Option<(Arc<Mutex<u32>>, u32)>,
+/// The transactional producer of one flow: the in-memory one (with producer epochs for the
+/// Epoch design: `init` hands out the next epoch of the stable transactional id, and a producer
+/// whose epoch is no longer the highest is fenced with PRODUCER_FENCED, as the transaction
+/// coordinator does), or the real one, whose epochs and fences are the broker's.
+enum Producer {
+    Mem {
+        mem: MemProducer,
+        epoch: Option<(Arc<Mutex<u32>>, u32)>,
+    },
+    Real(Box<KafkaTxnProducer>),
 }
 
 impl Producer {
     fn plain(mem: &MemProducer) -> Producer {
-        Producer {
+        Producer::Mem {
             mem: mem.clone(),
             epoch: None,
         }
@@ -145,14 +152,18 @@ impl Producer {
     fn init(mem: &MemProducer, epochs: &Arc<Mutex<u32>>) -> Producer {
         let mut max = epochs.lock().unwrap_or_else(|e| e.into_inner());
         *max += 1;
-        Producer {
+        Producer::Mem {
             mem: mem.clone(),
             epoch: Some((epochs.clone(), *max)),
         }
     }
 
     fn check_epoch(&self) -> Result<(), TxnError> {
-        if let Some((epochs, mine)) = &self.epoch {
+        if let Producer::Mem {
+            epoch: Some((epochs, mine)),
+            ..
+        } = self
+        {
             let max = *epochs.lock().unwrap_or_else(|e| e.into_inner());
             if max > *mine {
                 return Err(TxnError {
@@ -164,12 +175,19 @@ impl Producer {
         }
         Ok(())
     }
+
+    fn inner(&mut self) -> &mut dyn TxnProducer {
+        match self {
+            Producer::Mem { mem, .. } => mem,
+            Producer::Real(p) => p.as_mut(),
+        }
+    }
 }
 
 impl TxnProducer for Producer {
     fn begin(&mut self) -> Result<(), TxnError> {
         self.check_epoch()?;
-        self.mem.begin()
+        self.inner().begin()
     }
     fn send_offsets(
         &mut self,
@@ -178,17 +196,17 @@ impl TxnProducer for Producer {
         meta: &GroupMetadata,
     ) -> Result<(), TxnError> {
         self.check_epoch()?;
-        self.mem.send_offsets(input, offset, meta)
+        self.inner().send_offsets(input, offset, meta)
     }
     fn send(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
-        self.mem.send(write)
+        self.inner().send(write)
     }
     fn commit(&mut self) -> Result<(), TxnError> {
         self.check_epoch()?;
-        self.mem.commit()
+        self.inner().commit()
     }
     fn abort(&mut self) -> Result<(), TxnError> {
-        self.mem.abort()
+        self.inner().abort()
     }
 }
 
@@ -260,15 +278,230 @@ fn contents(value: &[u8]) -> Offsets {
         .fold(Offsets::EMPTY, Offsets::with)
 }
 
-/// One key's owner and zombie flows over one shared in-memory log.
+/// Where the flows write and whose generations they carry.
+enum Log {
+    /// One shared in-memory log; the coordinator's generation is `live_gen`.
+    Mem {
+        mem: MemProducer,
+        live_gen: Arc<AtomicI32>,
+        epochs: Arc<Mutex<u32>>,
+    },
+    /// A real broker: the topics and group are this world's own; member `a` is the consumer
+    /// whose generation the flows carry, `b` the member whose join makes the rebalance.
+    Real(Box<RealLog>),
+}
+
+struct RealLog {
+    bootstrap: String,
+    snapshots: String,
+    group: String,
+    a: Member,
+    b: Option<Member>,
+    /// The generation `a` joined at: event generations are counted from it (the model's 1).
+    base: i32,
+}
+
+static NAMES: AtomicU64 = AtomicU64::new(0);
+
+/// A name no other world (or earlier run on the same broker) uses.
+fn unique(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "conform-{name}-{}-{nanos:x}-{}",
+        std::process::id(),
+        NAMES.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl RealLog {
+    fn open(bootstrap: &str) -> Result<(RealLog, String), String> {
+        let input = unique("in");
+        let snapshots = unique("snap");
+        let group = unique("g");
+        create_topics(bootstrap, &[(&input, 1, false), (&snapshots, 1, true)])?;
+        let a = Member::join(
+            bootstrap,
+            &group,
+            &input,
+            "A",
+            &MemberConfig::default(),
+            no_trace(),
+        )?;
+        a.poll_until_assigned(JOIN_TIMEOUT)?;
+        let base = group_metadata_of(&a.consumer)
+            .map(|m| m.generation_id)
+            .filter(|g| *g >= 0)
+            .ok_or("member A has no generation after its assignment")?;
+        let log = RealLog {
+            bootstrap: bootstrap.to_string(),
+            snapshots,
+            group,
+            a,
+            b: None,
+            base,
+        };
+        Ok((log, input))
+    }
+
+    fn live(&self) -> GroupMetadata {
+        group_metadata_of(&self.a.consumer)
+            .unwrap_or_else(|| GroupMetadata::group_only(&self.group))
+    }
+
+    /// Keeps both members inside `max.poll.interval` (their rebalance callbacks run here).
+    fn keep_alive(&self) {
+        let _ = self.a.poll(Duration::ZERO);
+        if let Some(b) = &self.b {
+            let _ = b.poll(Duration::ZERO);
+        }
+    }
+
+    /// Member B joins; both poll until A is a member of the next generation.
+    fn rebalance(&mut self, input: &str) -> Result<(), String> {
+        let before = self.live().generation_id;
+        let b = Member::join(
+            &self.bootstrap,
+            &self.group,
+            input,
+            "B",
+            &MemberConfig::default(),
+            no_trace(),
+        )?;
+        let deadline = Instant::now() + JOIN_TIMEOUT;
+        while self.live().generation_id == before
+            || self.a.assigned().is_none()
+            || b.assigned().is_none()
+        {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "no generation after {before} within {JOIN_TIMEOUT:?}"
+                ));
+            }
+            self.a.poll(Duration::from_millis(50))?;
+            b.poll(Duration::from_millis(50))?;
+        }
+        self.b = Some(b);
+        Ok(())
+    }
+
+    fn last_record(&self) -> Result<Option<Read>, String> {
+        recover(&self.bootstrap, &self.snapshots, 0, Duration::from_secs(30))
+            .map(|mut m| m.remove(KEY))
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Log {
+    fn live_generation(&self) -> i32 {
+        match self {
+            Log::Mem { live_gen, .. } => live_gen.load(Ordering::SeqCst),
+            Log::Real(r) => r.live().generation_id,
+        }
+    }
+
+    /// The model's number for an implementation generation.
+    fn model_generation(&self, generation: i32) -> i32 {
+        match self {
+            Log::Mem { .. } => generation,
+            Log::Real(r) => generation - r.base + 1,
+        }
+    }
+
+    /// The live metadata of the member whose partition the owner holds.
+    fn live_meta(&self) -> GroupMetadata {
+        match self {
+            Log::Mem { live_gen, .. } => GroupMetadata {
+                group_id: GROUP.into(),
+                generation_id: live_gen.load(Ordering::SeqCst),
+                member_id: "A".into(),
+                group_instance_id: None,
+            },
+            Log::Real(r) => r.live(),
+        }
+    }
+
+    fn owner_meta(&self) -> Arc<dyn GroupMetadataSource> {
+        match self {
+            Log::Mem { live_gen, .. } => {
+                let live_gen = live_gen.clone();
+                Arc::new(move || {
+                    Some(GroupMetadata {
+                        group_id: GROUP.into(),
+                        generation_id: live_gen.load(Ordering::SeqCst),
+                        member_id: "A".into(),
+                        group_instance_id: None,
+                    })
+                })
+            }
+            Log::Real(r) => Arc::new(LiveGroupMetadata(r.a.consumer.clone())),
+        }
+    }
+
+    fn group_id(&self) -> String {
+        match self {
+            Log::Mem { .. } => GROUP.into(),
+            Log::Real(r) => r.group.clone(),
+        }
+    }
+
+    /// A producer for `role`; in the Epoch design every producer shares the stable id, so each
+    /// new one takes the highest epoch.
+    fn producer(&self, design: Design, role: &str) -> Result<Producer, String> {
+        match self {
+            Log::Mem { mem, epochs, .. } => Ok(match design {
+                Design::ProducerEpoch => Producer::init(mem, epochs),
+                _ => Producer::plain(mem),
+            }),
+            Log::Real(r) => {
+                let id = match design {
+                    Design::ProducerEpoch => format!("{}-snapshots-0", r.group),
+                    _ => unique(role),
+                };
+                KafkaTxnProducer::new(&r.bootstrap, &id, &r.snapshots, 0)
+                    .map(|p| Producer::Real(Box::new(p)))
+                    .map_err(|e| format!("{role}'s producer: {e}"))
+            }
+        }
+    }
+
+    fn last_record(&self) -> Result<Option<Read>, String> {
+        match self {
+            Log::Mem { mem, .. } => {
+                let log = mem.log();
+                Ok(log
+                    .durable
+                    .iter()
+                    .rev()
+                    .find(|w| w.key == KEY)
+                    .map(|w| match &w.value {
+                        Some(v) => Read::Live {
+                            offset: w.offset as u64,
+                            value: v.clone(),
+                        },
+                        None => Read::Tombstone {
+                            offset: w.offset as u64,
+                        },
+                    }))
+            }
+            Log::Real(r) => r.last_record(),
+        }
+    }
+}
+
+/// One key's owner and zombie flows over one log.
 pub struct World {
     variant: Variant,
     ops: Ops,
     max: u8,
-    mem: MemProducer,
-    live_gen: Arc<AtomicI32>,
-    captured: Arc<AtomicI32>,
-    epochs: Arc<Mutex<u32>>,
+    log: Log,
+    input: String,
+    /// The generation metadata the zombie's flow carries (the one its consumer captured).
+    captured: Arc<Mutex<GroupMetadata>>,
     sink: Arc<Sink>,
     seen: usize,
     owner_commit: Arc<GroupCommit<Producer>>,
@@ -280,26 +513,47 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(variant: Variant, ops: Ops, max: u8) -> World {
-        let mem = MemProducer::new();
-        mem.log().live_generation = Some(1);
-        let live_gen = Arc::new(AtomicI32::new(1));
-        let epochs = Arc::new(Mutex::new(0));
-        let sink = Arc::new(Sink::default());
-        let producer = match variant.design {
-            Design::ProducerEpoch => Producer::init(&mem, &epochs),
-            _ => Producer::plain(&mem),
+    /// A world on the in-memory log.
+    pub fn memory(variant: Variant, ops: Ops, max: u8) -> World {
+        World::new(variant, ops, max, &Backend::Memory).expect("the memory log opens")
+    }
+
+    pub fn new(variant: Variant, ops: Ops, max: u8, backend: &Backend) -> Result<World, String> {
+        let (log, input) = match backend {
+            Backend::Memory => {
+                let mem = MemProducer::new();
+                mem.log().live_generation = Some(1);
+                let log = Log::Mem {
+                    mem,
+                    live_gen: Arc::new(AtomicI32::new(1)),
+                    epochs: Arc::new(Mutex::new(0)),
+                };
+                (log, INPUT.to_string())
+            }
+            Backend::Kafka(bootstrap) => {
+                let (real, input) = RealLog::open(bootstrap)?;
+                (Log::Real(Box::new(real)), input)
+            }
+            other => {
+                return Err(format!(
+                    "the Kafka design runs on memory or kafka, not {}",
+                    other.name()
+                ))
+            }
         };
-        let owner_commit = group_commit(variant, producer, member_meta(&live_gen, "owner"), &sink);
-        let owner = KafkaFlow::new(owner_commit.clone(), 0, 1, sink.clone());
-        World {
+        let sink = Arc::new(Sink::default());
+        let producer = log.producer(variant.design, "owner")?;
+        let owner_commit = group_commit(variant, &input, &log, producer, log.owner_meta(), &sink);
+        let generation = log.live_generation();
+        let owner = KafkaFlow::new(owner_commit.clone(), 0, generation, sink.clone());
+        let captured = Arc::new(Mutex::new(GroupMetadata::group_only(&log.group_id())));
+        Ok(World {
             variant,
             ops,
             max,
-            mem,
-            live_gen,
-            captured: Arc::new(AtomicI32::new(0)),
-            epochs,
+            log,
+            input,
+            captured,
             sink,
             seen: 0,
             owner_commit,
@@ -307,19 +561,23 @@ impl World {
             owner_pos: 0,
             rebalanced: false,
             zombie: None,
-        }
+        })
     }
 
     /// The compacted topic's last durable record for the key.
-    pub fn topic(&self) -> Cell {
-        let log = self.mem.log();
-        match log.durable.iter().rev().find(|w| w.key == KEY) {
-            None => Cell::ABSENT,
-            Some(w) => match &w.value {
-                Some(v) => Cell::snap(w.offset as u8, contents(v)),
-                None => Cell::tomb(w.offset as u8),
-            },
-        }
+    pub fn topic(&self) -> Result<Cell, String> {
+        Ok(match self.log.last_record()? {
+            None | Some(Read::Absent) => Cell::ABSENT,
+            Some(Read::Live { offset, value }) => Cell::snap(offset as u8, contents(&value)),
+            Some(Read::Tombstone { offset }) => Cell::tomb(offset as u8),
+        })
+    }
+
+    fn captured(&self) -> GroupMetadata {
+        self.captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn owner_done(&self) -> bool {
@@ -342,8 +600,7 @@ impl World {
             moves.push(Move::ZombieInit);
         }
         if let Some(z) = &self.zombie {
-            let live = self.live_gen.load(Ordering::SeqCst);
-            if !epoch && self.captured.load(Ordering::SeqCst) != live {
+            if !epoch && self.captured().generation_id != self.log.live_generation() {
                 moves.push(Move::Poll);
             }
             // A torn-down flow is gone: it takes no more steps.
@@ -356,6 +613,9 @@ impl World {
 
     /// Takes one step and returns its event.
     pub fn apply(&mut self, mv: Move) -> Result<Event, String> {
+        if let Log::Real(r) = &self.log {
+            r.keep_alive();
+        }
         match mv {
             Move::OwnerFold => self.owner_fold(),
             Move::OwnerRecover => self.owner_recover(),
@@ -388,9 +648,9 @@ impl World {
         let before = flow.value(KEY).map(<[u8]>::to_vec);
         flow.fold(KEY, o as i64, &payload(ops, o));
         let result = flow.flush();
-        let fenced_by_epoch = matches!(&result, Err(CommitError::Fenced { code, .. })
-            if code == "PRODUCER_FENCED");
-        if self.variant.design == Design::ProducerEpoch && fenced_by_epoch {
+        if self.variant.design == Design::ProducerEpoch
+            && result.as_ref().is_err_and(CommitError::is_fence)
+        {
             // A later init with the stable id fenced the owner: it restarts its producer
             // (taking the highest epoch back) and retries the same fold, one model step.
             self.restart_owner(before, o)?;
@@ -415,16 +675,23 @@ impl World {
             .arg("op", op_name(ops.at(o)))
             .var("committed", outcome == TxnOutcome::Committed)
             .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic().to_string()))
+            .var("topic", self.topic()?.to_string()))
     }
 
-    /// The Epoch design's owner after PRODUCER_FENCED: a new producer (init, the highest
-    /// epoch), its state before the fold restored, the fold redone and flushed.
+    /// The Epoch design's owner after a fence: a new producer (init, the highest epoch), its
+    /// state before the fold restored, the fold redone and flushed.
     fn restart_owner(&mut self, before: Option<Vec<u8>>, o: u8) -> Result<(), String> {
-        let producer = Producer::init(&self.mem, &self.epochs);
-        let meta = member_meta(&self.live_gen, "owner");
-        self.owner_commit = group_commit(self.variant, producer, meta, &self.sink);
-        let generation = self.live_gen.load(Ordering::SeqCst);
+        let producer = self.log.producer(self.variant.design, "owner")?;
+        let meta = self.log.owner_meta();
+        self.owner_commit = group_commit(
+            self.variant,
+            &self.input,
+            &self.log,
+            producer,
+            meta,
+            &self.sink,
+        );
+        let generation = self.log.live_generation();
         let mut flow = KafkaFlow::new(
             self.owner_commit.clone(),
             o as i64,
@@ -452,17 +719,8 @@ impl World {
         if self.owner.is_some() {
             return Err("the owner's key is loaded: nothing to recover".into());
         }
-        let read = match self.topic() {
-            c if !c.present => Read::Absent,
-            c if c.deleted => Read::Tombstone {
-                offset: c.offset as u64,
-            },
-            c => Read::Live {
-                offset: c.offset as u64,
-                value: self.durable_value(),
-            },
-        };
-        let generation = self.live_gen.load(Ordering::SeqCst);
+        let read = self.log.last_record()?.unwrap_or(Read::Absent);
+        let generation = self.log.live_generation();
         let mut flow = KafkaFlow::new(
             self.owner_commit.clone(),
             self.owner_pos as i64 + 1,
@@ -481,38 +739,40 @@ impl World {
         }
         Ok(Event::new(Some("owner"), "OwnerRecover")
             .var("ownerState", state.to_string())
-            .var("topic", self.topic().to_string()))
+            .var("topic", self.topic()?.to_string()))
     }
 
-    fn durable_value(&self) -> Vec<u8> {
-        let log = self.mem.log();
-        log.durable
-            .iter()
-            .rev()
-            .find(|w| w.key == KEY)
-            .and_then(|w| w.value.clone())
-            .unwrap_or_default()
-    }
-
-    /// The coordinator moves the group to the next generation; the partition goes to the new
-    /// owner while the old one's flow lives on with the generation it captured (the zombie).
+    /// The group moves to the next generation; the partition's new owner carries it, while the
+    /// old owner's flow lives on with the generation it captured (the zombie).
     fn rebalance(&mut self) -> Result<Event, String> {
         if self.rebalanced {
             return Err("the harness rebalances once".into());
         }
-        let old = self.live_gen.fetch_add(1, Ordering::SeqCst);
-        let new = old + 1;
-        self.mem.log().live_generation = Some(new);
+        let old = self.log.live_meta();
+        match &mut self.log {
+            Log::Mem { mem, live_gen, .. } => {
+                let new = live_gen.fetch_add(1, Ordering::SeqCst) + 1;
+                mem.log().live_generation = Some(new);
+            }
+            Log::Real(r) => r.rebalance(&self.input)?,
+        }
         self.rebalanced = true;
         if self.variant.design != Design::ProducerEpoch {
-            self.captured.store(old, Ordering::SeqCst);
-            let meta = member_meta(&self.captured, "zombie");
-            let producer = Producer::plain(&self.mem);
-            self.zombie = Some(group_commit(self.variant, producer, meta, &self.sink));
+            *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = old;
+            let producer = self.log.producer(self.variant.design, "zombie")?;
+            let meta = zombie_meta(&self.captured);
+            self.zombie = Some(group_commit(
+                self.variant,
+                &self.input,
+                &self.log,
+                producer,
+                meta,
+                &self.sink,
+            ));
         }
         self.sink.kafka(&KafkaStep::Rebalance {
-            member: "owner".into(),
-            generation: new,
+            member: "B".into(),
+            generation: self.log.live_generation(),
             partitions: vec![0],
         });
         let generation = self
@@ -523,40 +783,39 @@ impl World {
                 _ => None,
             })
             .ok_or("no Rebalance step recorded")?;
-        Ok(Event::new(Some("coordinator"), "Rebalance").var("liveGen", generation))
+        Ok(Event::new(Some("coordinator"), "Rebalance")
+            .var("liveGen", self.log.model_generation(generation)))
     }
 
     /// The zombie's consumer runs the rebalance callback: it captures the live generation and,
     /// coupled, tears the revoked flow down before returning (`MemberContext::pre_rebalance`).
     fn poll(&mut self) -> Result<Event, String> {
         let zombie = self.zombie.clone().ok_or("no zombie to poll")?;
-        let generation = self.live_gen.load(Ordering::SeqCst);
-        self.captured.store(generation, Ordering::SeqCst);
+        let live = self.log.live_meta();
+        let generation = live.generation_id;
+        *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = live;
         let mut torn_down = Vec::new();
         if self.variant.coupled {
             zombie.tear_down();
             torn_down.push(0);
         }
         self.sink.kafka(&KafkaStep::Poll {
-            member: "zombie".into(),
+            member: "A".into(),
             generation,
             torn_down,
         });
-        self.fresh()
-            .iter()
-            .find_map(|s| match s {
-                KafkaStep::Poll {
-                    generation,
-                    torn_down,
-                    ..
-                } => Some(
-                    Event::new(Some("zombie"), "Poll")
-                        .var("zCapturedGen", *generation)
-                        .var("tornDown", !torn_down.is_empty()),
-                ),
-                _ => None,
-            })
-            .ok_or_else(|| "no Poll step recorded".to_string())
+        let step = self.fresh().into_iter().find_map(|s| match s {
+            KafkaStep::Poll {
+                generation,
+                torn_down,
+                ..
+            } => Some((generation, torn_down)),
+            _ => None,
+        });
+        let (generation, torn_down) = step.ok_or("no Poll step recorded")?;
+        Ok(Event::new(Some("zombie"), "Poll")
+            .var("zCapturedGen", self.log.model_generation(generation))
+            .var("tornDown", !torn_down.is_empty()))
     }
 
     /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
@@ -566,11 +825,18 @@ impl World {
             // The generation designs have no stable id: nothing to initialise (a stutter).
             return Ok(Event::new(Some("zombie"), "ZombieInit"));
         }
-        let producer = Producer::init(&self.mem, &self.epochs);
-        let meta = member_meta(&self.captured, "zombie");
-        self.zombie = Some(group_commit(self.variant, producer, meta, &self.sink));
+        let producer = self.log.producer(self.variant.design, "zombie")?;
+        let meta = zombie_meta(&self.captured);
+        self.zombie = Some(group_commit(
+            self.variant,
+            &self.input,
+            &self.log,
+            producer,
+            meta,
+            &self.sink,
+        ));
         self.sink.kafka(&KafkaStep::ZombieInit {
-            transactional_id: format!("{GROUP}-snapshots-0"),
+            transactional_id: format!("{}-snapshots-0", self.log.group_id()),
         });
         if !self
             .fresh()
@@ -585,7 +851,7 @@ impl World {
     /// The zombie's flow folds the records up to `m` (its own, stale view) and flushes.
     fn zombie_commit(&mut self, m: u8) -> Result<Event, String> {
         let commit = self.zombie.clone().ok_or("no zombie flow")?;
-        let generation = self.captured.load(Ordering::SeqCst);
+        let generation = self.captured().generation_id;
         let mut flow = KafkaFlow::new(commit, 0, generation, self.sink.clone());
         flow.mark_zombie();
         let ops = self.ops;
@@ -608,39 +874,30 @@ impl World {
             .arg("op", op_name(ops.at(m)))
             .var("accepted", outcome == TxnOutcome::Committed)
             .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic().to_string()))
+            .var("topic", self.topic()?.to_string()))
     }
 }
 
-/// A member's live group metadata: the generation it holds now.
-fn member_meta(
-    generation: &Arc<AtomicI32>,
-    member: &str,
-) -> Arc<dyn loadbearing_impls_kafka::group_commit::GroupMetadataSource> {
-    let generation = generation.clone();
-    let member = member.to_string();
-    Arc::new(move || {
-        Some(GroupMetadata {
-            group_id: GROUP.into(),
-            generation_id: generation.load(Ordering::SeqCst),
-            member_id: member.clone(),
-            group_instance_id: None,
-        })
-    })
+/// The zombie's flow carries the metadata its consumer captured, not the live one.
+fn zombie_meta(captured: &Arc<Mutex<GroupMetadata>>) -> Arc<dyn GroupMetadataSource> {
+    let captured = captured.clone();
+    Arc::new(move || Some(captured.lock().unwrap_or_else(|e| e.into_inner()).clone()))
 }
 
 fn group_commit(
     variant: Variant,
+    input: &str,
+    log: &Log,
     producer: Producer,
-    meta: Arc<dyn loadbearing_impls_kafka::group_commit::GroupMetadataSource>,
+    meta: Arc<dyn GroupMetadataSource>,
     sink: &Arc<Sink>,
 ) -> Arc<GroupCommit<Producer>> {
     let mut config =
-        GroupCommitConfig::new(InputPartition::new(INPUT, 0), 0).fence(match variant.design {
+        GroupCommitConfig::new(InputPartition::new(input, 0), 0).fence(match variant.design {
             Design::Generation => Fence::Generation,
             Design::Unfenced => Fence::Unfenced,
             Design::ProducerEpoch => Fence::ProducerEpoch {
-                group_id: GROUP.into(),
+                group_id: log.group_id(),
             },
         });
     if !variant.seeded {
@@ -651,8 +908,13 @@ fn group_commit(
 
 /// One seeded trace: a random log, then random steps among those the implementation can take.
 pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
+    trace_on(&Backend::Memory, variant, rng)
+}
+
+/// One seeded trace on `backend`.
+pub fn trace_on(backend: &Backend, variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
     let ops = Ops((rng.below(1 << MAX_OFFSET) as u32) << 1);
-    let mut world = World::new(variant, ops, MAX_OFFSET);
+    let mut world = World::new(variant, ops, MAX_OFFSET, backend)?;
     let mut events = Vec::new();
     for _ in 0..MAX_STEPS {
         let moves = world.moves();
@@ -680,11 +942,18 @@ pub struct Replayed {
 
 /// Drives `variant` through `moves` from log `ops`, comparing the topic after each step with
 /// `expected[i]` (the model's).
-pub fn drive(variant: Variant, ops: Ops, max: u8, moves: &[Move], expected: &[Cell]) -> Replayed {
-    let mut world = World::new(variant, ops, max);
+pub fn drive(
+    backend: &Backend,
+    variant: Variant,
+    ops: Ops,
+    max: u8,
+    moves: &[Move],
+    expected: &[Cell],
+) -> Result<Replayed, String> {
+    let mut world = World::new(variant, ops, max, backend)?;
     let mut out = Replayed::default();
     for (i, (mv, want)) in moves.iter().zip(expected).enumerate() {
-        let before = world.topic();
+        let before = world.topic()?;
         match world.apply(*mv) {
             Ok(event) => {
                 out.zombie_landed |= event.action == "ZombieCommit"
@@ -696,7 +965,7 @@ pub fn drive(variant: Variant, ops: Ops, max: u8, moves: &[Move], expected: &[Ce
                 i + 1
             )),
         }
-        let after = world.topic();
+        let after = world.topic()?;
         out.regressed |= before.present && (!after.present || after.offset < before.offset);
         if after != *want {
             out.mismatches.push(format!(
@@ -707,7 +976,7 @@ pub fn drive(variant: Variant, ops: Ops, max: u8, moves: &[Move], expected: &[Ce
         }
         out.topics.push(after);
     }
-    out
+    Ok(out)
 }
 
 /// The guarded model's topic along `moves`: a step the guarded model does not enable is
@@ -821,6 +1090,11 @@ where
 
 /// Replays the mutant's config counterexample on its variant and on the guarded design.
 pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
+    replay_counterexample_on(&Backend::Memory, target)
+}
+
+/// The same, on `backend`.
+pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxReplay, String> {
     let config =
         cx_config(target).ok_or_else(|| format!("{}: no counterexample", target.name()))?;
     let (max, ops, path, broken_topics) = if target == Target::Epoch {
@@ -848,14 +1122,21 @@ pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
     Ok(CxReplay {
         config,
         log: ops.render(max),
-        broken: drive(Variant::of(target), ops, max, &path, &broken_topics),
-        guarded: drive(Variant::GUARDED, ops, max, &path, &guarded_topics),
+        broken: drive(
+            backend,
+            Variant::of(target),
+            ops,
+            max,
+            &path,
+            &broken_topics,
+        )?,
+        guarded: drive(backend, Variant::GUARDED, ops, max, &path, &guarded_topics)?,
         path,
     })
 }
 
 /// Random walks of the guarded model driven on the guarded design.
-fn guarded_walks(settings: &Settings, result: &mut TargetResult) {
+fn guarded_walks(settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
     let model = Kafka {
         max_offset: MAX_OFFSET,
         coupled: true,
@@ -879,10 +1160,18 @@ fn guarded_walks(settings: &Settings, result: &mut TargetResult) {
         }
         let topics = model_topics(&model, &init, &path, |s| s.topic);
         let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
-        let replayed = drive(Variant::GUARDED, init.op, MAX_OFFSET, &moves, &topics);
+        let replayed = drive(
+            &settings.backend,
+            Variant::GUARDED,
+            init.op,
+            MAX_OFFSET,
+            &moves,
+            &topics,
+        )?;
         result.steps += moves.len();
         result.mismatches.extend(replayed.mismatches);
     }
+    Ok(())
 }
 
 /// Checks the replayed counterexample's facts; what is missing goes to the mismatches.
@@ -911,12 +1200,6 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
 }
 
 pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    if let Backend::Kafka(_) = settings.backend {
-        return Err(format!(
-            "{}: the kafka backend is not implemented yet; use --backend memory",
-            target.name()
-        ));
-    }
     let variant = Variant::of(target);
     let guarded = Kafka {
         max_offset: MAX_OFFSET,
@@ -930,7 +1213,7 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
     let mut rng = Rng::new(settings.seed);
     let (mut epoch_conforming, mut epoch_first) = (0, None);
     for n in 0..settings.traces {
-        let events = trace(variant, &mut rng)?;
+        let events = trace_on(&settings.backend, variant, &mut rng)?;
         result.tally(&guarded, &events);
         if target == Target::Epoch {
             // Against its own model. Not part of `ok`: the Epoch model's owner writes the
@@ -955,11 +1238,11 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
         );
     }
     if target.is_mutant() {
-        let cx = replay_counterexample(target)?;
+        let cx = replay_counterexample_on(&settings.backend, target)?;
         judge_cx(&cx, result);
         result.ok = result.divergent_traces > 0 && result.mismatches.is_empty();
     } else {
-        guarded_walks(settings, result);
+        guarded_walks(settings, result)?;
         result.ok = result.conforming == result.traces && result.mismatches.is_empty();
     }
     Ok(())
