@@ -15,11 +15,15 @@
 //! refuse where the guarded model refuses), comparing the topic with the model's after every
 //! step; random walks of the guarded model drive the guarded design the same way.
 //!
-//! Backend: `memory`, the in-memory transactional producer ([`MemProducer`]), whose shared log
-//! checks the offset commit's generation like the group coordinator. The rebalance callback of
-//! a real consumer ([`loadbearing_impls_kafka::flow::Member`]) needs a broker; on memory the
-//! harness plays the member: it captures the generation and (coupled) tears the flow down in
-//! one step, as `MemberContext::pre_rebalance` does.
+//! Backends. `memory`: the in-memory transactional producer ([`MemProducer`]), whose shared
+//! log checks the offset commit's generation like the group coordinator. `kafka`: a real
+//! broker; each world has its own topics and group, member A's generation is what the flows
+//! carry (the owner its live one, the zombie the one captured before member B's join moved the
+//! group on), the producers are real transactional producers (the Epoch design's share one
+//! stable `transactional.id`), and the topic is read back read_committed after every step.
+//! On both, the harness plays the zombie's rebalance callback: it captures the live generation
+//! and (coupled) tears the flow down in one step, as `MemberContext::pre_rebalance` does; the
+//! fences themselves are the implementation's and the coordinator's.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
