@@ -25,6 +25,22 @@ pub struct EpochState {
     pub max_epoch: u8,
 }
 
+impl EpochState {
+    /// The initial state over the event log `op`.
+    pub fn initial(op: Ops) -> EpochState {
+        EpochState {
+            op,
+            topic: Cell::ABSENT,
+            owner_pos: 0,
+            owner_loaded: true,
+            owner_state: Offsets::EMPTY,
+            rebalanced: false,
+            z_epoch: 0,
+            max_epoch: 1,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EpochAction {
     OwnerFold,
@@ -44,18 +60,7 @@ impl Model for Epoch {
     type Action = EpochAction;
 
     fn init_states(&self) -> Vec<EpochState> {
-        Ops::all(self.max_offset)
-            .map(|op| EpochState {
-                op,
-                topic: Cell::ABSENT,
-                owner_pos: 0,
-                owner_loaded: true,
-                owner_state: Offsets::EMPTY,
-                rebalanced: false,
-                z_epoch: 0,
-                max_epoch: 1,
-            })
-            .collect()
+        Ops::all(self.max_offset).map(EpochState::initial).collect()
     }
 
     fn actions(&self, s: &EpochState, actions: &mut Vec<EpochAction>) {
@@ -181,3 +186,78 @@ impl Configured for Epoch {
         }
     }
 }
+
+/// Conformance: the events of the Kafka model's adapter (see [`crate::kafka::Kafka`]'s
+/// `Conform`), plus `ZombieInit`. The model's `ZombieCommit(m)` is an accepted commit; a
+/// commit the coordinator refused (the zombie's epoch was bumped past) changes no variable, so
+/// it is read as a stutter of a zombie that exists.
+impl loadbearing_refinement::conform::Conform for Epoch {
+    fn initial_candidates(&self, events: &[Event]) -> Vec<EpochState> {
+        revealed_logs(self.max_offset, events)
+            .into_iter()
+            .map(EpochState::initial)
+            .collect()
+    }
+
+    fn reports(&self, action: &EpochAction, event: &Event) -> bool {
+        match action {
+            EpochAction::OwnerFold => event.action == "OwnerFold",
+            EpochAction::OwnerRecover => event.action == "OwnerRecover",
+            EpochAction::Rebalance => event.action == "Rebalance",
+            EpochAction::ZombieInit => event.action == "ZombieInit",
+            EpochAction::ZombieCommit(m) => {
+                event.action == "ZombieCommit" && event.arg_u64("offset") == Some(*m as u64)
+            }
+        }
+    }
+
+    fn observe(
+        &self,
+        before: &EpochState,
+        after: &EpochState,
+        event: &Event,
+    ) -> Result<(), String> {
+        match event.action.as_str() {
+            "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
+            "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
+            "Rebalance" | "ZombieInit" => Ok(()),
+            "ZombieCommit" => {
+                let m = event
+                    .arg_u64("offset")
+                    .ok_or("the zombie commit names no offset")?;
+                check_op(before.op, m, event)?;
+                if refused(event) {
+                    // A refused commit is a stutter (before == after); the model's own
+                    // ZombieCommit always lands.
+                    return if before != after {
+                        Err(format!(
+                            "the zombie's commit at offset {m} was refused, but the model's \
+                             zombie holds the highest epoch and its commit lands"
+                        ))
+                    } else if before.rebalanced && before.z_epoch > 0 {
+                        Ok(())
+                    } else {
+                        Err("a zombie commit before the zombie initialised".into())
+                    };
+                }
+                expect_topic(after.topic, event)
+            }
+            other => Err(format!("`{other}` is not an Epoch step")),
+        }
+    }
+
+    fn is_stutter(&self, event: &Event) -> bool {
+        event.action == "ZombieCommit" && refused(event)
+    }
+}
+
+fn refused(event: &Event) -> bool {
+    event
+        .vars
+        .get("accepted")
+        .and_then(serde_json::Value::as_bool)
+        == Some(false)
+}
+
+use crate::kafka::{check_op, expect_topic, observe_owner_fold, observe_recover, revealed_logs};
+use loadbearing_refinement::conform::Event;

@@ -28,6 +28,25 @@ pub struct KafkaState {
     pub rebalanced: bool,
 }
 
+impl KafkaState {
+    /// The initial state over the event log `op`.
+    pub fn initial(op: Ops) -> KafkaState {
+        KafkaState {
+            op,
+            topic: Cell::ABSENT,
+            owner_pos: 0,
+            owner_loaded: true,
+            owner_state: Offsets::EMPTY,
+            overwrote: false,
+            live_gen: 1,
+            z_alive: false,
+            z_captured_gen: 0,
+            z_carries_offset: false,
+            rebalanced: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KafkaAction {
     OwnerFold,
@@ -75,21 +94,7 @@ impl Model for Kafka {
     type Action = KafkaAction;
 
     fn init_states(&self) -> Vec<KafkaState> {
-        Ops::all(self.max_offset)
-            .map(|op| KafkaState {
-                op,
-                topic: Cell::ABSENT,
-                owner_pos: 0,
-                owner_loaded: true,
-                owner_state: Offsets::EMPTY,
-                overwrote: false,
-                live_gen: 1,
-                z_alive: false,
-                z_captured_gen: 0,
-                z_carries_offset: false,
-                rebalanced: false,
-            })
-            .collect()
+        Ops::all(self.max_offset).map(KafkaState::initial).collect()
     }
 
     fn actions(&self, s: &KafkaState, actions: &mut Vec<KafkaAction>) {
@@ -254,4 +259,221 @@ impl Configured for Kafka {
             seeded: k.flag("Seeded"),
         }
     }
+}
+
+/// Conformance: the implementation's step events (one NDJSON line each, SPECS.md §3).
+///
+/// | event | args | vars |
+/// |---|---|---|
+/// | `OwnerFold` | `offset`, `op` | `committed` (the owner's transaction), `topic` |
+/// | `OwnerRecover` | | `ownerState` (what the owner reloaded), `topic` |
+/// | `Rebalance` | | `liveGen` |
+/// | `Poll` | | `zCapturedGen`, `tornDown` |
+/// | `ZombieCommit` | `offset` (m), `op` | `accepted`, `topic` |
+/// | `ZombieInit` | | (an Epoch step: a stutter here, it changes no Kafka variable) |
+///
+/// `topic` is the compacted topic's last durable record for the key, rendered as a [`Cell`]
+/// (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`). Every var is optional; a missing one is searched.
+impl loadbearing_refinement::conform::Conform for Kafka {
+    fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
+        revealed_logs(self.max_offset, events)
+            .into_iter()
+            .map(KafkaState::initial)
+            .collect()
+    }
+
+    fn reports(&self, action: &KafkaAction, event: &Event) -> bool {
+        match action {
+            KafkaAction::OwnerFold => event.action == "OwnerFold",
+            KafkaAction::OwnerRecover => event.action == "OwnerRecover",
+            KafkaAction::Rebalance => event.action == "Rebalance",
+            KafkaAction::Poll => event.action == "Poll",
+            KafkaAction::ZombieCommit(m) => {
+                event.action == "ZombieCommit" && event.arg_u64("offset") == Some(*m as u64)
+            }
+        }
+    }
+
+    fn observe(
+        &self,
+        before: &KafkaState,
+        after: &KafkaState,
+        event: &Event,
+    ) -> Result<(), String> {
+        match event.action.as_str() {
+            "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
+            "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
+            "Rebalance" => expect_u64(event, "liveGen", after.live_gen as u64, "live generation"),
+            "Poll" => {
+                expect_u64(
+                    event,
+                    "zCapturedGen",
+                    after.z_captured_gen as u64,
+                    "captured generation",
+                )?;
+                match event.vars.get("tornDown").and_then(Value::as_bool) {
+                    Some(torn) if torn == after.z_alive => Err(if torn {
+                        "the zombie's flow was torn down, but the model keeps it alive".into()
+                    } else {
+                        format!(
+                            "the zombie captured generation {} but its flow was not torn down: \
+                             the model couples the capture and the teardown",
+                            after.z_captured_gen
+                        )
+                    }),
+                    _ => Ok(()),
+                }
+            }
+            "ZombieCommit" => {
+                let Some(m) = event.arg_u64("offset") else {
+                    return Err("the zombie commit names no offset".into());
+                };
+                check_op(before.op, m, event)?;
+                let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
+                match event.vars.get("accepted").and_then(Value::as_bool) {
+                    Some(true) if fenced => {
+                        return Err(format!(
+                            "the zombie's commit at offset {m} was accepted, but the model fences \
+                             it (its offset commit carries generation {} while the coordinator is \
+                             at {}): a stale write landed",
+                            before.z_captured_gen, before.live_gen
+                        ))
+                    }
+                    Some(false) if !fenced => {
+                        return Err(format!(
+                        "the zombie's commit at offset {m} was refused, but the model accepts it"
+                    ))
+                    }
+                    _ => {}
+                }
+                expect_topic(after.topic, event)
+            }
+            // The Epoch design's producer init changes no Kafka variable.
+            "ZombieInit" => Ok(()),
+            other => Err(format!("`{other}` is not a Kafka step")),
+        }
+    }
+
+    fn is_stutter(&self, event: &Event) -> bool {
+        event.action == "ZombieInit"
+    }
+}
+
+use loadbearing_refinement::conform::Event;
+use serde_json::Value;
+
+/// The logs a trace allows: the events' `op` args reveal the op at their offsets, the
+/// offsets no event names stay open (both ops). Contradicting events leave no log; an offset
+/// outside `1..=max` is left to the steps to reject.
+pub(crate) fn revealed_logs(max: u8, events: &[Event]) -> Vec<Ops> {
+    let (mut known, mut deletes) = (0u32, 0u32);
+    for e in events {
+        let (Some(o), Some(op)) = (e.arg_u64("offset"), e.arg_str("op")) else {
+            continue;
+        };
+        if o == 0 || o > max as u64 {
+            continue;
+        }
+        let bit = 1u32 << o;
+        let delete = match op {
+            "delete" => bit,
+            "persist" => 0,
+            _ => continue,
+        };
+        if known & bit != 0 && deletes & bit != delete {
+            return Vec::new();
+        }
+        known |= bit;
+        deletes |= delete;
+    }
+    let open: Vec<u32> = (1..=max)
+        .map(|o| 1u32 << o)
+        .filter(|b| known & b == 0)
+        .collect();
+    (0..1u32 << open.len())
+        .map(|choice| {
+            let chosen = open
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| choice & (1 << i) != 0)
+                .fold(0, |acc, (_, b)| acc | b);
+            Ops(deletes | chosen)
+        })
+        .collect()
+}
+
+pub(crate) fn check_op(ops: Ops, offset: u64, event: &Event) -> Result<(), String> {
+    let model = match ops.at(offset as u8) {
+        Op::Persist => "persist",
+        Op::Delete => "delete",
+    };
+    match event.arg_str("op") {
+        Some(op) if op != model => Err(format!(
+            "the event at offset {offset} is a {op}, the model's log has a {model} there"
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn expect_u64(event: &Event, var: &str, model: u64, what: &str) -> Result<(), String> {
+    match event.var_u64(var) {
+        Some(got) if got != model => Err(format!(
+            "the implementation's {what} is {got}, the model's {model}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn expect_topic(model: Cell, event: &Event) -> Result<(), String> {
+    match event.var_str("topic") {
+        Some(got) if got != model.to_string() => Err(format!(
+            "the topic's last record for the key is {got}, the model's topic is {model}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The live owner folds the next offset and its transaction is always accepted (Kafka and
+/// Epoch alike).
+pub(crate) fn observe_owner_fold(
+    ops: Ops,
+    owner_pos: u8,
+    topic: Cell,
+    event: &Event,
+) -> Result<(), String> {
+    let o = owner_pos as u64 + 1;
+    match event.arg_u64("offset") {
+        Some(got) if got != o => {
+            return Err(format!(
+                "the owner folded offset {got}, the model's owner folds offset {o} next"
+            ))
+        }
+        None => return Err("the owner's fold names no offset".into()),
+        _ => {}
+    }
+    check_op(ops, o, event)?;
+    if event.vars.get("committed").and_then(Value::as_bool) == Some(false) {
+        return Err(format!(
+            "the owner's transaction at offset {o} did not commit ({}), but the model's live \
+             owner is always accepted",
+            event.var_str("outcome").unwrap_or("no reason given")
+        ));
+    }
+    expect_topic(topic, event)
+}
+
+pub(crate) fn observe_recover(
+    owner_state: Offsets,
+    topic: Cell,
+    event: &Event,
+) -> Result<(), String> {
+    match event.var_str("ownerState") {
+        Some(got) if got != owner_state.to_string() => {
+            return Err(format!(
+                "the owner reloaded {got}, the model's owner reloads {owner_state}"
+            ))
+        }
+        _ => {}
+    }
+    expect_topic(topic, event)
 }

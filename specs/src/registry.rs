@@ -79,6 +79,8 @@ pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
         "GroupCommit" => Some((GroupCommit::KNOBS, conform_with::<GroupCommit>())),
         "Cassandra" => Some((Cassandra::KNOBS, conform_with::<Cassandra>())),
         "ReplayFence" => Some((ReplayFence::KNOBS, conform_with::<ReplayFence>())),
+        "Kafka" => Some((Kafka::KNOBS, conform_with::<Kafka>())),
+        "Epoch" => Some((Epoch::KNOBS, conform_with::<Epoch>())),
         _ => None,
     }
 }
