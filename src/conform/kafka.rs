@@ -42,14 +42,12 @@ use loadbearing_impls_kafka::kafka::{
 };
 use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Event, Limits};
-use loadbearing_refinement::Options;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
-use loadbearing_specs::Configured;
 use stateright::Model;
 
-use super::{Backend, Rng, Settings, Target, TargetResult};
+use super::{counterexample, Backend, Cx, Replay, Rng, Settings, Target, TargetResult};
 
 /// Events at offsets `1..=MAX_OFFSET`: small, so that zombie commits collide with the owner.
 pub const MAX_OFFSET: u8 = 4;
@@ -1022,56 +1020,6 @@ fn cx_config(target: Target) -> Option<&'static str> {
     }
 }
 
-/// A counterexample on its model: the initial state and the actions.
-struct Cx<M: Model> {
-    model: M,
-    init: M::State,
-    path: Vec<M::Action>,
-}
-
-/// The shortest counterexample of a config, as the model's initial state and its actions
-/// (recovered by replaying the named actions on the model).
-fn counterexample<M: Configured>(name: &str) -> Result<Cx<M>, String> {
-    let config = crate::suite::load(&crate::suite::default_path())
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| format!("no config {name}"))?;
-    let model = M::from_knobs(&config.constants);
-    let judged = crate::run::run(&config, &Options::default())?;
-    let cx = judged
-        .report
-        .counterexample
-        .ok_or_else(|| format!("{name} has no counterexample"))?;
-    let vars = |s: &M::State| -> Vec<(String, String)> {
-        model
-            .variables(s)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    };
-    let init = model
-        .init_states()
-        .into_iter()
-        .find(|s| vars(s) == cx.steps[0].state)
-        .ok_or_else(|| format!("{name}: the counterexample's initial state"))?;
-    let mut state = init.clone();
-    let mut path = Vec::new();
-    for step in &cx.steps[1..] {
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        let action = actions
-            .into_iter()
-            .find(|a| Some(model.format_action(a)) == step.action)
-            .ok_or_else(|| format!("{name}: step {:?} replays on the model", step.action))?;
-        state = model
-            .next_state(&state, action.clone())
-            .ok_or("an enabled action has a successor")?;
-        path.push(action);
-    }
-    Ok(Cx { model, init, path })
-}
-
 /// The topics along a model path.
 fn model_topics<M: Model>(
     model: &M,
@@ -1102,12 +1050,22 @@ pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxR
     let config =
         cx_config(target).ok_or_else(|| format!("{}: no counterexample", target.name()))?;
     let (max, ops, path, broken_topics) = if target == Target::Epoch {
-        let Cx { model, init, path } = counterexample::<Epoch>(config)?;
+        let Cx {
+            model,
+            states,
+            path,
+        } = counterexample::<Epoch>(config)?;
+        let init = states[0].clone();
         let topics = model_topics(&model, &init, &path, |s| s.topic);
         let moves: Vec<Move> = path.into_iter().map(Move::of_epoch).collect();
         (model.max_offset, init.op, moves, topics)
     } else {
-        let Cx { model, init, path } = counterexample::<Kafka>(config)?;
+        let Cx {
+            model,
+            states,
+            path,
+        } = counterexample::<Kafka>(config)?;
+        let init = states[0].clone();
         let topics = model_topics(&model, &init, &path, |s| s.topic);
         let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
         (model.max_offset, init.op, moves, topics)
@@ -1201,6 +1159,24 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
     result
         .mismatches
         .extend(cx.guarded.mismatches.iter().cloned());
+    let did = |r: &Replayed| {
+        let topics: Vec<String> = r.topics.iter().map(Cell::to_string).collect();
+        let what = match (r.zombie_landed, r.regressed) {
+            (true, true) => "the zombie's commit landed and the topic moved back",
+            (true, false) => "the zombie's commit landed",
+            (false, true) => "the topic moved back",
+            (false, false) => {
+                "the zombie's commit was refused or never sent; the topic never moved back"
+            }
+        };
+        format!("topic {}: {what}", topics.join(" → "))
+    };
+    result.replays.push(Replay {
+        config: format!("{} (log {})", cx.config, cx.log),
+        steps: shown,
+        broken: did(&cx.broken),
+        guarded: did(&cx.guarded),
+    });
 }
 
 pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
