@@ -1,6 +1,8 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
 //! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
 
+mod common;
+
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};
 use loadbearing_impls::Mode;
@@ -10,12 +12,7 @@ use loadbearing_specs::replay_fence::ReplayFence;
 use loadbearing_specs::vocab::{Cell, Offsets};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
-    Settings {
-        backend: Backend::Sqlite,
-        traces,
-        writers: 2,
-        seed,
-    }
+    common::servers::settings(Backend::Sqlite, traces, 2, seed)
 }
 
 fn guarded() -> Cassandra {
@@ -263,20 +260,10 @@ fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
 /// PostgreSQL: the same flows; CI provides a server (see .ci/setup.d).
 #[test]
 fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
-    let server = match loadbearing_impls::harness::postgres::PgServer::start() {
-        Ok(server) => server,
-        Err(e) if !loadbearing_impls::harness::in_ci() => {
-            eprintln!("skipped: PostgreSQL unavailable here: {e}");
-            return;
-        }
-        Err(e) => panic!("CI must provide PostgreSQL: {e}"),
+    let Some(server) = common::servers::postgres() else {
+        return;
     };
-    let settings = Settings {
-        backend: Backend::Postgres(server.conn_str()),
-        traces: 8,
-        writers: 2,
-        seed: 17,
-    };
+    let settings = common::servers::settings(Backend::Postgres(server.conn_str()), 8, 2, 17);
     let result = conform::run(Target::Flow, &settings).unwrap();
     assert_conforms(&result, 8);
     let result = conform::run(Target::FlowHardDelete, &settings).unwrap();
@@ -291,20 +278,10 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
 /// Cassandra 5: the persist is the three-LWT compound, but the flow-level events read the same.
 #[test]
 fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
-    let node = match loadbearing_impls::harness::cassandra::CassandraNode::start() {
-        Ok(node) => node,
-        Err(e) if !loadbearing_impls::harness::in_ci() => {
-            eprintln!("skipped: Cassandra unavailable here: {e}");
-            return;
-        }
-        Err(e) => panic!("CI must provide Cassandra: {e}"),
+    let Some(node) = common::servers::cassandra() else {
+        return;
     };
-    let settings = Settings {
-        backend: Backend::Cassandra(node.node()),
-        traces: 4,
-        writers: 2,
-        seed: 23,
-    };
+    let settings = common::servers::settings(Backend::Cassandra(node.node()), 4, 2, 23);
     let result = conform::run(Target::Flow, &settings).unwrap();
     assert_conforms(&result, 4);
     for target in [Target::FlowLww, Target::FlowHardDelete, Target::FenceOff] {

@@ -1,18 +1,15 @@
 //! Conformance of the group commit to GroupCommit, both ways, and the store targets on a real
 //! Cassandra 5 node.
 
+mod common;
+
 use loadbearing::conform::{self, group_commit::events_of, Backend, Settings, Target};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Event, Limits};
 use loadbearing_specs::group_commit::GroupCommit;
 
 fn memory(traces: usize, seed: u64) -> Settings {
-    Settings {
-        backend: Backend::Memory,
-        traces,
-        writers: 8,
-        seed,
-    }
+    common::servers::settings(Backend::Memory, traces, 8, seed)
 }
 
 #[test]
@@ -139,20 +136,10 @@ fn a_commit_that_drains_past_the_cap_or_fails_does_not_fit() {
 /// The group commit on a real Kafka 4.4 broker (CI provides the jars; see .ci/setup.d).
 #[test]
 fn concurrent_group_commits_on_kafka_conform() {
-    let broker = match loadbearing_impls_kafka::harness::shared() {
-        Ok(broker) => broker,
-        Err(e) if !loadbearing_impls::harness::in_ci() => {
-            eprintln!("skipped: no Kafka broker here: {e}");
-            return;
-        }
-        Err(e) => panic!("CI must run the Kafka tests: {e}"),
+    let Some(broker) = common::servers::kafka() else {
+        return;
     };
-    let settings = Settings {
-        backend: Backend::Kafka(broker.bootstrap()),
-        traces: 3,
-        writers: 8,
-        seed: 5,
-    };
+    let settings = common::servers::settings(Backend::Kafka(broker.bootstrap()), 3, 8, 5);
     let result = conform::run(Target::GroupCommit, &settings).unwrap();
     assert!(
         result.ok,
@@ -168,20 +155,10 @@ fn concurrent_group_commits_on_kafka_conform() {
 /// The store targets on a real Cassandra 5 node: its persist is the three-LWT compound.
 #[test]
 fn the_store_targets_run_on_cassandra() {
-    let node = match loadbearing_impls::harness::cassandra::CassandraNode::start() {
-        Ok(node) => node,
-        Err(e) if !loadbearing_impls::harness::in_ci() => {
-            eprintln!("skipped: Cassandra unavailable here: {e}");
-            return;
-        }
-        Err(e) => panic!("CI must provide Cassandra: {e}"),
+    let Some(node) = common::servers::cassandra() else {
+        return;
     };
-    let settings = Settings {
-        backend: Backend::Cassandra(node.node()),
-        traces: 5,
-        writers: 8,
-        seed: 9,
-    };
+    let settings = common::servers::settings(Backend::Cassandra(node.node()), 5, 8, 9);
     let store = conform::run(Target::Store, &settings).unwrap();
     assert!(
         store.ok,

@@ -761,16 +761,7 @@ impl World {
         self.rebalanced = true;
         if self.variant.design != Design::ProducerEpoch {
             *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = old;
-            let producer = self.log.producer(self.variant.design, "zombie")?;
-            let meta = zombie_meta(&self.captured);
-            self.zombie = Some(group_commit(
-                self.variant,
-                &self.input,
-                &self.log,
-                producer,
-                meta,
-                &self.sink,
-            ));
+            self.start_zombie()?;
         }
         self.sink.kafka(&KafkaStep::Rebalance {
             member: "B".into(),
@@ -820,13 +811,8 @@ impl World {
             .var("tornDown", !torn_down.is_empty()))
     }
 
-    /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
-    /// highest epoch.
-    fn zombie_init(&mut self) -> Result<Event, String> {
-        if self.variant.design != Design::ProducerEpoch {
-            // The generation designs have no stable id: nothing to initialise (a stutter).
-            return Ok(Event::new(Some("zombie"), "ZombieInit"));
-        }
+    /// The revoked owner's group commit: its own producer, the generation it captured.
+    fn start_zombie(&mut self) -> Result<(), String> {
         let producer = self.log.producer(self.variant.design, "zombie")?;
         let meta = zombie_meta(&self.captured);
         self.zombie = Some(group_commit(
@@ -837,6 +823,17 @@ impl World {
             meta,
             &self.sink,
         ));
+        Ok(())
+    }
+
+    /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
+    /// highest epoch.
+    fn zombie_init(&mut self) -> Result<Event, String> {
+        if self.variant.design != Design::ProducerEpoch {
+            // The generation designs have no stable id: nothing to initialise (a stutter).
+            return Ok(Event::new(Some("zombie"), "ZombieInit"));
+        }
+        self.start_zombie()?;
         self.sink.kafka(&KafkaStep::ZombieInit {
             transactional_id: format!("{}-snapshots-0", self.log.group_id()),
         });

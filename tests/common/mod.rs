@@ -1,7 +1,9 @@
-//! Shared by the explorer tests: a free port, a minimal HTTP client, and the explorer as a
-//! child process that is stopped when the test ends.
+//! Shared by the tests: a free port, a minimal HTTP client, the explorer as a child process
+//! that is stopped when the test ends, and the servers behind the backend tests.
 
 #![allow(dead_code)]
+
+pub mod servers;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
