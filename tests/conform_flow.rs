@@ -45,9 +45,10 @@ fn assert_conforms(result: &TargetResult, traces: usize) {
 #[test]
 fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
     let result = conform::run(Target::Flow, &sqlite(30, 7)).unwrap();
-    assert_conforms(&result, 30);
+    // 30 seeded schedules, then 30 runs with the flows racing on threads.
+    assert_conforms(&result, 60);
     assert_eq!(result.model, "Cassandra");
-    assert!(result.events > 30 * 5, "every owner fold is an event");
+    assert!(result.events > 60 * 5, "every owner fold is an event");
     assert!(result.steps > 0, "the counterexamples were replayed");
 }
 
@@ -76,6 +77,40 @@ fn the_flow_traces_exercise_the_guard() {
     assert!(
         zombie_writes > 0 && refused > 0,
         "{zombie_writes} zombie writes, {refused} refused"
+    );
+}
+
+/// The flows on real threads: the OS interleaves them, the guard still refuses the stale
+/// zombie writes, and every trace fits the model.
+#[test]
+fn racing_flows_overlap_and_conform() {
+    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "racing").unwrap();
+    let mut rng = Rng::new(5);
+    let (mut refused, mut interleaved) = (0, 0);
+    for round in 0..40 {
+        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        let events =
+            flow::racing_flow_trace(&factory, &format!("r{round}"), log, rng.next_u64()).unwrap();
+        refused += events
+            .iter()
+            .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
+            .count();
+        // A zombie's write between two of the owner's folds: the flows overlapped.
+        let actors: Vec<&str> = events.iter().filter_map(|e| e.actor.as_deref()).collect();
+        interleaved += actors
+            .windows(3)
+            .filter(|w| w[0] == "owner" && w[1] != "owner" && w[2] == "owner")
+            .count();
+        let verdict = validate(&guarded(), &events, Limits::default());
+        assert!(
+            verdict.conforming,
+            "{:?}",
+            verdict.divergence.map(|d| d.text())
+        );
+    }
+    assert!(
+        refused > 0 && interleaved > 0,
+        "{refused} refused, {interleaved} interleavings"
     );
 }
 
@@ -265,7 +300,7 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
     };
     let settings = common::servers::settings(Backend::Postgres(server.conn_str()), 8, 2, 17);
     let result = conform::run(Target::Flow, &settings).unwrap();
-    assert_conforms(&result, 8);
+    assert_conforms(&result, 16);
     let result = conform::run(Target::FlowHardDelete, &settings).unwrap();
     assert!(
         result.ok && result.divergent_traces > 0,
@@ -283,7 +318,7 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     };
     let settings = common::servers::settings(Backend::Cassandra(node.node()), 4, 2, 23);
     let result = conform::run(Target::Flow, &settings).unwrap();
-    assert_conforms(&result, 4);
+    assert_conforms(&result, 8);
     for target in [Target::FlowLww, Target::FlowHardDelete, Target::FenceOff] {
         let result = conform::run(target, &settings).unwrap();
         assert!(

@@ -276,19 +276,7 @@ impl Partition {
 
     /// `OwnerFold`: the owner handles its next record and flushes it.
     fn owner_fold(&mut self) -> Result<Option<Event>, String> {
-        let o = self.owner.flow.position() as u8 + 1;
-        self.owner.handle(&record(&self.key, self.log, o))?;
-        self.owner.flush()?;
-        let steps = self.owner.fresh();
-        let row = self.row()?;
-        Ok(Some(match written(&steps) {
-            Some(w) => write_event("owner", "OwnerFold", self.log, &w, row),
-            // Nothing written (the buffer dropped the record): the fold alone, and the row.
-            None => Event::new(Some("owner"), "OwnerFold")
-                .arg("offset", o)
-                .arg("op", op_name(self.log.at(o)))
-                .var("stored", row.to_string()),
-        }))
+        owner_fold(&mut self.owner, self.reader.as_ref(), &self.key, self.log)
     }
 
     /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
@@ -310,32 +298,18 @@ impl Partition {
 
     /// A zombie folds its next record in memory: no model step.
     fn zombie_fold(&mut self, z: usize) -> Result<(), String> {
-        let zombie = &mut self.zombies[z];
-        zombie
-            .traced
-            .handle(&record(&self.key, self.log, zombie.next))?;
-        zombie.next += 1;
-        zombie.dirty = true;
-        zombie.traced.fresh();
-        Ok(())
+        zombie_fold(&mut self.zombies[z], &self.key, self.log)
     }
 
     /// `ZombieWrite(m)`: a zombie flushes its fold at m.
     fn zombie_flush(&mut self, z: usize) -> Result<Option<Event>, String> {
-        let zombie = &mut self.zombies[z];
-        zombie.dirty = false;
-        zombie.traced.flush()?;
-        let steps = zombie.traced.fresh();
-        let row = self.row()?;
-        Ok(written(&steps).map(|w| {
-            write_event(
-                &format!("zombie{}", z + 1),
-                "ZombieWrite",
-                self.log,
-                &w,
-                row,
-            )
-        }))
+        zombie_flush(
+            z,
+            &mut self.zombies[z],
+            self.reader.as_ref(),
+            &self.key,
+            self.log,
+        )
     }
 
     /// `ZombieWrite(m)` on demand (replay): a fresh revoked flow, recovered at the start,
@@ -408,6 +382,116 @@ pub fn flow_trace(
     Ok(events)
 }
 
+/// `OwnerFold`: the owner handles its next record and flushes it; the event carries the write
+/// and the row read back.
+fn owner_fold(
+    owner: &mut Traced,
+    reader: &dyn SnapshotStore,
+    key: &str,
+    log: Ops,
+) -> Result<Option<Event>, String> {
+    let o = owner.flow.position() as u8 + 1;
+    owner.handle(&record(key, log, o))?;
+    owner.flush()?;
+    let steps = owner.fresh();
+    let row = read_cell(reader, key)?;
+    Ok(Some(match written(&steps) {
+        Some(w) => write_event("owner", "OwnerFold", log, &w, row),
+        // Nothing written (the buffer dropped the record): the fold alone, and the row.
+        None => Event::new(Some("owner"), "OwnerFold")
+            .arg("offset", o)
+            .arg("op", op_name(log.at(o)))
+            .var("stored", row.to_string()),
+    }))
+}
+
+/// A zombie folds its next record (no model step: the model's zombie writes a correct fold).
+fn zombie_fold(zombie: &mut Zombie, key: &str, log: Ops) -> Result<(), String> {
+    zombie.traced.handle(&record(key, log, zombie.next))?;
+    zombie.next += 1;
+    zombie.dirty = true;
+    zombie.traced.fresh();
+    Ok(())
+}
+
+/// `ZombieWrite(m)`: zombie `z` flushes its fold at m.
+fn zombie_flush(
+    z: usize,
+    zombie: &mut Zombie,
+    reader: &dyn SnapshotStore,
+    key: &str,
+    log: Ops,
+) -> Result<Option<Event>, String> {
+    zombie.dirty = false;
+    zombie.traced.flush()?;
+    let steps = zombie.traced.fresh();
+    let row = read_cell(reader, key)?;
+    Ok(written(&steps)
+        .map(|w| write_event(&format!("zombie{}", z + 1), "ZombieWrite", log, &w, row)))
+}
+
+/// The same flows on real threads, one per flow, each on its own course (a zombie folds and
+/// flushes at seeded points); which flow steps next is up to the OS. A turnstile makes each
+/// step (the flow's write and the row read back) one critical section, so the recorded order
+/// is the order the store applied the writes.
+pub fn racing_flow_trace(
+    factory: &StoreFactory,
+    key: &str,
+    log: Ops,
+    seed: u64,
+) -> Result<Vec<Event>, String> {
+    let Partition {
+        key,
+        log,
+        max,
+        reader,
+        mut owner,
+        mut zombies,
+    } = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
+    let recorded = std::sync::Mutex::new(Vec::new());
+    // Every flow starts at once, so that none finishes before the others begin.
+    let start = std::sync::Barrier::new(1 + zombies.len());
+    let (turnstile, reader, key, start) = (&recorded, reader.as_ref(), key.as_str(), &start);
+    std::thread::scope(|scope| {
+        let mut runs = vec![scope.spawn(move || -> Result<(), String> {
+            start.wait();
+            while owner.alive && (owner.flow.position() as u8) < max {
+                let mut events = turnstile.lock().unwrap_or_else(|e| e.into_inner());
+                events.extend(owner_fold(&mut owner, reader, key, log)?);
+                drop(events);
+                std::thread::yield_now();
+            }
+            Ok(())
+        })];
+        for (z, zombie) in zombies.iter_mut().enumerate() {
+            let mut rng = Rng::new(seed.wrapping_add(z as u64 + 1));
+            runs.push(scope.spawn(move || -> Result<(), String> {
+                start.wait();
+                while zombie.traced.alive {
+                    let can_fold = zombie.next <= max;
+                    if !can_fold && !zombie.dirty {
+                        break;
+                    }
+                    let mut events = turnstile.lock().unwrap_or_else(|e| e.into_inner());
+                    if can_fold && (!zombie.dirty || rng.below(2) == 0) {
+                        zombie_fold(zombie, key, log)?;
+                    } else {
+                        events.extend(zombie_flush(z, zombie, reader, key, log)?);
+                    }
+                    drop(events);
+                    std::thread::yield_now();
+                }
+                Ok(())
+            }));
+        }
+        runs.into_iter()
+            .map(|run| run.join().expect("flow thread"))
+            .collect::<Result<Vec<()>, String>>()
+    })?;
+    let events = recorded.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(events)
+}
+
 fn flow_mode(target: Target) -> Mode {
     match target {
         Target::FlowLww => Mode::LastWriteWins,
@@ -429,9 +513,16 @@ fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> 
     let factory = StoreFactory::new(settings.backend.clone(), flow_mode(target), target.name())?;
     let model = guarded_model(FLOW_MAX_OFFSET);
     let mut rng = Rng::new(settings.seed);
+    // Seeded schedules (reproducible), then the same flows racing on threads.
     for round in 0..settings.traces {
         let log = Ops((rng.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
         let events = flow_trace(&factory, &format!("flow{round}"), log, &mut rng)?;
+        result.tally(&model, &events);
+    }
+    for round in 0..settings.traces {
+        let log = Ops((rng.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
+        let key = format!("race{round}");
+        let events = racing_flow_trace(&factory, &key, log, rng.next_u64())?;
         result.tally(&model, &events);
     }
     let replayed = match target {
