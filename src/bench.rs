@@ -114,3 +114,88 @@ pub fn table(results: &[Measured]) -> String {
     }
     out
 }
+
+/// Conformance throughput: each target on its embedded backend with about 10,000 events of
+/// traces (how many traces that takes depends on the model's trace length).
+pub const CONFORM_RUNS: &[(crate::conform::Target, usize)] = &[
+    (crate::conform::Target::Store, 1250),
+    (crate::conform::Target::Flow, 700),
+    (crate::conform::Target::GroupCommit, 250),
+    (crate::conform::Target::Kafka, 900),
+    (crate::conform::Target::Ssi, 70),
+];
+
+pub struct ConformMeasured {
+    pub target: &'static str,
+    pub backend: &'static str,
+    pub traces: usize,
+    pub events: usize,
+    pub conforming: usize,
+    pub seconds: f64,
+    pub validation_seconds: f64,
+    pub peak_rss: Option<u64>,
+}
+
+pub fn measure_conformance() -> Result<Vec<ConformMeasured>, String> {
+    let mut results = Vec::new();
+    for &(target, traces) in CONFORM_RUNS {
+        let backend = match target.backends()[0] {
+            crate::conform::BackendKind::Sqlite => crate::conform::Backend::Sqlite,
+            _ => crate::conform::Backend::Memory,
+        };
+        let settings = crate::conform::Settings {
+            backend,
+            traces,
+            writers: 8,
+            seed: 1,
+        };
+        reset_peak_rss();
+        eprintln!("bench: conform {}", target.name());
+        let r = crate::conform::run(target, &settings)?;
+        results.push(ConformMeasured {
+            target: r.target,
+            backend: r.backend,
+            traces: r.traces,
+            events: r.events,
+            conforming: r.conforming,
+            seconds: r.seconds,
+            validation_seconds: r.validation_seconds,
+            peak_rss: peak_rss(),
+        });
+    }
+    Ok(results)
+}
+
+pub fn conformance_table(results: &[ConformMeasured]) -> String {
+    let mut out = format!(
+        "{:<14} {:<8} {:>7} {:>8} {:>10} {:>10} {:>14} {:>14} {:>10}\n",
+        "conform",
+        "backend",
+        "traces",
+        "events",
+        "conforming",
+        "seconds",
+        "validated ev/s",
+        "end-to-end ev/s",
+        "peak RSS"
+    );
+    for m in results {
+        let rss = m
+            .peak_rss
+            .map(|b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)))
+            .unwrap_or_else(|| "n/a".into());
+        out.push_str(&format!(
+            "{:<14} {:<8} {:>7} {:>8} {:>10} {:>10.2} {:>14.0} {:>14.0} {:>10}\n",
+            m.target,
+            m.backend,
+            m.traces,
+            m.events,
+            m.conforming,
+            m.seconds,
+            m.events as f64 / m.validation_seconds.max(1e-9),
+            m.events as f64 / m.seconds.max(1e-9),
+            rss
+        ));
+    }
+    out
+}

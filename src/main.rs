@@ -454,6 +454,9 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 timeout_secs.map(Duration::from_secs),
             )?;
             print!("{}", loadbearing::bench::table(&results));
+            let conformance = loadbearing::bench::measure_conformance()?;
+            println!();
+            print!("{}", loadbearing::bench::conformance_table(&conformance));
             Ok(ExitCode::SUCCESS)
         }
     }
