@@ -207,7 +207,7 @@ fn the_notomb_counterexample_corrupts_the_hard_delete_store_only() {
 
 #[test]
 fn the_replay_fix_off_counterexample_self_fences_only_without_the_fence() {
-    let cx = replay_fence_cx(&sqlite(1, 1)).unwrap();
+    let cx = replay_fence_cx(&sqlite(1, 1), "replay_fix_off").unwrap();
     assert!(
         cx.broken.self_fenced,
         "FlowError::SelfFenced without the fence"

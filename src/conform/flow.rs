@@ -897,48 +897,53 @@ fn run_fence(target: Target, settings: &Settings, result: &mut TargetResult) -> 
         let events = fence_trace(&factory, &format!("fence{round}"), fence, &mut rng)?;
         result.tally(&model, &events);
     }
-    let cx = replay_fence_cx(settings)?;
-    result.steps += cx.steps;
-    let did = |r: &FenceReplay| {
-        if r.self_fenced {
-            "the owner self-fenced (FlowError::SelfFenced)".to_string()
-        } else if r.completed {
-            "the owner completed".to_string()
+    // The safety counterexample (a self-fence) and the liveness one (the owner never
+    // completes): the same broken write, the second read as OwnerCompletes failing.
+    let mut reproduced = true;
+    for config in ["replay_fix_off", "replay_fix_off_live"] {
+        let cx = replay_fence_cx(settings, config)?;
+        result.steps += cx.steps;
+        let did = |r: &FenceReplay| {
+            if r.self_fenced {
+                "the owner self-fenced (FlowError::SelfFenced) and never completes".to_string()
+            } else if r.completed {
+                "the owner completed".to_string()
+            } else {
+                "the owner neither completed nor self-fenced".to_string()
+            }
+        };
+        result.replays.push(Replay {
+            config: config.into(),
+            steps: cx.shown.clone(),
+            broken: did(&cx.broken),
+            guarded: did(&cx.fixed),
+        });
+        if fence {
+            result
+                .mismatches
+                .extend(cx.fixed.mismatches.iter().cloned());
+            if cx.fixed.self_fenced || !cx.fixed.completed {
+                result.mismatches.push(format!(
+                    "{config}'s schedule: the owner with the fence on did not complete"
+                ));
+            }
         } else {
-            "the owner neither completed nor self-fenced".to_string()
+            result
+                .mismatches
+                .extend(cx.broken.mismatches.iter().cloned());
+            if !cx.broken.self_fenced {
+                result.mismatches.push(format!(
+                    "{config}'s schedule: the owner without the fence did not self-fence"
+                ));
+            }
+            reproduced &= cx.broken.self_fenced && !cx.fixed.self_fenced && cx.fixed.completed;
         }
-    };
-    result.replays.push(Replay {
-        config: "replay_fix_off".into(),
-        steps: cx.shown.clone(),
-        broken: did(&cx.broken),
-        guarded: did(&cx.fixed),
-    });
-    if fence {
-        result
-            .mismatches
-            .extend(cx.fixed.mismatches.iter().cloned());
-        if cx.fixed.self_fenced || !cx.fixed.completed {
-            result.mismatches.push(
-                "replay_fix_off's schedule: the owner with the fence on did not complete".into(),
-            );
-        }
-        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
-    } else {
-        result
-            .mismatches
-            .extend(cx.broken.mismatches.iter().cloned());
-        if !cx.broken.self_fenced {
-            result.mismatches.push(
-                "replay_fix_off's schedule: the owner without the fence did not self-fence".into(),
-            );
-        }
-        result.ok = result.divergent_traces > 0
-            && cx.broken.self_fenced
-            && !cx.fixed.self_fenced
-            && cx.fixed.completed
-            && result.mismatches.is_empty();
     }
+    result.ok = if fence {
+        result.conforming == result.traces && result.mismatches.is_empty()
+    } else {
+        result.divergent_traces > 0 && reproduced && result.mismatches.is_empty()
+    };
     Ok(())
 }
 
@@ -1010,8 +1015,8 @@ pub fn replay_fence(
     Ok(out)
 }
 
-/// replay_fix_off's counterexample on the owner without the fence (it must self-fence) and
-/// with it (it must complete).
+/// A ReplayFence config's counterexample (`replay_fix_off`, `replay_fix_off_live`) on the owner
+/// without the fence (it must self-fence) and with it (it must complete).
 pub struct FenceCx {
     /// The model steps, as the checker shows them.
     pub shown: Vec<String>,
@@ -1020,12 +1025,12 @@ pub struct FenceCx {
     pub steps: usize,
 }
 
-pub fn replay_fence_cx(settings: &Settings) -> Result<FenceCx, String> {
+pub fn replay_fence_cx(settings: &Settings, config: &str) -> Result<FenceCx, String> {
     let Cx {
         model,
         states,
         path,
-    } = counterexample::<ReplayFence>("replay_fix_off")?;
+    } = counterexample::<ReplayFence>(config)?;
     let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, "fence_cx")?;
     let broken = replay_fence(&factory, "cx_off", &model, &states[0], &path)?;
     let fixed_model = ReplayFence {
