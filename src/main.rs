@@ -142,17 +142,18 @@ enum Command {
         /// runs on the backend, or on its embedded default when no backend is given.
         targets: Vec<String>,
         /// Where the implementations run. Without it each target uses its embedded default:
-        /// SQLite for the stores and flows, the in-memory producer for the Kafka design.
-        /// postgres, cassandra and kafka start a throwaway server.
+        /// SQLite for the stores and flows, the in-memory producer for the Kafka design, the
+        /// engine itself for SSI. postgres, cassandra and kafka start a throwaway server.
         #[arg(long, value_enum)]
         backend: Option<ConformBackend>,
         /// List the targets, their backends and what each must show.
         #[arg(long)]
         list: bool,
-        /// Traces (races, or random walks for replay) per target.
+        /// Traces per target (runs of the implementation; for replay, random walks).
         #[arg(long, default_value_t = 50)]
         traces: usize,
-        /// Concurrent writers per race (at most 8).
+        /// Concurrent writers in the store races and group commits (1 to 8; the flows run one
+        /// owner and two zombies, the Kafka design one owner and one zombie).
         #[arg(long, default_value_t = 8)]
         writers: usize,
         /// Seed of the offsets, the jitter and the random walks (printed when not given).
@@ -166,6 +167,7 @@ enum Command {
         /// The config (or model) the trace file is checked against.
         #[arg(long)]
         model: Option<String>,
+        /// With --trace: override a constant of that config or model (MaxOffset=5).
         #[arg(long = "set", value_name = "NAME=VALUE")]
         sets: Vec<String>,
     },
