@@ -57,27 +57,45 @@ fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
 fn the_flow_traces_exercise_the_guard() {
     let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "exercise").unwrap();
     let mut rng = Rng::new(3);
-    let mut refused = 0;
-    let mut zombie_writes = 0;
-    for round in 0..20 {
+    let traces = guarded_traces(20, |round| {
         let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
-        let events = flow::flow_trace(&factory, &format!("k{round}"), log, &mut rng).unwrap();
-        zombie_writes += events.iter().filter(|e| e.action == "ZombieWrite").count();
-        refused += events
-            .iter()
-            .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
-            .count();
-        let verdict = validate(&guarded(), &events, Limits::default());
-        assert!(
-            verdict.conforming,
-            "{:?}",
-            verdict.divergence.map(|d| d.text())
-        );
-    }
+        flow::flow_trace(&factory, &format!("k{round}"), log, &mut rng).unwrap()
+    });
+    let zombie_writes = traces
+        .iter()
+        .flatten()
+        .filter(|e| e.action == "ZombieWrite")
+        .count();
+    let refused = refused_writes(&traces);
     assert!(
         zombie_writes > 0 && refused > 0,
         "{zombie_writes} zombie writes, {refused} refused"
     );
+}
+
+/// `rounds` traces, each of which must fit the guarded model.
+fn guarded_traces(rounds: usize, mut trace: impl FnMut(usize) -> Vec<Event>) -> Vec<Vec<Event>> {
+    (0..rounds)
+        .map(|round| {
+            let events = trace(round);
+            let verdict = validate(&guarded(), &events, Limits::default());
+            assert!(
+                verdict.conforming,
+                "{:?}",
+                verdict.divergence.map(|d| d.text())
+            );
+            events
+        })
+        .collect()
+}
+
+/// Writes the guard refused, in all the traces.
+fn refused_writes(traces: &[Vec<Event>]) -> usize {
+    traces
+        .iter()
+        .flatten()
+        .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
+        .count()
 }
 
 /// The flows on real threads: the OS interleaves them, the guard still refuses the stale
@@ -86,28 +104,22 @@ fn the_flow_traces_exercise_the_guard() {
 fn racing_flows_overlap_and_conform() {
     let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "racing").unwrap();
     let mut rng = Rng::new(5);
-    let (mut refused, mut interleaved) = (0, 0);
-    for round in 0..40 {
+    let traces = guarded_traces(40, |round| {
         let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
-        let events =
-            flow::racing_flow_trace(&factory, &format!("r{round}"), log, rng.next_u64()).unwrap();
-        refused += events
-            .iter()
-            .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
-            .count();
-        // A zombie's write between two of the owner's folds: the flows overlapped.
-        let actors: Vec<&str> = events.iter().filter_map(|e| e.actor.as_deref()).collect();
-        interleaved += actors
-            .windows(3)
-            .filter(|w| w[0] == "owner" && w[1] != "owner" && w[2] == "owner")
-            .count();
-        let verdict = validate(&guarded(), &events, Limits::default());
-        assert!(
-            verdict.conforming,
-            "{:?}",
-            verdict.divergence.map(|d| d.text())
-        );
-    }
+        flow::racing_flow_trace(&factory, &format!("r{round}"), log, rng.next_u64()).unwrap()
+    });
+    // A zombie's write between two of the owner's folds: the flows overlapped.
+    let interleaved: usize = traces
+        .iter()
+        .map(|events| {
+            let actors: Vec<&str> = events.iter().filter_map(|e| e.actor.as_deref()).collect();
+            actors
+                .windows(3)
+                .filter(|w| w[0] == "owner" && w[1] != "owner" && w[2] == "owner")
+                .count()
+        })
+        .sum();
+    let refused = refused_writes(&traces);
     assert!(
         refused > 0 && interleaved > 0,
         "{refused} refused, {interleaved} interleavings"

@@ -1046,26 +1046,25 @@ pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
 pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxReplay, String> {
     let config =
         cx_config(target).ok_or_else(|| format!("{}: no counterexample", target.name()))?;
+    // The model's topic after each step: what the broken variant must show.
     let (max, ops, path, broken_topics) = if target == Target::Epoch {
         let Cx {
             model,
             states,
             path,
         } = counterexample::<Epoch>(config)?;
-        let init = states[0].clone();
-        let topics = model_topics(&model, &init, &path, |s| s.topic);
+        let topics = states[1..].iter().map(|s| s.topic).collect::<Vec<_>>();
         let moves: Vec<Move> = path.into_iter().map(Move::of_epoch).collect();
-        (model.max_offset, init.op, moves, topics)
+        (model.max_offset, states[0].op, moves, topics)
     } else {
         let Cx {
             model,
             states,
             path,
         } = counterexample::<Kafka>(config)?;
-        let init = states[0].clone();
-        let topics = model_topics(&model, &init, &path, |s| s.topic);
+        let topics = states[1..].iter().map(|s| s.topic).collect::<Vec<_>>();
         let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
-        (model.max_offset, init.op, moves, topics)
+        (model.max_offset, states[0].op, moves, topics)
     };
     let guarded = Kafka {
         max_offset: max,
