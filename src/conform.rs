@@ -24,9 +24,8 @@ use loadbearing_refinement::conform::{validate, Conform, Divergence, Event, Limi
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
-use loadbearing_specs::cas_first_write_atomic::{
-    AtomicAction, AtomicPc, AtomicState, CasFirstWriteAtomic,
-};
+use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
+use loadbearing_specs::vocab::{Cell, Offsets};
 use serde::Serialize;
 use stateright::Model;
 
@@ -76,14 +75,6 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 5] = [
-        BackendKind::Sqlite,
-        BackendKind::Postgres,
-        BackendKind::Cassandra,
-        BackendKind::Memory,
-        BackendKind::Kafka,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Sqlite => "sqlite",
@@ -844,6 +835,35 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
     Ok(result)
 }
 
+/// A stored row (or a compacted topic's last record) as a model cell: a live value's lines are
+/// the offsets it folded.
+pub fn cell_of(read: &Read) -> Result<Cell, String> {
+    Ok(match read {
+        Read::Absent => Cell::ABSENT,
+        Read::Tombstone { offset } => Cell::tomb(small(*offset)?),
+        Read::Live { offset, value } => Cell::snap(small(*offset)?, contents_of(value)?),
+    })
+}
+
+/// A folded value (one offset per line: the flows append each record's offset) as the model's set of offsets.
+pub(crate) fn contents_of(value: &[u8]) -> Result<Offsets, String> {
+    let mut contents = Offsets::EMPTY;
+    for line in String::from_utf8_lossy(value).lines() {
+        let o: u8 = line
+            .parse()
+            .map_err(|_| format!("a row value line is not an offset: {line:?}"))?;
+        contents = contents.with(o);
+    }
+    Ok(contents)
+}
+
+fn small(offset: u64) -> Result<u8, String> {
+    u8::try_from(offset)
+        .ok()
+        .filter(|o| *o < 32)
+        .ok_or_else(|| format!("offset {offset} is outside the model's range"))
+}
+
 /// The guarded three-statement first write of `writers` writers.
 fn guarded_compound(writers: usize) -> CasFirstWrite {
     CasFirstWrite {
@@ -902,30 +922,74 @@ pub fn replay(
     Ok((mismatches, regressed))
 }
 
-/// Every path of at most `depth` steps from every initial state of a small atomic model.
-fn all_paths(model: &CasFirstWriteAtomic, depth: usize) -> Vec<(AtomicState, Vec<AtomicAction>)> {
+/// Every path of at most `depth` steps from `init`, leaving out the actions `skip` names: each
+/// non-empty prefix when `every_prefix`, else only the maximal ones (depth reached, or nothing
+/// enabled). Depth first, in the model's action order.
+pub fn all_paths<M>(
+    model: &M,
+    init: M::State,
+    depth: usize,
+    every_prefix: bool,
+    skip: impl Fn(&M::Action) -> bool,
+) -> Vec<Vec<M::Action>>
+where
+    M: Model,
+    M::Action: Clone,
+{
     let mut out = Vec::new();
-    for init in model.init_states() {
-        let mut stack = vec![(init.clone(), Vec::new())];
-        while let Some((state, path)) = stack.pop() {
-            if !path.is_empty() {
-                out.push((init.clone(), path.clone()));
-            }
-            if path.len() == depth {
-                continue;
-            }
-            let mut actions = Vec::new();
-            model.actions(&state, &mut actions);
-            for action in actions {
-                if let Some(next) = model.next_state(&state, action) {
-                    let mut longer = path.clone();
-                    longer.push(action);
-                    stack.push((next, longer));
-                }
+    let mut stack = vec![(init, Vec::new())];
+    while let Some((state, path)) = stack.pop() {
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        actions.retain(|a| !skip(a));
+        let maximal = path.len() == depth || actions.is_empty();
+        if (every_prefix && !path.is_empty()) || (!every_prefix && maximal) {
+            out.push(path.clone());
+        }
+        if path.len() == depth {
+            continue;
+        }
+        for action in actions {
+            if let Some(next) = model.next_state(&state, action.clone()) {
+                let mut longer = path.clone();
+                longer.push(action);
+                stack.push((next, longer));
             }
         }
     }
     out
+}
+
+/// A seeded random walk of `model` from `init`: one enabled action (other than those `skip`
+/// names) drawn from `rng` at each step, until none is enabled or `max_steps` were taken. The
+/// states start with `init`.
+pub fn random_walk<M>(
+    model: &M,
+    init: M::State,
+    rng: &mut Rng,
+    max_steps: usize,
+    skip: impl Fn(&M::Action) -> bool,
+) -> ModelPath<M>
+where
+    M: Model,
+    M::Action: Clone,
+{
+    let mut path = Vec::new();
+    let mut states = vec![init];
+    while path.len() < max_steps {
+        let state = states.last().expect("starts with init");
+        let mut actions = Vec::new();
+        model.actions(state, &mut actions);
+        actions.retain(|a| !skip(a));
+        if actions.is_empty() {
+            break;
+        }
+        let action = actions[rng.below(actions.len() as u64) as usize].clone();
+        let next = model.next_state(state, action.clone()).expect("enabled");
+        path.push(action);
+        states.push(next);
+    }
+    (path, states)
 }
 
 /// A must-fail config's counterexample: the model built from its constants, the states along
@@ -1037,41 +1101,34 @@ pub fn atomic_schedule(
         .next()
         .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
     let (_, states) = counterexample_path(compound, config_name)?;
-    let init = &states[0];
-    let atomic_init = AtomicState {
-        stored: init.stored,
-        pc: [AtomicPc::Todo; loadbearing_specs::cas_first_write::MAX_WRITERS],
-        off: init.off,
-        corrupted: false,
+    // The model the refinement maps onto, and the atomic step of each simulated step, found
+    // by the name the refinement reports.
+    let atomic = CasFirstWriteAtomic {
+        writers: compound.writers,
+        max_offset: compound.max_offset,
+        guarded: compound.guarded,
+        reap: compound.reap,
     };
+    let atomic_init = atomic.init_states_for(&states[0].off[..compound.writers as usize]);
+    let mut state = atomic_init.clone();
     let mut schedule = Vec::new();
     for pair in states.windows(2) {
         match refinement.check_step(&pair[0], &pair[1]) {
             Ok(StepMatch::Stutter) => {}
-            Ok(StepMatch::Simulates(action)) => schedule.push(parse_atomic(&action)?),
+            Ok(StepMatch::Simulates(shown)) => {
+                let mut actions = Vec::new();
+                atomic.actions(&state, &mut actions);
+                let action = actions
+                    .into_iter()
+                    .find(|a| atomic.format_action(a) == shown)
+                    .ok_or_else(|| format!("{config_name}: {shown} is not an atomic step here"))?;
+                state = atomic.next_state(&state, action).expect("enabled");
+                schedule.push(action);
+            }
             Err(_) => return Err(format!("{config_name}: a step maps to no atomic step")),
         }
     }
     Ok((atomic_init, schedule))
-}
-
-fn parse_atomic(shown: &str) -> Result<AtomicAction, String> {
-    let writer = |s: &str| -> Result<u8, String> {
-        s.trim_end_matches(')')
-            .trim_start_matches('w')
-            .parse::<u8>()
-            .map(|w| w - 1)
-            .map_err(|_| format!("not an atomic action: {shown}"))
-    };
-    if let Some(rest) = shown.strip_prefix("Persist(") {
-        Ok(AtomicAction::Persist(writer(rest)?))
-    } else if let Some(rest) = shown.strip_prefix("GiveUp(") {
-        Ok(AtomicAction::GiveUp(writer(rest)?))
-    } else if shown == "ReapRow" {
-        Ok(AtomicAction::ReapRow)
-    } else {
-        Err(format!("not an atomic action: {shown}"))
-    }
 }
 
 fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
@@ -1087,7 +1144,12 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
     // against the unguarded model: the store must do exactly what the model does.
     let mut key = 0;
     for (factory, model) in [(&guarded, small(true)), (&lww, small(false))] {
-        for (init, path) in all_paths(&model, 4) {
+        let paths = model.init_states().into_iter().flat_map(|init| {
+            all_paths(&model, init.clone(), 4, true, |_| false)
+                .into_iter()
+                .map(move |path| (init.clone(), path))
+        });
+        for (init, path) in paths {
             key += 1;
             let (mismatches, _) = replay(factory, &format!("path{key}"), &model, &init, &path)?;
             result.traces += 1;
@@ -1108,18 +1170,7 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
             .map(|_| rng.below(MAX_OFFSET as u64 + 1) as u8)
             .collect();
         let init = wide.init_states_for(&off);
-        let mut path = Vec::new();
-        let mut state = init.clone();
-        loop {
-            let mut actions = Vec::new();
-            wide.actions(&state, &mut actions);
-            if actions.is_empty() {
-                break;
-            }
-            let action = actions[rng.below(actions.len() as u64) as usize];
-            state = wide.next_state(&state, action).expect("enabled");
-            path.push(action);
-        }
+        let (path, _) = random_walk(&wide, init.clone(), &mut rng, usize::MAX, |_| false);
         key += 1;
         let (mismatches, _) = replay(&guarded, &format!("walk{key}"), &wide, &init, &path)?;
         result.traces += 1;

@@ -104,12 +104,6 @@ pub fn actual(outcome: &Outcome) -> String {
     }
 }
 
-/// One step per line, as a swimlane: the step number, the action in the column of the party
-/// that took it, then only the variables it changed.
-pub fn counterexample_text(cx: &Counterexample, indent: &str) -> String {
-    swimlane(cx, indent, None)
-}
-
 /// The swimlane of a counterexample. `abstract_model` names the model a refinement maps to.
 ///
 /// One column per acting party, in order of first appearance; the initial state shows every

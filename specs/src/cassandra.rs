@@ -237,11 +237,7 @@ use loadbearing_refinement::conform::{Conform, Event};
 impl Cassandra {
     /// The op an event names at its offset (`op` argument), if it names one.
     fn event_op(event: &Event) -> Option<Op> {
-        match event.arg_str("op")? {
-            "persist" => Some(Op::Persist),
-            "delete" => Some(Op::Delete),
-            _ => None,
-        }
+        Op::parse(event.arg_str("op")?)
     }
 
     /// What a write event observed, compared with the model's gate and row.

@@ -375,10 +375,10 @@ pub(crate) fn revealed_logs(max: u8, events: &[Event]) -> Vec<Ops> {
             continue;
         }
         let bit = 1u32 << o;
-        let delete = match op {
-            "delete" => bit,
-            "persist" => 0,
-            _ => continue,
+        let delete = match Op::parse(op) {
+            Some(Op::Delete) => bit,
+            Some(Op::Persist) => 0,
+            None => continue,
         };
         if known & bit != 0 && deletes & bit != delete {
             return Vec::new();
@@ -403,10 +403,7 @@ pub(crate) fn revealed_logs(max: u8, events: &[Event]) -> Vec<Ops> {
 }
 
 pub(crate) fn check_op(ops: Ops, offset: u64, event: &Event) -> Result<(), String> {
-    let model = match ops.at(offset as u8) {
-        Op::Persist => "persist",
-        Op::Delete => "delete",
-    };
+    let model = ops.at(offset as u8).name();
     match event.arg_str("op") {
         Some(op) if op != model => Err(format!(
             "the event at offset {offset} is a {op}, the model's log has a {model} there"

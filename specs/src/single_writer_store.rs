@@ -210,10 +210,7 @@ impl Spec for SingleWriterStore {
         let keys = 0..self.keys as usize;
         let input: Vec<String> = (1..=self.max_offset)
             .map(|o| {
-                let op = match s.input.op(o) {
-                    Op::Persist => "persist",
-                    Op::Delete => "delete",
-                };
+                let op = s.input.op(o).name();
                 format!("{o}:k{}/{op}", s.input.key(o) + 1)
             })
             .collect();

@@ -41,6 +41,24 @@ pub enum Op {
     Delete,
 }
 
+impl Op {
+    /// The name traces and renderings use: `persist` or `delete`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Persist => "persist",
+            Op::Delete => "delete",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Op> {
+        match name {
+            "persist" => Some(Op::Persist),
+            "delete" => Some(Op::Delete),
+            _ => None,
+        }
+    }
+}
+
 /// The event log of one key: offset `o` in `1..=max` is a delete iff bit `o` is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ops(pub u32);
@@ -72,12 +90,7 @@ impl Ops {
     }
 
     pub fn render(self, max: u8) -> String {
-        let ops: Vec<&str> = (1..=max)
-            .map(|o| match self.at(o) {
-                Op::Persist => "persist",
-                Op::Delete => "delete",
-            })
-            .collect();
+        let ops: Vec<&str> = (1..=max).map(|o| self.at(o).name()).collect();
         format!("<{}>", ops.join(", "))
     }
 }

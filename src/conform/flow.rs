@@ -18,14 +18,17 @@ use loadbearing_impls::flow::{
     FlowConfig, FlowError, FoldFn, FoldOutcome, Ownership, PartitionFlow, Record,
 };
 use loadbearing_impls::trace::{Recorder, Step};
-use loadbearing_impls::{Mode, Read, SnapshotStore, WriteError};
+use loadbearing_impls::{Mode, SnapshotStore, WriteError};
 use loadbearing_refinement::conform::Event;
 use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
 use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
 
-use super::{counterexample, Cx, Replay, Rng, Settings, StoreFactory, Target, TargetResult};
+use super::{
+    cell_of, contents_of, counterexample, Cx, Replay, Rng, Settings, StoreFactory, Target,
+    TargetResult,
+};
 
 /// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
 /// nothing per offset, but the owner and zombies should collide often).
@@ -69,41 +72,6 @@ fn record(key: &str, log: Ops, offset: u8) -> Record {
         Op::Persist => Record::new(key, offset as u64, offset.to_string().as_bytes()),
         Op::Delete => Record::new(key, offset as u64, DELETE),
     }
-}
-
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Persist => "persist",
-        Op::Delete => "delete",
-    }
-}
-
-/// The store's row as a model cell: a live value's lines are the offsets it folded.
-pub fn cell_of(read: &Read) -> Result<Cell, String> {
-    Ok(match read {
-        Read::Absent => Cell::ABSENT,
-        Read::Tombstone { offset } => Cell::tomb(small(*offset)?),
-        Read::Live { offset, value } => Cell::snap(small(*offset)?, contents_of(value)?),
-    })
-}
-
-/// A folded value (one offset per line, see [`harness_fold`]) as the model's set of offsets.
-fn contents_of(value: &[u8]) -> Result<Offsets, String> {
-    let mut contents = Offsets::EMPTY;
-    for line in String::from_utf8_lossy(value).lines() {
-        let o: u8 = line
-            .parse()
-            .map_err(|_| format!("a row value line is not an offset: {line:?}"))?;
-        contents = contents.with(o);
-    }
-    Ok(contents)
-}
-
-fn small(offset: u64) -> Result<u8, String> {
-    u8::try_from(offset)
-        .ok()
-        .filter(|o| *o < 32)
-        .ok_or_else(|| format!("offset {offset} is outside the model's range"))
 }
 
 fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, String> {
@@ -199,7 +167,7 @@ fn write_event(actor: &str, action: &str, log: Ops, w: &Written, row: Cell) -> E
     let offset = w.offset as u8;
     let mut event = Event::new(Some(actor), action)
         .arg("offset", w.offset)
-        .arg("op", op_name(log.at(offset)))
+        .arg("op", log.at(offset).name())
         .var("presented", w.offset)
         .var("stored", row.to_string());
     if let Some(applied) = w.applied {
@@ -400,7 +368,7 @@ fn owner_fold(
         // Nothing written (the buffer dropped the record): the fold alone, and the row.
         None => Event::new(Some("owner"), "OwnerFold")
             .arg("offset", o)
-            .arg("op", op_name(log.at(o)))
+            .arg("op", log.at(o).name())
             .var("stored", row.to_string()),
     }))
 }

@@ -27,7 +27,9 @@ use loadbearing_refinement::conform::Event;
 use loadbearing_specs::group_commit::{GcAction, GcState, GroupCommit as Model, Pc};
 use stateright::Model as _;
 
-use super::{counterexample, Backend, Cx, Rng, Settings, Target, TargetResult};
+use super::{
+    all_paths, counterexample, random_walk, Backend, Cx, Rng, Settings, Target, TargetResult,
+};
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
@@ -402,42 +404,9 @@ fn drive(model: &Model, path: &[GcAction], gated: bool) -> Result<Driven, String
     Ok(driven)
 }
 
-/// Every path of at most `depth` steps (the final stutter left out).
-fn all_paths(model: &Model, depth: usize) -> Vec<Vec<GcAction>> {
-    let mut out = Vec::new();
-    let mut stack = vec![(model.init_states().remove(0), Vec::new())];
-    while let Some((state, path)) = stack.pop() {
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        actions.retain(|a| *a != GcAction::Terminating);
-        if path.len() == depth || actions.is_empty() {
-            out.push(path);
-            continue;
-        }
-        for action in actions {
-            let next = model.next_state(&state, action).expect("enabled");
-            let mut longer = path.clone();
-            longer.push(action);
-            stack.push((next, longer));
-        }
-    }
-    out
-}
-
-fn random_walk(model: &Model, rng: &mut Rng) -> Vec<GcAction> {
-    let mut state = model.init_states().remove(0);
-    let mut path = Vec::new();
-    loop {
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        actions.retain(|a| *a != GcAction::Terminating);
-        if actions.is_empty() {
-            return path;
-        }
-        let action = actions[rng.below(actions.len() as u64) as usize];
-        state = model.next_state(&state, action).expect("enabled");
-        path.push(action);
-    }
+/// The stutter once every process is done: never driven (the implementation has no step for it).
+fn is_final_stutter(action: &GcAction) -> bool {
+    *action == GcAction::Terminating
 }
 
 /// Model → implementation on the gated group commit: all short paths of small configs and
@@ -455,9 +424,15 @@ fn replay_paths(
             gated: true,
         };
         paths.extend(
-            all_paths(&small, 12)
-                .into_iter()
-                .map(|p| (small.clone(), p)),
+            all_paths(
+                &small,
+                small.init_states().remove(0),
+                12,
+                false,
+                is_final_stutter,
+            )
+            .into_iter()
+            .map(|p| (small.clone(), p)),
         );
     }
     for _ in 0..settings.traces {
@@ -466,7 +441,8 @@ fn replay_paths(
             cap: 1 + rng.below(3) as u8,
             gated: true,
         };
-        let walk = random_walk(&wide, rng);
+        let init = wide.init_states().remove(0);
+        let (walk, _) = random_walk(&wide, init, rng, usize::MAX, is_final_stutter);
         paths.push((wide, walk));
     }
     for (model, path) in &paths {

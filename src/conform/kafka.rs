@@ -47,7 +47,10 @@ use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
 
-use super::{counterexample, Backend, Cx, Replay, Rng, Settings, Target, TargetResult};
+use super::{
+    cell_of, contents_of, counterexample, random_walk, Backend, Cx, Replay, Rng, Settings, Target,
+    TargetResult,
+};
 
 /// Events at offsets `1..=MAX_OFFSET`: small, so that zombie commits collide with the owner.
 pub const MAX_OFFSET: u8 = 4;
@@ -257,27 +260,12 @@ impl Move {
     }
 }
 
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Persist => "persist",
-        Op::Delete => "delete",
-    }
-}
-
 /// The input record at offset `o`: a persist carries its offset, a delete is empty.
 fn payload(ops: Ops, o: u8) -> Vec<u8> {
     match ops.at(o) {
         Op::Persist => o.to_string().into_bytes(),
         Op::Delete => Vec::new(),
     }
-}
-
-/// A folded value (one payload per line) as the model's set of offsets.
-fn contents(value: &[u8]) -> Offsets {
-    String::from_utf8_lossy(value)
-        .lines()
-        .filter_map(|l| l.parse::<u8>().ok())
-        .fold(Offsets::EMPTY, Offsets::with)
 }
 
 /// Where the flows write and whose generations they carry.
@@ -568,11 +556,10 @@ impl World {
 
     /// The compacted topic's last durable record for the key.
     pub fn topic(&self) -> Result<Cell, String> {
-        Ok(match self.log.last_record()? {
-            None | Some(Read::Absent) => Cell::ABSENT,
-            Some(Read::Live { offset, value }) => Cell::snap(offset as u8, contents(&value)),
-            Some(Read::Tombstone { offset }) => Cell::tomb(offset as u8),
-        })
+        match self.log.last_record()? {
+            None => Ok(Cell::ABSENT),
+            Some(read) => cell_of(&read),
+        }
     }
 
     fn captured(&self) -> GroupMetadata {
@@ -674,7 +661,7 @@ impl World {
         let outcome = outcome.ok_or("the owner's flush recorded no outcome")?;
         Ok(Event::new(Some("owner"), "OwnerFold")
             .arg("offset", offset)
-            .arg("op", op_name(ops.at(o)))
+            .arg("op", ops.at(o).name())
             .var("committed", outcome == TxnOutcome::Committed)
             .var("outcome", format!("{outcome:?}"))
             .var("topic", self.topic()?.to_string()))
@@ -730,7 +717,10 @@ impl World {
             self.sink.clone(),
         );
         flow.recover(HashMap::from([(KEY.to_string(), read)]));
-        let state = flow.value(KEY).map(contents).unwrap_or(Offsets::EMPTY);
+        let state = match flow.value(KEY) {
+            Some(value) => contents_of(value)?,
+            None => Offsets::EMPTY,
+        };
         self.owner = Some(flow);
         let steps = self.fresh();
         if !steps
@@ -870,7 +860,7 @@ impl World {
             .ok_or("the zombie's flush recorded no ZombieCommit step")?;
         Ok(Event::new(Some("zombie"), "ZombieCommit")
             .arg("offset", m)
-            .arg("op", op_name(ops.at(m)))
+            .arg("op", ops.at(m).name())
             .var("accepted", outcome == TxnOutcome::Committed)
             .var("outcome", format!("{outcome:?}"))
             .var("topic", self.topic()?.to_string()))
@@ -1017,26 +1007,6 @@ fn cx_config(target: Target) -> Option<&'static str> {
     }
 }
 
-/// The topics along a model path.
-fn model_topics<M: Model>(
-    model: &M,
-    init: &M::State,
-    path: &[M::Action],
-    topic: fn(&M::State) -> Cell,
-) -> Vec<Cell>
-where
-    M::State: Clone,
-    M::Action: Clone,
-{
-    let mut state = init.clone();
-    path.iter()
-        .map(|a| {
-            state = model.next_state(&state, a.clone()).expect("replayed");
-            topic(&state)
-        })
-        .collect()
-}
-
 /// Replays the mutant's config counterexample on its variant and on the guarded design.
 pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
     replay_counterexample_on(&Backend::Memory, target)
@@ -1104,19 +1074,8 @@ fn guarded_walks(settings: &Settings, result: &mut TargetResult) -> Result<(), S
     let inits = model.init_states();
     for _ in 0..settings.traces {
         let init = inits[rng.below(inits.len() as u64) as usize].clone();
-        let mut state = init.clone();
-        let mut path = Vec::new();
-        for _ in 0..MAX_STEPS {
-            let mut actions = Vec::new();
-            model.actions(&state, &mut actions);
-            if actions.is_empty() {
-                break;
-            }
-            let action = actions[rng.below(actions.len() as u64) as usize];
-            state = model.next_state(&state, action).expect("enabled");
-            path.push(action);
-        }
-        let topics = model_topics(&model, &init, &path, |s| s.topic);
+        let (path, states) = random_walk(&model, init.clone(), &mut rng, MAX_STEPS, |_| false);
+        let topics: Vec<Cell> = states[1..].iter().map(|s| s.topic).collect();
         let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
         let replayed = drive(
             &settings.backend,

@@ -22,7 +22,7 @@ use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 use loadbearing_ssi_engine::trace::to_ndjson;
 use stateright::Model;
 
-use super::{counterexample_path, Replay, Rng, Settings, Target, TargetResult};
+use super::{counterexample_path, random_walk, Replay, Rng, Settings, Target, TargetResult};
 use crate::suite::Expected;
 
 /// Timing jitter of the tier's threads, in microseconds.
@@ -68,18 +68,10 @@ fn replay_random_paths(
         let model = Variant::FIX.model(workload::named(name).expect("named workload"));
         let program = script(name).ok_or_else(|| format!("no engine script for {name}"))?;
         for _ in 0..settings.traces {
-            let mut state = model.init_states().remove(0);
-            let mut path = Vec::new();
-            loop {
-                let mut actions = Vec::new();
-                model.actions(&state, &mut actions);
-                if actions.is_empty() {
-                    break;
-                }
-                let action = actions[rng.below(actions.len() as u64) as usize];
-                path.push(model.format_action(&action));
-                state = model.next_state(&state, action).expect("enabled");
-            }
+            let init = model.init_states().remove(0);
+            let (actions, states) = random_walk(&model, init, rng, usize::MAX, |_| false);
+            let state = states.last().expect("starts with init");
+            let path: Vec<String> = actions.iter().map(|a| model.format_action(a)).collect();
             result.steps += path.len();
             let run = replay(&program, Variant::FIX, &path)
                 .map_err(|e| format!("{name}: the fixed engine cannot take {e}"))?;
@@ -96,18 +88,18 @@ fn replay_random_paths(
                 .iter()
                 .map(|(k, v)| (k.clone(), v.unwrap_or_default()))
                 .collect();
-            let mut model_state = committed(&model, &state);
+            let mut model_state = committed(&model, state);
             model_state.sort();
             if engine_state != model_state {
                 result.mismatches.push(format!(
                     "{name} {path:?}: the engine committed {engine_state:?}, the model {model_state:?}"
                 ));
             }
-            if run.outcome.serializable != model.serializable(&state) {
+            if run.outcome.serializable != model.serializable(state) {
                 result.mismatches.push(format!(
                     "{name} {path:?}: serializable {} on the engine, {} in the model",
                     run.outcome.serializable,
-                    model.serializable(&state)
+                    model.serializable(state)
                 ));
             }
         }
