@@ -1091,16 +1091,17 @@ pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<Mode
 
 /// A counterexample of the compound, mapped onto the atomic store through the refinement: the
 /// in-flight statements are stutters, a landing write is a Persist, a conflict a GiveUp.
-pub fn atomic_schedule(
-    compound: &CasFirstWrite,
-    config_name: &str,
-) -> Result<(AtomicState, Vec<AtomicAction>), String> {
+pub fn atomic_schedule(config_name: &str) -> Result<AtomicSchedule, String> {
+    let Cx {
+        model: compound,
+        states,
+        ..
+    } = counterexample::<CasFirstWrite>(config_name)?;
     let refinement = compound
         .refinements()
         .into_iter()
         .next()
         .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
-    let (_, states) = counterexample_path(compound, config_name)?;
     // The model the refinement maps onto, and the atomic step of each simulated step, found
     // by the name the refinement reports.
     let atomic = CasFirstWriteAtomic {
@@ -1128,7 +1129,19 @@ pub fn atomic_schedule(
             Err(_) => return Err(format!("{config_name}: a step maps to no atomic step")),
         }
     }
-    Ok((atomic_init, schedule))
+    Ok(AtomicSchedule {
+        model: atomic,
+        init: atomic_init,
+        schedule,
+    })
+}
+
+/// A compound counterexample as atomic steps: the atomic model it maps onto (the config's
+/// constants), its initial state and the steps.
+pub struct AtomicSchedule {
+    pub model: CasFirstWriteAtomic,
+    pub init: AtomicState,
+    pub schedule: Vec<AtomicAction>,
 }
 
 fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
@@ -1179,21 +1192,21 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
     }
     // The must-fail config, mapped onto the store: it must reproduce on the broken store and be
     // refused on the guarded one.
-    let compound = CasFirstWrite {
-        writers: 2,
-        max_offset: 2,
-        guarded: false,
-        reap: false,
-        insert_if_not_exists: true,
-        retry: true,
+    let AtomicSchedule {
+        model,
+        init,
+        schedule,
+    } = atomic_schedule("casfw_unguarded")?;
+    let guarded_model = CasFirstWriteAtomic {
+        guarded: true,
+        ..model.clone()
     };
-    let (init, schedule) = atomic_schedule(&compound, "casfw_unguarded")?;
     key += 1;
-    let (_, regressed_lww) = replay(&lww, &format!("cx{key}"), &small(false), &init, &schedule)?;
+    let (_, regressed_lww) = replay(&lww, &format!("cx{key}"), &model, &init, &schedule)?;
     let (_, regressed_guarded) = replay(
         &guarded,
         &format!("cx{key}"),
-        &small(true),
+        &guarded_model,
         &init,
         &schedule,
     )?;

@@ -5,11 +5,10 @@ mod common;
 use std::process::Command;
 
 use loadbearing::conform::{
-    self, atomic_schedule, replay, Backend, Settings, StoreFactory, Target,
+    self, atomic_schedule, replay, AtomicSchedule, Backend, Settings, StoreFactory, Target,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Event, Limits};
-use loadbearing_specs::cas_first_write::CasFirstWrite;
 use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
 use loadbearing_specs::knobs::{Constants, Resolved, Value};
 use loadbearing_specs::ssi::Ssi;
@@ -59,21 +58,16 @@ fn model_paths_replayed_on_the_store_agree_with_the_model() {
 /// reproduces on the last-write-wins store and is refused on the guarded one.
 #[test]
 fn the_unguarded_counterexample_reproduces_on_the_broken_store_only() {
-    let compound = CasFirstWrite {
-        writers: 2,
-        max_offset: 2,
-        guarded: false,
-        reap: false,
-        insert_if_not_exists: true,
-        retry: true,
-    };
-    let (init, schedule) = atomic_schedule(&compound, "casfw_unguarded").unwrap();
+    let AtomicSchedule {
+        model: unguarded,
+        init,
+        schedule,
+    } = atomic_schedule("casfw_unguarded").unwrap();
     assert_eq!(format!("{schedule:?}"), "[Persist(w1), Persist(w2)]");
+    assert!(!unguarded.guarded, "the config's own constants");
     let model = |guarded| CasFirstWriteAtomic {
-        writers: 2,
-        max_offset: 2,
         guarded,
-        reap: false,
+        ..unguarded.clone()
     };
     let lww = StoreFactory::new(Backend::Sqlite, Mode::LastWriteWins, "t_lww").unwrap();
     let (mismatches, regressed) = replay(&lww, "k", &model(false), &init, &schedule).unwrap();

@@ -44,7 +44,9 @@ use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTr
 use loadbearing_refinement::conform::{validate, Event, Limits};
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
+use loadbearing_specs::one_key::OneKey;
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
+use loadbearing_specs::Configured;
 use stateright::Model;
 
 use super::{
@@ -1012,29 +1014,31 @@ pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
     replay_counterexample_on(&Backend::Memory, target)
 }
 
+/// A config's counterexample as the harness's moves: MaxOffset, the log, the moves, and the
+/// model's topic after each step.
+fn schedule_of<M: Configured + OneKey>(
+    config: &str,
+    to_move: fn(M::Action) -> Move,
+) -> Result<(u8, Ops, Vec<Move>, Vec<Cell>), String> {
+    let Cx {
+        model,
+        states,
+        path,
+    } = counterexample::<M>(config)?;
+    let topics = states[1..].iter().map(M::row).collect();
+    let moves = path.into_iter().map(to_move).collect();
+    Ok((model.max_offset(), M::log(&states[0]), moves, topics))
+}
+
 /// The same, on `backend`.
 pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxReplay, String> {
     let config =
         cx_config(target).ok_or_else(|| format!("{}: no counterexample", target.name()))?;
     // The model's topic after each step: what the broken variant must show.
     let (max, ops, path, broken_topics) = if target == Target::Epoch {
-        let Cx {
-            model,
-            states,
-            path,
-        } = counterexample::<Epoch>(config)?;
-        let topics = states[1..].iter().map(|s| s.topic).collect::<Vec<_>>();
-        let moves: Vec<Move> = path.into_iter().map(Move::of_epoch).collect();
-        (model.max_offset, states[0].op, moves, topics)
+        schedule_of::<Epoch>(config, Move::of_epoch)?
     } else {
-        let Cx {
-            model,
-            states,
-            path,
-        } = counterexample::<Kafka>(config)?;
-        let topics = states[1..].iter().map(|s| s.topic).collect::<Vec<_>>();
-        let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
-        (model.max_offset, states[0].op, moves, topics)
+        schedule_of::<Kafka>(config, Move::of_kafka)?
     };
     let guarded = Kafka {
         max_offset: max,
