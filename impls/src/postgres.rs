@@ -472,21 +472,7 @@ impl PostgresStore {
                     }))
                 }
                 Ok(Some(_)) => continue,
-                Err(None) => Err(WriteError::Failed {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: "no connection to PostgreSQL".into(),
-                }),
-                Err(Some(e)) if refused_before_commit(&e) => Err(WriteError::Failed {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: e.to_string(),
-                }),
-                Err(Some(e)) => Err(WriteError::Indeterminate {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: format!("connection lost with the statement in flight: {e}"),
-                }),
+                Err(e) => Err(Self::failure(key, offset, e)),
             };
             outcome = Some(result);
             break;
