@@ -365,7 +365,7 @@ impl CassandraStore {
                 key: key.to_string(),
                 offset,
                 kind,
-                outcome: crate::postgres::statement_outcome(&outcome),
+                outcome: StatementOutcome::from(&outcome),
             });
             return outcome;
         }

@@ -369,7 +369,7 @@ impl PostgresStore {
             Ok(o) => (o.clone(), Ok(o)),
             Err(()) => {
                 let e = Self::failure(key, offset, result.err().flatten());
-                (statement_outcome(&Err(e.clone())), Err(e))
+                (StatementOutcome::from(&Err(e.clone())), Err(e))
             }
         };
         let (k, backend, kind) = (key.to_string(), BACKEND, payload.kind());
@@ -489,7 +489,7 @@ impl PostgresStore {
             key: key.to_string(),
             offset,
             kind: payload.kind(),
-            outcome: statement_outcome(&outcome),
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }
@@ -525,7 +525,7 @@ impl PostgresStore {
             key: key.to_string(),
             offset,
             kind: crate::trace::WriteKind::Delete,
-            outcome: statement_outcome(&outcome),
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }
@@ -543,17 +543,6 @@ fn refused_before_commit(e: &postgres::Error) -> bool {
                 && !db.code().code().starts_with("08")
         }
         None => false,
-    }
-}
-
-pub(crate) fn statement_outcome(outcome: &Result<(), WriteError>) -> StatementOutcome {
-    match outcome {
-        Ok(()) => StatementOutcome::Applied,
-        Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
-        Err(WriteError::Indeterminate { reason, .. }) => {
-            StatementOutcome::Indeterminate(reason.clone())
-        }
-        Err(WriteError::Failed { reason, .. }) => StatementOutcome::Failed(reason.clone()),
     }
 }
 

@@ -38,6 +38,20 @@ pub enum StatementOutcome {
     Failed(String),
 }
 
+/// How a store's outcome for a whole write is reported as one statement's outcome.
+impl From<&Result<(), WriteError>> for StatementOutcome {
+    fn from(outcome: &Result<(), WriteError>) -> Self {
+        match outcome {
+            Ok(()) => StatementOutcome::Applied,
+            Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
+            Err(WriteError::Indeterminate { reason, .. }) => {
+                StatementOutcome::Indeterminate(reason.clone())
+            }
+            Err(WriteError::Failed { reason, .. }) => StatementOutcome::Failed(reason.clone()),
+        }
+    }
+}
+
 /// The snapshot buffer's decision on one appended record or delete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FoldDecision {
