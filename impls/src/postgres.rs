@@ -28,7 +28,7 @@ use crate::store::{
     check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
     WriteError,
 };
-use crate::trace::{no_trace, SharedTracer, StatementOutcome, Step};
+use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step};
 
 const BACKEND: &str = "postgres";
 
@@ -321,7 +321,7 @@ impl PostgresStore {
     /// One statement of the compound, reported under `action`.
     fn compound_statement(
         &self,
-        action: &str,
+        action: CompoundStep,
         key: &str,
         offset: Offset,
         payload: Payload<'_>,
@@ -372,30 +372,8 @@ impl PostgresStore {
                 (StatementOutcome::from(&Err(e.clone())), Err(e))
             }
         };
-        let (k, backend, kind) = (key.to_string(), BACKEND, payload.kind());
-        self.tracer.step(&match action {
-            "Update1" => Step::Update1 {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-            "Insert" => Step::Insert {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-            _ => Step::RetryUpdate {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-        });
+        self.tracer
+            .step(&action.step(BACKEND, key.to_string(), offset, payload.kind(), reported));
         returned
     }
 
@@ -413,12 +391,12 @@ impl PostgresStore {
                 stored,
             }))
         };
-        match self.compound_statement("Update1", key, offset, payload, update, false)? {
+        match self.compound_statement(CompoundStep::Update1, key, offset, payload, update, false)? {
             StatementOutcome::Applied => return Ok(()),
             StatementOutcome::NotApplied { stored } => return conflict(stored),
             _ => {}
         }
-        match self.compound_statement("Insert", key, offset, payload, insert, true)? {
+        match self.compound_statement(CompoundStep::Insert, key, offset, payload, insert, true)? {
             StatementOutcome::Applied => return Ok(()),
             // Without the retry (the mutant) a lost insert race is reported as a conflict.
             StatementOutcome::NotApplied { stored } if !self.guards.retry => {
@@ -426,7 +404,14 @@ impl PostgresStore {
             }
             _ => {}
         }
-        match self.compound_statement("RetryUpdate", key, offset, payload, update, false)? {
+        match self.compound_statement(
+            CompoundStep::RetryUpdate,
+            key,
+            offset,
+            payload,
+            update,
+            false,
+        )? {
             StatementOutcome::Applied => Ok(()),
             StatementOutcome::NotApplied { stored } => conflict(stored),
             _ => Err(WriteError::Failed {

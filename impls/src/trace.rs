@@ -166,6 +166,50 @@ pub enum Step {
     },
 }
 
+/// Which statement of the first-write compound (`CasFirstWrite`, §5) a step reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompoundStep {
+    Update1,
+    Insert,
+    RetryUpdate,
+}
+
+impl CompoundStep {
+    /// The step event for this statement.
+    pub fn step(
+        self,
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    ) -> Step {
+        match self {
+            CompoundStep::Update1 => Step::Update1 {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+            CompoundStep::Insert => Step::Insert {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+            CompoundStep::RetryUpdate => Step::RetryUpdate {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+        }
+    }
+}
+
 impl Step {
     /// The model action name this event corresponds to.
     pub fn action(&self) -> &'static str {
