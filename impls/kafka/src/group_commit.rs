@@ -404,10 +404,6 @@ impl<P: TxnProducer> GroupCommit<P> {
         &self.input
     }
 
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
     pub fn stats(&self) -> Stats {
         lock(&self.stats).clone()
     }

@@ -133,7 +133,6 @@ pub struct KafkaTxnProducer {
     producer: BaseProducer<StderrLog>,
     topic: String,
     partition: i32,
-    transactional_id: String,
 }
 
 impl KafkaTxnProducer {
@@ -162,18 +161,7 @@ impl KafkaTxnProducer {
             producer,
             topic: snapshot_topic.to_string(),
             partition,
-            transactional_id: transactional_id.to_string(),
         })
-    }
-
-    pub fn transactional_id(&self) -> &str {
-        &self.transactional_id
-    }
-
-    /// Produce one record inside the open transaction (tests use this to build a zombie
-    /// whose records precede its offsets).
-    pub fn produce(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
-        send_record(&self.producer, &self.topic, self.partition, write)
     }
 }
 
