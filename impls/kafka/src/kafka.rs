@@ -537,6 +537,16 @@ pub fn committed_offset(
         .set("log_level", "3")
         .create()
         .map_err(|e| e.to_string())?;
+    committed_of(&consumer, topic, partition)
+}
+
+/// The offset `consumer`'s group committed for the partition (stable offsets only under
+/// read_committed), or None when nothing is committed.
+pub(crate) fn committed_of<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+    partition: i32,
+) -> Result<Option<i64>, String> {
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition(topic, partition);
     let got = consumer
