@@ -84,10 +84,6 @@ impl SnapshotBuffer {
         }
     }
 
-    pub fn fence(&self) -> bool {
-        self.fence
-    }
-
     /// Seed the key from the store (recovery): the recovered offset becomes the high water.
     pub fn recovered(&mut self, key: &str, read: &Read) {
         match read {
@@ -126,11 +122,6 @@ impl SnapshotBuffer {
             }) => Some(v),
             _ => None,
         }
-    }
-
-    /// The key's buffered offset (its high water), if the key is buffered.
-    pub fn buffered_offset(&self, key: &str) -> Option<Offset> {
-        self.entries.get(key).map(|e| e.offset)
     }
 
     /// Buffer a snapshot of `key` folded up to `offset`.
@@ -222,8 +213,9 @@ impl SnapshotBuffer {
         self.entries.values().any(|e| e.dirty)
     }
 
-    pub fn contains(&self, key: &str) -> bool {
-        self.entries.contains_key(key)
+    /// Does a change of `key` wait to be flushed?
+    pub fn is_key_dirty(&self, key: &str) -> bool {
+        self.entries.get(key).is_some_and(|e| e.dirty)
     }
 }
 

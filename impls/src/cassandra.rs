@@ -31,7 +31,7 @@ use crate::store::{
     check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
     WriteError,
 };
-use crate::trace::{no_trace, SharedTracer, StatementOutcome, Step, WriteKind};
+use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step, WriteKind};
 
 const BACKEND: &str = "cassandra";
 
@@ -243,7 +243,7 @@ impl CassandraStore {
     /// Run one LWT; report it under `action`.
     fn lwt(
         &self,
-        action: &str,
+        action: CompoundStep,
         key: &str,
         offset: Offset,
         kind: WriteKind,
@@ -294,30 +294,8 @@ impl CassandraStore {
                 }
             }
         };
-        let (key, backend) = (key.to_string(), BACKEND);
-        self.tracer.step(&match action {
-            "Update1" => Step::Update1 {
-                backend,
-                key,
-                offset,
-                kind,
-                outcome,
-            },
-            "Insert" => Step::Insert {
-                backend,
-                key,
-                offset,
-                kind,
-                outcome,
-            },
-            _ => Step::RetryUpdate {
-                backend,
-                key,
-                offset,
-                kind,
-                outcome,
-            },
-        });
+        self.tracer
+            .step(&action.step(BACKEND, key.to_string(), offset, kind, outcome));
         lwt
     }
 
@@ -365,30 +343,30 @@ impl CassandraStore {
                 key: key.to_string(),
                 offset,
                 kind,
-                outcome: crate::postgres::statement_outcome(&outcome),
+                outcome: StatementOutcome::from(&outcome),
             });
             return outcome;
         }
         if self.options.mode == Mode::HardDelete && payload == Payload::Tombstone {
             // One LWT; on an absent row it does not apply, and there is nothing to remove.
             let delete = session.execute_unpaged(&s.hard_delete, (key, signed));
-            return match self.lwt("Update1", key, offset, kind, delete)? {
+            return match self.lwt(CompoundStep::Update1, key, offset, kind, delete)? {
                 Lwt::Applied | Lwt::NotApplied(None) => Ok(()),
                 Lwt::NotApplied(Some(stored)) => conflict(stored),
             };
         }
         let update = || session.execute_unpaged(&s.update, (ttl, &value, signed, key, signed));
-        match self.lwt("Update1", key, offset, kind, update())? {
+        match self.lwt(CompoundStep::Update1, key, offset, kind, update())? {
             Lwt::Applied => return Ok(()),
             Lwt::NotApplied(Some(stored)) => return conflict(stored),
             Lwt::NotApplied(None) => {}
         }
         let insert = session.execute_unpaged(&s.insert, (key, signed, &value, ttl));
-        match self.lwt("Insert", key, offset, kind, insert)? {
+        match self.lwt(CompoundStep::Insert, key, offset, kind, insert)? {
             Lwt::Applied => return Ok(()),
             Lwt::NotApplied(_) => {}
         }
-        match self.lwt("RetryUpdate", key, offset, kind, update())? {
+        match self.lwt(CompoundStep::RetryUpdate, key, offset, kind, update())? {
             Lwt::Applied => Ok(()),
             Lwt::NotApplied(Some(stored)) => conflict(stored),
             Lwt::NotApplied(None) => Err(WriteError::Failed {

@@ -189,10 +189,6 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         }
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     /// The offset of the last record handled (the resume offset before any).
     pub fn position(&self) -> Offset {
         self.position
@@ -242,7 +238,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
     /// deleted (the Cassandra model's `ownerLoaded = false` after a delete, then
     /// `OwnerRecover`). Returns whether the key was evicted.
     pub fn evict(&mut self, key: &str) -> bool {
-        if self.buffer.pending().iter().any(|p| p.key() == key) {
+        if self.buffer.is_key_dirty(key) {
             return false;
         }
         self.buffer.recovered(key, &crate::store::Read::Absent);

@@ -18,15 +18,17 @@
 //! statement wrote; no row means the condition refused it, and the stored offset is read back
 //! to build the [`Conflict`].
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
-use postgres::{Client, NoTls};
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
 
 use crate::store::{
     check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
     WriteError,
 };
-use crate::trace::{no_trace, SharedTracer, StatementOutcome, Step};
+use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step};
 
 const BACKEND: &str = "postgres";
 
@@ -35,11 +37,134 @@ const BACKEND: &str = "postgres";
 pub struct PostgresStore {
     conn_str: String,
     table: String,
-    client: Mutex<Option<Client>>,
+    session: Mutex<Option<Session>>,
+    sql: Sql,
     options: StoreOptions,
     tracer: SharedTracer,
     compound: bool,
     guards: CompoundGuards,
+}
+
+/// One connection and the statements prepared on it (by SQL text), so each statement is
+/// parsed once per connection rather than on every call. A reconnect starts a new session,
+/// whose statements are prepared again on first use.
+struct Session {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl Session {
+    fn new(client: Client) -> Self {
+        Session {
+            client,
+            statements: HashMap::new(),
+        }
+    }
+
+    /// The statement for `sql`, prepared on this connection the first time it is asked for.
+    fn prepared(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql)?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.query_opt(&statement, params)
+    }
+}
+
+/// A row's expiry from the TTL in milliseconds (`$4`, NULL for none).
+const EXPIRES: &str = "CASE WHEN $4::bigint IS NULL THEN NULL \
+                       ELSE now() + $4::bigint * interval '1 millisecond' END";
+
+/// `INSERT … ON CONFLICT (key) DO UPDATE SET <every column> <condition> RETURNING 1`, with
+/// parameters `$1` key, `$2` offset, `$3` value, `$4` TTL in milliseconds.
+fn upsert(t: &str, condition: &str) -> String {
+    format!(
+        "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {EXPIRES})
+         ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
+             value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+         {condition}
+         RETURNING 1"
+    )
+}
+
+/// Every statement a store sends, built once per store: the table name, the mode and the
+/// compound's guards are fixed when it is set up.
+struct Sql {
+    /// The single-statement write: the conditional upsert, or the blind one (last write wins).
+    write: String,
+    /// The stored offset of the key's row, if it has not expired.
+    live_offset: String,
+    /// The stored offset of the key's row, expired or not.
+    offset: String,
+    /// Offset, value, and whether the row has expired.
+    read: String,
+    /// Remove the row, returning its offset.
+    reap: String,
+    /// The compound's `Update1` / `RetryUpdate`.
+    update: String,
+    /// The compound's `Insert`.
+    insert: String,
+    /// The hard-delete mutant: lock the live row and read its offset …
+    lock_live_offset: String,
+    /// … then remove it if the guard lets the delete through.
+    hard_delete: String,
+}
+
+impl Sql {
+    fn new(t: &str, mode: Mode, guards: CompoundGuards) -> Self {
+        let write = match mode {
+            Mode::Guarded | Mode::HardDelete => upsert(
+                t,
+                "WHERE s.\"offset\" <= EXCLUDED.\"offset\" OR s.expires_at <= now()",
+            ),
+            Mode::LastWriteWins => upsert(t, ""),
+        };
+        // Without IF NOT EXISTS (the mutant) the insert lands on any row.
+        let only_if_absent = if guards.insert_if_not_exists {
+            "WHERE s.expires_at <= now()"
+        } else {
+            ""
+        };
+        Sql {
+            write,
+            live_offset: format!(
+                "SELECT \"offset\" FROM {t} WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())"
+            ),
+            offset: format!("SELECT \"offset\" FROM {t} WHERE key = $1"),
+            read: format!(
+                "SELECT \"offset\", value, expires_at IS NOT NULL AND expires_at <= now()
+                 FROM {t} WHERE key = $1"
+            ),
+            reap: format!("DELETE FROM {t} WHERE key = $1 RETURNING \"offset\""),
+            update: format!(
+                "UPDATE {t} SET
+                     value = CASE WHEN \"offset\" <= $2 THEN $3 ELSE value END,
+                     expires_at = CASE WHEN \"offset\" <= $2 THEN {EXPIRES} ELSE expires_at END,
+                     \"offset\" = CASE WHEN \"offset\" <= $2 THEN $2 ELSE \"offset\" END
+                 WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())
+                 RETURNING \"offset\""
+            ),
+            insert: upsert(t, only_if_absent),
+            lock_live_offset: format!(
+                "SELECT \"offset\" FROM {t} WHERE key = $1
+                   AND (expires_at IS NULL OR expires_at > now()) FOR UPDATE"
+            ),
+            hard_delete: format!(
+                "DELETE FROM {t} WHERE key = $1
+                   AND (\"offset\" <= $2 OR expires_at <= now())"
+            ),
+        }
+    }
 }
 
 /// The compound's two guards besides the offset compare (SPECS.md §5's `InsertIfNotExists` and
@@ -96,7 +221,8 @@ impl PostgresStore {
         Ok(PostgresStore {
             conn_str: conn_str.to_string(),
             table: table.to_string(),
-            client: Mutex::new(Some(client)),
+            session: Mutex::new(Some(Session::new(client))),
+            sql: Sql::new(table, options.mode, CompoundGuards::default()),
             options,
             tracer,
             compound: false,
@@ -123,20 +249,15 @@ impl PostgresStore {
     /// The compound with some of its guards off (planted mutants; see [`CompoundGuards`]).
     pub fn compound_guards(mut self, guards: CompoundGuards) -> Self {
         self.guards = guards;
+        self.sql = Sql::new(&self.table, self.options.mode, guards);
         self
     }
 
     /// Remove the key's row now, as a TTL expiry would (the model's `ReapRow`), and report it.
     /// Returns whether there was a row.
     pub fn reap(&self, key: &str) -> Result<bool, String> {
-        let t = &self.table;
         let removed = self
-            .with_client(|c| {
-                c.query_opt(
-                    &format!("DELETE FROM {t} WHERE key = $1 RETURNING \"offset\""),
-                    &[&key],
-                )
-            })
+            .with_client(|c| c.query_opt(&self.sql.reap, &[&key]))
             .map_err(|e| format!("reap {key}: {e:?}"))?;
         if let Some(row) = &removed {
             self.tracer.step(&Step::ReapRow {
@@ -156,14 +277,16 @@ impl PostgresStore {
     /// no connection could be made (nothing was sent).
     fn with_client<T>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+        f: impl FnOnce(&mut Session) -> Result<T, postgres::Error>,
     ) -> Result<T, Option<postgres::Error>> {
-        let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            *guard = Some(Client::connect(&self.conn_str, NoTls).map_err(|_| None)?);
+        let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|s| s.client.is_closed()) {
+            *guard = Some(Session::new(
+                Client::connect(&self.conn_str, NoTls).map_err(|_| None)?,
+            ));
         }
-        let client = guard.as_mut().expect("connected above");
-        let result = f(client);
+        let session = guard.as_mut().expect("connected above");
+        let result = f(session);
         if let Err(e) = &result {
             if e.as_db_error().is_none() {
                 // An I/O or protocol failure: this session is gone.
@@ -198,7 +321,7 @@ impl PostgresStore {
     /// One statement of the compound, reported under `action`.
     fn compound_statement(
         &self,
-        action: &str,
+        action: CompoundStep,
         key: &str,
         offset: Offset,
         payload: Payload<'_>,
@@ -208,16 +331,12 @@ impl PostgresStore {
         let signed = offset as i64;
         let value = payload.bytes();
         let ttl = self.ttl_millis();
-        let t = &self.table;
         let result = self.with_client(|c| {
             let row = c.query_opt(sql, &[&key, &signed, &value, &ttl])?;
             if row.is_none() && insert {
                 // The insert found a live row. Its offset, read right after (informational: a
                 // concurrent writer may have moved it on; 0 if it expired meanwhile).
-                let stored = c.query_opt(
-                    &format!("SELECT \"offset\" FROM {t} WHERE key = $1"),
-                    &[&key],
-                )?;
+                let stored = c.query_opt(&self.sql.offset, &[&key])?;
                 return Ok(Some((false, stored.map_or(0, |r| r.get::<_, i64>(0)))));
             }
             Ok(row.map(|r| {
@@ -250,33 +369,11 @@ impl PostgresStore {
             Ok(o) => (o.clone(), Ok(o)),
             Err(()) => {
                 let e = Self::failure(key, offset, result.err().flatten());
-                (statement_outcome(&Err(e.clone())), Err(e))
+                (StatementOutcome::from(&Err(e.clone())), Err(e))
             }
         };
-        let (k, backend, kind) = (key.to_string(), BACKEND, payload.kind());
-        self.tracer.step(&match action {
-            "Update1" => Step::Update1 {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-            "Insert" => Step::Insert {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-            _ => Step::RetryUpdate {
-                backend,
-                key: k,
-                offset,
-                kind,
-                outcome: reported,
-            },
-        });
+        self.tracer
+            .step(&action.step(BACKEND, key.to_string(), offset, payload.kind(), reported));
         returned
     }
 
@@ -286,30 +383,7 @@ impl PostgresStore {
         offset: Offset,
         payload: Payload<'_>,
     ) -> Result<(), WriteError> {
-        let t = &self.table;
-        let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
-                       ELSE now() + $4::bigint * interval '1 millisecond' END";
-        let update = format!(
-            "UPDATE {t} SET
-                 value = CASE WHEN \"offset\" <= $2 THEN $3 ELSE value END,
-                 expires_at = CASE WHEN \"offset\" <= $2 THEN {expires} ELSE expires_at END,
-                 \"offset\" = CASE WHEN \"offset\" <= $2 THEN $2 ELSE \"offset\" END
-             WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())
-             RETURNING \"offset\""
-        );
-        // Without IF NOT EXISTS (the mutant) the insert lands on any row.
-        let only_if_absent = if self.guards.insert_if_not_exists {
-            "WHERE s.expires_at <= now()"
-        } else {
-            ""
-        };
-        let insert = format!(
-            "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
-             ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
-                 value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
-             {only_if_absent}
-             RETURNING 1"
-        );
+        let (update, insert) = (&self.sql.update, &self.sql.insert);
         let conflict = |stored: u64| {
             Err(WriteError::Conflict(Conflict {
                 key: key.to_string(),
@@ -317,12 +391,12 @@ impl PostgresStore {
                 stored,
             }))
         };
-        match self.compound_statement("Update1", key, offset, payload, &update, false)? {
+        match self.compound_statement(CompoundStep::Update1, key, offset, payload, update, false)? {
             StatementOutcome::Applied => return Ok(()),
             StatementOutcome::NotApplied { stored } => return conflict(stored),
             _ => {}
         }
-        match self.compound_statement("Insert", key, offset, payload, &insert, true)? {
+        match self.compound_statement(CompoundStep::Insert, key, offset, payload, insert, true)? {
             StatementOutcome::Applied => return Ok(()),
             // Without the retry (the mutant) a lost insert race is reported as a conflict.
             StatementOutcome::NotApplied { stored } if !self.guards.retry => {
@@ -330,7 +404,14 @@ impl PostgresStore {
             }
             _ => {}
         }
-        match self.compound_statement("RetryUpdate", key, offset, payload, &update, false)? {
+        match self.compound_statement(
+            CompoundStep::RetryUpdate,
+            key,
+            offset,
+            payload,
+            update,
+            false,
+        )? {
             StatementOutcome::Applied => Ok(()),
             StatementOutcome::NotApplied { stored } => conflict(stored),
             _ => Err(WriteError::Failed {
@@ -351,24 +432,7 @@ impl PostgresStore {
         if self.compound && self.options.mode == Mode::Guarded {
             return self.write_compound(key, offset, payload);
         }
-        let t = &self.table;
-        let expires = "CASE WHEN $4::bigint IS NULL THEN NULL \
-                       ELSE now() + $4::bigint * interval '1 millisecond' END";
-        let sql = match self.options.mode {
-            Mode::Guarded | Mode::HardDelete => format!(
-                "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
-                 ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
-                     value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
-                 WHERE s.\"offset\" <= EXCLUDED.\"offset\" OR s.expires_at <= now()
-                 RETURNING 1"
-            ),
-            Mode::LastWriteWins => format!(
-                "INSERT INTO {t} AS s (key, \"offset\", value, expires_at) VALUES ($1, $2, $3, {expires})
-                 ON CONFLICT (key) DO UPDATE SET \"offset\" = EXCLUDED.\"offset\",
-                     value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
-                 RETURNING 1"
-            ),
-        };
+        let sql = &self.sql.write;
         let ttl = self.ttl_millis();
         let value = payload.bytes();
         let mut outcome = None;
@@ -376,14 +440,11 @@ impl PostgresStore {
         // is tried again: the row is absent now, so the next attempt decides cleanly.
         for _ in 0..5 {
             let attempt = self.with_client(|c| {
-                let wrote = c.query_opt(&sql, &[&key, &signed, &value, &ttl])?;
+                let wrote = c.query_opt(sql, &[&key, &signed, &value, &ttl])?;
                 if wrote.is_some() {
                     return Ok(None);
                 }
-                let stored = c.query_opt(
-                    &format!("SELECT \"offset\" FROM {t} WHERE key = $1 AND (expires_at IS NULL OR expires_at > now())"),
-                    &[&key],
-                )?;
+                let stored = c.query_opt(&self.sql.live_offset, &[&key])?;
                 Ok(Some(stored.map(|r| r.get::<_, i64>(0))))
             });
             let result = match attempt {
@@ -396,21 +457,7 @@ impl PostgresStore {
                     }))
                 }
                 Ok(Some(_)) => continue,
-                Err(None) => Err(WriteError::Failed {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: "no connection to PostgreSQL".into(),
-                }),
-                Err(Some(e)) if refused_before_commit(&e) => Err(WriteError::Failed {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: e.to_string(),
-                }),
-                Err(Some(e)) => Err(WriteError::Indeterminate {
-                    key: key.to_string(),
-                    attempted: offset,
-                    reason: format!("connection lost with the statement in flight: {e}"),
-                }),
+                Err(e) => Err(Self::failure(key, offset, e)),
             };
             outcome = Some(result);
             break;
@@ -427,7 +474,7 @@ impl PostgresStore {
             key: key.to_string(),
             offset,
             kind: payload.kind(),
-            outcome: statement_outcome(&outcome),
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }
@@ -437,25 +484,14 @@ impl PostgresStore {
     /// row inserted after the read is never removed against the guard. Deleting an absent row
     /// is a no-op that applies.
     fn hard_delete(&self, key: &str, offset: Offset, signed: i64) -> Result<(), WriteError> {
-        let t = &self.table;
         let attempt = self.with_client(|c| {
-            let mut tx = c.transaction()?;
-            let stored = tx.query_opt(
-                &format!(
-                    "SELECT \"offset\" FROM {t} WHERE key = $1
-                       AND (expires_at IS NULL OR expires_at > now()) FOR UPDATE"
-                ),
-                &[&key],
-            )?;
+            let lock = c.prepared(&self.sql.lock_live_offset)?;
+            let delete = c.prepared(&self.sql.hard_delete)?;
+            let mut tx = c.client.transaction()?;
+            let stored = tx.query_opt(&lock, &[&key])?;
             let stored = stored.map(|r| r.get::<_, i64>(0));
             if stored.is_none_or(|s| s <= signed) {
-                tx.execute(
-                    &format!(
-                        "DELETE FROM {t} WHERE key = $1
-                           AND (\"offset\" <= $2 OR expires_at <= now())"
-                    ),
-                    &[&key, &signed],
-                )?;
+                tx.execute(&delete, &[&key, &signed])?;
             }
             tx.commit()?;
             Ok(stored)
@@ -474,7 +510,7 @@ impl PostgresStore {
             key: key.to_string(),
             offset,
             kind: crate::trace::WriteKind::Delete,
-            outcome: statement_outcome(&outcome),
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }
@@ -495,30 +531,10 @@ fn refused_before_commit(e: &postgres::Error) -> bool {
     }
 }
 
-pub(crate) fn statement_outcome(outcome: &Result<(), WriteError>) -> StatementOutcome {
-    match outcome {
-        Ok(()) => StatementOutcome::Applied,
-        Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
-        Err(WriteError::Indeterminate { reason, .. }) => {
-            StatementOutcome::Indeterminate(reason.clone())
-        }
-        Err(WriteError::Failed { reason, .. }) => StatementOutcome::Failed(reason.clone()),
-    }
-}
-
 impl SnapshotStore for PostgresStore {
     fn read(&self, key: &str) -> Result<Read, ReadError> {
-        let t = &self.table;
         let row = self
-            .with_client(|c| {
-                c.query_opt(
-                    &format!(
-                        "SELECT \"offset\", value, expires_at IS NOT NULL AND expires_at <= now()
-                         FROM {t} WHERE key = $1"
-                    ),
-                    &[&key],
-                )
-            })
+            .with_client(|c| c.query_opt(&self.sql.read, &[&key]))
             .map_err(|e| ReadError {
                 key: key.to_string(),
                 reason: e.map_or("no connection to PostgreSQL".into(), |e| e.to_string()),

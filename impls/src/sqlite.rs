@@ -182,17 +182,12 @@ impl SqliteStore {
                 }),
             }
         };
-        let statement = match &outcome {
-            Ok(()) => StatementOutcome::Applied,
-            Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
-            Err(e) => StatementOutcome::Failed(e.to_string()),
-        };
         self.tracer.step(&Step::Persist {
             backend: BACKEND,
             key: key.to_string(),
             offset,
             kind: payload.kind(),
-            outcome: statement,
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }
@@ -239,11 +234,7 @@ impl SqliteStore {
             key: key.to_string(),
             offset,
             kind: crate::trace::WriteKind::Delete,
-            outcome: match &outcome {
-                Ok(()) => StatementOutcome::Applied,
-                Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
-                Err(e) => StatementOutcome::Failed(e.to_string()),
-            },
+            outcome: StatementOutcome::from(&outcome),
         });
         outcome
     }

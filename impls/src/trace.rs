@@ -38,6 +38,20 @@ pub enum StatementOutcome {
     Failed(String),
 }
 
+/// How a store's outcome for a whole write is reported as one statement's outcome.
+impl From<&Result<(), WriteError>> for StatementOutcome {
+    fn from(outcome: &Result<(), WriteError>) -> Self {
+        match outcome {
+            Ok(()) => StatementOutcome::Applied,
+            Err(WriteError::Conflict(c)) => StatementOutcome::NotApplied { stored: c.stored },
+            Err(WriteError::Indeterminate { reason, .. }) => {
+                StatementOutcome::Indeterminate(reason.clone())
+            }
+            Err(WriteError::Failed { reason, .. }) => StatementOutcome::Failed(reason.clone()),
+        }
+    }
+}
+
 /// The snapshot buffer's decision on one appended record or delete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FoldDecision {
@@ -150,6 +164,50 @@ pub enum Step {
         generation: u64,
         phase: FlowPhase,
     },
+}
+
+/// Which statement of the first-write compound (`CasFirstWrite`, §5) a step reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompoundStep {
+    Update1,
+    Insert,
+    RetryUpdate,
+}
+
+impl CompoundStep {
+    /// The step event for this statement.
+    pub fn step(
+        self,
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    ) -> Step {
+        match self {
+            CompoundStep::Update1 => Step::Update1 {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+            CompoundStep::Insert => Step::Insert {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+            CompoundStep::RetryUpdate => Step::RetryUpdate {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
+        }
+    }
 }
 
 impl Step {

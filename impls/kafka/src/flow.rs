@@ -25,7 +25,7 @@ use rdkafka::message::Message;
 use rdkafka::ClientContext;
 
 use crate::group_commit::{CommitError, GroupCommit, SnapshotWrite, TxnProducer};
-use crate::kafka::group_metadata_of;
+use crate::kafka::{committed_of, group_metadata_of};
 use crate::trace::{KafkaStep, SharedKafkaTracer, TxnOutcome};
 
 /// How the flow's commits are labelled in the trace: the model's owner, or a revoked flow that
@@ -451,16 +451,7 @@ impl Member {
 
     /// The committed offset of an assigned partition (read_committed: stable offsets only).
     pub fn committed(&self, topic: &str, partition: i32) -> Result<Option<i64>, String> {
-        let mut tpl = rdkafka::TopicPartitionList::new();
-        tpl.add_partition(topic, partition);
-        let got = self
-            .consumer
-            .committed_offsets(tpl, Duration::from_secs(20))
-            .map_err(|e| e.to_string())?;
-        Ok(got
-            .find_partition(topic, partition)
-            .and_then(|e| e.offset().to_raw())
-            .filter(|o| *o >= 0))
+        committed_of(&self.consumer, topic, partition)
     }
 }
 

@@ -17,7 +17,7 @@
 //! The producer is a trait ([`TxnProducer`]): the real one is
 //! [`crate::kafka::KafkaTxnProducer`], the in-memory one [`MemProducer`] (tests, no broker).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -284,9 +284,9 @@ struct Offsets {
     scheduled: Option<i64>,
     /// `co`: the offset the last committed transaction carried (None before the first).
     committed: Option<i64>,
-    /// Offered writes not yet durable, per key: offset → how many. A failed write stays
-    /// until a later write of the same key at an offset at least as high is durable.
-    pending: HashMap<String, BTreeMap<i64, usize>>,
+    /// The offsets of offered writes not yet durable, per key. A failed write stays until a
+    /// later write of the same key at an offset at least as high is durable.
+    pending: HashMap<String, BTreeSet<i64>>,
 }
 
 /// Group commit for one input partition.
@@ -404,10 +404,6 @@ impl<P: TxnProducer> GroupCommit<P> {
         &self.input
     }
 
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
     pub fn stats(&self) -> Stats {
         lock(&self.stats).clone()
     }
@@ -463,12 +459,11 @@ impl<P: TxnProducer> GroupCommit<P> {
     /// trace shows the writes in queue order.
     pub fn offer(&self, write: SnapshotWrite) -> Ticket {
         let id = self.next_writer.fetch_add(1, Ordering::Relaxed);
-        *lock(&self.offsets)
+        lock(&self.offsets)
             .pending
             .entry(write.key.clone())
             .or_default()
-            .entry(write.offset)
-            .or_insert(0) += 1;
+            .insert(write.offset);
         let waiter = Arc::new(Waiter {
             id,
             write,
@@ -546,7 +541,7 @@ impl<P: TxnProducer> GroupCommit<P> {
     /// consume). Refused while a write of an input offset below it is not durable.
     pub fn schedule(&self, offset: i64) -> Result<(), CommitError> {
         let mut o = lock(&self.offsets);
-        let lowest = o.pending.values().filter_map(|m| m.keys().next()).min();
+        let lowest = o.pending.values().filter_map(|m| m.first()).min();
         if let Some(&pending) = lowest {
             if pending < offset && self.gated {
                 return Err(CommitError::Ungated { offset, pending });
@@ -615,13 +610,7 @@ impl<P: TxnProducer> GroupCommit<P> {
                 for w in &batch {
                     // Durable at this offset: it covers the key's lower pending writes too.
                     if let Some(m) = o.pending.get_mut(&w.write.key) {
-                        if let Some(n) = m.get_mut(&w.write.offset) {
-                            *n -= 1;
-                            if *n == 0 {
-                                m.remove(&w.write.offset);
-                            }
-                        }
-                        m.retain(|&off, _| off > w.write.offset);
+                        m.retain(|&off| off > w.write.offset);
                         if m.is_empty() {
                             o.pending.remove(&w.write.key);
                         }

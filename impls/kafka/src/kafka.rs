@@ -133,7 +133,6 @@ pub struct KafkaTxnProducer {
     producer: BaseProducer<StderrLog>,
     topic: String,
     partition: i32,
-    transactional_id: String,
 }
 
 impl KafkaTxnProducer {
@@ -162,18 +161,7 @@ impl KafkaTxnProducer {
             producer,
             topic: snapshot_topic.to_string(),
             partition,
-            transactional_id: transactional_id.to_string(),
         })
-    }
-
-    pub fn transactional_id(&self) -> &str {
-        &self.transactional_id
-    }
-
-    /// Produce one record inside the open transaction (tests use this to build a zombie
-    /// whose records precede its offsets).
-    pub fn produce(&mut self, write: &SnapshotWrite) -> Result<(), TxnError> {
-        send_record(&self.producer, &self.topic, self.partition, write)
     }
 }
 
@@ -549,6 +537,16 @@ pub fn committed_offset(
         .set("log_level", "3")
         .create()
         .map_err(|e| e.to_string())?;
+    committed_of(&consumer, topic, partition)
+}
+
+/// The offset `consumer`'s group committed for the partition (stable offsets only under
+/// read_committed), or None when nothing is committed.
+pub(crate) fn committed_of<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+    partition: i32,
+) -> Result<Option<i64>, String> {
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition(topic, partition);
     let got = consumer

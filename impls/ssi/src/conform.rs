@@ -51,11 +51,7 @@ pub struct Conforms {
 /// (`loadbearing_refinement::conform`, reading events through the SSI model's adapter in
 /// `loadbearing_specs::ssi::conform`), then replays the witness to give the final model state.
 pub fn validate(model: &Ssi, events: &[Event]) -> Result<Conforms, Divergence> {
-    let generic: Vec<conform::Event> = events
-        .iter()
-        .map(|e| serde_json::from_str(&e.to_line()).expect("the engine writes the schema it reads"))
-        .collect();
-    let verdict = conform::validate(model, &generic, conform::Limits::default());
+    let verdict = conform::validate(model, events, conform::Limits::default());
     if let Some(d) = verdict.divergence {
         let tried = d.tried.first();
         let why: Vec<String> = tried

@@ -602,7 +602,7 @@ impl Engine {
         args: Map<String, Value>,
         vars: Map<String, Value>,
     ) {
-        let mut event = Event::new(&inner.txns[t].name, action);
+        let mut event = Event::new(Some(&inner.txns[t].name), action);
         event.args = args;
         event.vars = vars;
         self.tracer.step(&event);

@@ -19,7 +19,7 @@ use crate::analysis::{self, Need};
 use crate::conform;
 use crate::engine::{CommitStep, Engine, Error, Variant};
 use crate::program::{engine_outcome, script, Observed, Outcome, Plan, Script, TxnResult};
-use crate::trace::{Event, Recorder};
+use crate::trace::{Event, Recorder, SsiEvent};
 
 /// A point in a transaction's life, where waits are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -572,7 +572,7 @@ impl Tally {
 
 /// A history in a few words: the engine's events in order, then the final state.
 pub fn history_text(trace: &[Event], outcome: &Outcome) -> String {
-    let steps: Vec<String> = trace.iter().map(Event::brief).collect();
+    let steps: Vec<String> = trace.iter().map(SsiEvent::brief).collect();
     format!("{}; final {}", steps.join("; "), outcome.state_text())
 }
 

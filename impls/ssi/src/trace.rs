@@ -22,66 +22,37 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// The trace schema version.
-pub const SCHEMA_VERSION: u64 = 1;
+/// The events are the project's trace events, read by the generic checker as they are.
+pub use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, Event, SCHEMA_VERSION};
 
-/// One step event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Event {
-    pub v: u64,
-    pub actor: String,
-    pub action: String,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub args: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub vars: Map<String, Value>,
+/// The SSI engine's reading of a step event.
+pub trait SsiEvent {
+    /// The error kind of a failed step, if it failed.
+    fn failed(&self) -> Option<&str>;
+    fn key(&self) -> Option<&str>;
+    fn skipped(&self) -> bool;
+    /// A short human form: `T2 Write(bob=0) failed SnapshotUnsafe`.
+    fn brief(&self) -> String;
 }
 
-impl Event {
-    pub fn new(actor: &str, action: &str) -> Event {
-        Event {
-            v: SCHEMA_VERSION,
-            actor: actor.to_string(),
-            action: action.to_string(),
-            args: Map::new(),
-            vars: Map::new(),
-        }
+impl SsiEvent for Event {
+    fn failed(&self) -> Option<&str> {
+        self.var_str("failed")
     }
 
-    pub fn arg(mut self, name: &str, value: impl Into<Value>) -> Event {
-        self.args.insert(name.to_string(), value.into());
-        self
+    fn key(&self) -> Option<&str> {
+        self.arg_str("key")
     }
 
-    pub fn var(mut self, name: &str, value: impl Into<Value>) -> Event {
-        self.vars.insert(name.to_string(), value.into());
-        self
-    }
-
-    /// The error kind of a failed step, if it failed.
-    pub fn failed(&self) -> Option<&str> {
-        self.vars.get("failed").and_then(Value::as_str)
-    }
-
-    pub fn key(&self) -> Option<&str> {
-        self.args.get("key").and_then(Value::as_str)
-    }
-
-    pub fn skipped(&self) -> bool {
+    fn skipped(&self) -> bool {
         self.args.get("skipped").and_then(Value::as_bool) == Some(true)
     }
 
-    /// One NDJSON line (no newline).
-    pub fn to_line(&self) -> String {
-        serde_json::to_string(self).expect("events serialize")
-    }
-
-    /// A short human form: `T2 Write(bob=0) failed SnapshotUnsafe`.
-    pub fn brief(&self) -> String {
-        let mut s = format!("{} {}", self.actor, self.action);
+    fn brief(&self) -> String {
+        let actor = self.actor.as_deref().unwrap_or("");
+        let mut s = format!("{actor} {}", self.action);
         if let Some(key) = self.key() {
             if self.skipped() {
                 s += &format!("({key}, skipped)");
@@ -105,20 +76,6 @@ impl Event {
         }
         s
     }
-}
-
-/// A recorded trace as NDJSON, one event per line.
-pub fn to_ndjson(events: &[Event]) -> String {
-    events.iter().map(|e| e.to_line() + "\n").collect()
-}
-
-/// Reads NDJSON written by [`to_ndjson`]; blank lines are skipped.
-pub fn from_ndjson(text: &str) -> Result<Vec<Event>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
-        .collect()
 }
 
 /// Receives step events (called with the engine's conflict mutex held). The default does
@@ -171,15 +128,20 @@ mod tests {
 
     #[test]
     fn events_serialize_in_the_agreed_shape_and_read_back() {
-        let read = Event::new("T1", "Read").arg("key", "bob").var("value", 1);
+        let read = Event::new(Some("T1"), "Read")
+            .arg("key", "bob")
+            .var("value", 1);
         assert_eq!(
             read.to_line(),
             r#"{"v":1,"actor":"T1","action":"Read","args":{"key":"bob"},"vars":{"value":1}}"#
         );
-        let begin = Event::new("T1", "Begin");
+        let begin = Event::new(Some("T1"), "Begin");
         assert_eq!(begin.to_line(), r#"{"v":1,"actor":"T1","action":"Begin"}"#);
         let text = to_ndjson(&[begin.clone(), read.clone()]);
-        assert_eq!(from_ndjson(&text).unwrap(), vec![begin, read]);
-        assert!(from_ndjson("{").unwrap_err().starts_with("line 1"));
+        assert_eq!(parse_ndjson(&text).unwrap(), vec![begin, read]);
+        assert!(parse_ndjson("{")
+            .unwrap_err()
+            .to_string()
+            .starts_with("line 1"));
     }
 }

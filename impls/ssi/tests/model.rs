@@ -7,7 +7,7 @@ use loadbearing_ssi_engine::conform::{committed, validate};
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Script, TxnResult};
 use loadbearing_ssi_engine::replay::replay;
-use loadbearing_ssi_engine::trace::{from_ndjson, to_ndjson};
+use loadbearing_ssi_engine::trace::{parse_ndjson, to_ndjson};
 use stateright::Model;
 
 /// The model's shortest counterexample of `property` for `variant` on `workload`.
@@ -210,7 +210,7 @@ fn random_model_paths_run_identically_on_the_engine_for_every_variant_and_worklo
                     .unwrap_or_else(|e| panic!("{variant} {workload_name}: {e}\n{path:?}"));
                 assert!(run.steps.iter().all(|s| !s.skipped));
                 // Through NDJSON, as the conformance checker reads it.
-                let events = from_ndjson(&to_ndjson(&run.trace)).unwrap();
+                let events = parse_ndjson(&to_ndjson(&run.trace)).unwrap();
                 let fits = validate(&model, &events)
                     .unwrap_or_else(|d| panic!("{variant} {workload_name}: {d}"));
                 assert_eq!(fits.path, path);
