@@ -12,14 +12,13 @@
 //! violation must really commit a non-serializable history) and through the fixed engine
 //! (which must stay serializable).
 
-use loadbearing_refinement::conform::{parse_ndjson, validate, Limits};
+use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::ssi::{workload, Ssi};
 use loadbearing_ssi_engine::conform::committed;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::script;
 use loadbearing_ssi_engine::replay::replay;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
-use loadbearing_ssi_engine::trace::to_ndjson;
 use stateright::Model;
 
 use super::{counterexample_path, random_walk, Replay, Rng, Settings, Target, TargetResult};
@@ -43,8 +42,7 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
                 continue;
             };
             let run = attempt_engine(&scenario, engine, rng.next_u64(), JITTER_US);
-            let events = parse_ndjson(&to_ndjson(&run.trace)).map_err(|e| e.to_string())?;
-            result.tally(&Variant::FIX.model(w), &events);
+            result.tally(&Variant::FIX.model(w), &run.trace);
         }
     }
     if target == Target::Ssi {
@@ -75,8 +73,7 @@ fn replay_random_paths(
             result.steps += path.len();
             let run = replay(&program, Variant::FIX, &path)
                 .map_err(|e| format!("{name}: the fixed engine cannot take {e}"))?;
-            let events = parse_ndjson(&to_ndjson(&run.trace)).map_err(|e| e.to_string())?;
-            let verdict = validate(&model, &events, Limits::default());
+            let verdict = validate(&model, &run.trace, Limits::default());
             if verdict.witness.as_ref() != Some(&path) {
                 result.mismatches.push(format!(
                     "{name}: the engine's trace of {path:?} is not that path in the model"
@@ -133,8 +130,7 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
         result.steps += 2 * shown.len();
         let broken = replay(&program, variant, &shown)
             .map_err(|e| format!("{}: the engine cannot take {e}", config.name))?;
-        let events = parse_ndjson(&to_ndjson(&broken.trace)).map_err(|e| e.to_string())?;
-        let followed = validate(&model, &events, Limits::default())
+        let followed = validate(&model, &broken.trace, Limits::default())
             .witness
             .as_ref()
             == Some(&shown);
