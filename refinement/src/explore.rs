@@ -137,6 +137,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let visited = &result.visited;
+        let found = &result.witnesses_found;
         let expanded: Vec<Expanded<M::State>> = frontier
             .par_chunks(CHUNK)
             .enumerate()
@@ -153,7 +154,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
                         witnesses: Vec::new(),
                     };
                 }
-                expand_chunk(model, checks, visited, chunk, chunk_index * CHUNK)
+                expand_chunk(model, checks, visited, found, chunk, chunk_index * CHUNK)
             })
             .collect();
         if timed_out.load(Ordering::Relaxed) {
@@ -218,6 +219,7 @@ fn expand_chunk<M: Spec>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
     visited: &Visited,
+    found: &[Option<u64>],
     chunk: &[(u64, M::State)],
     first_position: usize,
 ) -> Expanded<M::State> {
@@ -244,7 +246,11 @@ fn expand_chunk<M: Spec>(
             }
         }
         for (i, witness) in checks.witnesses.iter().enumerate() {
-            if out.witnesses[i].is_none() && (witness.condition)(model, state) {
+            // A witness found at an earlier level is the shallowest; it is not looked for again.
+            if found[i].is_none()
+                && out.witnesses[i].is_none()
+                && (witness.condition)(model, state)
+            {
                 out.witnesses[i] = Some(*fp);
             }
         }
