@@ -70,6 +70,7 @@ impl Finding {
 
 pub struct Exploration {
     pub visited: Visited,
+    /// Levels explored; with a finding, the transitions on its counterexample.
     pub depth: usize,
     pub finding: Option<Finding>,
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
@@ -185,6 +186,11 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
             .into_iter()
             .min_by_key(|(order, position, f)| (f.path_len(depth), *order, *position))
             .map(|(_, _, f)| f);
+        if let Some(finding) = &result.finding {
+            // The reported depth is that of the counterexample: one more than the level for
+            // a refinement step out of it.
+            result.depth = finding.path_len(depth);
+        }
         if result.finding.is_none() && !next.is_empty() {
             result.depth += 1;
         }
