@@ -259,5 +259,6 @@ fn refused(event: &Event) -> bool {
         == Some(false)
 }
 
-use crate::kafka::{check_op, expect_topic, observe_owner_fold, observe_recover, revealed_logs};
+use crate::conform_common::{check_op, expect_topic, revealed_logs};
+use crate::kafka::{observe_owner_fold, observe_recover};
 use loadbearing_refinement::conform::Event;
