@@ -144,9 +144,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         event: &Event,
     ) -> Result<(), String> {
         let applied = event
-            .vars
-            .get("applied")
-            .and_then(serde_json::Value::as_bool)
+            .var_bool("applied")
             .ok_or("the event does not say whether the write applied")?;
         let w = writer_index(event).ok_or("the event names no writer")?;
         let offset = before.off[w];

@@ -255,7 +255,7 @@ impl Cassandra {
         expect_u64(event, "presented", offset as u64, "presented offset")?;
         let row = before.stored;
         let gate = self.can_write(row, offset);
-        match event.vars.get("applied").and_then(serde_json::Value::as_bool) {
+        match event.var_bool("applied") {
             Some(true) if !gate => {
                 return Err(format!(
                     "the implementation applied offset {offset} over {row}: a stale write landed"

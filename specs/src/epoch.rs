@@ -252,11 +252,7 @@ impl loadbearing_refinement::conform::Conform for Epoch {
 }
 
 fn refused(event: &Event) -> bool {
-    event
-        .vars
-        .get("accepted")
-        .and_then(serde_json::Value::as_bool)
-        == Some(false)
+    event.var_bool("accepted") == Some(false)
 }
 
 use crate::conform_common::{check_op, expect_topic, revealed_logs};

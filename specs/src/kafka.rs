@@ -311,7 +311,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     after.z_captured_gen as u64,
                     "captured generation",
                 )?;
-                match event.vars.get("tornDown").and_then(Value::as_bool) {
+                match event.var_bool("tornDown") {
                     Some(torn) if torn == after.z_alive => Err(if torn {
                         "the zombie's flow was torn down, but the model keeps it alive".into()
                     } else {
@@ -330,7 +330,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 };
                 check_op(before.op, m, event)?;
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
-                match event.vars.get("accepted").and_then(Value::as_bool) {
+                match event.var_bool("accepted") {
                     Some(true) if fenced => {
                         return Err(format!(
                             "the zombie's commit at offset {m} was accepted, but the model fences \
@@ -361,7 +361,6 @@ impl loadbearing_refinement::conform::Conform for Kafka {
 
 use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
 use loadbearing_refinement::conform::Event;
-use serde_json::Value;
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
 /// Epoch alike).
@@ -382,7 +381,7 @@ pub(crate) fn observe_owner_fold(
         _ => {}
     }
     check_op(ops, o, event)?;
-    if event.vars.get("committed").and_then(Value::as_bool) == Some(false) {
+    if event.var_bool("committed") == Some(false) {
         return Err(format!(
             "the owner's transaction at offset {o} did not commit ({}), but the model's live \
              owner is always accepted",
