@@ -253,9 +253,7 @@ fn expand_chunk<M: Spec>(
         }
         for (i, witness) in checks.witnesses.iter().enumerate() {
             // A witness found at an earlier level is the shallowest; it is not looked for again.
-            if found[i].is_none()
-                && out.witnesses[i].is_none()
-                && (witness.condition)(model, state)
+            if found[i].is_none() && out.witnesses[i].is_none() && (witness.condition)(model, state)
             {
                 out.witnesses[i] = Some(*fp);
             }
