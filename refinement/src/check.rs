@@ -125,7 +125,6 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
             Finding::Deadlock { .. } => Outcome::Deadlock,
             _ => Outcome::Violates(finding.property().to_string()),
         };
-        report.depth = report.depth.max(counterexample.len());
         report.counterexample = Some(counterexample);
         return finish(report);
     }

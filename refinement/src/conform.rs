@@ -9,13 +9,13 @@
 //! not be matched, and for each state it was tried from, what the model allowed there and why
 //! the event contradicts it. Data first (serde), text second.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::fingerprint::fingerprint;
+use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::spec::Spec;
 
 /// The trace schema this checker reads.
@@ -70,6 +70,10 @@ impl Event {
 
     pub fn var_str(&self, name: &str) -> Option<&str> {
         self.vars.get(name).and_then(Value::as_str)
+    }
+
+    pub fn var_bool(&self, name: &str) -> Option<bool> {
+        self.vars.get(name).and_then(Value::as_bool)
     }
 
     /// One line of NDJSON.
@@ -242,13 +246,19 @@ fn path(nodes: &[Node], mut at: usize) -> Vec<String> {
     actions
 }
 
+/// Fingerprints already seen: they are hashes already, so they are not hashed again.
+type Seen = HashSet<u64, BuildIdentity>;
+
+/// Why an action was not tried for an event that names another action.
+const REPORTS_ANOTHER: &str = "the event reports another action";
+
 /// Checks whether `events` is a behaviour of `model`.
 pub fn validate<M: Conform>(model: &M, events: &[Event], limits: Limits) -> Verdict {
     let mut nodes: Vec<Node> = Vec::new();
     let mut frontier: Vec<(M::State, usize)> = Vec::new();
-    let mut seen: HashMap<u64, ()> = HashMap::new();
+    let mut seen = Seen::default();
     for state in model.initial_candidates(events) {
-        if seen.insert(fingerprint(&state), ()).is_none() {
+        if seen.insert(fingerprint(&state)) {
             nodes.push(Node {
                 parent: None,
                 action: None,
@@ -261,10 +271,11 @@ pub fn validate<M: Conform>(model: &M, events: &[Event], limits: Limits) -> Verd
     for (i, event) in events.iter().enumerate() {
         let closure = silent_closure(model, frontier, &mut nodes, limits.silent_steps);
         let mut next: Vec<(M::State, usize)> = Vec::new();
-        let mut next_seen: HashMap<u64, ()> = HashMap::new();
+        let mut next_seen = Seen::default();
+        let stutter = model.is_stutter(event);
         for (state, node) in &closure {
-            if model.is_stutter(event) && model.observe(state, state, event).is_ok() {
-                if next_seen.insert(fingerprint(state), ()).is_none() {
+            if stutter && model.observe(state, state, event).is_ok() {
+                if next_seen.insert(fingerprint(state)) {
                     next.push((state.clone(), *node));
                 }
                 continue;
@@ -275,16 +286,15 @@ pub fn validate<M: Conform>(model: &M, events: &[Event], limits: Limits) -> Verd
                 if !model.reports(&action, event) {
                     continue;
                 }
-                let shown = model.format_action(&action);
-                let Some(after) = model.next_state(state, action) else {
+                let Some(after) = model.next_state(state, action.clone()) else {
                     continue;
                 };
                 if model.observe(state, &after, event).is_ok()
-                    && next_seen.insert(fingerprint(&after), ()).is_none()
+                    && next_seen.insert(fingerprint(&after))
                 {
                     nodes.push(Node {
                         parent: Some(*node),
-                        action: Some(shown),
+                        action: Some(model.format_action(&action)),
                     });
                     next.push((after, nodes.len() - 1));
                 }
@@ -319,25 +329,25 @@ fn silent_closure<M: Conform>(
     nodes: &mut Vec<Node>,
     bound: usize,
 ) -> Vec<(M::State, usize)> {
-    let mut all = frontier.clone();
-    let mut seen: HashMap<u64, ()> = all.iter().map(|(s, _)| (fingerprint(s), ())).collect();
-    let mut layer = frontier;
+    let mut seen: Seen = frontier.iter().map(|(s, _)| fingerprint(s)).collect();
+    let mut all = frontier;
+    // The last layer added is `all[layer..]`.
+    let mut layer = 0;
     let mut actions = Vec::new();
     for _ in 0..bound {
         let mut next_layer = Vec::new();
-        for (state, node) in &layer {
+        for (state, node) in &all[layer..] {
             actions.clear();
             model.actions(state, &mut actions);
             for action in actions.drain(..) {
                 if !model.is_silent(&action) {
                     continue;
                 }
-                let shown = model.format_action(&action);
-                if let Some(after) = model.next_state(state, action) {
-                    if seen.insert(fingerprint(&after), ()).is_none() {
+                if let Some(after) = model.next_state(state, action.clone()) {
+                    if seen.insert(fingerprint(&after)) {
                         nodes.push(Node {
                             parent: Some(*node),
-                            action: Some(format!("{shown} (silent)")),
+                            action: Some(format!("{} (silent)", model.format_action(&action))),
                         });
                         next_layer.push((after, nodes.len() - 1));
                     }
@@ -347,8 +357,8 @@ fn silent_closure<M: Conform>(
         if next_layer.is_empty() {
             break;
         }
-        all.extend(next_layer.iter().cloned());
-        layer = next_layer;
+        layer = all.len();
+        all.extend(next_layer);
     }
     all
 }
@@ -378,7 +388,7 @@ fn explain<M: Conform>(
         for action in actions.drain(..) {
             let shown = model.format_action(&action);
             let why_not = if !model.reports(&action, event) {
-                "the event reports another action".to_string()
+                REPORTS_ANOTHER.to_string()
             } else {
                 match model.next_state(state, action) {
                     None => "not enabled".to_string(),
@@ -393,9 +403,7 @@ fn explain<M: Conform>(
                 why_not,
             });
         }
-        let reported = allowed
-            .iter()
-            .any(|t| t.why_not != "the event reports another action");
+        let reported = allowed.iter().any(|t| t.why_not != REPORTS_ANOTHER);
         tried.push(TriedFrom {
             disabled: if reported {
                 None
@@ -460,7 +468,7 @@ impl Divergence {
             let relevant: Vec<&Tried> = from
                 .allowed
                 .iter()
-                .filter(|t| t.why_not != "the event reports another action")
+                .filter(|t| t.why_not != REPORTS_ANOTHER)
                 .collect();
             if relevant.is_empty() {
                 let names: Vec<&str> = from.allowed.iter().map(|t| t.action.as_str()).collect();

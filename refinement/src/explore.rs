@@ -70,6 +70,7 @@ impl Finding {
 
 pub struct Exploration {
     pub visited: Visited,
+    /// Levels explored; with a finding, the transitions on its counterexample.
     pub depth: usize,
     pub finding: Option<Finding>,
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
@@ -137,6 +138,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let visited = &result.visited;
+        let found = &result.witnesses_found;
         let expanded: Vec<Expanded<M::State>> = frontier
             .par_chunks(CHUNK)
             .enumerate()
@@ -153,7 +155,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
                         witnesses: Vec::new(),
                     };
                 }
-                expand_chunk(model, checks, visited, chunk, chunk_index * CHUNK)
+                expand_chunk(model, checks, visited, found, chunk, chunk_index * CHUNK)
             })
             .collect();
         if timed_out.load(Ordering::Relaxed) {
@@ -184,6 +186,11 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
             .into_iter()
             .min_by_key(|(order, position, f)| (f.path_len(depth), *order, *position))
             .map(|(_, _, f)| f);
+        if let Some(finding) = &result.finding {
+            // The reported depth is that of the counterexample: one more than the level for
+            // a refinement step out of it.
+            result.depth = finding.path_len(depth);
+        }
         if result.finding.is_none() && !next.is_empty() {
             result.depth += 1;
         }
@@ -218,6 +225,7 @@ fn expand_chunk<M: Spec>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
     visited: &Visited,
+    found: &[Option<u64>],
     chunk: &[(u64, M::State)],
     first_position: usize,
 ) -> Expanded<M::State> {
@@ -244,7 +252,9 @@ fn expand_chunk<M: Spec>(
             }
         }
         for (i, witness) in checks.witnesses.iter().enumerate() {
-            if out.witnesses[i].is_none() && (witness.condition)(model, state) {
+            // A witness found at an earlier level is the shallowest; it is not looked for again.
+            if found[i].is_none() && out.witnesses[i].is_none() && (witness.condition)(model, state)
+            {
                 out.witnesses[i] = Some(*fp);
             }
         }

@@ -81,6 +81,21 @@ pub struct CasFwState {
     pub unjustified: bool,
 }
 
+impl CasFwState {
+    /// The initial state in which writer w persists `off[w]`: no row, every writer at its first
+    /// UPDATE.
+    pub fn initial(off: [u8; MAX_WRITERS]) -> CasFwState {
+        CasFwState {
+            stored: Row::ABSENT,
+            pc: [Pc::U1; MAX_WRITERS],
+            off,
+            corrupted: false,
+            spurious: 0,
+            unjustified: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CasFwAction {
     Update1(u8),
@@ -163,14 +178,7 @@ impl Model for CasFirstWrite {
     fn init_states(&self) -> Vec<CasFwState> {
         all_offsets(self.writers, self.max_offset)
             .into_iter()
-            .map(|off| CasFwState {
-                stored: Row::ABSENT,
-                pc: [Pc::U1; MAX_WRITERS],
-                off,
-                corrupted: false,
-                spurious: 0,
-                unjustified: false,
-            })
+            .map(CasFwState::initial)
             .collect()
     }
 
@@ -357,22 +365,7 @@ impl Configured for CasFirstWrite {
 /// outcome `applied`, `not_applied` (and the `stored` offset that refused it) or `row_absent`.
 impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     fn initial_candidates(&self, events: &[Event]) -> Vec<CasFwState> {
-        let mut off = [0; MAX_WRITERS];
-        for event in events {
-            if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
-                if w < MAX_WRITERS {
-                    off[w] = o.min(u8::MAX as u64) as u8;
-                }
-            }
-        }
-        vec![CasFwState {
-            stored: Row::ABSENT,
-            pc: [Pc::U1; MAX_WRITERS],
-            off,
-            corrupted: false,
-            spurious: 0,
-            unjustified: false,
-        }]
+        vec![CasFwState::initial(revealed_offsets(events))]
     }
 
     fn reports(&self, action: &CasFwAction, event: &Event) -> bool {
@@ -428,5 +421,5 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     }
 }
 
-use crate::cas_first_write_atomic::writer_index;
+use crate::cas_first_write_atomic::{revealed_offsets, writer_index};
 use loadbearing_refinement::conform::Event;

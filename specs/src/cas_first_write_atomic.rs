@@ -54,12 +54,7 @@ impl Model for CasFirstWriteAtomic {
     fn init_states(&self) -> Vec<AtomicState> {
         all_offsets(self.writers, self.max_offset)
             .into_iter()
-            .map(|off| AtomicState {
-                stored: Row::ABSENT,
-                pc: [AtomicPc::Todo; MAX_WRITERS],
-                off,
-                corrupted: false,
-            })
+            .map(AtomicState::initial)
             .collect()
     }
 
@@ -81,8 +76,7 @@ impl Model for CasFirstWriteAtomic {
             AtomicAction::Persist(w) => {
                 let w = w as usize;
                 let o = s.off[w];
-                let applies = !s.stored.present || !self.guarded || s.stored.offset <= o;
-                if applies {
+                if self.persist_applies(s.stored, o) {
                     next.corrupted |= s.stored.present && o < s.stored.offset;
                     next.stored = Row::present(o);
                 }
@@ -131,20 +125,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     fn initial_candidates(&self, events: &[Event]) -> Vec<AtomicState> {
         // Each writer's offset is in its own Persist event; enumerating every assignment up
         // front would be (MaxOffset+1)^Writers states.
-        let mut off = [0; MAX_WRITERS];
-        for event in events {
-            if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
-                if w < MAX_WRITERS {
-                    off[w] = o.min(u8::MAX as u64) as u8;
-                }
-            }
-        }
-        vec![AtomicState {
-            stored: Row::ABSENT,
-            pc: [AtomicPc::Todo; MAX_WRITERS],
-            off,
-            corrupted: false,
-        }]
+        vec![AtomicState::initial(revealed_offsets(events))]
     }
 
     fn reports(&self, action: &AtomicAction, event: &Event) -> bool {
@@ -163,14 +144,12 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         event: &Event,
     ) -> Result<(), String> {
         let applied = event
-            .vars
-            .get("applied")
-            .and_then(serde_json::Value::as_bool)
+            .var_bool("applied")
             .ok_or("the event does not say whether the write applied")?;
         let w = writer_index(event).ok_or("the event names no writer")?;
         let offset = before.off[w];
         let row = before.stored;
-        let model_applies = !row.present || !self.guarded || row.offset <= offset;
+        let model_applies = self.persist_applies(row, offset);
         match (applied, model_applies) {
             (true, false) => Err(format!(
                 "the implementation applied offset {offset} over {row}: a stale write landed"
@@ -227,6 +206,18 @@ impl CasFirstWriteAtomic {
     pub fn init_states_for(&self, offsets: &[u8]) -> AtomicState {
         let mut off = [0; MAX_WRITERS];
         off[..offsets.len()].copy_from_slice(offsets);
+        AtomicState::initial(off)
+    }
+
+    /// The guard of `Persist`: the conditional upsert applies offset `o` over `row`.
+    fn persist_applies(&self, row: Row, o: u8) -> bool {
+        !row.present || !self.guarded || row.offset <= o
+    }
+}
+
+impl AtomicState {
+    /// The initial state in which writer w persists `off[w]`: no row, every writer to do.
+    pub fn initial(off: [u8; MAX_WRITERS]) -> AtomicState {
         AtomicState {
             stored: Row::ABSENT,
             pc: [AtomicPc::Todo; MAX_WRITERS],
@@ -234,4 +225,18 @@ impl CasFirstWriteAtomic {
             corrupted: false,
         }
     }
+}
+
+/// Each writer's offset as its events name it (`args.offset` of an event by actor `w<n>`); the
+/// last event wins, a writer no event names persists offset 0.
+pub fn revealed_offsets(events: &[Event]) -> [u8; MAX_WRITERS] {
+    let mut off = [0; MAX_WRITERS];
+    for event in events {
+        if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
+            if w < MAX_WRITERS {
+                off[w] = o.min(u8::MAX as u64) as u8;
+            }
+        }
+    }
+    off
 }

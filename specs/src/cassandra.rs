@@ -22,6 +22,20 @@ pub struct CassandraState {
     pub overwrote: bool,
 }
 
+impl CassandraState {
+    /// The initial state over the event log `op`: no row, the owner loaded at offset 0.
+    pub fn initial(op: Ops) -> CassandraState {
+        CassandraState {
+            op,
+            stored: Cell::ABSENT,
+            owner_pos: 0,
+            owner_loaded: true,
+            owner_state: Offsets::EMPTY,
+            overwrote: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CassandraAction {
     OwnerFold,
@@ -65,14 +79,7 @@ impl Model for Cassandra {
 
     fn init_states(&self) -> Vec<CassandraState> {
         Ops::all(self.max_offset)
-            .map(|op| CassandraState {
-                op,
-                stored: Cell::ABSENT,
-                owner_pos: 0,
-                owner_loaded: true,
-                owner_state: Offsets::EMPTY,
-                overwrote: false,
-            })
+            .map(CassandraState::initial)
             .collect()
     }
 
@@ -232,14 +239,10 @@ impl Configured for Cassandra {
 // - `OwnerRecover` (actor `owner`): the owner reloaded the key; var `ownerState` (optional).
 // Every var is optional; what is missing is searched.
 
+use crate::conform_common::{check_op, expect_u64, revealed_logs};
 use loadbearing_refinement::conform::{Conform, Event};
 
 impl Cassandra {
-    /// The op an event names at its offset (`op` argument), if it names one.
-    fn event_op(event: &Event) -> Option<Op> {
-        Op::parse(event.arg_str("op")?)
-    }
-
     /// What a write event observed, compared with the model's gate and row.
     fn observe_write(
         &self,
@@ -248,24 +251,11 @@ impl Cassandra {
         event: &Event,
         offset: u8,
     ) -> Result<(), String> {
-        if let Some(op) = Self::event_op(event) {
-            if op != before.op.at(offset) {
-                return Err(format!(
-                    "the event's op at offset {offset} is {op:?}, the log's is {:?}",
-                    before.op.at(offset)
-                ));
-            }
-        }
-        if let Some(presented) = event.var_u64("presented") {
-            if presented != offset as u64 {
-                return Err(format!(
-                    "the write presented offset {presented}, the model's carries {offset}"
-                ));
-            }
-        }
+        check_op(before.op, offset as u64, event)?;
+        expect_u64(event, "presented", offset as u64, "presented offset")?;
         let row = before.stored;
         let gate = self.can_write(row, offset);
-        match event.vars.get("applied").and_then(serde_json::Value::as_bool) {
+        match event.var_bool("applied") {
             Some(true) if !gate => {
                 return Err(format!(
                     "the implementation applied offset {offset} over {row}: a stale write landed"
@@ -296,37 +286,11 @@ fn observe_row(after: &CassandraState, event: &Event) -> Result<(), String> {
 impl Conform for Cassandra {
     /// The log is fixed per trace: every offset an event names fixes its op; the offsets no
     /// event names are enumerated (none, in a harness trace where the owner folds them all).
+    /// Events that contradict each other on an op leave no log (the trace diverges).
     fn initial_candidates(&self, events: &[Event]) -> Vec<CassandraState> {
-        let mut known: Vec<Option<Op>> = vec![None; self.max_offset as usize + 1];
-        for event in events {
-            if let (Some(o), Some(op)) = (event.arg_u64("offset"), Self::event_op(event)) {
-                if (1..=self.max_offset as u64).contains(&o) && known[o as usize].is_none() {
-                    known[o as usize] = Some(op);
-                }
-            }
-        }
-        let unknown: Vec<u8> = (1..=self.max_offset)
-            .filter(|&o| known[o as usize].is_none())
-            .collect();
-        let fixed = (1..=self.max_offset)
-            .filter(|&o| known[o as usize] == Some(Op::Delete))
-            .fold(0u32, |bits, o| bits | 1 << o);
-        (0..1u32 << unknown.len())
-            .map(|choice| {
-                let bits = unknown
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| choice & 1 << i != 0)
-                    .fold(fixed, |bits, (_, &o)| bits | 1 << o);
-                CassandraState {
-                    op: Ops(bits),
-                    stored: Cell::ABSENT,
-                    owner_pos: 0,
-                    owner_loaded: true,
-                    owner_state: Offsets::EMPTY,
-                    overwrote: false,
-                }
-            })
+        revealed_logs(self.max_offset, events)
+            .into_iter()
+            .map(CassandraState::initial)
             .collect()
     }
 

@@ -37,7 +37,6 @@ use crate::actor_common::{in_flight, swimlane};
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Knob, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::single_writer_store::{single_key_image, SingleWriterStore};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
 
@@ -834,14 +833,13 @@ impl Model for CassandraActors {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
-                let img = Self::image(s);
-                one_key::ref_durable_ok(&m.shipped(), &img)
+                one_key::ref_durable_ok(m, s)
             }),
             Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
                 !Self::store(s).overwrote
             }),
             Property::always("INV_NoCorruptDurable", |m: &Self, s: &ActorState| {
-                one_key::no_corrupt_durable(&m.shipped(), &Self::image(s))
+                one_key::no_corrupt_durable(m, s)
             }),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
                 let max = m.max_offset;
@@ -878,6 +876,20 @@ impl Model for CassandraActors {
     }
 }
 
+/// The one key as SingleWriterStore sees it: the log and the stored row, read straight off
+/// the actors (the same as `Cassandra::log`/`row` of `Self::image`, without building it).
+impl OneKey for CassandraActors {
+    fn max_offset(&self) -> u8 {
+        self.max_offset
+    }
+    fn log(s: &ActorState) -> Ops {
+        s.history.op
+    }
+    fn row(s: &ActorState) -> Cell {
+        Self::store(s).row
+    }
+}
+
 impl Spec for CassandraActors {
     fn variables(&self, s: &ActorState) -> Variables {
         let network = in_flight(&s.network, self.network, actor_name);
@@ -904,24 +916,13 @@ impl Spec for CassandraActors {
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
-        let sws = SingleWriterStore {
-            keys: 1,
-            max_offset: self.max_offset,
-        };
         vec![
             Box::new(MappedRefinement::new(
                 "RefCassandra",
                 self.shipped(),
                 Self::image,
             )),
-            Box::new(MappedRefinement::new(
-                "RefSafeSpec",
-                sws,
-                |s: &ActorState| {
-                    let c = Self::image(s);
-                    single_key_image(Cassandra::log(&c).0, Cassandra::row(&c))
-                },
-            )),
+            one_key::ref_safe_spec(self),
         ]
     }
 

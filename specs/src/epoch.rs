@@ -252,12 +252,9 @@ impl loadbearing_refinement::conform::Conform for Epoch {
 }
 
 fn refused(event: &Event) -> bool {
-    event
-        .vars
-        .get("accepted")
-        .and_then(serde_json::Value::as_bool)
-        == Some(false)
+    event.var_bool("accepted") == Some(false)
 }
 
-use crate::kafka::{check_op, expect_topic, observe_owner_fold, observe_recover, revealed_logs};
+use crate::conform_common::{check_op, expect_topic, revealed_logs};
+use crate::kafka::{observe_owner_fold, observe_recover};
 use loadbearing_refinement::conform::Event;

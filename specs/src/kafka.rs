@@ -311,7 +311,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     after.z_captured_gen as u64,
                     "captured generation",
                 )?;
-                match event.vars.get("tornDown").and_then(Value::as_bool) {
+                match event.var_bool("tornDown") {
                     Some(torn) if torn == after.z_alive => Err(if torn {
                         "the zombie's flow was torn down, but the model keeps it alive".into()
                     } else {
@@ -330,7 +330,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 };
                 check_op(before.op, m, event)?;
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
-                match event.vars.get("accepted").and_then(Value::as_bool) {
+                match event.var_bool("accepted") {
                     Some(true) if fenced => {
                         return Err(format!(
                             "the zombie's commit at offset {m} was accepted, but the model fences \
@@ -359,76 +359,8 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     }
 }
 
+use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
 use loadbearing_refinement::conform::Event;
-use serde_json::Value;
-
-/// The logs a trace allows: the events' `op` args reveal the op at their offsets, the
-/// offsets no event names stay open (both ops). Contradicting events leave no log; an offset
-/// outside `1..=max` is left to the steps to reject.
-pub(crate) fn revealed_logs(max: u8, events: &[Event]) -> Vec<Ops> {
-    let (mut known, mut deletes) = (0u32, 0u32);
-    for e in events {
-        let (Some(o), Some(op)) = (e.arg_u64("offset"), e.arg_str("op")) else {
-            continue;
-        };
-        if o == 0 || o > max as u64 {
-            continue;
-        }
-        let bit = 1u32 << o;
-        let delete = match Op::parse(op) {
-            Some(Op::Delete) => bit,
-            Some(Op::Persist) => 0,
-            None => continue,
-        };
-        if known & bit != 0 && deletes & bit != delete {
-            return Vec::new();
-        }
-        known |= bit;
-        deletes |= delete;
-    }
-    let open: Vec<u32> = (1..=max)
-        .map(|o| 1u32 << o)
-        .filter(|b| known & b == 0)
-        .collect();
-    (0..1u32 << open.len())
-        .map(|choice| {
-            let chosen = open
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| choice & (1 << i) != 0)
-                .fold(0, |acc, (_, b)| acc | b);
-            Ops(deletes | chosen)
-        })
-        .collect()
-}
-
-pub(crate) fn check_op(ops: Ops, offset: u64, event: &Event) -> Result<(), String> {
-    let model = ops.at(offset as u8).name();
-    match event.arg_str("op") {
-        Some(op) if op != model => Err(format!(
-            "the event at offset {offset} is a {op}, the model's log has a {model} there"
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(crate) fn expect_u64(event: &Event, var: &str, model: u64, what: &str) -> Result<(), String> {
-    match event.var_u64(var) {
-        Some(got) if got != model => Err(format!(
-            "the implementation's {what} is {got}, the model's {model}"
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(crate) fn expect_topic(model: Cell, event: &Event) -> Result<(), String> {
-    match event.var_str("topic") {
-        Some(got) if got != model.to_string() => Err(format!(
-            "the topic's last record for the key is {got}, the model's topic is {model}"
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
 /// Epoch alike).
@@ -449,7 +381,7 @@ pub(crate) fn observe_owner_fold(
         _ => {}
     }
     check_op(ops, o, event)?;
-    if event.vars.get("committed").and_then(Value::as_bool) == Some(false) {
+    if event.var_bool("committed") == Some(false) {
         return Err(format!(
             "the owner's transaction at offset {o} did not commit ({}), but the model's live \
              owner is always accepted",

@@ -32,7 +32,6 @@ use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
 use crate::knobs::{Knob, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::single_writer_store::{single_key_image, SingleWriterStore};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
 
@@ -563,7 +562,7 @@ impl Model for KafkaActors {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
-                one_key::ref_durable_ok(&m.shipped(), &Self::image(m.seeded, s))
+                one_key::ref_durable_ok(m, s)
             }),
             Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
                 !Self::broker(s).overwrote
@@ -587,6 +586,20 @@ impl Model for KafkaActors {
                 s.history.decided == m.max_offset
             }),
         ]
+    }
+}
+
+/// The one key as SingleWriterStore sees it: the log and the topic's cell, read straight off
+/// the actors (the same as `Kafka::log`/`row` of `Self::image`, without building it).
+impl OneKey for KafkaActors {
+    fn max_offset(&self) -> u8 {
+        self.max_offset
+    }
+    fn log(s: &ActorState) -> Ops {
+        s.history.op
+    }
+    fn row(s: &ActorState) -> Cell {
+        Self::broker(s).topic
     }
 }
 
@@ -632,24 +645,13 @@ impl Spec for KafkaActors {
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
         let seeded = self.seeded;
-        let sws = SingleWriterStore {
-            keys: 1,
-            max_offset: self.max_offset,
-        };
         vec![
             Box::new(MappedRefinement::new(
                 "RefKafka",
                 self.shipped(),
                 move |s: &ActorState| Self::image(seeded, s),
             )),
-            Box::new(MappedRefinement::new(
-                "RefSafeSpec",
-                sws,
-                move |s: &ActorState| {
-                    let k = Self::image(seeded, s);
-                    single_key_image(Kafka::log(&k).0, Kafka::row(&k))
-                },
-            )),
+            one_key::ref_safe_spec(self),
         ]
     }
 

@@ -9,6 +9,7 @@ pub mod cas_first_write;
 pub mod cas_first_write_atomic;
 pub mod cassandra;
 pub mod cassandra_actors;
+pub mod conform_common;
 pub mod epoch;
 pub mod group_commit;
 pub mod kafka;

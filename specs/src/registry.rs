@@ -63,38 +63,74 @@ pub fn models() -> Vec<ModelEntry> {
 /// implementation events.
 pub type ConformFn = fn(&Resolved, &[Event], Limits) -> Verdict;
 
-fn conform_with<M: Configured + Conform>() -> ConformFn {
-    |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits)
+/// A model an implementation trace can be checked against, with its constants.
+struct ConformEntry {
+    name: &'static str,
+    knobs: &'static [Knob],
+    conform: ConformFn,
+}
+
+fn conform_entry<M: Configured + Conform>() -> ConformEntry {
+    ConformEntry {
+        name: M::NAME,
+        knobs: M::KNOBS,
+        conform: |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits),
+    }
+}
+
+/// The one list of models that read implementation traces (in `models()` order, then the
+/// refinement-only CasFirstWriteAtomic).
+fn conformance_entries() -> [ConformEntry; 8] {
+    [
+        conform_entry::<Cassandra>(),
+        conform_entry::<Kafka>(),
+        conform_entry::<Epoch>(),
+        conform_entry::<CasFirstWrite>(),
+        conform_entry::<ReplayFence>(),
+        conform_entry::<GroupCommit>(),
+        conform_entry::<Ssi>(),
+        conform_entry::<CasFirstWriteAtomic>(),
+    ]
 }
 
 /// The models an implementation trace can be checked against, with their constants.
 pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
-    match name {
-        "CasFirstWrite" => Some((CasFirstWrite::KNOBS, conform_with::<CasFirstWrite>())),
-        "CasFirstWriteAtomic" => Some((
-            CasFirstWriteAtomic::KNOBS,
-            conform_with::<CasFirstWriteAtomic>(),
-        )),
-        "SSI" => Some((Ssi::KNOBS, conform_with::<Ssi>())),
-        "GroupCommit" => Some((GroupCommit::KNOBS, conform_with::<GroupCommit>())),
-        "Cassandra" => Some((Cassandra::KNOBS, conform_with::<Cassandra>())),
-        "ReplayFence" => Some((ReplayFence::KNOBS, conform_with::<ReplayFence>())),
-        "Kafka" => Some((Kafka::KNOBS, conform_with::<Kafka>())),
-        "Epoch" => Some((Epoch::KNOBS, conform_with::<Epoch>())),
-        _ => None,
-    }
+    conformance_entries()
+        .into_iter()
+        .find(|e| e.name == name)
+        .map(|e| (e.knobs, e.conform))
 }
 
 /// The models that read implementation traces.
 pub fn conformance_models() -> Vec<&'static str> {
-    models()
-        .into_iter()
-        .map(|m| m.name)
-        .chain(["CasFirstWriteAtomic"])
-        .filter(|name| conformance(name).is_some())
-        .collect()
+    conformance_entries().into_iter().map(|e| e.name).collect()
 }
 
 pub fn find(name: &str) -> Option<ModelEntry> {
     models().into_iter().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_conformance_table_names_every_trace_model_once() {
+        let names = conformance_models();
+        assert_eq!(
+            names,
+            [
+                "Cassandra",
+                "Kafka",
+                "Epoch",
+                "CasFirstWrite",
+                "ReplayFence",
+                "GroupCommit",
+                "SSI",
+                "CasFirstWriteAtomic"
+            ]
+        );
+        assert!(names.iter().all(|n| conformance(n).is_some()));
+        assert!(conformance("SingleWriterStore").is_none());
+    }
 }

@@ -195,11 +195,7 @@ impl Conform for ReplayFence {
                         ));
                     }
                 }
-                if let Some(fenced) = event
-                    .vars
-                    .get("selfFenced")
-                    .and_then(serde_json::Value::as_bool)
-                {
+                if let Some(fenced) = event.var_bool("selfFenced") {
                     if fenced != after.self_fenced {
                         return Err(if fenced {
                             format!("the owner fenced itself: its write at {presented} was refused by stored {}", before.stored)

@@ -66,15 +66,18 @@ pub fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
 }
 
 /// True iff some serial order of `committed` reproduces their reads and `final_state`.
-pub fn serializable(
+pub fn serializable<R: AsRef<[Option<i8>]>>(
     workload: &Workload,
     committed: &[usize],
-    reads_of: &dyn Fn(usize) -> Vec<Option<i8>>,
+    reads_of: &dyn Fn(usize) -> R,
     final_state: &[i8],
 ) -> bool {
     permutations(committed).iter().any(|order| {
         let run = run(workload, order);
-        run.state == final_state && committed.iter().all(|&t| run.reads[t] == reads_of(t))
+        run.state == final_state
+            && committed
+                .iter()
+                .all(|&t| run.reads[t].as_slice() == reads_of(t).as_ref())
     })
 }
 
