@@ -294,23 +294,9 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
                 if o == after.oc as u64 {
                     return Ok(());
                 }
-                let durable: Vec<String> = (1..=self.n)
-                    .filter(|w| before.done & (1 << w) != 0)
-                    .map(|w| w.to_string())
-                    .collect();
-                let missing: Vec<String> = (1..=o.min(self.n as u64) as u8)
-                    .filter(|w| before.done & (1 << w) == 0)
-                    .map(|w| w.to_string())
-                    .collect();
-                Err(if missing.is_empty() || !self.gated {
+                Err(self.ahead_of_durable(before.done, o).unwrap_or_else(|| {
                     format!("the flow scheduled {o}; this step schedules {}", after.oc)
-                } else {
-                    format!(
-                        "the flow scheduled offset {o} while the writes of offsets {} were not durable (durable: {{{}}}): the committed offset would lead the durable writes",
-                        missing.join(","),
-                        durable.join(",")
-                    )
-                })
+                }))
             }
             "commit" => {
                 let drained = (after.done & !before.done).count_ones() as u64;
@@ -350,17 +336,31 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
 
     fn disabled_reason(&self, state: &GcState, event: &Event) -> Option<String> {
         let o = event.arg_u64("o")?;
-        if event.action != "sched" || !self.gated || state.pc[0] != Pc::Sched {
+        if event.action != "sched" || state.pc[0] != Pc::Sched {
             return None;
         }
-        let missing: Vec<String> = (1..=o.min(self.n as u64) as u8)
-            .filter(|w| state.done & (1 << w) == 0)
-            .map(|w| w.to_string())
-            .collect();
+        self.ahead_of_durable(state.done, o)
+    }
+}
+
+impl GroupCommit {
+    /// Why the gated flow may not schedule offset `o` with `done` durable, if it may not.
+    fn ahead_of_durable(&self, done: u16, o: u64) -> Option<String> {
+        if !self.gated {
+            return None;
+        }
+        let offsets = |durable: bool| -> Vec<String> {
+            (1..=o.min(self.n as u64) as u8)
+                .filter(|w| (done & (1 << w) != 0) == durable)
+                .map(|w| w.to_string())
+                .collect()
+        };
+        let missing = offsets(false);
         (!missing.is_empty()).then(|| {
             format!(
-                "the flow scheduled offset {o} while the writes of offsets {} were not durable: the committed offset would lead the durable writes",
-                missing.join(",")
+                "the flow scheduled offset {o} while the writes of offsets {} were not durable (durable: {{{}}}): the committed offset would lead the durable writes",
+                missing.join(","),
+                offsets(true).join(",")
             )
         })
     }
