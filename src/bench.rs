@@ -5,8 +5,8 @@ use std::time::Duration;
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::knobs::Value;
 
-use crate::run::run;
-use crate::suite::{override_constants, Config};
+use loadbearing_expected::run::run;
+use loadbearing_expected::suite::{override_constants, Config};
 
 /// Each benchmark is a suite config at larger constants.
 pub const RUNS: &[(&str, &[(&str, u64)])] = &[

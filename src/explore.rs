@@ -6,8 +6,8 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 
 use loadbearing_refinement::Options;
 
-use crate::suite::Config;
 use crate::trace::{self, config_line, explorer_fragment};
+use loadbearing_expected::suite::Config;
 
 /// What `explore` announces before it serves.
 pub struct Plan {

@@ -10,8 +10,8 @@ use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::registry;
 use serde::{Deserialize, Serialize};
 
-use crate::run::run;
-use crate::suite::{override_constants, Config, Expected};
+use loadbearing_expected::run::run;
+use loadbearing_expected::suite::{override_constants, Config, Expected};
 
 /// One property's verdict on one mutant, checked on its own.
 #[derive(Clone, Debug, Serialize)]

@@ -5,8 +5,8 @@ use std::fmt::Write;
 use loadbearing_refinement::{Counterexample, Outcome};
 use serde_json::{json, Value};
 
-use crate::run::Judged;
-use crate::suite::Config;
+use loadbearing_expected::run::Judged;
+use loadbearing_expected::suite::Config;
 
 pub fn constants_text(config: &Config) -> String {
     config

@@ -13,8 +13,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};
 
 use crate::render;
-use crate::run::{run, Judged};
-use crate::suite::{Config, Expected};
+use loadbearing_expected::run::{run, Judged};
+use loadbearing_expected::suite::{Config, Expected};
 
 /// A config run for its counterexample, with what the explorer and pictures need.
 pub struct Traced {

@@ -110,7 +110,7 @@ impl std::error::Error for SuiteError {}
 
 /// The suite shipped with the project.
 pub fn default_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("expected/configs.toml")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs.toml")
 }
 
 pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {

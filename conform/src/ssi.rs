@@ -22,7 +22,7 @@ use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 use stateright::Model;
 
 use super::{counterexample_path, random_walk, Replay, Rng, Settings, Target, TargetResult};
-use crate::suite::Expected;
+use loadbearing_expected::suite::Expected;
 
 /// Timing jitter of the tier's threads, in microseconds.
 const JITTER_US: u64 = 20;
@@ -115,7 +115,8 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
 /// fixed engine.
 fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
-    let configs = crate::suite::load(&crate::suite::default_path()).map_err(|e| e.to_string())?;
+    let configs = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
+        .map_err(|e| e.to_string())?;
     for config in configs.iter().filter(|c| c.model == "SSI") {
         let Expected::Violates(property) = &config.expected else {
             continue;

@@ -1016,8 +1016,8 @@ pub fn counterexample<M: loadbearing_specs::Configured>(
 /// A must-fail config of the suite: the model its constants build, and the config.
 pub fn suite_model<M: loadbearing_specs::Configured>(
     config_name: &str,
-) -> Result<(M, crate::suite::Config), String> {
-    let config = crate::suite::load(&crate::suite::default_path())
+) -> Result<(M, loadbearing_expected::suite::Config), String> {
+    let config = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)
@@ -1041,12 +1041,12 @@ pub type ModelPath<M> = (
 /// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
 /// step is matched to the action of that name whose successor shows the same variables.
 pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, String> {
-    let config = crate::suite::load(&crate::suite::default_path())
+    let config = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)
         .ok_or_else(|| format!("no config {config_name} in the suite"))?;
-    let judged = crate::run::run(&config, &Options::default())?;
+    let judged = loadbearing_expected::run::run(&config, &Options::default())?;
     let cx = judged
         .report
         .counterexample
