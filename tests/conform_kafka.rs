@@ -1,4 +1,4 @@
-//! Conformance of the Kafka design (SPECS.md §3) and the Epoch design (§4), both ways, on the
+//! Conformance of the Kafka design (docs/models/kafka.md) and the Epoch design (docs/models/epoch.md), both ways, on the
 //! in-memory transactional producer.
 
 use std::process::Command;

@@ -28,7 +28,7 @@ fn config(name: &str) -> Config {
 #[test]
 fn the_suite_has_the_24_reference_configs_plus_cassandra_notomb_refines() {
     let configs = tower();
-    // The 24 of SPECS.md, cassandra_notomb_refines, and the two pairs guard mutation found.
+    // The 24 configs of the single-writer TLA+ suite, cassandra_notomb_refines, and the two pairs guard mutation found.
     assert_eq!(configs.len(), 27);
     let holding = configs
         .iter()

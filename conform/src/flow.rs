@@ -1,5 +1,5 @@
-//! Conformance of the partition flows (impls/src/flow.rs) to the Cassandra model (SPECS.md §2)
-//! and of the owner's restart to the ReplayFence model (§6), both ways.
+//! Conformance of the partition flows (impls/src/flow.rs) to the Cassandra model (docs/models/cassandra.md)
+//! and of the owner's restart to the ReplayFence model (docs/models/replayfence.md), both ways.
 //!
 //! Implementation → model: an owner flow and revoked ("zombie") flows of one partition overlap
 //! on one store; a seeded schedule decides which flow does what when. The owner flushes after

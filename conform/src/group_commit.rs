@@ -1,5 +1,5 @@
 //! Conformance of the group commit (`impls/kafka`, GroupCommit) to the GroupCommit model
-//! (SPECS.md §7), both ways.
+//! (docs/models/groupcommit.md), both ways.
 //!
 //! Implementation → model: `writers` threads write one snapshot each (the writer of input
 //! offset w writes key `kw` at offset w, the model's convention) while a flow thread schedules

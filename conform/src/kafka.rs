@@ -1,4 +1,4 @@
-//! Conformance of the Kafka targets (SPECS.md §3, §4): an owner and a revoked (zombie) flow
+//! Conformance of the Kafka targets (docs/models/kafka.md, docs/models/epoch.md): an owner and a revoked (zombie) flow
 //! on the generation-fenced design, its planted mutants and the rejected Epoch design.
 //!
 //! Implementation → model: a seeded schedule drives the flows ([`KafkaFlow`] over

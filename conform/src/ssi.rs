@@ -1,4 +1,4 @@
-//! Conformance of the SSI engine (`impls/ssi`) to the SSI model (SPECS.md §8), both ways.
+//! Conformance of the SSI engine (`impls/ssi`) to the SSI model (docs/models/ssi.md), both ways.
 //!
 //! Implementation → model: the isolation tier's scenarios run on the engine, one thread per
 //! transaction with seeded timing, and every trace must be a behaviour of the engine variant's

@@ -1,4 +1,4 @@
-//! The in-memory snapshot buffer with the replay fence (SPECS.md §6, ReplayFence).
+//! The in-memory snapshot buffer with the replay fence (docs/models/replayfence.md, ReplayFence).
 //!
 //! After a restart the partition resumes at its committed offset, which can lie below a key's
 //! recovered snapshot. With the fence on (`Fix = true`):

@@ -1,6 +1,6 @@
 //! Cassandra 5 backend (the `scylla` driver, CQL lightweight transactions at SERIAL).
 //!
-//! The guarded write is the real first-write compound of SPECS.md §5 (`CasFirstWrite`), three
+//! The guarded write is the real first-write compound of docs/models/casfirstwrite.md (`CasFirstWrite`), three
 //! separate LWTs that other writers may interleave with:
 //!
 //! 1. `Update1`: `UPDATE … USING TTL ? SET value = ?, offset = ? WHERE key = ? IF offset <= ?`;

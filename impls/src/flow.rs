@@ -1,5 +1,5 @@
 //! The partition flow: assign → recover from the store → fold events → flush (periodic and on
-//! revoke) → revoke (SPECS.md §2, the Cassandra model's owner and zombie).
+//! revoke) → revoke (docs/models/cassandra.md, the Cassandra model's owner and zombie).
 //!
 //! Two flows may own the same partition at once: a revoked owner that has not noticed yet keeps
 //! folding and flushes on revoke. Nothing in the flow stops it; only the store's guard does.

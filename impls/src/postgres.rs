@@ -167,7 +167,7 @@ impl Sql {
     }
 }
 
-/// The compound's two guards besides the offset compare (SPECS.md §5's `InsertIfNotExists` and
+/// The compound's two guards besides the offset compare (docs/models/casfirstwrite.md's `InsertIfNotExists` and
 /// `Retry`). Turning one off is a planted mutant, for conformance only: the configs
 /// `casfw_no_ine` and `casfw_noretry` show what breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,7 +231,7 @@ impl PostgresStore {
     }
 
     /// Write guarded keys with Cassandra's three-statement first-write compound instead of the
-    /// single upsert (SPECS.md §5, `CasFirstWrite`), so the non-atomic first write runs on a
+    /// single upsert (docs/models/casfirstwrite.md, `CasFirstWrite`), so the non-atomic first write runs on a
     /// real database here too. Each statement is atomic on its own, like one LWT:
     ///
     /// - `Update1` / `RetryUpdate`: `UPDATE … SET "offset" = CASE WHEN "offset" <= $o THEN $o

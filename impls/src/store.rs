@@ -1,7 +1,7 @@
 //! The store API every backend implements: offset-carrying snapshots, guarded by the stored
 //! offset (compare-and-set) or last-write-wins (the broken design, kept for the tests).
 //!
-//! The contract is the Cassandra model's write gate (SPECS.md §2): a write of offset `o` lands
+//! The contract is the Cassandra model's write gate (docs/models/cassandra.md): a write of offset `o` lands
 //! iff the row is absent (or expired) or `stored.offset <= o`. A delete is an offset-carrying
 //! tombstone: the row keeps its offset so the gate survives the delete.
 

@@ -3,11 +3,11 @@
 //!
 //! | event | model (specs/src) | emitted by |
 //! |---|---|---|
-//! | `Update1`, `Insert`, `RetryUpdate` | `CasFirstWrite` (§5) | the Cassandra compound, and its PostgreSQL rendition |
+//! | `Update1`, `Insert`, `RetryUpdate` | `CasFirstWrite` | the Cassandra compound, and its PostgreSQL rendition |
 //! | `Persist` | `CasFirstWriteAtomic::Persist` | SQLite / PostgreSQL: one atomic conditional upsert |
-//! | `ReapRow` | `ReapRow` (§5) | a store that removes or skips an expired row |
-//! | `Fold`, `Write` | `ReplayFence` (§6) | the snapshot buffer: its decision, the offset it presents |
-//! | `OwnerRecover`, `OwnerFold`, `ZombieWrite` | `Cassandra` (§2) | the partition flow |
+//! | `ReapRow` | `ReapRow` | a store that removes or skips an expired row |
+//! | `Fold`, `Write` | `ReplayFence` | the snapshot buffer: its decision, the offset it presents |
+//! | `OwnerRecover`, `OwnerFold`, `ZombieWrite` | `Cassandra` | the partition flow |
 //! | `Phase` | (orchestration, no model action) | the partition flow |
 
 use std::sync::{Arc, Mutex};
@@ -166,7 +166,7 @@ pub enum Step {
     },
 }
 
-/// Which statement of the first-write compound (`CasFirstWrite`, §5) a step reports.
+/// Which statement of the first-write compound (`CasFirstWrite`) a step reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompoundStep {
     Update1,

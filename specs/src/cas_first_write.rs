@@ -1,4 +1,4 @@
-//! CasFirstWrite: Cassandra's non-atomic first write (SPECS.md §5).
+//! CasFirstWrite: Cassandra's non-atomic first write.
 //!
 //! Persisting a key that may not exist yet takes three separate lightweight transactions, and
 //! other writers interleave between them: (1) `UPDATE … IF offset <= o`, which does not apply to

@@ -1,4 +1,4 @@
-//! CasFirstWriteAtomic: the first write as one atomic gated CAS (SPECS.md §5). A refinement
+//! CasFirstWriteAtomic: the first write as one atomic gated CAS. A refinement
 //! target only; it is never checked on its own.
 
 use std::fmt;

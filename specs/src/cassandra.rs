@@ -1,4 +1,4 @@
-//! Cassandra: offset compare-and-set plus an offset-carrying tombstone (SPECS.md §2).
+//! Cassandra: offset compare-and-set plus an offset-carrying tombstone.
 //!
 //! The live owner folds events and writes its *in-memory* state; the revoked owner (the zombie)
 //! may write the correct fold at any offset at any time. With the guard, a write lands only on an

@@ -1,4 +1,4 @@
-//! Epoch: the rejected producer-epoch design (SPECS.md §4). Its refinement must FAIL.
+//! Epoch: the rejected producer-epoch design. Its refinement must FAIL.
 //!
 //! With a stable transactional id, epochs are handed out in `initTransactions` arrival order,
 //! independent of ownership: a stale owner that initialises late wins the highest epoch, and its

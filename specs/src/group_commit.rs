@@ -1,4 +1,4 @@
-//! GroupCommit: the Kafka write orchestration (SPECS.md §7), a PlusCal-style model.
+//! GroupCommit: the Kafka write orchestration, a PlusCal-style model.
 //!
 //! Writes are queued; whoever takes the per-partition lock drains up to `Cap` queued writes into
 //! one transaction, which also commits the latest scheduled input offset. The flow only schedules

@@ -1,4 +1,4 @@
-//! Kafka: the consumer-generation fence of KIP-447 (SPECS.md §3).
+//! Kafka: the consumer-generation fence of KIP-447.
 //!
 //! A snapshot write and the input-offset commit are one transaction whose offset commit carries
 //! the consumer's group generation; the coordinator rejects a stale generation. Two guards make
@@ -261,7 +261,7 @@ impl Configured for Kafka {
     }
 }
 
-/// Conformance: the implementation's step events (one NDJSON line each, SPECS.md §3).
+/// Conformance: the implementation's step events (one NDJSON line each, docs/models/kafka.md).
 ///
 /// | event | args | vars |
 /// |---|---|---|

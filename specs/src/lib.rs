@@ -1,4 +1,4 @@
-//! The models of loadbearing, one module per spec of `SPECS.md`.
+//! The models of loadbearing, one module per TLA+ spec of the single-writer suite (kafka-flow PR #828) and the SSI model.
 //!
 //! The single-writer tower: `SingleWriterStore` at the top; `Cassandra`, `Kafka` and the rejected
 //! `Epoch` refine it (or must fail to); `CasFirstWrite` refines `CasFirstWriteAtomic`;

@@ -1,5 +1,5 @@
 //! What the one-key backends (Cassandra, Kafka, Epoch) share: the refinement mapping onto
-//! SingleWriterStore and the mapped properties (SPECS.md §2, "Refinement mapping").
+//! SingleWriterStore and the mapped properties (docs/models/cassandra.md, "Refinement mapping").
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec};
 

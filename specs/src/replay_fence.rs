@@ -1,4 +1,4 @@
-//! ReplayFence: the replay-window self-fence, a liveness lemma under Cassandra (SPECS.md §6).
+//! ReplayFence: the replay-window self-fence, a liveness lemma under Cassandra.
 //!
 //! After a restart the partition resumes at the committed offset, which can lie below a key's
 //! recovered snapshot offset. A write presented at the replayed offset is CAS-rejected and the

@@ -1,4 +1,4 @@
-//! SingleWriterStore: the abstract spec at the top of the tower (SPECS.md §1).
+//! SingleWriterStore: the abstract spec at the top of the tower.
 //!
 //! Each key's events are folded into its durable snapshot only by jumping its high-water mark
 //! forward; a commit writes exactly the correct fold. Every backend must refine `SafeSpec`.

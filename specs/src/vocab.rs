@@ -1,4 +1,4 @@
-//! The common vocabulary of the single-writer specs (SPECS.md, "Common vocabulary").
+//! The common vocabulary of the single-writer specs (what every model of the tower shares).
 
 use std::fmt;
 

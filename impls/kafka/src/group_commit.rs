@@ -1,4 +1,4 @@
-//! GroupCommit (SPECS.md §7): snapshot writes are queued; whoever takes the per-partition lock
+//! GroupCommit (docs/models/groupcommit.md): snapshot writes are queued; whoever takes the per-partition lock
 //! drains up to `cap` queued writes into one transaction, which also commits the latest
 //! scheduled input offset with the consumer's live group metadata.
 //!

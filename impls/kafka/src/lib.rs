@@ -1,6 +1,6 @@
 //! Generation-fenced transactional snapshots with group commit (KIP-447), on Apache Kafka.
 //!
-//! - [`group_commit`]: GroupCommit (SPECS.md §7) over a [`group_commit::TxnProducer`]; the
+//! - [`group_commit`]: GroupCommit (docs/models/groupcommit.md) over a [`group_commit::TxnProducer`]; the
 //!   in-memory producer for tests without a broker.
 //! - [`trace`]: the step events, named after the Kafka, Epoch and GroupCommit model actions.
 //! - [`kafka`]: the real producer (rdkafka), live group metadata, read_committed recovery, the

@@ -1,5 +1,5 @@
-//! Step events of the Kafka design, named after the actions of the Kafka (SPECS.md §3), Epoch
-//! (§4) and GroupCommit (§7) models.
+//! Step events of the Kafka design, named after the actions of the Kafka (docs/models/kafka.md), Epoch
+//! (docs/models/epoch.md) and GroupCommit (docs/models/groupcommit.md) models.
 //!
 //! | event | model action | emitted by |
 //! |---|---|---|

@@ -359,7 +359,7 @@ fn a_fenced_writers_open_transaction_neither_blocks_nor_leaks_into_recovery() {
     );
 }
 
-/// The rejected Epoch design (SPECS.md §4): the owner and the stale owner share a stable
+/// The rejected Epoch design (docs/models/epoch.md): the owner and the stale owner share a stable
 /// `transactional.id`; epochs go by `init_transactions` order, so the stale owner that
 /// initialises late wins, and its write lands.
 #[test]

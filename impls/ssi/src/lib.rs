@@ -1,5 +1,5 @@
 //! An MVCC key-value engine with serializable snapshot isolation as libdb implements it — the
-//! engine the SSI model (`loadbearing_specs::ssi`, SPECS.md §8) describes — its isolation tier,
+//! engine the SSI model (`loadbearing_specs::ssi`, docs/models/ssi.md) describes — its isolation tier,
 //! and PostgreSQL at SERIALIZABLE as a second opinion.
 //!
 //! - [`engine`]: the engine, step by step, with the model's knobs as [`engine::Variant`]s.

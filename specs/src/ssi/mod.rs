@@ -1,5 +1,5 @@
 //! SSI: the commit-time pivot check of an MVCC engine, before and after the libdb #136 fix
-//! (SPECS.md §8; seeds/libdb-ssi-pivot-fix-pr.txt).
+//! (libdb's #136 defect and its #151 fix; see docs/ssi.md).
 //!
 //! Snapshot isolation plus Cahill, Röhm and Fekete's SSI as libdb implements it: SIREAD markers
 //! per page, the sticky RCONF/WCONF flags, the writer (lock-manager) and reader (buffer-pool)
