@@ -4,6 +4,7 @@
 use loadbearing::docs;
 use loadbearing::suite::{self, Config};
 use loadbearing::trace::expects_failure;
+use loadbearing_specs::registry;
 
 fn configs() -> Vec<Config> {
     suite::load(&suite::default_path()).expect("the shipped suite loads")
@@ -58,4 +59,17 @@ fn the_tower_draws_every_refinement_the_suite_checks() {
     );
     let svg = std::fs::read_to_string(docs::root().join("docs/tower.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains(&docs::source_stamp(&dot)));
+}
+
+#[test]
+fn every_model_page_carries_the_description_compiled_into_the_binary() {
+    let files = docs::generate(&configs()).unwrap();
+    for entry in registry::models() {
+        let page = &files[&docs::model_page(entry.name)];
+        assert!(
+            !entry.doc.trim().is_empty() && page.contains(entry.doc.trim()),
+            "{}: its page does not carry its description",
+            entry.name
+        );
+    }
 }
