@@ -73,3 +73,30 @@ fn every_model_page_carries_the_description_compiled_into_the_binary() {
         );
     }
 }
+
+/// A model's description is the one place a newcomer reads the model: it has the sections the
+/// Rust is read against and names every property any config of the model can check.
+#[test]
+fn every_model_description_covers_its_variables_actions_fairness_and_properties() {
+    let configs = configs();
+    for entry in registry::models() {
+        let doc = entry.doc;
+        for section in ["## Variables", "## Actions", "## Fairness", "## Properties"] {
+            assert!(
+                doc.contains(section),
+                "{}: its description has no `{section}` section",
+                entry.name
+            );
+        }
+        for config in configs.iter().filter(|c| c.model == entry.name) {
+            for property in (entry.properties)(&config.constants) {
+                assert!(
+                    doc.contains(&format!("`{property}`")),
+                    "{}: its description does not say what `{property}` (checkable by {}) means",
+                    entry.name,
+                    config.name
+                );
+            }
+        }
+    }
+}
