@@ -1,9 +1,4 @@
-//! CasFirstWrite: Cassandra's non-atomic first write.
-//!
-//! Persisting a key that may not exist yet takes three separate lightweight transactions, and
-//! other writers interleave between them: (1) `UPDATE … IF offset <= o`, which does not apply to
-//! an absent row; (2) on absent, `INSERT … IF NOT EXISTS`; (3) if the insert lost the race, one
-//! retry of the conditional UPDATE. It must refine one atomic CAS (`CasFirstWriteAtomic`).
+#![doc = include_str!("cas_first_write.md")]
 
 use std::fmt;
 
@@ -314,6 +309,7 @@ impl Spec for CasFirstWrite {
 
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
+    const DOC: &'static str = include_str!("cas_first_write.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", "Guarded"),
         Guard::off("insert-if-not-exists", "InsertIfNotExists"),

@@ -1,5 +1,4 @@
-//! CasFirstWriteAtomic: the first write as one atomic gated CAS. A refinement
-//! target only; it is never checked on its own.
+#![doc = include_str!("cas_first_write_atomic.md")]
 
 use std::fmt;
 
@@ -192,6 +191,7 @@ use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 /// are checked against it, with the same constants as CasFirstWrite.
 impl crate::Configured for CasFirstWriteAtomic {
     const NAME: &'static str = "CasFirstWriteAtomic";
+    const DOC: &'static str = include_str!("cas_first_write_atomic.md");
     const KNOBS: &'static [crate::knobs::Knob] = crate::cas_first_write::CasFirstWrite::KNOBS;
 
     fn from_knobs(k: &crate::knobs::Resolved) -> Self {

@@ -1,8 +1,4 @@
-//! Cassandra: offset compare-and-set plus an offset-carrying tombstone.
-//!
-//! The live owner folds events and writes its *in-memory* state; the revoked owner (the zombie)
-//! may write the correct fold at any offset at any time. With the guard, a write lands only on an
-//! absent row or one whose offset is not higher; the tombstone keeps the offset across a delete.
+#![doc = include_str!("cassandra.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -199,6 +195,7 @@ impl Spec for Cassandra {
 
 impl Configured for Cassandra {
     const NAME: &'static str = "Cassandra";
+    const DOC: &'static str = include_str!("cassandra.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", "Guarded"),
         Guard::off("tombstone", "Tombstone"),

@@ -1,8 +1,4 @@
-//! Epoch: the rejected producer-epoch design. Its refinement must FAIL.
-//!
-//! With a stable transactional id, epochs are handed out in `initTransactions` arrival order,
-//! independent of ownership: a stale owner that initialises late wins the highest epoch, and its
-//! write lands ahead of the live owner's.
+#![doc = include_str!("epoch.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -172,6 +168,7 @@ impl Spec for Epoch {
 
 impl Configured for Epoch {
     const NAME: &'static str = "Epoch";
+    const DOC: &'static str = include_str!("epoch.md");
     const KNOBS: &'static [Knob] = &[Knob::nat(
         "MaxOffset",
         1,

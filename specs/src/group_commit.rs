@@ -1,9 +1,4 @@
-//! GroupCommit: the Kafka write orchestration, a PlusCal-style model.
-//!
-//! Writes are queued; whoever takes the per-partition lock drains up to `Cap` queued writes into
-//! one transaction, which also commits the latest scheduled input offset. The flow only schedules
-//! an offset once every write up to it is durable (`Gated`), so the committed offset never leads
-//! the durable writes.
+#![doc = include_str!("group_commit.md")]
 
 use std::fmt;
 
@@ -237,6 +232,7 @@ impl Spec for GroupCommit {
 
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
+    const DOC: &'static str = include_str!("group_commit.md");
     const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", "Gated")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat(

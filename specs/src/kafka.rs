@@ -1,9 +1,4 @@
-//! Kafka: the consumer-generation fence of KIP-447.
-//!
-//! A snapshot write and the input-offset commit are one transaction whose offset commit carries
-//! the consumer's group generation; the coordinator rejects a stale generation. Two guards make
-//! that a fence: capturing the new generation tears the revoked flow down in the same step
-//! (`Coupled`), and every flush carries an offset, seeded at assignment (`Seeded`).
+#![doc = include_str!("kafka.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -234,6 +229,7 @@ impl Spec for Kafka {
 
 impl Configured for Kafka {
     const NAME: &'static str = "Kafka";
+    const DOC: &'static str = include_str!("kafka.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("capture coupling", "Coupled"),
         Guard::off("seed", "Seeded"),

@@ -24,6 +24,8 @@ use loadbearing_refinement::conform::{
 
 pub struct ModelEntry {
     pub name: &'static str,
+    /// The model's description (`Configured::DOC`), compiled in.
+    pub doc: &'static str,
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
     pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
@@ -36,6 +38,7 @@ pub struct ModelEntry {
 fn entry<M: Configured>() -> ModelEntry {
     ModelEntry {
         name: M::NAME,
+        doc: M::DOC,
         knobs: M::KNOBS,
         guards: M::GUARDS,
         check: |knobs, spec, options| check(&M::from_knobs(knobs), spec, options),
@@ -114,6 +117,16 @@ pub fn conformance_models() -> Vec<&'static str> {
 
 pub fn find(name: &str) -> Option<ModelEntry> {
     models().into_iter().find(|m| m.name == name)
+}
+
+/// The description of a model no config names, which is only the abstract side of a
+/// refinement (CasFirstWriteAtomic): it has no page of its own, so the page of the model that
+/// refines it carries it.
+pub fn refinement_target_doc(name: &str) -> Option<&'static str> {
+    [(CasFirstWriteAtomic::NAME, CasFirstWriteAtomic::DOC)]
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, doc)| doc)
 }
 
 #[cfg(test)]

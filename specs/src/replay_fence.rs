@@ -1,8 +1,4 @@
-//! ReplayFence: the replay-window self-fence, a liveness lemma under Cassandra.
-//!
-//! After a restart the partition resumes at the committed offset, which can lie below a key's
-//! recovered snapshot offset. A write presented at the replayed offset is CAS-rejected and the
-//! legitimate owner crashes. The fix presents `max(cur, recovered high water)`.
+#![doc = include_str!("replay_fence.md")]
 
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
@@ -124,6 +120,7 @@ impl Spec for ReplayFence {
 
 impl Configured for ReplayFence {
     const NAME: &'static str = "ReplayFence";
+    const DOC: &'static str = include_str!("replay_fence.md");
     const GUARDS: &'static [Guard] = &[Guard::off("replay fence", "Fix")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset"),
