@@ -274,7 +274,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     type Event = Event;
 
     fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
-        revealed_logs(self.max_offset, events)
+        revealed_logs(self.max_offset, legacy::reveals(events))
             .into_iter()
             .map(KafkaState::initial)
             .collect()
@@ -301,11 +301,14 @@ impl loadbearing_refinement::conform::Conform for Kafka {
         match event.action.as_str() {
             "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
             "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
-            "Rebalance" => expect_u64(event, "liveGen", after.live_gen as u64, "live generation"),
+            "Rebalance" => expect_u64(
+                event.var_u64("liveGen"),
+                after.live_gen as u64,
+                "live generation",
+            ),
             "Poll" => {
                 expect_u64(
-                    event,
-                    "zCapturedGen",
+                    event.var_u64("zCapturedGen"),
                     after.z_captured_gen as u64,
                     "captured generation",
                 )?;
@@ -326,7 +329,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 let Some(m) = event.arg_u64("offset") else {
                     return Err("the zombie commit names no offset".into());
                 };
-                check_op(before.op, m, event)?;
+                legacy::check_op(before.op, m, event)?;
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
                 match event.var_bool("accepted") {
                     Some(true) if fenced => {
@@ -344,7 +347,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     }
                     _ => {}
                 }
-                expect_topic(after.topic, event)
+                legacy::expect_topic(after.topic, event)
             }
             // The Epoch design's producer init changes no Kafka variable.
             "ZombieInit" => Ok(()),
@@ -357,7 +360,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     }
 }
 
-use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
+use crate::conform_common::{expect_u64, legacy, revealed_logs};
 use loadbearing_refinement::conform::Event;
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
@@ -378,7 +381,7 @@ pub(crate) fn observe_owner_fold(
         None => return Err("the owner's fold names no offset".into()),
         _ => {}
     }
-    check_op(ops, o, event)?;
+    legacy::check_op(ops, o, event)?;
     if event.var_bool("committed") == Some(false) {
         return Err(format!(
             "the owner's transaction at offset {o} did not commit ({}), but the model's live \
@@ -386,7 +389,7 @@ pub(crate) fn observe_owner_fold(
             event.var_str("outcome").unwrap_or("no reason given")
         ));
     }
-    expect_topic(topic, event)
+    legacy::expect_topic(topic, event)
 }
 
 pub(crate) fn observe_recover(
@@ -402,5 +405,5 @@ pub(crate) fn observe_recover(
         }
         _ => {}
     }
-    expect_topic(topic, event)
+    legacy::expect_topic(topic, event)
 }
