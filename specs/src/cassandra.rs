@@ -226,7 +226,7 @@ impl Configured for Cassandra {
 // ---------------------------------------------------------------------------------------------
 // Trace conformance: the partition flows (impls/src/flow.rs) read as this model.
 //
-// Events (NDJSON schema v1), one per model step, composed by the harness (src/conform/flow.rs):
+// Events (NDJSON schema v1), one per model step, composed by the harness (conform/src/flow.rs):
 // - `OwnerFold` (actor `owner`), args `offset` and `op` (`persist`/`delete`): the owner folded the
 //   record and flushed it. vars: `applied` (did its write land; absent when nothing was written),
 //   `presented` (the offset the write carried), `stored` (the row read back afterwards, rendered

@@ -142,7 +142,7 @@ impl Configured for ReplayFence {
 // ---------------------------------------------------------------------------------------------
 // Trace conformance: the owner's flow after a restart (impls/src/flow.rs with its buffer).
 //
-// Events (actor `owner`), composed by the harness (src/conform/flow.rs):
+// Events (actor `owner`), composed by the harness (conform/src/flow.rs):
 // - `Fold`, arg `offset`: the owner handled the record at that offset (cur becomes it).
 // - `Write`: a flush wrote the key. vars `presented` (the offset the write carried), `stored`
 //   (the row's offset read back afterwards), `selfFenced` (the owner's own write was refused).
