@@ -281,6 +281,8 @@ fn observe_row(after: &CassandraState, event: &Event) -> Result<(), String> {
 }
 
 impl Conform for Cassandra {
+    type Event = Event;
+
     /// The log is fixed per trace: every offset an event names fixes its op; the offsets no
     /// event names are enumerated (none, in a harness trace where the owner folds them all).
     /// Events that contradict each other on an op leave no log (the trace diverges).

@@ -189,6 +189,8 @@ impl Configured for Epoch {
 /// commit the coordinator refused (the zombie's epoch was bumped past) changes no variable, so
 /// it is read as a stutter of a zombie that exists.
 impl loadbearing_refinement::conform::Conform for Epoch {
+    type Event = Event;
+
     fn initial_candidates(&self, events: &[Event]) -> Vec<EpochState> {
         revealed_logs(self.max_offset, events)
             .into_iter()

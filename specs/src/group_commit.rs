@@ -268,6 +268,8 @@ impl Configured for GroupCommit {
 /// failing transaction, so only a committed one fits. The flow's last step and the final
 /// stutter are never logged.
 impl loadbearing_refinement::conform::Conform for GroupCommit {
+    type Event = Event;
+
     fn reports(&self, action: &GcAction, event: &Event) -> bool {
         let by = |w: &u8| writer_of(event) == Some(*w);
         match action {

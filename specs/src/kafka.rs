@@ -271,6 +271,8 @@ impl Configured for Kafka {
 /// `topic` is the compacted topic's last durable record for the key, rendered as a [`Cell`]
 /// (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`). Every var is optional; a missing one is searched.
 impl loadbearing_refinement::conform::Conform for Kafka {
+    type Event = Event;
+
     fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
         revealed_logs(self.max_offset, events)
             .into_iter()

@@ -18,7 +18,9 @@ use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
 use crate::{Configured, Guard};
-use loadbearing_refinement::conform::{validate, Conform, Event, Limits, Verdict};
+use loadbearing_refinement::conform::{
+    parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
+};
 
 pub struct ModelEntry {
     pub name: &'static str,
@@ -62,9 +64,10 @@ pub fn models() -> Vec<ModelEntry> {
     ]
 }
 
-/// Validates a step trace against a model built from constants, for the models that read
-/// implementation events.
-pub type ConformFn = fn(&Resolved, &[Event], Limits) -> Verdict;
+/// Reads an NDJSON trace in the model's vocabulary and validates it against the model built
+/// from constants, for the models that read implementation events. A malformed line (another
+/// vocabulary, an unknown action, a missing field, a wrong version) is an error naming it.
+pub type ConformFn = fn(&Resolved, &str, Limits) -> Result<Verdict, TraceError>;
 
 /// A model an implementation trace can be checked against, with its constants.
 struct ConformEntry {
@@ -77,7 +80,10 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
     ConformEntry {
         name: M::NAME,
         knobs: M::KNOBS,
-        conform: |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits),
+        conform: |knobs, ndjson, limits| {
+            let events = parse_ndjson::<M::Event>(ndjson)?;
+            Ok(validate(&M::from_knobs(knobs), &events, limits))
+        },
     }
 }
 

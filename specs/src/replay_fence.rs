@@ -151,6 +151,8 @@ impl Configured for ReplayFence {
 use loadbearing_refinement::conform::{Conform, Event};
 
 impl Conform for ReplayFence {
+    type Event = Event;
+
     fn reports(&self, action: &ReplayAction, event: &Event) -> bool {
         match action {
             ReplayAction::Fold => event.action == "Fold",
