@@ -100,3 +100,30 @@ fn every_model_description_covers_its_variables_actions_fairness_and_properties(
         }
     }
 }
+
+/// The configs a description talks about are configs of the suite: a renamed or removed config
+/// fails here instead of leaving the page describing something that is not checked.
+#[test]
+fn every_config_a_model_description_names_is_in_the_suite() {
+    let configs = configs();
+    for entry in registry::models() {
+        let prefixes: Vec<String> = configs
+            .iter()
+            .filter(|c| c.model == entry.name)
+            .filter_map(|c| c.name.split_once('_').map(|(head, _)| format!("{head}_")))
+            .collect();
+        for quoted in entry.doc.split('`').skip(1).step_by(2) {
+            let looks_like_config = prefixes.iter().any(|p| quoted.starts_with(p.as_str()))
+                && quoted
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_');
+            if looks_like_config && !quoted.ends_with('_') {
+                assert!(
+                    configs.iter().any(|c| c.name == quoted),
+                    "{}: its description names `{quoted}`, which is no config of the suite",
+                    entry.name
+                );
+            }
+        }
+    }
+}
