@@ -48,6 +48,19 @@ pub fn snapshot(config: &str) -> Result<String, String> {
     Ok(body.trim_end().to_string())
 }
 
+/// The heading of the part of a model's description that explains its configs: on the page it
+/// follows the generated table of configs rather than opening the page.
+const CONFIGS_SECTION: &str = "## What the configs show";
+
+/// A model's description split into the model itself and, when it has one, the section on its
+/// configs.
+pub fn split_description(doc: &str) -> (&str, Option<&str>) {
+    match doc.find(&format!("\n{CONFIGS_SECTION}")) {
+        Some(at) => (doc[..at].trim(), Some(doc[at..].trim())),
+        None => (doc.trim(), None),
+    }
+}
+
 /// A description nested one section deeper (`##` becomes `###`), outside code blocks.
 fn demote_headings(doc: &str) -> String {
     let mut in_code = false;
@@ -360,7 +373,8 @@ fn model_md(
     let entry = entry(model)?;
     let mut out = String::new();
     let _ = writeln!(out, "# {model}\n\n{GENERATED}\n");
-    let _ = writeln!(out, "{}\n", entry.doc.trim());
+    let (model_text, configs_text) = split_description(entry.doc);
+    let _ = writeln!(out, "{model_text}\n");
     for r in refines.iter().filter(|r| r.model == model) {
         if let Some(doc) = registry::refinement_target_doc(&r.target) {
             let _ = writeln!(out, "## The abstract model: {}\n", r.target);
@@ -460,6 +474,9 @@ fn model_md(
             mark(c),
             c.expected
         );
+    }
+    if let Some(text) = configs_text {
+        let _ = writeln!(out, "\n{text}");
     }
     let failing: Vec<&&Config> = cs
         .iter()

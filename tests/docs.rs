@@ -66,8 +66,9 @@ fn every_model_page_carries_the_description_compiled_into_the_binary() {
     let files = docs::generate(&configs()).unwrap();
     for entry in registry::models() {
         let page = &files[&docs::model_page(entry.name)];
+        let (model, configs) = docs::split_description(entry.doc);
         assert!(
-            !entry.doc.trim().is_empty() && page.contains(entry.doc.trim()),
+            !model.is_empty() && page.contains(model) && configs.is_none_or(|c| page.contains(c)),
             "{}: its page does not carry its description",
             entry.name
         );
@@ -95,6 +96,33 @@ fn every_model_description_covers_its_variables_actions_fairness_and_properties(
                     "{}: its description does not say what `{property}` (checkable by {}) means",
                     entry.name,
                     config.name
+                );
+            }
+        }
+    }
+}
+
+/// The configs a description talks about are configs of the suite: a renamed or removed config
+/// fails here instead of leaving the page describing something that is not checked.
+#[test]
+fn every_config_a_model_description_names_is_in_the_suite() {
+    let configs = configs();
+    for entry in registry::models() {
+        let prefixes: Vec<String> = configs
+            .iter()
+            .filter(|c| c.model == entry.name)
+            .filter_map(|c| c.name.split_once('_').map(|(head, _)| format!("{head}_")))
+            .collect();
+        for quoted in entry.doc.split('`').skip(1).step_by(2) {
+            let looks_like_config = prefixes.iter().any(|p| quoted.starts_with(p.as_str()))
+                && quoted
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_');
+            if looks_like_config && !quoted.ends_with('_') {
+                assert!(
+                    configs.iter().any(|c| c.name == quoted),
+                    "{}: its description names `{quoted}`, which is no config of the suite",
+                    entry.name
                 );
             }
         }
