@@ -12,7 +12,8 @@
 use loadbearing_impls::postgres::CompoundGuards;
 use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::{Read, WriteError};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use stateright::Model;
 
@@ -27,7 +28,7 @@ const REAPER: usize = MAX_WRITERS;
 
 /// What one scripted run did.
 struct Run {
-    events: Vec<Event>,
+    events: Vec<FirstWriteEvent>,
     /// Each writer's persist result.
     results: Vec<(usize, Result<(), WriteError>)>,
     /// The row when the script was done (before the writers were released).
@@ -60,9 +61,9 @@ fn scripted(
     let scheduler = Scheduler::scripted(MAX_WRITERS + 1, Scripted::along(order));
     let stores = writers
         .iter()
-        .map(|&w| factory.open(scheduler.tracer(w, format!("w{}", w + 1))))
+        .map(|&w| factory.open(scheduler.tracer(w)))
         .collect::<Result<Vec<_>, _>>()?;
-    let reaper = factory.reaper(scheduler.tracer(REAPER, "reaper"))?;
+    let reaper = factory.reaper(scheduler.tracer(REAPER))?;
     let reader = factory.open(no_trace())?;
     let mut results = Vec::new();
     let mut reaped = Ok(());
@@ -118,7 +119,7 @@ fn scripted(
         events: scheduler
             .steps()
             .iter()
-            .filter_map(|(actor, step)| event_of(actor, step))
+            .filter_map(|(w, step)| event_of(Writer(*w as u8), step))
             .collect(),
         results,
         row: row?,

@@ -19,8 +19,9 @@ use loadbearing_impls::flow::{
 };
 use loadbearing_impls::trace::{Recorder, Step};
 use loadbearing_impls::{Mode, SnapshotStore, WriteError};
-use loadbearing_refinement::conform::Event;
+use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
+use loadbearing_specs::replay_fence::trace::ReplayEvent;
 use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
@@ -87,7 +88,15 @@ fn written(steps: &[Step]) -> Option<Written> {
             Step::ZombieWrite {
                 offset, outcome, ..
             } => (*offset, outcome),
-            _ => return None,
+            Step::Update1 { .. }
+            | Step::Insert { .. }
+            | Step::RetryUpdate { .. }
+            | Step::Persist { .. }
+            | Step::ReapRow { .. }
+            | Step::Fold { .. }
+            | Step::OwnerRecover { .. }
+            | Step::OwnerFold { .. }
+            | Step::Phase { .. } => return None,
         };
         let applied = match outcome {
             Ok(()) => Some(true),
@@ -157,17 +166,34 @@ impl Traced {
     }
 }
 
-fn write_event(actor: &str, action: &str, log: Ops, w: &Written, row: Cell) -> Event {
-    let offset = w.offset as u8;
-    let mut event = Event::new(Some(actor), action)
-        .arg("offset", w.offset)
-        .arg("op", log.at(offset).name())
-        .var("presented", w.offset)
-        .var("stored", row.to_string());
-    if let Some(applied) = w.applied {
-        event = event.var("applied", applied);
+/// Who flushed: the owner (`OwnerFold`) or revoked flow `z` (`ZombieWrite`, 0-based here).
+#[derive(Clone, Copy)]
+enum Writer {
+    Owner,
+    Zombie(usize),
+}
+
+/// The event of a flush that wrote: its offset and op, the outcome and the row read back.
+fn write_event(by: Writer, log: Ops, w: &Written, row: Cell) -> FlowEvent {
+    let (offset, op) = (w.offset, log.at(w.offset as u8));
+    let (applied, presented, stored) = (w.applied, Some(w.offset), Some(row));
+    match by {
+        Writer::Owner => FlowEvent::OwnerFold {
+            offset,
+            op,
+            applied,
+            presented,
+            stored,
+        },
+        Writer::Zombie(z) => FlowEvent::ZombieWrite {
+            zombie: z as u8 + 1,
+            offset,
+            op,
+            applied,
+            presented,
+            stored,
+        },
     }
-    event
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -235,12 +261,12 @@ impl Partition {
     }
 
     /// `OwnerFold`: the owner handles its next record and flushes it.
-    fn owner_fold(&mut self) -> Result<Option<Event>, Error> {
+    fn owner_fold(&mut self) -> Result<Option<FlowEvent>, Error> {
         owner_fold(&mut self.owner, self.reader.as_ref(), &self.key, self.log)
     }
 
     /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
-    fn owner_recover(&mut self) -> Result<Event, Error> {
+    fn owner_recover(&mut self) -> Result<FlowEvent, Error> {
         self.owner.flow.evict(&self.key);
         self.owner
             .flow
@@ -251,9 +277,10 @@ impl Partition {
             Some(value) => contents_of(value)?,
             None => Offsets::EMPTY,
         };
-        Ok(Event::new(Some("owner"), "OwnerRecover")
-            .var("ownerState", state.to_string())
-            .var("stored", self.row()?.to_string()))
+        Ok(FlowEvent::OwnerRecover {
+            owner_state: Some(state),
+            stored: Some(self.row()?),
+        })
     }
 
     /// A zombie folds its next record in memory: no model step.
@@ -262,7 +289,7 @@ impl Partition {
     }
 
     /// `ZombieWrite(m)`: a zombie flushes its fold at m.
-    fn zombie_flush(&mut self, z: usize) -> Result<Option<Event>, Error> {
+    fn zombie_flush(&mut self, z: usize) -> Result<Option<FlowEvent>, Error> {
         zombie_flush(
             z,
             &mut self.zombies[z],
@@ -274,7 +301,7 @@ impl Partition {
 
     /// `ZombieWrite(m)` on demand (replay): a fresh revoked flow, recovered at the start,
     /// folds `1..=m` and flushes.
-    fn zombie_write(&mut self, m: u8) -> Result<Option<Event>, Error> {
+    fn zombie_write(&mut self, m: u8) -> Result<Option<FlowEvent>, Error> {
         let z = self
             .zombies
             .iter()
@@ -321,7 +348,7 @@ pub fn flow_trace(
     key: &str,
     log: Ops,
     schedule: &mut dyn Schedule,
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<FlowEvent>, Error> {
     let mut p = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
     let mut events = Vec::new();
     loop {
@@ -352,19 +379,22 @@ fn owner_fold(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<Event>, Error> {
+) -> Result<Option<FlowEvent>, Error> {
     let o = owner.flow.position() as u8 + 1;
     owner.handle(&record(key, log, o))?;
     owner.flush()?;
     let steps = owner.fresh();
     let row = read_cell(reader, key)?;
     Ok(Some(match written(&steps) {
-        Some(w) => write_event("owner", "OwnerFold", log, &w, row),
+        Some(w) => write_event(Writer::Owner, log, &w, row),
         // Nothing written (the buffer dropped the record): the fold alone, and the row.
-        None => Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", o)
-            .arg("op", log.at(o).name())
-            .var("stored", row.to_string()),
+        None => FlowEvent::OwnerFold {
+            offset: o as u64,
+            op: log.at(o),
+            applied: None,
+            presented: None,
+            stored: Some(row),
+        },
     }))
 }
 
@@ -384,13 +414,12 @@ fn zombie_flush(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<Event>, Error> {
+) -> Result<Option<FlowEvent>, Error> {
     zombie.dirty = false;
     zombie.traced.flush()?;
     let steps = zombie.traced.fresh();
     let row = read_cell(reader, key)?;
-    Ok(written(&steps)
-        .map(|w| write_event(&format!("zombie{}", z + 1), "ZombieWrite", log, &w, row)))
+    Ok(written(&steps).map(|w| write_event(Writer::Zombie(z), log, &w, row)))
 }
 
 /// The same flows on real threads, one per flow, each on its own course (a zombie folds and
@@ -402,7 +431,7 @@ pub fn racing_flow_trace(
     key: &str,
     log: Ops,
     seed: u64,
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<FlowEvent>, Error> {
     let Partition {
         key,
         log,
@@ -417,7 +446,7 @@ pub fn racing_flow_trace(
     let start = std::sync::Barrier::new(1 + zombies.len());
     let (recorded, turnstile, reader, key, start) =
         (&recorded, &turnstile, reader.as_ref(), key.as_str(), &start);
-    let record = |events: Option<Event>| {
+    let record = |events: Option<FlowEvent>| {
         recorded
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -622,8 +651,8 @@ impl Harness for Partition {
         };
         let refused = event
             .as_ref()
-            .and_then(|e| e.vars.get("applied"))
-            .and_then(serde_json::Value::as_bool)
+            .and_then(FlowEvent::write)
+            .and_then(|w| w.applied)
             == Some(false);
         Ok(if refused {
             Applied::Refused
@@ -846,20 +875,21 @@ impl Restart {
     }
 
     /// `Fold`: the owner handles its next record.
-    fn fold(&mut self) -> Result<Event, Error> {
+    fn fold(&mut self) -> Result<ReplayEvent, Error> {
         let o = self.cur() + 1;
         self.owner
             .handle(&Record::new(&self.key, o as u64, o.to_string().as_bytes()))?;
         self.owner.fresh();
         self.dirty = true;
-        Ok(Event::new(Some("owner"), "Fold")
-            .arg("offset", o)
-            .var("hw", self.hw))
+        Ok(ReplayEvent::Fold {
+            offset: o as u64,
+            hw: Some(self.hw as u64),
+        })
     }
 
     /// `Write`: flush what is buffered; with nothing buffered, a timer deletes the key at the
     /// flow's position (`tick_delete`), which is a write of the key at cur too.
-    fn write(&mut self, tick: bool) -> Result<Option<Event>, Error> {
+    fn write(&mut self, tick: bool) -> Result<Option<ReplayEvent>, Error> {
         if tick {
             self.owner
                 .flow
@@ -872,16 +902,12 @@ impl Restart {
         let Some(w) = written(&steps) else {
             return Ok(None);
         };
-        Ok(Some(
-            Event::new(Some("owner"), "Write")
-                .var("presented", w.offset)
-                .var("stored", self.stored()?)
-                .var(
-                    "selfFenced",
-                    matches!(error, Some(FlowError::SelfFenced(_))),
-                )
-                .var("hw", self.hw),
-        ))
+        Ok(Some(ReplayEvent::Write {
+            presented: Some(w.offset),
+            stored: Some(self.stored()?),
+            self_fenced: Some(matches!(error, Some(FlowError::SelfFenced(_)))),
+            hw: Some(self.hw as u64),
+        }))
     }
 }
 
@@ -892,7 +918,7 @@ pub fn fence_trace(
     key: &str,
     fence: bool,
     schedule: &mut dyn Schedule,
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<ReplayEvent>, Error> {
     let hw = 1 + schedule.below(FENCE_MAX_OFFSET as u64) as u8;
     let mut r = Restart::new(factory, key, hw, fence)?;
     let mut events = Vec::new();

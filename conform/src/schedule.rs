@@ -204,7 +204,7 @@ struct Turns {
     scripted: bool,
     /// The run is over and was released: everyone runs freely, unrecorded.
     free: bool,
-    sink: Vec<(String, Step)>,
+    sink: Vec<(usize, Step)>,
 }
 
 impl Scheduler {
@@ -252,10 +252,10 @@ impl Scheduler {
     }
 
     /// Actor `w` took a step: record it, hand the turn on, wait for the next one.
-    fn stepped(&self, w: usize, actor: &str, step: &Step) {
+    fn stepped(&self, w: usize, step: &Step) {
         let mut turns = self.lock();
         if !turns.free {
-            turns.sink.push((actor.to_string(), step.clone()));
+            turns.sink.push((w, step.clone()));
             turns.pass();
         }
         self.changed.notify_all();
@@ -293,7 +293,8 @@ impl Scheduler {
         self.changed.notify_all();
     }
 
-    pub fn steps(&self) -> Vec<(String, Step)> {
+    /// The recorded steps, each with the index of the actor that took it.
+    pub fn steps(&self) -> Vec<(usize, Step)> {
         self.lock().sink.clone()
     }
 
@@ -302,11 +303,10 @@ impl Scheduler {
         self.lock().schedule.recorded()
     }
 
-    /// A tracer for actor `w` (named `actor` in the events): each step it reports ends its turn.
-    pub fn tracer(self: &Arc<Scheduler>, w: usize, actor: impl Into<String>) -> Arc<dyn Tracer> {
+    /// A tracer for actor `w`: each step it reports ends its turn.
+    pub fn tracer(self: &Arc<Scheduler>, w: usize) -> Arc<dyn Tracer> {
         Arc::new(ScheduledTracer {
             writer: w,
-            actor: actor.into(),
             scheduler: self.clone(),
         })
     }
@@ -325,13 +325,12 @@ impl Turns {
 
 struct ScheduledTracer {
     writer: usize,
-    actor: String,
     scheduler: Arc<Scheduler>,
 }
 
 impl Tracer for ScheduledTracer {
     fn step(&self, step: &Step) {
-        self.scheduler.stepped(self.writer, &self.actor, step);
+        self.scheduler.stepped(self.writer, step);
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_refinement::conform::Event;
+use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
 use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use stateright::Model;
@@ -188,8 +188,8 @@ impl Drop for StoreFactory {
 
 /// Records each step with the writer that took it, in the order the steps happened.
 struct ActorTracer {
-    actor: String,
-    sink: Arc<Mutex<Vec<(String, Step)>>>,
+    writer: Writer,
+    sink: Arc<Mutex<Vec<(Writer, Step)>>>,
 }
 
 impl Tracer for ActorTracer {
@@ -197,7 +197,7 @@ impl Tracer for ActorTracer {
         self.sink
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((self.actor.clone(), step.clone()));
+            .push((self.writer, step.clone()));
     }
 }
 
@@ -208,10 +208,10 @@ pub fn scheduled_round(
     key: &str,
     offsets: &[u64],
     seed: u64,
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<FirstWriteEvent>, Error> {
     let scheduler = Scheduler::seeded(offsets.len(), seed);
     let stores = (0..offsets.len())
-        .map(|w| factory.open(scheduler.tracer(w, format!("w{}", w + 1))))
+        .map(|w| factory.open(scheduler.tracer(w)))
         .collect::<Result<Vec<_>, _>>()?;
     std::thread::scope(|scope| {
         for (w, store) in stores.iter().enumerate() {
@@ -227,40 +227,48 @@ pub fn scheduled_round(
     Ok(scheduler
         .steps()
         .iter()
-        .filter_map(|(actor, step)| event_of(actor, step))
+        .filter_map(|(w, step)| event_of(Writer(*w as u8), step))
         .collect())
 }
 
-/// The model's reading of an implementation step, or `None` for steps no model action reports.
-pub fn event_of(actor: &str, step: &Step) -> Option<Event> {
-    let statement = |name: &str, offset: u64, outcome: &StatementOutcome| {
-        let event = Event::new(Some(actor), name).arg("offset", offset);
-        match outcome {
-            StatementOutcome::Applied => event.var("applied", true).var("outcome", "applied"),
-            StatementOutcome::NotApplied { stored } => event
-                .var("applied", false)
-                .var("outcome", "not_applied")
-                .var("stored", *stored),
-            StatementOutcome::RowAbsent => event.var("applied", false).var("outcome", "row_absent"),
+/// The first-write models' reading of a store's step, or `None` for the steps of the
+/// partition flow (other vocabularies). Every step kind is named, so a new one must be placed.
+pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
+    let statement = |offset: u64, outcome: &StatementOutcome| {
+        let (outcome, stored) = match outcome {
+            StatementOutcome::Applied => (Some(Outcome::Applied), None),
+            StatementOutcome::NotApplied { stored } => (Some(Outcome::NotApplied), Some(*stored)),
+            StatementOutcome::RowAbsent => (Some(Outcome::RowAbsent), None),
             // Sent but unknown, or known not applied: the model may have taken either branch.
-            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => event,
+            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => (None, None),
+        };
+        Statement {
+            writer,
+            offset,
+            outcome,
+            stored,
         }
     };
     match step {
         Step::Persist {
             offset, outcome, ..
-        } => Some(statement("Persist", *offset, outcome)),
+        } => Some(FirstWriteEvent::Persist(statement(*offset, outcome))),
         Step::Update1 {
             offset, outcome, ..
-        } => Some(statement("Update1", *offset, outcome)),
+        } => Some(FirstWriteEvent::Update1(statement(*offset, outcome))),
         Step::Insert {
             offset, outcome, ..
-        } => Some(statement("Insert", *offset, outcome)),
+        } => Some(FirstWriteEvent::Insert(statement(*offset, outcome))),
         Step::RetryUpdate {
             offset, outcome, ..
-        } => Some(statement("RetryUpdate", *offset, outcome)),
-        Step::ReapRow { .. } => Some(Event::new(None, "ReapRow")),
-        _ => None,
+        } => Some(FirstWriteEvent::RetryUpdate(statement(*offset, outcome))),
+        Step::ReapRow { .. } => Some(FirstWriteEvent::ReapRow {}),
+        Step::Fold { .. }
+        | Step::Write { .. }
+        | Step::OwnerRecover { .. }
+        | Step::OwnerFold { .. }
+        | Step::ZombieWrite { .. }
+        | Step::Phase { .. } => None,
     }
 }
 
@@ -272,7 +280,7 @@ pub fn race(
     key: &str,
     offsets: &[u64],
     jitter: &[u64],
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<FirstWriteEvent>, Error> {
     let sink = Arc::new(Mutex::new(Vec::new()));
     let turnstile = Turnstile::default();
     let stores = offsets
@@ -280,7 +288,7 @@ pub fn race(
         .enumerate()
         .map(|(w, _)| {
             factory.open(Arc::new(ActorTracer {
-                actor: format!("w{}", w + 1),
+                writer: Writer(w as u8),
                 sink: sink.clone(),
             }))
         })
@@ -302,7 +310,7 @@ pub fn race(
     let steps = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(steps
         .iter()
-        .filter_map(|(actor, step)| event_of(actor, step))
+        .filter_map(|(writer, step)| event_of(*writer, step))
         .collect())
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use loadbearing_refinement::conform::{validate, Conform, Divergence, Event, Limits};
+use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
 use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};
@@ -120,7 +120,7 @@ impl TargetResult {
     }
 
     /// Validates one trace and counts it; the first few divergences are kept.
-    pub fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
+    pub fn tally<M: Conform>(&mut self, model: &M, events: &[M::Event]) {
         self.traces += 1;
         self.events += events.len();
         let validating = Instant::now();
