@@ -7,7 +7,7 @@
 //! event emitted once the outcome is known), recovers after a delete evicted its key, the
 //! coordinator rebalances, the zombie's consumer polls (capturing the new generation, and in
 //! the coupled design tearing the flow down in the same callback), the zombie commits its
-//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`Event`]
+//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`KafkaEvent`]
 //! carrying what it observed (the transaction's outcome, the topic's last record for the key).
 //!
 //! Model → implementation: the must-fail configs' counterexamples drive the broken variant
@@ -43,8 +43,11 @@ use loadbearing_impls_kafka::group_commit::{
 use loadbearing_impls_kafka::kafka::{
     create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
 };
-use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::kafka::trace::KafkaEvent;
+
+use crate::group_commit::outcome_of;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
@@ -625,7 +628,7 @@ impl World {
     }
 
     /// Takes one step and returns its event.
-    pub fn apply(&mut self, mv: Move) -> Result<Event, Error> {
+    pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, Error> {
         #[cfg(feature = "kafka")]
         if let Log::Real(r) = &self.log {
             r.keep_alive();
@@ -655,7 +658,7 @@ impl World {
         new
     }
 
-    fn owner_fold(&mut self) -> Result<Event, Error> {
+    fn owner_fold(&mut self) -> Result<KafkaEvent, Error> {
         let o = self.owner_pos + 1;
         let ops = self.ops;
         let flow = self
@@ -689,12 +692,12 @@ impl World {
             .ok_or_else(|| Error::Harness("the owner's fold recorded no OwnerFold step".into()))?;
         let outcome = outcome
             .ok_or_else(|| Error::Harness("the owner's flush recorded no outcome".into()))?;
-        Ok(Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", offset)
-            .arg("op", ops.at(o).name())
-            .var("committed", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerFold {
+            offset: offset as u64,
+            op: ops.at(o),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The Epoch design's owner after a fence: a new producer (init, the highest epoch), its
@@ -734,7 +737,7 @@ impl World {
         Ok(())
     }
 
-    fn owner_recover(&mut self) -> Result<Event, Error> {
+    fn owner_recover(&mut self) -> Result<KafkaEvent, Error> {
         if self.owner.is_some() {
             return Err(Error::Harness(
                 "the owner's key is loaded: nothing to recover".into(),
@@ -763,14 +766,15 @@ impl World {
                 "the owner's recovery recorded no OwnerRecover step".into(),
             ));
         }
-        Ok(Event::new(Some("owner"), "OwnerRecover")
-            .var("ownerState", state.to_string())
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerRecover {
+            owner_state: Some(state),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The group moves to the next generation; the partition's new owner carries it, while the
     /// old owner's flow lives on with the generation it captured (the zombie).
-    fn rebalance(&mut self) -> Result<Event, Error> {
+    fn rebalance(&mut self) -> Result<KafkaEvent, Error> {
         if self.rebalanced {
             return Err(Error::Harness("the harness rebalances once".into()));
         }
@@ -801,13 +805,14 @@ impl World {
                 _ => None,
             })
             .ok_or_else(|| Error::Harness("no Rebalance step recorded".into()))?;
-        Ok(Event::new(Some("coordinator"), "Rebalance")
-            .var("liveGen", self.log.model_generation(generation)))
+        Ok(KafkaEvent::Rebalance {
+            live_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+        })
     }
 
     /// The zombie's consumer runs the rebalance callback: it captures the live generation and,
     /// coupled, tears the revoked flow down before returning (`MemberContext::pre_rebalance`).
-    fn poll(&mut self) -> Result<Event, Error> {
+    fn poll(&mut self) -> Result<KafkaEvent, Error> {
         let zombie = self
             .zombie
             .clone()
@@ -835,9 +840,10 @@ impl World {
         });
         let (generation, torn_down) =
             step.ok_or_else(|| Error::Harness("no Poll step recorded".into()))?;
-        Ok(Event::new(Some("zombie"), "Poll")
-            .var("zCapturedGen", self.log.model_generation(generation))
-            .var("tornDown", !torn_down.is_empty()))
+        Ok(KafkaEvent::Poll {
+            z_captured_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+            torn_down: Some(!torn_down.is_empty()),
+        })
     }
 
     /// The revoked owner's group commit: its own producer, the generation it captured.
@@ -857,10 +863,10 @@ impl World {
 
     /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
     /// highest epoch.
-    fn zombie_init(&mut self) -> Result<Event, Error> {
+    fn zombie_init(&mut self) -> Result<KafkaEvent, Error> {
         if self.variant.design != Design::ProducerEpoch {
             // The generation designs have no stable id: nothing to initialise (a stutter).
-            return Ok(Event::new(Some("zombie"), "ZombieInit"));
+            return Ok(KafkaEvent::ZombieInit {});
         }
         self.start_zombie()?;
         self.sink.kafka(&KafkaStep::ZombieInit {
@@ -873,11 +879,11 @@ impl World {
         {
             return Err(Error::Harness("no ZombieInit step recorded".into()));
         }
-        Ok(Event::new(Some("zombie"), "ZombieInit"))
+        Ok(KafkaEvent::ZombieInit {})
     }
 
     /// The zombie's flow folds the records up to `m` (its own, stale view) and flushes.
-    fn zombie_commit(&mut self, m: u8) -> Result<Event, Error> {
+    fn zombie_commit(&mut self, m: u8) -> Result<KafkaEvent, Error> {
         let commit = self
             .zombie
             .clone()
@@ -902,12 +908,12 @@ impl World {
             .ok_or_else(|| {
                 Error::Harness("the zombie's flush recorded no ZombieCommit step".into())
             })?;
-        Ok(Event::new(Some("zombie"), "ZombieCommit")
-            .arg("offset", m)
-            .arg("op", ops.at(m).name())
-            .var("accepted", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::ZombieCommit {
+            offset: m as u64,
+            op: ops.at(m),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 }
 
@@ -940,7 +946,7 @@ fn group_commit(
 }
 
 /// One seeded trace: a random log, then random steps among those the implementation can take.
-pub fn trace(variant: Variant, schedule: &mut dyn Schedule) -> Result<Vec<Event>, Error> {
+pub fn trace(variant: Variant, schedule: &mut dyn Schedule) -> Result<Vec<KafkaEvent>, Error> {
     trace_on(&Backend::MEMORY, variant, schedule)
 }
 
@@ -949,7 +955,7 @@ pub fn trace_on(
     backend: &Backend,
     variant: Variant,
     schedule: &mut dyn Schedule,
-) -> Result<Vec<Event>, Error> {
+) -> Result<Vec<KafkaEvent>, Error> {
     let ops = Ops((schedule.below(1 << MAX_OFFSET) as u32) << 1);
     let mut world = World::new(variant, ops, MAX_OFFSET, backend)?;
     let mut events = Vec::new();
@@ -969,7 +975,7 @@ pub fn trace_on(
 /// What one replay of a model path did to the implementation.
 #[derive(Clone, Debug, Default)]
 pub struct Replayed {
-    pub events: Vec<Event>,
+    pub events: Vec<KafkaEvent>,
     /// The topic after each step.
     pub topics: Vec<Cell>,
     /// A zombie commit was accepted.
@@ -983,7 +989,7 @@ pub struct Replayed {
 /// take is a mismatch, and the path goes on.
 struct Driving<'a> {
     world: &'a mut World,
-    events: Vec<Event>,
+    events: Vec<KafkaEvent>,
 }
 
 impl Harness for Driving<'_> {
@@ -993,8 +999,10 @@ impl Harness for Driving<'_> {
     fn apply(&mut self, mv: &Move) -> Result<Applied, Error> {
         Ok(match self.world.apply(*mv) {
             Ok(event) => {
-                let refused = event.action == "ZombieCommit"
-                    && event.vars.get("accepted") == Some(&serde_json::Value::Bool(false));
+                let refused = matches!(
+                    &event,
+                    KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if !outcome.committed()
+                );
                 self.events.push(event);
                 if refused {
                     Applied::Refused
@@ -1032,8 +1040,10 @@ pub fn drive(
         Compare::Always,
     )?;
     let zombie_landed = driving.events.iter().any(|event| {
-        event.action == "ZombieCommit"
-            && event.vars.get("accepted") == Some(&serde_json::Value::Bool(true))
+        matches!(
+            event,
+            KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if outcome.committed()
+        )
     });
     let context = format!("{variant:?}, log {}", ops.render(max));
     let regressed = driven
