@@ -37,7 +37,7 @@ trace CONFIG *ARGS:
 
 # Accept changed counterexample snapshots and regenerate docs/; review with `git diff`.
 docs:
-    INSTA_UPDATE=always cargo test --test snapshots
+    INSTA_UPDATE=always cargo test --test it snapshots::
     cargo run --release -- docs
     cargo run --release -- mutate --format markdown > docs/mutation.md
 

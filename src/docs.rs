@@ -1,7 +1,7 @@
 //! `loadbearing docs`: the pages under `docs/`, generated from the configs, the models' own
 //! doc comments and the counterexample snapshots, so they cannot drift from what is checked.
 //!
-//! `tests/docs.rs` fails when a generated page differs from the one on disk; regenerate with
+//! `tests/it/docs.rs` fails when a generated page differs from the one on disk; regenerate with
 //! `cargo run -- docs`.
 
 use std::collections::BTreeMap;
@@ -34,7 +34,7 @@ pub fn snapshot(config: &str) -> Result<String, String> {
     let path = root().join(format!("expected/snapshots/{config}.snap"));
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
-            "{}: {e}; generate it with `INSTA_UPDATE=always cargo test --test snapshots`",
+            "{}: {e}; generate it with `INSTA_UPDATE=always cargo test --test it snapshots::`",
             path.display()
         )
     })?;

@@ -1,7 +1,7 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
 //! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};

@@ -1,6 +1,6 @@
 //! Conformance of the implementations to their models, both ways, and the `conform` command.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

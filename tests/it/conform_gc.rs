@@ -1,7 +1,7 @@
 //! Conformance of the group commit to GroupCommit, both ways, and the store targets on a real
 //! Cassandra 5 node.
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::{self, group_commit::events_of, Backend, Settings, Target};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};

@@ -1,0 +1,21 @@
+//! The CLI crate's integration tests, as one test binary (one link of the whole stack instead
+//! of one per file): one module per area. Run one area with a filter, e.g.
+//! `cargo test --test it conform::`.
+
+mod common;
+
+mod actors;
+mod browser;
+mod cli;
+mod conform;
+mod conform_flow;
+mod conform_gc;
+mod conform_kafka;
+mod docs;
+mod explorer;
+mod isolation;
+mod mutate;
+mod snapshots;
+mod ssi;
+mod suite;
+mod trace;
