@@ -306,6 +306,7 @@ fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
 
 /// PostgreSQL: the same flows; CI provides a server (see .ci/setup.d).
 #[test]
+#[cfg(feature = "postgres")]
 fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
     let Some(server) = common::servers::postgres() else {
         return;
@@ -324,6 +325,7 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
 
 /// Cassandra 5: the persist is the three-LWT compound, but the flow-level events read the same.
 #[test]
+#[cfg(feature = "cassandra")]
 fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     let Some(node) = common::servers::cassandra() else {
         return;

@@ -135,6 +135,7 @@ fn a_commit_that_drains_past_the_cap_or_fails_does_not_fit() {
 
 /// The group commit on a real Kafka 4.4 broker (CI provides the jars; see .ci/setup.d).
 #[test]
+#[cfg(feature = "kafka")]
 fn concurrent_group_commits_on_kafka_conform() {
     let Some(broker) = common::servers::kafka() else {
         return;
@@ -154,6 +155,7 @@ fn concurrent_group_commits_on_kafka_conform() {
 
 /// The store targets on a real Cassandra 5 node: its persist is the three-LWT compound.
 #[test]
+#[cfg(feature = "cassandra")]
 fn the_store_targets_run_on_cassandra() {
     let Some(node) = common::servers::cassandra() else {
         return;
