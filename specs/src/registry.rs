@@ -18,10 +18,14 @@ use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
 use crate::{Configured, Guard};
-use loadbearing_refinement::conform::{validate, Conform, Event, Limits, Verdict};
+use loadbearing_refinement::conform::{
+    parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
+};
 
 pub struct ModelEntry {
     pub name: &'static str,
+    /// The model's description (`Configured::DOC`), compiled in.
+    pub doc: &'static str,
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
     pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
@@ -34,6 +38,7 @@ pub struct ModelEntry {
 fn entry<M: Configured>() -> ModelEntry {
     ModelEntry {
         name: M::NAME,
+        doc: M::DOC,
         knobs: M::KNOBS,
         guards: M::GUARDS,
         check: |knobs, spec, options| check(&M::from_knobs(knobs), spec, options),
@@ -59,9 +64,10 @@ pub fn models() -> Vec<ModelEntry> {
     ]
 }
 
-/// Validates a step trace against a model built from constants, for the models that read
-/// implementation events.
-pub type ConformFn = fn(&Resolved, &[Event], Limits) -> Verdict;
+/// Reads an NDJSON trace in the model's vocabulary and validates it against the model built
+/// from constants, for the models that read implementation events. A malformed line (another
+/// vocabulary, an unknown action, a missing field, a wrong version) is an error naming it.
+pub type ConformFn = fn(&Resolved, &str, Limits) -> Result<Verdict, TraceError>;
 
 /// A model an implementation trace can be checked against, with its constants.
 struct ConformEntry {
@@ -74,7 +80,10 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
     ConformEntry {
         name: M::NAME,
         knobs: M::KNOBS,
-        conform: |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits),
+        conform: |knobs, ndjson, limits| {
+            let events = parse_ndjson::<M::Event>(ndjson)?;
+            Ok(validate(&M::from_knobs(knobs), &events, limits))
+        },
     }
 }
 
@@ -108,6 +117,16 @@ pub fn conformance_models() -> Vec<&'static str> {
 
 pub fn find(name: &str) -> Option<ModelEntry> {
     models().into_iter().find(|m| m.name == name)
+}
+
+/// The description of a model no config names, which is only the abstract side of a
+/// refinement (CasFirstWriteAtomic): it has no page of its own, so the page of the model that
+/// refines it carries it.
+pub fn refinement_target_doc(name: &str) -> Option<&'static str> {
+    [(CasFirstWriteAtomic::NAME, CasFirstWriteAtomic::DOC)]
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, doc)| doc)
 }
 
 #[cfg(test)]
