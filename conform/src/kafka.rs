@@ -7,7 +7,7 @@
 //! event emitted once the outcome is known), recovers after a delete evicted its key, the
 //! coordinator rebalances, the zombie's consumer polls (capturing the new generation, and in
 //! the coupled design tearing the flow down in the same callback), the zombie commits its
-//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`Event`]
+//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`KafkaEvent`]
 //! carrying what it observed (the transaction's outcome, the topic's last record for the key).
 //!
 //! Model → implementation: the must-fail configs' counterexamples drive the broken variant
@@ -48,8 +48,11 @@ use loadbearing_impls_kafka::kafka::{
 };
 #[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::trace::no_trace;
-use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::kafka::trace::KafkaEvent;
+
+use super::group_commit::outcome_of;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
@@ -628,7 +631,7 @@ impl World {
     }
 
     /// Takes one step and returns its event.
-    pub fn apply(&mut self, mv: Move) -> Result<Event, String> {
+    pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, String> {
         #[cfg(feature = "kafka")]
         if let Log::Real(r) = &self.log {
             r.keep_alive();
@@ -658,7 +661,7 @@ impl World {
         new
     }
 
-    fn owner_fold(&mut self) -> Result<Event, String> {
+    fn owner_fold(&mut self) -> Result<KafkaEvent, String> {
         let o = self.owner_pos + 1;
         let ops = self.ops;
         let flow = self.owner.as_mut().ok_or("the owner's key is evicted")?;
@@ -687,12 +690,12 @@ impl World {
         });
         let offset = offset.ok_or("the owner's fold recorded no OwnerFold step")?;
         let outcome = outcome.ok_or("the owner's flush recorded no outcome")?;
-        Ok(Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", offset)
-            .arg("op", ops.at(o).name())
-            .var("committed", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerFold {
+            offset: offset as u64,
+            op: ops.at(o),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The Epoch design's owner after a fence: a new producer (init, the highest epoch), its
@@ -732,7 +735,7 @@ impl World {
         Ok(())
     }
 
-    fn owner_recover(&mut self) -> Result<Event, String> {
+    fn owner_recover(&mut self) -> Result<KafkaEvent, String> {
         if self.owner.is_some() {
             return Err("the owner's key is loaded: nothing to recover".into());
         }
@@ -757,14 +760,15 @@ impl World {
         {
             return Err("the owner's recovery recorded no OwnerRecover step".into());
         }
-        Ok(Event::new(Some("owner"), "OwnerRecover")
-            .var("ownerState", state.to_string())
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerRecover {
+            owner_state: Some(state),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The group moves to the next generation; the partition's new owner carries it, while the
     /// old owner's flow lives on with the generation it captured (the zombie).
-    fn rebalance(&mut self) -> Result<Event, String> {
+    fn rebalance(&mut self) -> Result<KafkaEvent, String> {
         if self.rebalanced {
             return Err("the harness rebalances once".into());
         }
@@ -795,13 +799,14 @@ impl World {
                 _ => None,
             })
             .ok_or("no Rebalance step recorded")?;
-        Ok(Event::new(Some("coordinator"), "Rebalance")
-            .var("liveGen", self.log.model_generation(generation)))
+        Ok(KafkaEvent::Rebalance {
+            live_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+        })
     }
 
     /// The zombie's consumer runs the rebalance callback: it captures the live generation and,
     /// coupled, tears the revoked flow down before returning (`MemberContext::pre_rebalance`).
-    fn poll(&mut self) -> Result<Event, String> {
+    fn poll(&mut self) -> Result<KafkaEvent, String> {
         let zombie = self.zombie.clone().ok_or("no zombie to poll")?;
         let live = self.log.live_meta();
         let generation = live.generation_id;
@@ -825,9 +830,10 @@ impl World {
             _ => None,
         });
         let (generation, torn_down) = step.ok_or("no Poll step recorded")?;
-        Ok(Event::new(Some("zombie"), "Poll")
-            .var("zCapturedGen", self.log.model_generation(generation))
-            .var("tornDown", !torn_down.is_empty()))
+        Ok(KafkaEvent::Poll {
+            z_captured_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+            torn_down: Some(!torn_down.is_empty()),
+        })
     }
 
     /// The revoked owner's group commit: its own producer, the generation it captured.
@@ -847,10 +853,10 @@ impl World {
 
     /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
     /// highest epoch.
-    fn zombie_init(&mut self) -> Result<Event, String> {
+    fn zombie_init(&mut self) -> Result<KafkaEvent, String> {
         if self.variant.design != Design::ProducerEpoch {
             // The generation designs have no stable id: nothing to initialise (a stutter).
-            return Ok(Event::new(Some("zombie"), "ZombieInit"));
+            return Ok(KafkaEvent::ZombieInit {});
         }
         self.start_zombie()?;
         self.sink.kafka(&KafkaStep::ZombieInit {
@@ -863,11 +869,11 @@ impl World {
         {
             return Err("no ZombieInit step recorded".into());
         }
-        Ok(Event::new(Some("zombie"), "ZombieInit"))
+        Ok(KafkaEvent::ZombieInit {})
     }
 
     /// The zombie's flow folds the records up to `m` (its own, stale view) and flushes.
-    fn zombie_commit(&mut self, m: u8) -> Result<Event, String> {
+    fn zombie_commit(&mut self, m: u8) -> Result<KafkaEvent, String> {
         let commit = self.zombie.clone().ok_or("no zombie flow")?;
         let generation = self.captured().generation_id;
         let mut flow = KafkaFlow::new(commit, 0, generation, self.sink.clone());
@@ -887,12 +893,12 @@ impl World {
                 _ => None,
             })
             .ok_or("the zombie's flush recorded no ZombieCommit step")?;
-        Ok(Event::new(Some("zombie"), "ZombieCommit")
-            .arg("offset", m)
-            .arg("op", ops.at(m).name())
-            .var("accepted", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::ZombieCommit {
+            offset: m as u64,
+            op: ops.at(m),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 }
 
@@ -925,12 +931,16 @@ fn group_commit(
 }
 
 /// One seeded trace: a random log, then random steps among those the implementation can take.
-pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
+pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<KafkaEvent>, String> {
     trace_on(&Backend::Memory, variant, rng)
 }
 
 /// One seeded trace on `backend`.
-pub fn trace_on(backend: &Backend, variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
+pub fn trace_on(
+    backend: &Backend,
+    variant: Variant,
+    rng: &mut Rng,
+) -> Result<Vec<KafkaEvent>, String> {
     let ops = Ops((rng.below(1 << MAX_OFFSET) as u32) << 1);
     let mut world = World::new(variant, ops, MAX_OFFSET, backend)?;
     let mut events = Vec::new();
@@ -948,7 +958,7 @@ pub fn trace_on(backend: &Backend, variant: Variant, rng: &mut Rng) -> Result<Ve
 /// What one replay of a model path did to the implementation.
 #[derive(Clone, Debug, Default)]
 pub struct Replayed {
-    pub events: Vec<Event>,
+    pub events: Vec<KafkaEvent>,
     /// The topic after each step.
     pub topics: Vec<Cell>,
     /// A zombie commit was accepted.
@@ -974,8 +984,10 @@ pub fn drive(
         let before = world.topic()?;
         match world.apply(*mv) {
             Ok(event) => {
-                out.zombie_landed |= event.action == "ZombieCommit"
-                    && event.vars.get("accepted") == Some(&serde_json::Value::Bool(true));
+                out.zombie_landed |= matches!(
+                    &event,
+                    KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if outcome.committed()
+                );
                 out.events.push(event);
             }
             Err(e) => out.mismatches.push(format!(
