@@ -270,6 +270,8 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let mut plan = Vec::new();
             for target in targets {
                 let kind = wanted.unwrap_or(target.backends()[0]);
+                // Before anything runs: a target on a backend it does not run on, or a server
+                // backend left out of this build (the error names its feature), is bad input.
                 conform::target::check_backend(target, kind).map_err(|e| e.to_string())?;
                 plan.push((target, kind));
             }

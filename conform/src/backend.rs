@@ -158,17 +158,26 @@ impl Servers {
         if let Some(embedded) = Backend::embedded(kind) {
             return Ok(embedded);
         }
-        let start = |e: String| Error::ServerStart(kind, e);
-        let address = match kind {
+        Ok(Backend::at(kind, self.start(kind)?))
+    }
+
+    /// The address of `kind`'s server, started on first use.
+    fn start(&mut self, kind: BackendKind) -> Result<String, Error> {
+        #[cfg_attr(
+            not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
+            allow(unused_variables)
+        )]
+        let failed = |e: String| Error::ServerStart(kind, e);
+        match kind {
             #[cfg(feature = "postgres")]
             BackendKind::Postgres => {
                 if self.postgres.is_none() {
                     eprintln!("conform: starting PostgreSQL");
                     self.postgres = Some(
-                        loadbearing_impls::harness::postgres::PgServer::start().map_err(start)?,
+                        loadbearing_impls::harness::postgres::PgServer::start().map_err(failed)?,
                     );
                 }
-                self.postgres.as_ref().expect("started").conn_str()
+                Ok(self.postgres.as_ref().expect("started").conn_str())
             }
             #[cfg(feature = "cassandra")]
             BackendKind::Cassandra => {
@@ -176,24 +185,23 @@ impl Servers {
                     eprintln!("conform: starting Cassandra 5");
                     self.cassandra = Some(
                         loadbearing_impls::harness::cassandra::CassandraNode::start()
-                            .map_err(start)?,
+                            .map_err(failed)?,
                     );
                 }
-                self.cassandra.as_ref().expect("started").node()
+                Ok(self.cassandra.as_ref().expect("started").node())
             }
             #[cfg(feature = "kafka")]
             BackendKind::Kafka => {
                 if self.kafka.is_none() {
                     eprintln!("conform: starting Kafka 4.4");
                     self.kafka = Some(
-                        loadbearing_impls_kafka::harness::KafkaBroker::start().map_err(start)?,
+                        loadbearing_impls_kafka::harness::KafkaBroker::start().map_err(failed)?,
                     );
                 }
-                self.kafka.as_ref().expect("started").bootstrap()
+                Ok(self.kafka.as_ref().expect("started").bootstrap())
             }
-            _ => return Err(Error::NotCompiled(kind)),
-        };
-        Ok(Backend::at(kind, address))
+            _ => Err(Error::NotCompiled(kind)),
+        }
     }
 }
 

@@ -9,8 +9,8 @@
 //! be visible in what the store did; on the guarded store the same schedule must fit the
 //! guarded model and show no such thing.
 
-use loadbearing_impls::postgres::CompoundGuards;
 use loadbearing_impls::trace::no_trace;
+use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Writer};

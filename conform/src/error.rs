@@ -23,8 +23,10 @@ pub enum Error {
         runs_on: &'static [BackendKind],
         backend: BackendKind,
     },
-    /// This build has no client for the backend (a cargo feature left out).
-    #[error("this build has no {0} client: build with `--features {0}`")]
+    /// This build has no client for the backend (its Cargo feature was left out).
+    #[error(
+        "the {0} backend is not compiled into this build: rebuild with `--features {0}` (or `--features full`)"
+    )]
     NotCompiled(BackendKind),
     /// A part of the harness that needs another backend than the one given.
     #[error("{needs}, not {backend}")]
@@ -117,6 +119,10 @@ impl Error {
         }
     }
 
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
+        allow(dead_code)
+    )]
     pub(crate) fn open(what: &'static str) -> impl FnOnce(String) -> Error {
         move |reason| Error::Open { what, reason }
     }

@@ -26,8 +26,11 @@
 //! fences themselves are the implementation's and the coordinator's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+#[cfg(feature = "kafka")]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "kafka")]
 use std::time::{Duration, Instant};
 
 use loadbearing_impls::store::Read;
@@ -43,7 +46,9 @@ use loadbearing_impls_kafka::group_commit::{
 use loadbearing_impls_kafka::kafka::{
     create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
 };
-use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer};
+#[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::trace::no_trace;
+use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
@@ -461,6 +466,7 @@ impl Log {
 
     /// A producer for `role`; in the Epoch design every producer shares the stable id, so each
     /// new one takes the highest epoch.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))] // `role` names a real producer
     fn producer(&self, design: Design, role: &str) -> Result<Producer, Error> {
         match self {
             Log::Mem { mem, epochs, .. } => Ok(match design {

@@ -12,7 +12,14 @@
 //! - [`schedule`]: every source of nondeterminism (seeded, scripted, a model path, real
 //!   threads racing) and the crate's one generator.
 //! - [`driver`]: the harness trait and the one path driver.
-//! - The families: [`store`], [`compound`], [`flow`], [`group_commit`], [`kafka`], [`ssi`].
+//! - The families: [`store`], `compound` (PostgreSQL), [`flow`], [`group_commit`], [`kafka`],
+//!   [`ssi`].
+//!
+//! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
+//! the default build runs every target on its embedded backend (SQLite, the in-memory
+//! producer, the SSI engine itself) without compiling a server client. [`BackendKind`] names
+//! every backend, so the target table and `conform --list` are the same in every build; a
+//! backend this build has no client for is [`Error::NotCompiled`], naming the feature.
 
 pub mod backend;
 #[cfg(feature = "postgres")]

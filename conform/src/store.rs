@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
-use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
+use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
 use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
@@ -46,8 +46,8 @@ pub struct StoreFactory {
     #[cfg(feature = "cassandra")]
     cassandra: Option<loadbearing_impls::cassandra::CassandraCluster>,
     /// PostgreSQL's compound with some guards off (planted mutants).
-    #[cfg(feature = "postgres")]
-    guards: loadbearing_impls::postgres::CompoundGuards,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    guards: CompoundGuards,
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -99,8 +99,7 @@ impl StoreFactory {
             table,
             #[cfg(feature = "cassandra")]
             cassandra,
-            #[cfg(feature = "postgres")]
-            guards: Default::default(),
+            guards: CompoundGuards::default(),
         })
     }
 
@@ -110,8 +109,7 @@ impl StoreFactory {
     }
 
     /// PostgreSQL's compound with these guards (turning one off is a planted mutant).
-    #[cfg(feature = "postgres")]
-    pub fn with_guards(mut self, guards: loadbearing_impls::postgres::CompoundGuards) -> Self {
+    pub fn with_guards(mut self, guards: CompoundGuards) -> Self {
         self.guards = guards;
         self
     }

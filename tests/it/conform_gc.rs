@@ -1,11 +1,9 @@
 //! Conformance of the group commit to GroupCommit, both ways, and the store targets on a real
 //! Cassandra 5 node.
 
-mod common;
+use crate::common;
 
-use loadbearing::conform::{
-    self, group_commit::events_of, targets, Backend, BackendKind, Settings,
-};
+use loadbearing::conform::{self, group_commit::events_of, targets, Backend, Settings};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
@@ -152,12 +150,17 @@ fn a_commit_that_drains_past_the_cap_or_fails_does_not_fit() {
 
 /// The group commit on a real Kafka 4.4 broker (CI provides the jars; see .ci/setup.d).
 #[test]
+#[cfg(feature = "kafka")]
 fn concurrent_group_commits_on_kafka_conform() {
     let Some(broker) = common::servers::kafka() else {
         return;
     };
-    let settings =
-        common::servers::settings(Backend::at(BackendKind::Kafka, broker.bootstrap()), 3, 8, 5);
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Kafka, broker.bootstrap()),
+        3,
+        8,
+        5,
+    );
     let result = conform::run(&targets::GROUP_COMMIT, &settings).unwrap();
     assert!(
         result.ok,
@@ -172,12 +175,17 @@ fn concurrent_group_commits_on_kafka_conform() {
 
 /// The store targets on a real Cassandra 5 node: its persist is the three-LWT compound.
 #[test]
+#[cfg(feature = "cassandra")]
 fn the_store_targets_run_on_cassandra() {
     let Some(node) = common::servers::cassandra() else {
         return;
     };
-    let settings =
-        common::servers::settings(Backend::at(BackendKind::Cassandra, node.node()), 5, 8, 9);
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        5,
+        8,
+        9,
+    );
     let store = conform::run(&targets::STORE, &settings).unwrap();
     assert!(
         store.ok,

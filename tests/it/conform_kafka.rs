@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
-use loadbearing::conform::{self, targets, Backend, BackendKind, Seeded, Settings, Target};
+use loadbearing::conform::{self, targets, Backend, Seeded, Settings, Target};
 use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 use loadbearing_specs::vocab::Op;
@@ -489,13 +489,14 @@ fn initial_states_are_built_from_the_ops_the_trace_reveals() {
 /// back read_committed. Slow (every world joins a real group and rebalances it), so one trace
 /// and the counterexamples.
 #[test]
+#[cfg(feature = "kafka")]
 fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants() {
     let Some(broker) = loadbearing_impls_kafka::harness::broker_or_skip(
         "on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants",
     ) else {
         return;
     };
-    let backend = Backend::at(BackendKind::Kafka, broker.bootstrap());
+    let backend = Backend::at(conform::BackendKind::Kafka, broker.bootstrap());
     let mut rng = Seeded::new(7);
     let events = kafka::trace_on(&backend, Variant::GUARDED, &mut rng).unwrap();
     let verdict = validate(

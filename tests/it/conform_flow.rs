@@ -1,11 +1,11 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
 //! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{
-    self, targets, Backend, BackendKind, Schedule, Seeded, Settings, StoreFactory, TargetResult,
+    self, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{validate, Limits};
@@ -317,12 +317,13 @@ fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
 
 /// PostgreSQL: the same flows; CI provides a server (see .ci/setup.d).
 #[test]
+#[cfg(feature = "postgres")]
 fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
     let Some(server) = common::servers::postgres() else {
         return;
     };
     let settings = common::servers::settings(
-        Backend::at(BackendKind::Postgres, server.conn_str()),
+        Backend::at(conform::BackendKind::Postgres, server.conn_str()),
         8,
         2,
         17,
@@ -340,12 +341,17 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
 
 /// Cassandra 5: the persist is the three-LWT compound, but the flow-level events read the same.
 #[test]
+#[cfg(feature = "cassandra")]
 fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     let Some(node) = common::servers::cassandra() else {
         return;
     };
-    let settings =
-        common::servers::settings(Backend::at(BackendKind::Cassandra, node.node()), 4, 2, 23);
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        4,
+        2,
+        23,
+    );
     let result = conform::run(&targets::FLOW, &settings).unwrap();
     assert_conforms(&result, 8);
     let mutants: [&dyn conform::Target; 3] = [
