@@ -605,8 +605,6 @@ fn conform_file(
 ) -> Result<ExitCode, String> {
     use loadbearing_specs::knobs::{Constants, Resolved};
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let events = loadbearing_refinement::conform::parse_ndjson(&text)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
     let (model_name, mut given) = match configs.iter().find(|c| c.name == model) {
         Some(config) => (config.model.to_string(), config.constants.values().clone()),
@@ -626,9 +624,10 @@ fn conform_file(
     let constants = Resolved::new(&model_name, knobs, &given).map_err(|e| e.to_string())?;
     let verdict = validate(
         &constants,
-        &events,
+        &text,
         loadbearing_refinement::conform::Limits::default(),
-    );
+    )
+    .map_err(|e| format!("{}: {e}", file.display()))?;
     match format {
         Format::Json => println!(
             "{}",

@@ -161,24 +161,21 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
     let dir = std::env::temp_dir().join(format!("loadbearing-conform-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let fits = dir.join("fits.ndjson");
+    use loadbearing_specs::cas_first_write::trace::{
+        FirstWriteEvent as E, Outcome, Statement, Writer,
+    };
+    let st = |w: u8, offset: u64, outcome: Outcome, stored: Option<u64>| Statement {
+        writer: Writer(w - 1),
+        offset,
+        outcome: Some(outcome),
+        stored,
+    };
     let events = vec![
-        Event::new(Some("w1"), "Update1")
-            .arg("offset", 2)
-            .var("outcome", "row_absent"),
-        Event::new(Some("w2"), "Update1")
-            .arg("offset", 1)
-            .var("outcome", "row_absent"),
-        Event::new(Some("w1"), "Insert")
-            .arg("offset", 2)
-            .var("outcome", "applied"),
-        Event::new(Some("w2"), "Insert")
-            .arg("offset", 1)
-            .var("outcome", "not_applied")
-            .var("stored", 2),
-        Event::new(Some("w2"), "RetryUpdate")
-            .arg("offset", 1)
-            .var("outcome", "not_applied")
-            .var("stored", 2),
+        E::Update1(st(1, 2, Outcome::RowAbsent, None)),
+        E::Update1(st(2, 1, Outcome::RowAbsent, None)),
+        E::Insert(st(1, 2, Outcome::Applied, None)),
+        E::Insert(st(2, 1, Outcome::NotApplied, Some(2))),
+        E::RetryUpdate(st(2, 1, Outcome::NotApplied, Some(2))),
     ];
     std::fs::write(&fits, to_ndjson(&events)).unwrap();
     let out = loadbearing(&[
@@ -198,9 +195,7 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
 
     // The same trace with the stale retry applied: an unguarded store's behaviour.
     let mut stale = events.clone();
-    stale[4] = Event::new(Some("w2"), "RetryUpdate")
-        .arg("offset", 1)
-        .var("outcome", "applied");
+    stale[4] = E::RetryUpdate(st(2, 1, Outcome::Applied, None));
     let diverges = dir.join("diverges.ndjson");
     std::fs::write(&diverges, to_ndjson(&stale)).unwrap();
     let out = loadbearing(&[
@@ -217,21 +212,45 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
         "{text}"
     );
 
-    let broken = dir.join("broken.ndjson");
-    std::fs::write(&broken, format!("{}{{\"v\":1,", to_ndjson(&events[..2]))).unwrap();
-    let out = loadbearing(&[
-        "conform",
-        "--trace",
-        broken.to_str().unwrap(),
-        "--model",
-        "casfw_guarded",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("line 3"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Cut short, of another model's vocabulary, an unknown action, a missing field, an old
+    // schema version: each an error (exit 2) naming the line and what is wrong with it.
+    let prefix = to_ndjson(&events[..2]);
+    let line = |rest: &str| format!("{{\"v\":2,\"vocabulary\":\"first_write\",{rest}}}");
+    for (bad, why) in [
+        ("{\"v\":2,".to_string(), "not a JSON object"),
+        (
+            r#"{"v":2,"vocabulary":"kafka","action":"Poll"}"#.to_string(),
+            "a `kafka` event, this model reads `first_write` events",
+        ),
+        (
+            line(r#""action":"Delete","writer":"w1","offset":1"#),
+            "unknown variant `Delete`",
+        ),
+        (
+            line(r#""action":"Insert","writer":"w1""#),
+            "missing field `offset`",
+        ),
+        (
+            r#"{"v":1,"actor":"w1","action":"Insert","args":{"offset":1}}"#.to_string(),
+            "schema version 1",
+        ),
+    ] {
+        let broken = dir.join("broken.ndjson");
+        std::fs::write(&broken, format!("{prefix}{bad}\n")).unwrap();
+        let out = loadbearing(&[
+            "conform",
+            "--trace",
+            broken.to_str().unwrap(),
+            "--model",
+            "casfw_guarded",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("line 3") && stderr.contains(why),
+            "{bad}: {stderr}"
+        );
+    }
 
     let out = loadbearing(&[
         "conform",

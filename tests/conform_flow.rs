@@ -6,10 +6,12 @@ mod common;
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};
 use loadbearing_impls::Mode;
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::cassandra::Cassandra;
+use loadbearing_specs::replay_fence::trace::ReplayEvent;
 use loadbearing_specs::replay_fence::ReplayFence;
-use loadbearing_specs::vocab::{Cell, Offsets};
+use loadbearing_specs::vocab::{Cell, Offsets, Op};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::Sqlite, traces, 2, seed)
@@ -64,7 +66,7 @@ fn the_flow_traces_exercise_the_guard() {
     let zombie_writes = traces
         .iter()
         .flatten()
-        .filter(|e| e.action == "ZombieWrite")
+        .filter(|e| matches!(e, FlowEvent::ZombieWrite { .. }))
         .count();
     let refused = refused_writes(&traces);
     assert!(
@@ -74,7 +76,10 @@ fn the_flow_traces_exercise_the_guard() {
 }
 
 /// `rounds` traces, each of which must fit the guarded model.
-fn guarded_traces(rounds: usize, mut trace: impl FnMut(usize) -> Vec<Event>) -> Vec<Vec<Event>> {
+fn guarded_traces(
+    rounds: usize,
+    mut trace: impl FnMut(usize) -> Vec<FlowEvent>,
+) -> Vec<Vec<FlowEvent>> {
     (0..rounds)
         .map(|round| {
             let events = trace(round);
@@ -90,11 +95,11 @@ fn guarded_traces(rounds: usize, mut trace: impl FnMut(usize) -> Vec<Event>) -> 
 }
 
 /// Writes the guard refused, in all the traces.
-fn refused_writes(traces: &[Vec<Event>]) -> usize {
+fn refused_writes(traces: &[Vec<FlowEvent>]) -> usize {
     traces
         .iter()
         .flatten()
-        .filter(|e| e.vars.get("applied") == Some(&serde_json::Value::Bool(false)))
+        .filter(|e| e.write().and_then(|w| w.applied) == Some(false))
         .count()
 }
 
@@ -112,11 +117,11 @@ fn racing_flows_overlap_and_conform() {
     let interleaved: usize = traces
         .iter()
         .map(|events| {
-            let actors: Vec<&str> = events.iter().filter_map(|e| e.actor.as_deref()).collect();
-            actors
-                .windows(3)
-                .filter(|w| w[0] == "owner" && w[1] != "owner" && w[2] == "owner")
-                .count()
+            let owner: Vec<bool> = events
+                .iter()
+                .map(|e| !matches!(e, FlowEvent::ZombieWrite { .. }))
+                .collect();
+            owner.windows(3).filter(|w| w[0] && !w[1] && w[2]).count()
         })
         .sum();
     let refused = refused_writes(&traces);
@@ -234,40 +239,43 @@ fn the_replay_fix_off_counterexample_self_fences_only_without_the_fence() {
     assert!(cx.fixed.mismatches.is_empty(), "{:?}", cx.fixed.mismatches);
 }
 
-fn ev(actor: &str, action: &str, offset: u64, op: &str, applied: bool, stored: &str) -> Event {
-    Event::new(Some(actor), action)
-        .arg("offset", offset)
-        .arg("op", op)
-        .var("applied", applied)
-        .var("stored", stored)
+/// The owner's fold at `offset` (a persist) that applied, with the row read back.
+fn fold(offset: u64, stored: Cell) -> FlowEvent {
+    FlowEvent::OwnerFold {
+        offset,
+        op: Op::Persist,
+        applied: Some(true),
+        presented: None,
+        stored: Some(stored),
+    }
+}
+
+/// Revoked flow `zombie`'s write of its fold at `offset` (a persist) that applied.
+fn zombie_write(zombie: u8, offset: u64, stored: Cell) -> FlowEvent {
+    FlowEvent::ZombieWrite {
+        zombie,
+        offset,
+        op: Op::Persist,
+        applied: Some(true),
+        presented: None,
+        stored: Some(stored),
+    }
 }
 
 #[test]
 fn a_hand_written_stale_zombie_write_is_rejected_with_a_reason() {
-    let row = |o: u8, c: &[u8]| {
-        Cell::snap(o, c.iter().fold(Offsets::EMPTY, |s, &x| s.with(x))).to_string()
-    };
-    let fits = vec![
-        ev("owner", "OwnerFold", 1, "persist", true, &row(1, &[1])),
-        ev("owner", "OwnerFold", 2, "persist", true, &row(2, &[1, 2])),
-    ];
+    let row = |o: u8, c: &[u8]| Cell::snap(o, c.iter().fold(Offsets::EMPTY, |s, &x| s.with(x)));
+    let fits = vec![fold(1, row(1, &[1])), fold(2, row(2, &[1, 2]))];
     assert!(validate(&guarded(), &fits, Limits::default()).conforming);
     let mut stale = fits.clone();
-    stale.push(ev(
-        "zombie1",
-        "ZombieWrite",
-        1,
-        "persist",
-        true,
-        &row(1, &[1]),
-    ));
+    stale.push(zombie_write(1, 1, row(1, &[1])));
     let verdict = validate(&guarded(), &stale, Limits::default());
     assert!(!verdict.conforming);
     let text = verdict.divergence.unwrap().text();
     assert!(text.contains("diverged at event 3"), "{text}");
     assert!(text.contains("ZombieWrite(1): the implementation applied offset 1 over Snap(2, {1,2}): a stale write landed"), "{text}");
     // An owner that skips an offset is no behaviour either.
-    let skipped = vec![ev("owner", "OwnerFold", 2, "persist", true, &row(2, &[2]))];
+    let skipped = vec![fold(2, row(2, &[2]))];
     let text = validate(&guarded(), &skipped, Limits::default())
         .divergence
         .unwrap()
@@ -280,11 +288,12 @@ fn a_hand_written_stale_zombie_write_is_rejected_with_a_reason() {
 
 #[test]
 fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
-    let write = Event::new(Some("owner"), "Write")
-        .var("hw", 3)
-        .var("presented", 0)
-        .var("selfFenced", true)
-        .var("stored", 3);
+    let write = ReplayEvent::Write {
+        presented: Some(0),
+        stored: Some(3),
+        self_fenced: Some(true),
+        hw: Some(3),
+    };
     let fixed = ReplayFence {
         max_offset: 3,
         fix: true,
@@ -422,19 +431,9 @@ fn conform_checks_a_flow_trace_file_against_cassandra() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("conform to Cassandra"), "{stdout}");
     // After the owner's last write the row is at offset 5: a zombie landing offset 1 is stale.
-    let last_row = events.last().unwrap().vars["stored"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(last_row.starts_with("Snap(5"), "{last_row}");
-    events.push(ev(
-        "zombie9",
-        "ZombieWrite",
-        1,
-        "persist",
-        true,
-        "Snap(1, {1})",
-    ));
+    let last_row = events.last().unwrap().stored().unwrap();
+    assert!(last_row.present && last_row.offset == 5, "{last_row}");
+    events.push(zombie_write(9, 1, Cell::snap(1, Offsets::EMPTY.with(1))));
     let stale = dir.join("stale.ndjson");
     std::fs::write(&stale, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();
     let out = check(&stale);

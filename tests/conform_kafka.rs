@@ -92,7 +92,7 @@ fn caught(target: Target, step: &str, reason: &str) {
     assert!(result.ok, "{}: {:?}", target.name(), result.mismatches);
     assert!(result.divergent_traces > 0);
     let first = result.divergences.first().expect("a divergence is kept");
-    assert_eq!(first.event.action, step, "{}", first.text());
+    assert_eq!(first.action, step, "{}", first.text());
     let text = first.text();
     assert!(text.contains(&format!("\"action\":\"{step}\"")), "{text}");
     assert!(text.contains(reason), "{text}");
@@ -269,7 +269,7 @@ fn epoch_traces_fit_the_epoch_model_except_where_the_owner_reloaded_a_zombie_sna
                 // The known gap: the model's owner writes the correct fold, the
                 // implementation's owner its in-memory state, reloaded from a snapshot a
                 // zombie commit wrote.
-                assert_eq!(d.event.action, "OwnerFold", "{}", d.text());
+                assert_eq!(d.action, "OwnerFold", "{}", d.text());
                 assert!(d.text().contains("the topic's last record"), "{}", d.text());
                 let before = &events[..d.matched];
                 let recover = before.iter().rposition(|e| e.action == "OwnerRecover");

@@ -4,6 +4,7 @@
 use loadbearing::docs;
 use loadbearing::suite::{self, Config};
 use loadbearing::trace::expects_failure;
+use loadbearing_specs::registry;
 
 fn configs() -> Vec<Config> {
     suite::load(&suite::default_path()).expect("the shipped suite loads")
@@ -58,4 +59,72 @@ fn the_tower_draws_every_refinement_the_suite_checks() {
     );
     let svg = std::fs::read_to_string(docs::root().join("docs/tower.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains(&docs::source_stamp(&dot)));
+}
+
+#[test]
+fn every_model_page_carries_the_description_compiled_into_the_binary() {
+    let files = docs::generate(&configs()).unwrap();
+    for entry in registry::models() {
+        let page = &files[&docs::model_page(entry.name)];
+        let (model, configs) = docs::split_description(entry.doc);
+        assert!(
+            !model.is_empty() && page.contains(model) && configs.is_none_or(|c| page.contains(c)),
+            "{}: its page does not carry its description",
+            entry.name
+        );
+    }
+}
+
+/// A model's description is the one place a newcomer reads the model: it has the sections the
+/// Rust is read against and names every property any config of the model can check.
+#[test]
+fn every_model_description_covers_its_variables_actions_fairness_and_properties() {
+    let configs = configs();
+    for entry in registry::models() {
+        let doc = entry.doc;
+        for section in ["## Variables", "## Actions", "## Fairness", "## Properties"] {
+            assert!(
+                doc.contains(section),
+                "{}: its description has no `{section}` section",
+                entry.name
+            );
+        }
+        for config in configs.iter().filter(|c| c.model == entry.name) {
+            for property in (entry.properties)(&config.constants) {
+                assert!(
+                    doc.contains(&format!("`{property}`")),
+                    "{}: its description does not say what `{property}` (checkable by {}) means",
+                    entry.name,
+                    config.name
+                );
+            }
+        }
+    }
+}
+
+/// The configs a description talks about are configs of the suite: a renamed or removed config
+/// fails here instead of leaving the page describing something that is not checked.
+#[test]
+fn every_config_a_model_description_names_is_in_the_suite() {
+    let configs = configs();
+    for entry in registry::models() {
+        let prefixes: Vec<String> = configs
+            .iter()
+            .filter(|c| c.model == entry.name)
+            .filter_map(|c| c.name.split_once('_').map(|(head, _)| format!("{head}_")))
+            .collect();
+        for quoted in entry.doc.split('`').skip(1).step_by(2) {
+            let looks_like_config = prefixes.iter().any(|p| quoted.starts_with(p.as_str()))
+                && quoted
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_');
+            if looks_like_config && !quoted.ends_with('_') {
+                assert!(
+                    configs.iter().any(|c| c.name == quoted),
+                    "{}: its description names `{quoted}`, which is no config of the suite",
+                    entry.name
+                );
+            }
+        }
+    }
 }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use loadbearing_impls::postgres::CompoundGuards;
 use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::{Read, WriteError};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::cas_first_write::trace::FirstWriteEvent;
 use loadbearing_specs::cas_first_write::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use stateright::Model;
 
@@ -28,7 +29,7 @@ const REAPER: usize = MAX_WRITERS;
 
 /// What one scripted run did.
 struct Scripted {
-    events: Vec<Event>,
+    events: Vec<FirstWriteEvent>,
     /// Each writer's persist result.
     results: Vec<(usize, Result<(), WriteError>)>,
     /// The row when the script was done (before the writers were released).
@@ -59,18 +60,17 @@ fn scripted(
     writers.dedup();
     let reaps = order.iter().filter(|&&a| a == REAPER).count();
     let scheduler = Scheduler::scripted(MAX_WRITERS + 1, order);
-    let traced = |w: usize, actor: String| -> Arc<ScheduledTracer> {
+    let traced = |w: usize| -> Arc<ScheduledTracer> {
         Arc::new(ScheduledTracer {
             writer: w,
-            actor,
             scheduler: scheduler.clone(),
         })
     };
     let stores = writers
         .iter()
-        .map(|&w| factory.open(traced(w, format!("w{}", w + 1))))
+        .map(|&w| factory.open(traced(w)))
         .collect::<Result<Vec<_>, _>>()?;
-    let reaper = factory.reaper(traced(REAPER, "reaper".into()))?;
+    let reaper = factory.reaper(traced(REAPER))?;
     let reader = factory.open(no_trace())?;
     let mut results = Vec::new();
     let mut reaped = Ok(());
@@ -120,7 +120,7 @@ fn scripted(
         events: scheduler
             .steps()
             .iter()
-            .filter_map(|(actor, step)| event_of(actor, step))
+            .filter_map(|(writer, step)| event_of(*writer, step))
             .collect(),
         results,
         row: row?,

@@ -19,8 +19,9 @@ use loadbearing_impls::flow::{
 };
 use loadbearing_impls::trace::{Recorder, Step};
 use loadbearing_impls::{Mode, SnapshotStore, WriteError};
-use loadbearing_refinement::conform::Event;
+use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
+use loadbearing_specs::replay_fence::trace::ReplayEvent;
 use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
@@ -93,7 +94,15 @@ fn written(steps: &[Step]) -> Option<Written> {
             Step::ZombieWrite {
                 offset, outcome, ..
             } => (*offset, outcome),
-            _ => return None,
+            Step::Update1 { .. }
+            | Step::Insert { .. }
+            | Step::RetryUpdate { .. }
+            | Step::Persist { .. }
+            | Step::ReapRow { .. }
+            | Step::Fold { .. }
+            | Step::OwnerRecover { .. }
+            | Step::OwnerFold { .. }
+            | Step::Phase { .. } => return None,
         };
         let applied = match outcome {
             Ok(()) => Some(true),
@@ -163,17 +172,34 @@ impl Traced {
     }
 }
 
-fn write_event(actor: &str, action: &str, log: Ops, w: &Written, row: Cell) -> Event {
-    let offset = w.offset as u8;
-    let mut event = Event::new(Some(actor), action)
-        .arg("offset", w.offset)
-        .arg("op", log.at(offset).name())
-        .var("presented", w.offset)
-        .var("stored", row.to_string());
-    if let Some(applied) = w.applied {
-        event = event.var("applied", applied);
+/// Who flushed: the owner (`OwnerFold`) or revoked flow `z` (`ZombieWrite`, 0-based here).
+#[derive(Clone, Copy)]
+enum Writer {
+    Owner,
+    Zombie(usize),
+}
+
+/// The event of a flush that wrote: its offset and op, the outcome and the row read back.
+fn write_event(by: Writer, log: Ops, w: &Written, row: Cell) -> FlowEvent {
+    let (offset, op) = (w.offset, log.at(w.offset as u8));
+    let (applied, presented, stored) = (w.applied, Some(w.offset), Some(row));
+    match by {
+        Writer::Owner => FlowEvent::OwnerFold {
+            offset,
+            op,
+            applied,
+            presented,
+            stored,
+        },
+        Writer::Zombie(z) => FlowEvent::ZombieWrite {
+            zombie: z as u8 + 1,
+            offset,
+            op,
+            applied,
+            presented,
+            stored,
+        },
     }
-    event
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -243,12 +269,12 @@ impl Partition {
     }
 
     /// `OwnerFold`: the owner handles its next record and flushes it.
-    fn owner_fold(&mut self) -> Result<Option<Event>, String> {
+    fn owner_fold(&mut self) -> Result<Option<FlowEvent>, String> {
         owner_fold(&mut self.owner, self.reader.as_ref(), &self.key, self.log)
     }
 
     /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
-    fn owner_recover(&mut self) -> Result<Event, String> {
+    fn owner_recover(&mut self) -> Result<FlowEvent, String> {
         self.owner.flow.evict(&self.key);
         self.owner
             .flow
@@ -259,9 +285,10 @@ impl Partition {
             Some(value) => contents_of(value)?,
             None => Offsets::EMPTY,
         };
-        Ok(Event::new(Some("owner"), "OwnerRecover")
-            .var("ownerState", state.to_string())
-            .var("stored", self.row()?.to_string()))
+        Ok(FlowEvent::OwnerRecover {
+            owner_state: Some(state),
+            stored: Some(self.row()?),
+        })
     }
 
     /// A zombie folds its next record in memory: no model step.
@@ -270,7 +297,7 @@ impl Partition {
     }
 
     /// `ZombieWrite(m)`: a zombie flushes its fold at m.
-    fn zombie_flush(&mut self, z: usize) -> Result<Option<Event>, String> {
+    fn zombie_flush(&mut self, z: usize) -> Result<Option<FlowEvent>, String> {
         zombie_flush(
             z,
             &mut self.zombies[z],
@@ -282,7 +309,7 @@ impl Partition {
 
     /// `ZombieWrite(m)` on demand (replay): a fresh revoked flow, recovered at the start,
     /// folds `1..=m` and flushes.
-    fn zombie_write(&mut self, m: u8) -> Result<Option<Event>, String> {
+    fn zombie_write(&mut self, m: u8) -> Result<Option<FlowEvent>, String> {
         let z = self
             .zombies
             .iter()
@@ -329,7 +356,7 @@ pub fn flow_trace(
     key: &str,
     log: Ops,
     rng: &mut Rng,
-) -> Result<Vec<Event>, String> {
+) -> Result<Vec<FlowEvent>, String> {
     let mut p = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
     let mut events = Vec::new();
     loop {
@@ -357,19 +384,22 @@ fn owner_fold(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<Event>, String> {
+) -> Result<Option<FlowEvent>, String> {
     let o = owner.flow.position() as u8 + 1;
     owner.handle(&record(key, log, o))?;
     owner.flush()?;
     let steps = owner.fresh();
     let row = read_cell(reader, key)?;
     Ok(Some(match written(&steps) {
-        Some(w) => write_event("owner", "OwnerFold", log, &w, row),
+        Some(w) => write_event(Writer::Owner, log, &w, row),
         // Nothing written (the buffer dropped the record): the fold alone, and the row.
-        None => Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", o)
-            .arg("op", log.at(o).name())
-            .var("stored", row.to_string()),
+        None => FlowEvent::OwnerFold {
+            offset: o as u64,
+            op: log.at(o),
+            applied: None,
+            presented: None,
+            stored: Some(row),
+        },
     }))
 }
 
@@ -389,13 +419,12 @@ fn zombie_flush(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<Event>, String> {
+) -> Result<Option<FlowEvent>, String> {
     zombie.dirty = false;
     zombie.traced.flush()?;
     let steps = zombie.traced.fresh();
     let row = read_cell(reader, key)?;
-    Ok(written(&steps)
-        .map(|w| write_event(&format!("zombie{}", z + 1), "ZombieWrite", log, &w, row)))
+    Ok(written(&steps).map(|w| write_event(Writer::Zombie(z), log, &w, row)))
 }
 
 /// The same flows on real threads, one per flow, each on its own course (a zombie folds and
@@ -407,7 +436,7 @@ pub fn racing_flow_trace(
     key: &str,
     log: Ops,
     seed: u64,
-) -> Result<Vec<Event>, String> {
+) -> Result<Vec<FlowEvent>, String> {
     let Partition {
         key,
         log,
@@ -589,8 +618,8 @@ pub fn replay_cassandra(
         out.rows.push(after);
         out.refused |= event
             .as_ref()
-            .and_then(|e| e.vars.get("applied"))
-            .and_then(serde_json::Value::as_bool)
+            .and_then(FlowEvent::write)
+            .and_then(|w| w.applied)
             == Some(false);
         out.regressed |= before.present && after.present && after.offset < before.offset;
         // A present row removed: the mapped high water falls back to 0.
@@ -780,20 +809,21 @@ impl Restart {
     }
 
     /// `Fold`: the owner handles its next record.
-    fn fold(&mut self) -> Result<Event, String> {
+    fn fold(&mut self) -> Result<ReplayEvent, String> {
         let o = self.cur() + 1;
         self.owner
             .handle(&Record::new(&self.key, o as u64, o.to_string().as_bytes()))?;
         self.owner.fresh();
         self.dirty = true;
-        Ok(Event::new(Some("owner"), "Fold")
-            .arg("offset", o)
-            .var("hw", self.hw))
+        Ok(ReplayEvent::Fold {
+            offset: o as u64,
+            hw: Some(self.hw as u64),
+        })
     }
 
     /// `Write`: flush what is buffered; with nothing buffered, a timer deletes the key at the
     /// flow's position (`tick_delete`), which is a write of the key at cur too.
-    fn write(&mut self, tick: bool) -> Result<Option<Event>, String> {
+    fn write(&mut self, tick: bool) -> Result<Option<ReplayEvent>, String> {
         if tick {
             self.owner
                 .flow
@@ -812,16 +842,12 @@ impl Restart {
             .map_err(|e| e.to_string())?
             .offset()
             .unwrap_or(0);
-        Ok(Some(
-            Event::new(Some("owner"), "Write")
-                .var("presented", w.offset)
-                .var("stored", stored)
-                .var(
-                    "selfFenced",
-                    matches!(error, Some(FlowError::SelfFenced(_))),
-                )
-                .var("hw", self.hw),
-        ))
+        Ok(Some(ReplayEvent::Write {
+            presented: Some(w.offset),
+            stored: Some(stored),
+            self_fenced: Some(matches!(error, Some(FlowError::SelfFenced(_)))),
+            hw: Some(self.hw as u64),
+        }))
     }
 }
 
@@ -832,7 +858,7 @@ pub fn fence_trace(
     key: &str,
     fence: bool,
     rng: &mut Rng,
-) -> Result<Vec<Event>, String> {
+) -> Result<Vec<ReplayEvent>, String> {
     let hw = 1 + rng.below(FENCE_MAX_OFFSET as u64) as u8;
     let mut r = Restart::new(factory, key, hw, fence)?;
     let mut events = Vec::new();

@@ -20,9 +20,10 @@ use loadbearing_impls::postgres::{CompoundGuards, PostgresStore};
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_refinement::conform::{validate, Conform, Divergence, Event, Limits};
+use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};
+use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
 use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::vocab::{Cell, Offsets};
@@ -216,8 +217,8 @@ static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 
 /// Records each step with the writer that took it, in the order the steps happened.
 struct ActorTracer {
-    actor: String,
-    sink: Arc<Mutex<Vec<(String, Step)>>>,
+    writer: Writer,
+    sink: Arc<Mutex<Vec<(Writer, Step)>>>,
 }
 
 impl Tracer for ActorTracer {
@@ -225,7 +226,7 @@ impl Tracer for ActorTracer {
         self.sink
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((self.actor.clone(), step.clone()));
+            .push((self.writer, step.clone()));
     }
 }
 
@@ -246,7 +247,7 @@ struct Turns {
     script: Option<std::collections::VecDeque<usize>>,
     /// A scripted run whose script is done and which was released: everyone runs freely.
     free: bool,
-    sink: Vec<(String, Step)>,
+    sink: Vec<(Writer, Step)>,
 }
 
 impl Scheduler {
@@ -297,10 +298,10 @@ impl Scheduler {
     }
 
     /// Writer `w` ran a statement: record it, hand the turn on, wait for the next one.
-    fn stepped(&self, w: usize, actor: &str, step: &Step) {
+    fn stepped(&self, w: usize, step: &Step) {
         let mut turns = self.lock();
         if !turns.free {
-            turns.sink.push((actor.to_string(), step.clone()));
+            turns.sink.push((Writer(w as u8), step.clone()));
             turns.pass();
         }
         self.changed.notify_all();
@@ -339,7 +340,8 @@ impl Scheduler {
         self.changed.notify_all();
     }
 
-    pub fn steps(&self) -> Vec<(String, Step)> {
+    /// The recorded steps, each with the actor index that took it.
+    pub fn steps(&self) -> Vec<(Writer, Step)> {
         self.lock().sink.clone()
     }
 }
@@ -361,13 +363,12 @@ impl Turns {
 
 struct ScheduledTracer {
     writer: usize,
-    actor: String,
     scheduler: Arc<Scheduler>,
 }
 
 impl Tracer for ScheduledTracer {
     fn step(&self, step: &Step) {
-        self.scheduler.stepped(self.writer, &self.actor, step);
+        self.scheduler.stepped(self.writer, step);
     }
 }
 
@@ -378,13 +379,12 @@ pub fn scheduled_round(
     key: &str,
     offsets: &[u64],
     seed: u64,
-) -> Result<Vec<Event>, String> {
+) -> Result<Vec<FirstWriteEvent>, String> {
     let scheduler = Scheduler::new(offsets.len(), seed);
     let stores = (0..offsets.len())
         .map(|w| {
             factory.open(Arc::new(ScheduledTracer {
                 writer: w,
-                actor: format!("w{}", w + 1),
                 scheduler: scheduler.clone(),
             }))
         })
@@ -403,40 +403,48 @@ pub fn scheduled_round(
     Ok(scheduler
         .steps()
         .iter()
-        .filter_map(|(actor, step)| event_of(actor, step))
+        .filter_map(|(writer, step)| event_of(*writer, step))
         .collect())
 }
 
-/// The model's reading of an implementation step, or `None` for steps no model action reports.
-pub fn event_of(actor: &str, step: &Step) -> Option<Event> {
-    let statement = |name: &str, offset: u64, outcome: &StatementOutcome| {
-        let event = Event::new(Some(actor), name).arg("offset", offset);
-        match outcome {
-            StatementOutcome::Applied => event.var("applied", true).var("outcome", "applied"),
-            StatementOutcome::NotApplied { stored } => event
-                .var("applied", false)
-                .var("outcome", "not_applied")
-                .var("stored", *stored),
-            StatementOutcome::RowAbsent => event.var("applied", false).var("outcome", "row_absent"),
+/// The first-write models' reading of a store's step, or `None` for the steps of the
+/// partition flow (other vocabularies). Every step kind is named, so a new one must be placed.
+pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
+    let statement = |offset: u64, outcome: &StatementOutcome| {
+        let (outcome, stored) = match outcome {
+            StatementOutcome::Applied => (Some(Outcome::Applied), None),
+            StatementOutcome::NotApplied { stored } => (Some(Outcome::NotApplied), Some(*stored)),
+            StatementOutcome::RowAbsent => (Some(Outcome::RowAbsent), None),
             // Sent but unknown, or known not applied: the model may have taken either branch.
-            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => event,
+            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => (None, None),
+        };
+        Statement {
+            writer,
+            offset,
+            outcome,
+            stored,
         }
     };
     match step {
         Step::Persist {
             offset, outcome, ..
-        } => Some(statement("Persist", *offset, outcome)),
+        } => Some(FirstWriteEvent::Persist(statement(*offset, outcome))),
         Step::Update1 {
             offset, outcome, ..
-        } => Some(statement("Update1", *offset, outcome)),
+        } => Some(FirstWriteEvent::Update1(statement(*offset, outcome))),
         Step::Insert {
             offset, outcome, ..
-        } => Some(statement("Insert", *offset, outcome)),
+        } => Some(FirstWriteEvent::Insert(statement(*offset, outcome))),
         Step::RetryUpdate {
             offset, outcome, ..
-        } => Some(statement("RetryUpdate", *offset, outcome)),
-        Step::ReapRow { .. } => Some(Event::new(None, "ReapRow")),
-        _ => None,
+        } => Some(FirstWriteEvent::RetryUpdate(statement(*offset, outcome))),
+        Step::ReapRow { .. } => Some(FirstWriteEvent::ReapRow {}),
+        Step::Fold { .. }
+        | Step::Write { .. }
+        | Step::OwnerRecover { .. }
+        | Step::OwnerFold { .. }
+        | Step::ZombieWrite { .. }
+        | Step::Phase { .. } => None,
     }
 }
 
@@ -467,7 +475,7 @@ pub fn race(
     key: &str,
     offsets: &[u64],
     jitter: &[u64],
-) -> Result<Vec<Event>, String> {
+) -> Result<Vec<FirstWriteEvent>, String> {
     let sink = Arc::new(Mutex::new(Vec::new()));
     let turnstile = Arc::new(Mutex::new(()));
     let stores = offsets
@@ -475,7 +483,7 @@ pub fn race(
         .enumerate()
         .map(|(w, _)| {
             factory.open(Arc::new(ActorTracer {
-                actor: format!("w{}", w + 1),
+                writer: Writer(w as u8),
                 sink: sink.clone(),
             }))
         })
@@ -496,7 +504,7 @@ pub fn race(
     let steps = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(steps
         .iter()
-        .filter_map(|(actor, step)| event_of(actor, step))
+        .filter_map(|(writer, step)| event_of(*writer, step))
         .collect())
 }
 
@@ -703,7 +711,7 @@ pub struct Replay {
 
 impl TargetResult {
     /// Validates one trace and counts it; the first few divergences are kept.
-    pub(crate) fn tally<M: Conform>(&mut self, model: &M, events: &[Event]) {
+    pub(crate) fn tally<M: Conform>(&mut self, model: &M, events: &[M::Event]) {
         self.traces += 1;
         self.events += events.len();
         let validating = Instant::now();

@@ -1,7 +1,7 @@
 //! Trace conformance, implementation → model: is a recorded run a behaviour of the model?
 //!
-//! A trace is NDJSON, one step event per line (`{"v":1,"actor":"w1","action":"Persist",
-//! "args":{...},"vars":{...}}`). The checker keeps every model state consistent with the prefix
+//! A trace is NDJSON, one event of the model's typed vocabulary per line (`wire`,
+//! `docs/trace-format.md`). The checker keeps every model state consistent with the prefix
 //! read so far, so an event may carry only some variables (the rest are searched), a declared
 //! silent action may happen between events (up to a bound), and an event that reports no model
 //! action is a stutter. A trace that fits ends with a witness, the model path it follows; one
@@ -12,130 +12,31 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::spec::Spec;
 
-/// The trace schema this checker reads.
-pub const SCHEMA_VERSION: u64 = 1;
+mod legacy;
+mod wire;
 
-/// One step event of an implementation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Event {
-    pub v: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<String>,
-    pub action: String,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub args: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub vars: Map<String, Value>,
-}
-
-impl Event {
-    pub fn new(actor: Option<&str>, action: &str) -> Event {
-        Event {
-            v: SCHEMA_VERSION,
-            actor: actor.map(str::to_string),
-            action: action.to_string(),
-            args: Map::new(),
-            vars: Map::new(),
-        }
-    }
-
-    pub fn arg(mut self, name: &str, value: impl Into<Value>) -> Event {
-        self.args.insert(name.to_string(), value.into());
-        self
-    }
-
-    pub fn var(mut self, name: &str, value: impl Into<Value>) -> Event {
-        self.vars.insert(name.to_string(), value.into());
-        self
-    }
-
-    pub fn arg_u64(&self, name: &str) -> Option<u64> {
-        self.args.get(name).and_then(Value::as_u64)
-    }
-
-    pub fn arg_str(&self, name: &str) -> Option<&str> {
-        self.args.get(name).and_then(Value::as_str)
-    }
-
-    pub fn var_u64(&self, name: &str) -> Option<u64> {
-        self.vars.get(name).and_then(Value::as_u64)
-    }
-
-    pub fn var_str(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).and_then(Value::as_str)
-    }
-
-    pub fn var_bool(&self, name: &str) -> Option<bool> {
-        self.vars.get(name).and_then(Value::as_bool)
-    }
-
-    /// One line of NDJSON.
-    pub fn to_line(&self) -> String {
-        serde_json::to_string(self).expect("events serialize")
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceError {
-    pub line: usize,
-    pub message: String,
-}
-
-impl std::fmt::Display for TraceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for TraceError {}
-
-/// Reads an NDJSON trace; blank lines are skipped, anything else malformed is an error that
-/// names its line.
-pub fn parse_ndjson(text: &str) -> Result<Vec<Event>, TraceError> {
-    let mut events = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event: Event = serde_json::from_str(line).map_err(|e| TraceError {
-            line: i + 1,
-            message: format!("not a step event: {e}"),
-        })?;
-        if event.v != SCHEMA_VERSION {
-            return Err(TraceError {
-                line: i + 1,
-                message: format!(
-                    "schema version {} (this checker reads {SCHEMA_VERSION})",
-                    event.v
-                ),
-            });
-        }
-        events.push(event);
-    }
-    Ok(events)
-}
-
-pub fn to_ndjson(events: &[Event]) -> String {
-    events.iter().map(|e| e.to_line() + "\n").collect()
-}
+pub use legacy::{Event, UNTYPED_VERSION};
+pub use wire::{parse_ndjson, to_ndjson, LineError, TraceError, TraceEvent, SCHEMA_VERSION};
 
 /// How a model reads an implementation's events.
 pub trait Conform: Spec {
+    /// The model's trace vocabulary.
+    type Event: TraceEvent;
+
     /// The states a trace may start from. The default is every initial state; a model whose
     /// initial states are too many to enumerate builds them from what the trace reveals.
-    fn initial_candidates(&self, _events: &[Event]) -> Vec<Self::State> {
+    fn initial_candidates(&self, _events: &[Self::Event]) -> Vec<Self::State> {
         self.init_states()
     }
 
     /// Whether `action` is the model action the event reports (its name, actor, arguments).
-    fn reports(&self, action: &Self::Action, event: &Event) -> bool;
+    fn reports(&self, action: &Self::Action, event: &Self::Event) -> bool;
 
     /// Compares what the event observed with the model step `before → after`; `Err` says
     /// which value contradicts the model.
@@ -143,12 +44,12 @@ pub trait Conform: Spec {
         &self,
         before: &Self::State,
         after: &Self::State,
-        event: &Event,
+        event: &Self::Event,
     ) -> Result<(), String>;
 
     /// An event that reports no model action (a read, a lifecycle note): a stutter, accepted
     /// where `observe(s, s)` holds.
-    fn is_stutter(&self, _event: &Event) -> bool {
+    fn is_stutter(&self, _event: &Self::Event) -> bool {
         false
     }
 
@@ -159,7 +60,7 @@ pub trait Conform: Spec {
 
     /// Why no action of the event's kind is enabled in `state`, when the model can say (shown
     /// in a divergence report instead of a bare "not allowed").
-    fn disabled_reason(&self, _state: &Self::State, _event: &Event) -> Option<String> {
+    fn disabled_reason(&self, _state: &Self::State, _event: &Self::Event) -> Option<String> {
         None
     }
 }
@@ -187,7 +88,13 @@ pub struct Divergence {
     pub matched: usize,
     /// 1-based line of the unmatched event in the trace.
     pub line: usize,
-    pub event: Event,
+    /// The unmatched event, as its trace line reads (envelope and fields).
+    pub event: Value,
+    /// The action it reports, and its line as written (for the text).
+    #[serde(skip)]
+    pub action: String,
+    #[serde(skip)]
+    pub as_written: String,
     /// The model path that explains the matched prefix.
     pub prefix: Vec<String>,
     /// Up to a few of the states consistent with the prefix, with what the model allowed.
@@ -253,7 +160,7 @@ type Seen = HashSet<u64, BuildIdentity>;
 const REPORTS_ANOTHER: &str = "the event reports another action";
 
 /// Checks whether `events` is a behaviour of `model`.
-pub fn validate<M: Conform>(model: &M, events: &[Event], limits: Limits) -> Verdict {
+pub fn validate<M: Conform>(model: &M, events: &[M::Event], limits: Limits) -> Verdict {
     let mut nodes: Vec<Node> = Vec::new();
     let mut frontier: Vec<(M::State, usize)> = Vec::new();
     let mut seen = Seen::default();
@@ -365,7 +272,7 @@ fn silent_closure<M: Conform>(
 
 fn explain<M: Conform>(
     model: &M,
-    event: &Event,
+    event: &M::Event,
     index: usize,
     closure: &[(M::State, usize)],
     nodes: &[Node],
@@ -421,7 +328,9 @@ fn explain<M: Conform>(
     Divergence {
         matched: index,
         line: index + 1,
-        event: event.clone(),
+        event: serde_json::from_str(&event.to_line()).expect("a trace line is JSON"),
+        action: event.action().to_string(),
+        as_written: event.to_line(),
         prefix: closure
             .first()
             .map(|(_, n)| path(nodes, *n))
@@ -440,7 +349,7 @@ impl Divergence {
             "diverged at event {} (line {}): {}",
             self.matched + 1,
             self.line,
-            self.event.to_line()
+            self.as_written
         );
         let _ = writeln!(
             out,
@@ -475,7 +384,7 @@ impl Divergence {
                 let _ = writeln!(
                     out,
                     "    no allowed action reports `{}`; the model allowed: {}",
-                    self.event.action,
+                    self.action,
                     if names.is_empty() {
                         "nothing".to_string()
                     } else {

@@ -1,8 +1,11 @@
 //! Trace validation on a tiny model: partial observations, stutters, silent steps, and the
 //! divergence report.
 
-use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Conform, Event, Limits};
+use loadbearing_refinement::conform::{
+    parse_ndjson, to_ndjson, validate, Conform, Limits, LineError, TraceEvent,
+};
 use loadbearing_refinement::{Spec, Variables};
+use serde::{Deserialize, Serialize};
 use stateright::Model;
 
 /// Two counters; `Inc(i)` adds one to counter i; `Tick` (never logged) flips a hidden bit.
@@ -50,11 +53,43 @@ impl Spec for Counters {
     }
 }
 
+/// What the counters' implementation reports: an increment, or a look at the counters (a
+/// stutter); each may carry what it saw.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", deny_unknown_fields)]
+enum Event {
+    Inc {
+        counter: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        a: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        b: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ticked: Option<bool>,
+    },
+    Peek {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        a: Option<u64>,
+    },
+}
+
+impl TraceEvent for Event {
+    const VOCABULARY: &'static str = "counters";
+    fn action(&self) -> &str {
+        match self {
+            Event::Inc { .. } => "Inc",
+            Event::Peek { .. } => "Peek",
+        }
+    }
+}
+
 impl Conform for Counters {
+    type Event = Event;
+
     fn reports(&self, action: &Action, event: &Event) -> bool {
-        match action {
-            Action::Inc(i) => event.action == "Inc" && event.arg_u64("counter") == Some(*i as u64),
-            Action::Tick => false,
+        match (action, event) {
+            (Action::Inc(i), Event::Inc { counter, .. }) => counter == i,
+            (Action::Inc(_), Event::Peek { .. }) | (Action::Tick, _) => false,
         }
     }
     fn observe(
@@ -63,8 +98,12 @@ impl Conform for Counters {
         after: &Self::State,
         event: &Event,
     ) -> Result<(), String> {
-        for (name, i) in [("a", 0), ("b", 1)] {
-            if let Some(v) = event.var_u64(name) {
+        let (a, b, ticked) = match event {
+            Event::Inc { a, b, ticked, .. } => (*a, *b, *ticked),
+            Event::Peek { a } => (*a, None, None),
+        };
+        for (name, i, got) in [("a", 0, a), ("b", 1, b)] {
+            if let Some(v) = got {
                 if v != after.0[i] as u64 {
                     return Err(format!(
                         "{name} is {v} in the trace, {} in the model",
@@ -73,27 +112,50 @@ impl Conform for Counters {
                 }
             }
         }
-        if event.vars.get("ticked").and_then(|v| v.as_bool()) == Some(true) && !after.1 {
+        if ticked == Some(true) && !after.1 {
             return Err("the trace has ticked, the model has not".into());
         }
         Ok(())
     }
     fn is_stutter(&self, event: &Event) -> bool {
-        event.action == "Peek"
+        matches!(event, Event::Peek { .. })
     }
     fn is_silent(&self, action: &Action) -> bool {
         *action == Action::Tick
     }
 }
 
-fn inc(counter: u64) -> Event {
-    Event::new(Some("p"), "Inc").arg("counter", counter)
+fn inc(counter: u8) -> Event {
+    Event::Inc {
+        counter,
+        a: None,
+        b: None,
+        ticked: None,
+    }
+}
+
+/// The increment with counter `name` seen at `value` afterwards.
+fn saw(event: Event, name: &str, value: u64) -> Event {
+    let Event::Inc { counter, a, b, .. } = event else {
+        panic!("only increments are seen here");
+    };
+    let (a, b) = match name {
+        "a" => (Some(value), b),
+        "b" => (a, Some(value)),
+        _ => panic!("no counter {name}"),
+    };
+    Event::Inc {
+        counter,
+        a,
+        b,
+        ticked: None,
+    }
 }
 
 #[test]
 fn a_fitting_trace_has_a_witness_and_missing_variables_are_searched() {
     // The first event does not say which initial state; the second pins it.
-    let events = vec![inc(0), inc(0).var("a", 7), inc(1).var("b", 1)];
+    let events = vec![inc(0), saw(inc(0), "a", 7), saw(inc(1), "b", 1)];
     let verdict = validate(&Counters, &events, Limits::default());
     assert!(verdict.conforming, "{:?}", verdict.divergence);
     assert_eq!(verdict.witness.unwrap(), vec!["Inc(0)", "Inc(0)", "Inc(1)"]);
@@ -104,8 +166,13 @@ fn a_fitting_trace_has_a_witness_and_missing_variables_are_searched() {
 #[test]
 fn stutter_events_and_silent_steps_are_accepted() {
     let events = vec![
-        Event::new(Some("p"), "Peek").var("a", 0),
-        inc(1).var("ticked", true),
+        Event::Peek { a: Some(0) },
+        Event::Inc {
+            counter: 1,
+            a: None,
+            b: None,
+            ticked: Some(true),
+        },
     ];
     let verdict = validate(&Counters, &events, Limits::default());
     assert!(verdict.conforming, "{:?}", verdict.divergence);
@@ -122,7 +189,7 @@ fn stutter_events_and_silent_steps_are_accepted() {
 
 #[test]
 fn a_divergence_names_the_prefix_the_event_and_why_each_action_fails() {
-    let events = vec![inc(0).var("a", 1), inc(0).var("a", 3)];
+    let events = vec![saw(inc(0), "a", 1), saw(inc(0), "a", 3)];
     let verdict = validate(&Counters, &events, Limits::default());
     assert!(!verdict.conforming);
     let d = verdict.divergence.unwrap();
@@ -141,15 +208,35 @@ fn a_divergence_names_the_prefix_the_event_and_why_each_action_fails() {
 
 #[test]
 fn ndjson_round_trips_and_a_malformed_line_names_its_number() {
-    let events = vec![inc(0).var("a", 1), Event::new(None, "Peek")];
+    let events = vec![saw(inc(0), "a", 1), Event::Peek { a: None }];
     let text = to_ndjson(&events);
-    assert_eq!(parse_ndjson(&text).unwrap(), events);
-    let bad = format!("{}\n\n{{\"v\":1,\"action\":", events[0].to_line());
-    let err = parse_ndjson(&bad).unwrap_err();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        r#"{"v":2,"vocabulary":"counters","action":"Inc","counter":0,"a":1}"#
+    );
+    assert_eq!(parse_ndjson::<Event>(&text).unwrap(), events);
+    let bad = format!("{}\n\n{{\"v\":2,\"action\":", events[0].to_line());
+    let err = parse_ndjson::<Event>(&bad).unwrap_err();
     assert_eq!(err.line, 3);
-    let err = parse_ndjson("{\"v\":2,\"action\":\"Inc\"}").unwrap_err();
-    assert!(err.message.contains("schema version 2"), "{err}");
-    let err = parse_ndjson("{\"v\":1,\"action\":\"Inc\",\"colour\":1}").unwrap_err();
-    assert!(err.message.contains("unknown field"), "{err}");
-    assert!(parse_ndjson("").unwrap().is_empty());
+    assert!(matches!(err.error, LineError::NotJson(_)), "{err}");
+    let line = |rest: &str| format!("{{\"v\":2,\"vocabulary\":\"counters\",{rest}}}");
+    let err = parse_ndjson::<Event>(r#"{"vocabulary":"counters","action":"Peek"}"#).unwrap_err();
+    assert_eq!(err.error, LineError::Version { found: None }, "{err}");
+    let err =
+        parse_ndjson::<Event>(r#"{"v":1,"vocabulary":"counters","action":"Peek"}"#).unwrap_err();
+    assert_eq!(err.error, LineError::Version { found: Some(1) }, "{err}");
+    assert!(err.to_string().contains("schema version 1"), "{err}");
+    let err =
+        parse_ndjson::<Event>(r#"{"v":2,"vocabulary":"clocks","action":"Peek"}"#).unwrap_err();
+    assert!(
+        matches!(err.error, LineError::Vocabulary { found: Some(ref v), .. } if v == "clocks"),
+        "{err}"
+    );
+    let err = parse_ndjson::<Event>(&line(r#""action":"Dec","counter":0"#)).unwrap_err();
+    assert!(err.to_string().contains("unknown variant `Dec`"), "{err}");
+    let err = parse_ndjson::<Event>(&line(r#""action":"Inc""#)).unwrap_err();
+    assert!(err.to_string().contains("missing field `counter`"), "{err}");
+    let err = parse_ndjson::<Event>(&line(r#""action":"Peek","colour":1"#)).unwrap_err();
+    assert!(err.to_string().contains("unknown field"), "{err}");
+    assert!(parse_ndjson::<Event>("").unwrap().is_empty());
 }

@@ -1,9 +1,4 @@
-//! CasFirstWrite: Cassandra's non-atomic first write.
-//!
-//! Persisting a key that may not exist yet takes three separate lightweight transactions, and
-//! other writers interleave between them: (1) `UPDATE … IF offset <= o`, which does not apply to
-//! an absent row; (2) on absent, `INSERT … IF NOT EXISTS`; (3) if the insert lost the race, one
-//! retry of the conditional UPDATE. It must refine one atomic CAS (`CasFirstWriteAtomic`).
+#![doc = include_str!("cas_first_write.md")]
 
 use std::fmt;
 
@@ -314,6 +309,7 @@ impl Spec for CasFirstWrite {
 
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
+    const DOC: &'static str = include_str!("cas_first_write.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", "Guarded"),
         Guard::off("insert-if-not-exists", "InsertIfNotExists"),
@@ -360,66 +356,86 @@ impl Configured for CasFirstWrite {
     }
 }
 
-/// Conformance: the compound reports each statement,
-/// `{"actor":"w1","action":"Update1","args":{"offset":3},"vars":{"outcome":"row_absent"}}`, with
+/// Conformance: the compound reports each statement (`trace::FirstWriteEvent`), with its
 /// outcome `applied`, `not_applied` (and the `stored` offset that refused it) or `row_absent`.
 impl loadbearing_refinement::conform::Conform for CasFirstWrite {
-    fn initial_candidates(&self, events: &[Event]) -> Vec<CasFwState> {
+    type Event = FirstWriteEvent;
+
+    fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<CasFwState> {
         vec![CasFwState::initial(revealed_offsets(events))]
     }
 
-    fn reports(&self, action: &CasFwAction, event: &Event) -> bool {
-        let (name, w) = match action {
-            CasFwAction::Update1(w) => ("Update1", *w),
-            CasFwAction::Insert(w) => ("Insert", *w),
-            CasFwAction::RetryUpdate(w) => ("RetryUpdate", *w),
-            CasFwAction::ReapRow => return event.action == "ReapRow",
-        };
-        event.action == name && writer_index(event) == Some(w as usize)
+    fn reports(&self, action: &CasFwAction, event: &FirstWriteEvent) -> bool {
+        let by = |s: &Statement, w: &u8| s.writer.index() == *w as usize;
+        match (action, event) {
+            (CasFwAction::Update1(w), FirstWriteEvent::Update1(s))
+            | (CasFwAction::Insert(w), FirstWriteEvent::Insert(s))
+            | (CasFwAction::RetryUpdate(w), FirstWriteEvent::RetryUpdate(s)) => by(s, w),
+            (CasFwAction::ReapRow, FirstWriteEvent::ReapRow {}) => true,
+            // The atomic upsert is not a statement of the compound.
+            (_, FirstWriteEvent::Persist(_)) => false,
+            (
+                CasFwAction::Update1(_)
+                | CasFwAction::Insert(_)
+                | CasFwAction::RetryUpdate(_)
+                | CasFwAction::ReapRow,
+                FirstWriteEvent::Update1(_)
+                | FirstWriteEvent::Insert(_)
+                | FirstWriteEvent::RetryUpdate(_)
+                | FirstWriteEvent::ReapRow {},
+            ) => false,
+        }
     }
 
     fn observe(
         &self,
         before: &CasFwState,
         _after: &CasFwState,
-        event: &Event,
+        event: &FirstWriteEvent,
     ) -> Result<(), String> {
-        if event.action == "ReapRow" {
-            return Ok(());
-        }
-        let w = writer_index(event).ok_or("the event names no writer")?;
-        let offset = before.off[w];
-        let row = before.stored;
-        let expected = match (event.action.as_str(), row.present) {
-            (_, false) if event.action == "Insert" => "applied",
-            (_, false) => "row_absent",
-            ("Insert", true) if self.insert_if_not_exists => "not_applied",
-            ("Insert", true) => "applied",
-            (_, true) if self.update_applies(row, offset) => "applied",
-            (_, true) => "not_applied",
+        let (insert, s) = match event {
+            FirstWriteEvent::ReapRow {} => return Ok(()),
+            FirstWriteEvent::Insert(s) => (true, s),
+            FirstWriteEvent::Update1(s)
+            | FirstWriteEvent::RetryUpdate(s)
+            | FirstWriteEvent::Persist(s) => (false, s),
         };
-        let got = event
-            .var_str("outcome")
-            .ok_or("the event has no statement outcome")?;
+        let offset = before.off[s.writer.index()];
+        let row = before.stored;
+        let expected = match (insert, row.present) {
+            (true, false) => Outcome::Applied,
+            (false, false) => Outcome::RowAbsent,
+            (true, true) if self.insert_if_not_exists => Outcome::NotApplied,
+            (true, true) => Outcome::Applied,
+            (false, true) if self.update_applies(row, offset) => Outcome::Applied,
+            (false, true) => Outcome::NotApplied,
+        };
+        let got = s.outcome.ok_or("the event has no statement outcome")?;
         if got != expected {
-            let stale = if got == "applied" && row.present && offset < row.offset {
+            let stale = if got == Outcome::Applied && row.present && offset < row.offset {
                 ": a stale write landed"
             } else {
                 ""
             };
             return Err(format!(
-                "{} of offset {offset} on {row}: the implementation says {got}, the model {expected}{stale}",
-                event.action
+                "{} of offset {offset} on {row}: the implementation says {}, the model {}{stale}",
+                event.action(),
+                got.name(),
+                expected.name()
             ));
         }
-        match event.var_u64("stored") {
-            Some(stored) if got == "not_applied" && stored != row.offset as u64 => Err(format!(
+        match s.stored {
+            Some(stored) if got == Outcome::NotApplied && stored != row.offset as u64 => {
+                Err(format!(
                 "the implementation reports stored offset {stored}, the model's row holds {row}"
-            )),
+            ))
+            }
             _ => Ok(()),
         }
     }
 }
 
-use crate::cas_first_write_atomic::{revealed_offsets, writer_index};
-use loadbearing_refinement::conform::Event;
+pub mod trace;
+
+use loadbearing_refinement::conform::TraceEvent as _;
+use trace::{revealed_offsets, FirstWriteEvent, Outcome, Statement};

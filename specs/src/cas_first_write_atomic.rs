@@ -1,5 +1,4 @@
-//! CasFirstWriteAtomic: the first write as one atomic gated CAS. A refinement
-//! target only; it is never checked on its own.
+#![doc = include_str!("cas_first_write_atomic.md")]
 
 use std::fmt;
 
@@ -118,22 +117,33 @@ impl Spec for CasFirstWriteAtomic {
     }
 }
 
-/// Conformance: an atomic conditional upsert (SQLite, PostgreSQL) reports
-/// `{"actor":"w1","action":"Persist","args":{"offset":3},"vars":{"applied":true}}`, or
-/// `"applied":false` with the `stored` offset that refused it.
+/// Conformance: an atomic conditional upsert (SQLite, PostgreSQL) reports a `Persist`
+/// (`crate::cas_first_write::trace::FirstWriteEvent`) that applied, or did not with the
+/// `stored` offset that refused it.
 impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
-    fn initial_candidates(&self, events: &[Event]) -> Vec<AtomicState> {
+    type Event = FirstWriteEvent;
+
+    fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<AtomicState> {
         // Each writer's offset is in its own Persist event; enumerating every assignment up
         // front would be (MaxOffset+1)^Writers states.
         vec![AtomicState::initial(revealed_offsets(events))]
     }
 
-    fn reports(&self, action: &AtomicAction, event: &Event) -> bool {
-        match action {
-            AtomicAction::Persist(w) => {
-                event.action == "Persist" && writer_index(event) == Some(*w as usize)
+    fn reports(&self, action: &AtomicAction, event: &FirstWriteEvent) -> bool {
+        match (action, event) {
+            (AtomicAction::Persist(w), FirstWriteEvent::Persist(s)) => {
+                s.writer.index() == *w as usize
             }
-            AtomicAction::GiveUp(_) | AtomicAction::ReapRow => false,
+            // The compound's statements and a reap are no atomic step (the model's reap is
+            // silent).
+            (
+                AtomicAction::Persist(_) | AtomicAction::GiveUp(_) | AtomicAction::ReapRow,
+                FirstWriteEvent::Update1(_)
+                | FirstWriteEvent::Insert(_)
+                | FirstWriteEvent::RetryUpdate(_)
+                | FirstWriteEvent::Persist(_)
+                | FirstWriteEvent::ReapRow {},
+            ) => false,
         }
     }
 
@@ -141,13 +151,16 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         &self,
         before: &AtomicState,
         _after: &AtomicState,
-        event: &Event,
+        event: &FirstWriteEvent,
     ) -> Result<(), String> {
-        let applied = event
-            .var_bool("applied")
-            .ok_or("the event does not say whether the write applied")?;
-        let w = writer_index(event).ok_or("the event names no writer")?;
-        let offset = before.off[w];
+        let s = event
+            .statement()
+            .ok_or("a reap is not an atomic writer's step")?;
+        let applied = s
+            .outcome
+            .ok_or("the event does not say whether the write applied")?
+            == Outcome::Applied;
+        let offset = before.off[s.writer.index()];
         let row = before.stored;
         let model_applies = self.persist_applies(row, offset);
         match (applied, model_applies) {
@@ -157,7 +170,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
             (false, true) => Err(format!(
                 "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
             )),
-            (false, false) => match event.var_u64("stored") {
+            (false, false) => match s.stored {
                 Some(stored) if stored != row.offset as u64 => Err(format!(
                     "the implementation reports stored offset {stored}, the model's row holds {row}"
                 )),
@@ -172,23 +185,13 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     }
 }
 
-/// `w3` → writer index 2.
-pub fn writer_index(event: &Event) -> Option<usize> {
-    event
-        .actor
-        .as_deref()?
-        .strip_prefix('w')?
-        .parse::<usize>()
-        .ok()?
-        .checked_sub(1)
-}
-
-use loadbearing_refinement::conform::Event;
+use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 
 /// Not a config model of its own (it is a refinement target), but traces of the atomic stores
 /// are checked against it, with the same constants as CasFirstWrite.
 impl crate::Configured for CasFirstWriteAtomic {
     const NAME: &'static str = "CasFirstWriteAtomic";
+    const DOC: &'static str = include_str!("cas_first_write_atomic.md");
     const KNOBS: &'static [crate::knobs::Knob] = crate::cas_first_write::CasFirstWrite::KNOBS;
 
     fn from_knobs(k: &crate::knobs::Resolved) -> Self {
@@ -225,18 +228,4 @@ impl AtomicState {
             corrupted: false,
         }
     }
-}
-
-/// Each writer's offset as its events name it (`args.offset` of an event by actor `w<n>`); the
-/// last event wins, a writer no event names persists offset 0.
-pub fn revealed_offsets(events: &[Event]) -> [u8; MAX_WRITERS] {
-    let mut off = [0; MAX_WRITERS];
-    for event in events {
-        if let (Some(w), Some(o)) = (writer_index(event), event.arg_u64("offset")) {
-            if w < MAX_WRITERS {
-                off[w] = o.min(u8::MAX as u64) as u8;
-            }
-        }
-    }
-    off
 }

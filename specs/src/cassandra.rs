@@ -1,8 +1,4 @@
-//! Cassandra: offset compare-and-set plus an offset-carrying tombstone.
-//!
-//! The live owner folds events and writes its *in-memory* state; the revoked owner (the zombie)
-//! may write the correct fold at any offset at any time. With the guard, a write lands only on an
-//! absent row or one whose offset is not higher; the tombstone keeps the offset across a delete.
+#![doc = include_str!("cassandra.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -199,6 +195,7 @@ impl Spec for Cassandra {
 
 impl Configured for Cassandra {
     const NAME: &'static str = "Cassandra";
+    const DOC: &'static str = include_str!("cassandra.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", "Guarded"),
         Guard::off("tombstone", "Tombstone"),
@@ -227,20 +224,14 @@ impl Configured for Cassandra {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Trace conformance: the partition flows (impls/src/flow.rs) read as this model.
-//
-// Events (NDJSON schema v1), one per model step, composed by the harness (src/conform/flow.rs):
-// - `OwnerFold` (actor `owner`), args `offset` and `op` (`persist`/`delete`): the owner folded the
-//   record and flushed it. vars: `applied` (did its write land; absent when nothing was written),
-//   `presented` (the offset the write carried), `stored` (the row read back afterwards, rendered
-//   as `Absent`, `Snap(o, {..})` or `Tomb(o)`).
-// - `ZombieWrite` (actor `zombie…`), args `offset` (m) and `op`: a revoked flow flushed its fold
-//   at m. vars as OwnerFold's.
-// - `OwnerRecover` (actor `owner`): the owner reloaded the key; var `ownerState` (optional).
-// Every var is optional; what is missing is searched.
+// Trace conformance: the partition flows (impls/src/flow.rs) read as this model, in the `flow`
+// vocabulary (`trace::FlowEvent`), composed by the harness (conform/src/flow.rs).
+
+pub mod trace;
 
 use crate::conform_common::{check_op, expect_u64, revealed_logs};
-use loadbearing_refinement::conform::{Conform, Event};
+use loadbearing_refinement::conform::Conform;
+use trace::{FlowEvent, Write};
 
 impl Cassandra {
     /// What a write event observed, compared with the model's gate and row.
@@ -248,14 +239,14 @@ impl Cassandra {
         &self,
         before: &CassandraState,
         after: &CassandraState,
-        event: &Event,
+        w: Write,
         offset: u8,
     ) -> Result<(), String> {
-        check_op(before.op, offset as u64, event)?;
-        expect_u64(event, "presented", offset as u64, "presented offset")?;
+        check_op(before.op, offset as u64, w.op)?;
+        expect_u64(w.presented, offset as u64, "presented offset")?;
         let row = before.stored;
         let gate = self.can_write(row, offset);
-        match event.var_bool("applied") {
+        match w.applied {
             Some(true) if !gate => {
                 return Err(format!(
                     "the implementation applied offset {offset} over {row}: a stale write landed"
@@ -268,14 +259,14 @@ impl Cassandra {
             }
             _ => {}
         }
-        observe_row(after, event)
+        observe_row(after, w.stored)
     }
 }
 
 /// The row the implementation read back after the step, against the model's.
-fn observe_row(after: &CassandraState, event: &Event) -> Result<(), String> {
-    match event.var_str("stored") {
-        Some(seen) if seen != after.stored.to_string() => Err(format!(
+fn observe_row(after: &CassandraState, seen: Option<Cell>) -> Result<(), String> {
+    match seen {
+        Some(seen) if seen != after.stored => Err(format!(
             "the implementation's row is now {seen}, the model's is {}",
             after.stored
         )),
@@ -284,23 +275,37 @@ fn observe_row(after: &CassandraState, event: &Event) -> Result<(), String> {
 }
 
 impl Conform for Cassandra {
+    type Event = FlowEvent;
+
     /// The log is fixed per trace: every offset an event names fixes its op; the offsets no
     /// event names are enumerated (none, in a harness trace where the owner folds them all).
     /// Events that contradict each other on an op leave no log (the trace diverges).
-    fn initial_candidates(&self, events: &[Event]) -> Vec<CassandraState> {
-        revealed_logs(self.max_offset, events)
+    fn initial_candidates(&self, events: &[FlowEvent]) -> Vec<CassandraState> {
+        let reveals = events
+            .iter()
+            .filter_map(FlowEvent::write)
+            .map(|w| (w.offset, w.op));
+        revealed_logs(self.max_offset, reveals)
             .into_iter()
             .map(CassandraState::initial)
             .collect()
     }
 
-    fn reports(&self, action: &CassandraAction, event: &Event) -> bool {
-        match action {
-            CassandraAction::OwnerFold => event.action == "OwnerFold",
-            CassandraAction::OwnerRecover => event.action == "OwnerRecover",
-            CassandraAction::ZombieWrite(m) => {
-                event.action == "ZombieWrite" && event.arg_u64("offset") == Some(*m as u64)
+    fn reports(&self, action: &CassandraAction, event: &FlowEvent) -> bool {
+        match (action, event) {
+            (CassandraAction::OwnerFold, FlowEvent::OwnerFold { .. })
+            | (CassandraAction::OwnerRecover, FlowEvent::OwnerRecover { .. }) => true,
+            (CassandraAction::ZombieWrite(m), FlowEvent::ZombieWrite { offset, .. }) => {
+                *offset == *m as u64
             }
+            (
+                CassandraAction::OwnerFold
+                | CassandraAction::OwnerRecover
+                | CassandraAction::ZombieWrite(_),
+                FlowEvent::OwnerFold { .. }
+                | FlowEvent::ZombieWrite { .. }
+                | FlowEvent::OwnerRecover { .. },
+            ) => false,
         }
     }
 
@@ -308,30 +313,32 @@ impl Conform for Cassandra {
         &self,
         before: &CassandraState,
         after: &CassandraState,
-        event: &Event,
+        event: &FlowEvent,
     ) -> Result<(), String> {
-        match event.action.as_str() {
-            "OwnerFold" => {
+        match event {
+            FlowEvent::OwnerFold { offset, .. } => {
                 let o = before.owner_pos + 1;
-                match event.arg_u64("offset") {
-                    Some(folded) if folded != o as u64 => Err(format!(
-                        "the owner folded offset {folded}, but its next offset is {o}"
-                    )),
-                    _ => self.observe_write(before, after, event, o),
+                if *offset != o as u64 {
+                    return Err(format!(
+                        "the owner folded offset {offset}, but its next offset is {o}"
+                    ));
                 }
+                self.observe_write(before, after, event.write().expect("a fold writes"), o)
             }
-            "ZombieWrite" => {
-                let m = event.arg_u64("offset").unwrap_or(0) as u8;
-                self.observe_write(before, after, event, m)
+            FlowEvent::ZombieWrite { offset, .. } => {
+                let m = (*offset).min(u8::MAX as u64) as u8;
+                self.observe_write(before, after, event.write().expect("a flush writes"), m)
             }
-            "OwnerRecover" => match event.var_str("ownerState") {
-                Some(seen) if seen != after.owner_state.to_string() => Err(format!(
+            FlowEvent::OwnerRecover {
+                owner_state,
+                stored,
+            } => match owner_state {
+                Some(seen) if *seen != after.owner_state => Err(format!(
                     "the owner reloaded {seen}, the model's owner reloads {} from {}",
                     after.owner_state, before.stored
                 )),
-                _ => observe_row(after, event),
+                _ => observe_row(after, *stored),
             },
-            other => Err(format!("not an event of this model: {other}")),
         }
     }
 

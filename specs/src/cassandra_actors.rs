@@ -1,25 +1,4 @@
-//! Cassandra actors: the Cassandra design one level lower, as Stateright actors that send
-//! messages (issue 9). Refines the shared-state [Cassandra](cassandra.md) spec by step simulation.
-//!
-//! Three actors: the store node (0) applies each lightweight transaction (LWT) atomically on
-//! receipt and replies; the owner flow (1) folds the event log and writes its in-memory state
-//! through LWTs, one request outstanding at a time, reloading the row after a delete evicts the
-//! key; the zombie flow (2), a revoked owner, writes the correct fold at any offset it picks.
-//! The write is one conditional LWT (`UPDATE … IF offset <= o`, which also inserts an absent
-//! row), or with `Compound` the three rounds of CasFirstWrite: UPDATE, INSERT IF NOT EXISTS,
-//! retry UPDATE. The network is ordered per connection (default) or unordered, optionally lossy
-//! (LWT requests and replies may be lost; a client that loses a reply does not know the outcome
-//! and retries the same round up to `Retries` times, then stops), and the owner flow and the
-//! store node may crash (`CrashFlow`, `CrashStore`): the store keeps its durable row, the flow
-//! restarts at its last acknowledged offset and reloads the row from the store.
-//!
-//! The mapping onto Cassandra linearizes each LWT at the store's reply: a history variable
-//! records the owner's last decided write (`decided`) and the row its recovery read
-//! (`read`). Until the store decides the owner's pending write, the owner maps to its state
-//! before the fold, so sending and in-flight messages are stutters and the delivery that decides
-//! the write is `OwnerFold`; a zombie LWT that lands is `ZombieWrite(m)`. `RefCassandra` maps to
-//! the shipped design (Guarded, Tombstone), so an actor variant without a guard fails it at the
-//! step the guard would have stopped; `RefSafeSpec` composes the mapping with Cassandra's.
+#![doc = include_str!("cassandra_actors.md")]
 
 use std::borrow::Cow;
 use std::fmt;
@@ -933,6 +912,7 @@ impl Spec for CassandraActors {
 
 impl Configured for CassandraActors {
     const NAME: &'static str = "CassandraActors";
+    const DOC: &'static str = include_str!("cassandra_actors.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition in the LWT", "Guarded"),
         Guard::off("tombstone", "Tombstone"),

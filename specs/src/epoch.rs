@@ -1,8 +1,4 @@
-//! Epoch: the rejected producer-epoch design. Its refinement must FAIL.
-//!
-//! With a stable transactional id, epochs are handed out in `initTransactions` arrival order,
-//! independent of ownership: a stale owner that initialises late wins the highest epoch, and its
-//! write lands ahead of the live owner's.
+#![doc = include_str!("epoch.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -172,6 +168,7 @@ impl Spec for Epoch {
 
 impl Configured for Epoch {
     const NAME: &'static str = "Epoch";
+    const DOC: &'static str = include_str!("epoch.md");
     const KNOBS: &'static [Knob] = &[Knob::nat(
         "MaxOffset",
         1,
@@ -192,8 +189,10 @@ impl Configured for Epoch {
 /// commit the coordinator refused (the zombie's epoch was bumped past) changes no variable, so
 /// it is read as a stutter of a zombie that exists.
 impl loadbearing_refinement::conform::Conform for Epoch {
+    type Event = Event;
+
     fn initial_candidates(&self, events: &[Event]) -> Vec<EpochState> {
-        revealed_logs(self.max_offset, events)
+        revealed_logs(self.max_offset, legacy::reveals(events))
             .into_iter()
             .map(EpochState::initial)
             .collect()
@@ -225,7 +224,7 @@ impl loadbearing_refinement::conform::Conform for Epoch {
                 let m = event
                     .arg_u64("offset")
                     .ok_or("the zombie commit names no offset")?;
-                check_op(before.op, m, event)?;
+                legacy::check_op(before.op, m, event)?;
                 if refused(event) {
                     // A refused commit is a stutter (before == after); the model's own
                     // ZombieCommit always lands.
@@ -240,7 +239,7 @@ impl loadbearing_refinement::conform::Conform for Epoch {
                         Err("a zombie commit before the zombie initialised".into())
                     };
                 }
-                expect_topic(after.topic, event)
+                legacy::expect_topic(after.topic, event)
             }
             other => Err(format!("`{other}` is not an Epoch step")),
         }
@@ -255,6 +254,6 @@ fn refused(event: &Event) -> bool {
     event.var_bool("accepted") == Some(false)
 }
 
-use crate::conform_common::{check_op, expect_topic, revealed_logs};
+use crate::conform_common::{legacy, revealed_logs};
 use crate::kafka::{observe_owner_fold, observe_recover};
 use loadbearing_refinement::conform::Event;

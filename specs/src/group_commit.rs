@@ -1,9 +1,4 @@
-//! GroupCommit: the Kafka write orchestration, a PlusCal-style model.
-//!
-//! Writes are queued; whoever takes the per-partition lock drains up to `Cap` queued writes into
-//! one transaction, which also commits the latest scheduled input offset. The flow only schedules
-//! an offset once every write up to it is durable (`Gated`), so the committed offset never leads
-//! the durable writes.
+#![doc = include_str!("group_commit.md")]
 
 use std::fmt;
 
@@ -237,6 +232,7 @@ impl Spec for GroupCommit {
 
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
+    const DOC: &'static str = include_str!("group_commit.md");
     const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", "Gated")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat(
@@ -272,6 +268,8 @@ impl Configured for GroupCommit {
 /// failing transaction, so only a committed one fits. The flow's last step and the final
 /// stutter are never logged.
 impl loadbearing_refinement::conform::Conform for GroupCommit {
+    type Event = Event;
+
     fn reports(&self, action: &GcAction, event: &Event) -> bool {
         let by = |w: &u8| writer_of(event) == Some(*w);
         match action {

@@ -1,9 +1,4 @@
-//! Kafka: the consumer-generation fence of KIP-447.
-//!
-//! A snapshot write and the input-offset commit are one transaction whose offset commit carries
-//! the consumer's group generation; the coordinator rejects a stale generation. Two guards make
-//! that a fence: capturing the new generation tears the revoked flow down in the same step
-//! (`Coupled`), and every flush carries an offset, seeded at assignment (`Seeded`).
+#![doc = include_str!("kafka.md")]
 
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
@@ -234,6 +229,7 @@ impl Spec for Kafka {
 
 impl Configured for Kafka {
     const NAME: &'static str = "Kafka";
+    const DOC: &'static str = include_str!("kafka.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("capture coupling", "Coupled"),
         Guard::off("seed", "Seeded"),
@@ -275,8 +271,10 @@ impl Configured for Kafka {
 /// `topic` is the compacted topic's last durable record for the key, rendered as a [`Cell`]
 /// (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`). Every var is optional; a missing one is searched.
 impl loadbearing_refinement::conform::Conform for Kafka {
+    type Event = Event;
+
     fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
-        revealed_logs(self.max_offset, events)
+        revealed_logs(self.max_offset, legacy::reveals(events))
             .into_iter()
             .map(KafkaState::initial)
             .collect()
@@ -303,11 +301,14 @@ impl loadbearing_refinement::conform::Conform for Kafka {
         match event.action.as_str() {
             "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
             "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
-            "Rebalance" => expect_u64(event, "liveGen", after.live_gen as u64, "live generation"),
+            "Rebalance" => expect_u64(
+                event.var_u64("liveGen"),
+                after.live_gen as u64,
+                "live generation",
+            ),
             "Poll" => {
                 expect_u64(
-                    event,
-                    "zCapturedGen",
+                    event.var_u64("zCapturedGen"),
                     after.z_captured_gen as u64,
                     "captured generation",
                 )?;
@@ -328,7 +329,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 let Some(m) = event.arg_u64("offset") else {
                     return Err("the zombie commit names no offset".into());
                 };
-                check_op(before.op, m, event)?;
+                legacy::check_op(before.op, m, event)?;
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
                 match event.var_bool("accepted") {
                     Some(true) if fenced => {
@@ -346,7 +347,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     }
                     _ => {}
                 }
-                expect_topic(after.topic, event)
+                legacy::expect_topic(after.topic, event)
             }
             // The Epoch design's producer init changes no Kafka variable.
             "ZombieInit" => Ok(()),
@@ -359,7 +360,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     }
 }
 
-use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
+use crate::conform_common::{expect_u64, legacy, revealed_logs};
 use loadbearing_refinement::conform::Event;
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
@@ -380,7 +381,7 @@ pub(crate) fn observe_owner_fold(
         None => return Err("the owner's fold names no offset".into()),
         _ => {}
     }
-    check_op(ops, o, event)?;
+    legacy::check_op(ops, o, event)?;
     if event.var_bool("committed") == Some(false) {
         return Err(format!(
             "the owner's transaction at offset {o} did not commit ({}), but the model's live \
@@ -388,7 +389,7 @@ pub(crate) fn observe_owner_fold(
             event.var_str("outcome").unwrap_or("no reason given")
         ));
     }
-    expect_topic(topic, event)
+    legacy::expect_topic(topic, event)
 }
 
 pub(crate) fn observe_recover(
@@ -404,5 +405,5 @@ pub(crate) fn observe_recover(
         }
         _ => {}
     }
-    expect_topic(topic, event)
+    legacy::expect_topic(topic, event)
 }

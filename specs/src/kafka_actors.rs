@@ -1,20 +1,4 @@
-//! Kafka actors: the consumer-generation fence one level lower, as Stateright actors (issue 9).
-//! Refines the shared-state [Kafka](kafka.md) spec by step simulation.
-//!
-//! Three actors: the broker (0) holds the group coordinator's generation, the transaction
-//! coordinator that checks each transactional offset commit's generation (KIP-447), and the
-//! compacted topic; it rebalances once, handing the partition to the live owner and leaving
-//! the revoked flow running as a zombie. The owner flow (1) folds the log and commits each
-//! snapshot with its offset in one transaction (group commit inside the flow: one transaction
-//! per event here), reloading the snapshot after a delete evicts the key. The zombie flow (2)
-//! polls the coordinator (capturing the new generation tears it down when `Coupled`) and
-//! commits the correct fold at any offset with the generation it last captured, carrying an
-//! input offset when `Seeded`.
-//!
-//! The mapping onto Kafka linearizes each request at the broker's reply, with a history
-//! variable for the owner's decided commit and its recovery read, as CassandraActors does; the
-//! zombie's variables map from its actor state once the rebalance happened. `RefKafka` maps to
-//! the shipped design (Coupled, Seeded), so a variant without a guard fails it by name.
+#![doc = include_str!("kafka_actors.md")]
 
 use std::borrow::Cow;
 use std::fmt;
@@ -662,6 +646,7 @@ impl Spec for KafkaActors {
 
 impl Configured for KafkaActors {
     const NAME: &'static str = "KafkaActors";
+    const DOC: &'static str = include_str!("kafka_actors.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("capture coupling", "Coupled"),
         Guard::off("seed", "Seeded"),

@@ -30,6 +30,11 @@ use knobs::{Knob, Resolved, Value};
 /// constants make an instance.
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
+    /// The model described for people: its variables, actions with their guards and effects,
+    /// fairness, properties and refinement mapping. The same markdown is the module's rustdoc
+    /// and, through the registry, the prose of the model's page that `loadbearing docs` writes,
+    /// so the installed binary carries it and the two cannot drift.
+    const DOC: &'static str;
     const KNOBS: &'static [Knob];
     /// The design's guards, each a switch the model already reads.
     const GUARDS: &'static [Guard] = &[];

@@ -20,13 +20,17 @@ use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
 use crate::{Configured, Guard};
-use loadbearing_refinement::conform::{validate, Conform, Event, Limits, Verdict};
+use loadbearing_refinement::conform::{
+    parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
+};
 
 /// Checks the model a config's constants build, behind the registry's one face.
 pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
 
 pub struct ModelEntry {
     pub name: &'static str,
+    /// The model's description (`Configured::DOC`), compiled in.
+    pub doc: &'static str,
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
     /// Checks the model the constants build; the report hides the model's types (a caller
@@ -41,6 +45,7 @@ pub struct ModelEntry {
 fn entry<M: Configured>() -> ModelEntry {
     ModelEntry {
         name: M::NAME,
+        doc: M::DOC,
         knobs: M::KNOBS,
         guards: M::GUARDS,
         check: |knobs, spec, options| {
@@ -70,9 +75,10 @@ pub fn models() -> Vec<ModelEntry> {
     ]
 }
 
-/// Validates a step trace against a model built from constants, for the models that read
-/// implementation events.
-pub type ConformFn = fn(&Resolved, &[Event], Limits) -> Verdict;
+/// Reads an NDJSON trace in the model's vocabulary and validates it against the model built
+/// from constants, for the models that read implementation events. A malformed line (another
+/// vocabulary, an unknown action, a missing field, a wrong version) is an error naming it.
+pub type ConformFn = fn(&Resolved, &str, Limits) -> Result<Verdict, TraceError>;
 
 /// A model an implementation trace can be checked against, with its constants.
 struct ConformEntry {
@@ -85,7 +91,10 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
     ConformEntry {
         name: M::NAME,
         knobs: M::KNOBS,
-        conform: |knobs, events, limits| validate(&M::from_knobs(knobs), events, limits),
+        conform: |knobs, ndjson, limits| {
+            let events = parse_ndjson::<M::Event>(ndjson)?;
+            Ok(validate(&M::from_knobs(knobs), &events, limits))
+        },
     }
 }
 
@@ -119,6 +128,16 @@ pub fn conformance_models() -> Vec<&'static str> {
 
 pub fn find(name: &str) -> Option<ModelEntry> {
     models().into_iter().find(|m| m.name == name)
+}
+
+/// The description of a model no config names, which is only the abstract side of a
+/// refinement (CasFirstWriteAtomic): it has no page of its own, so the page of the model that
+/// refines it carries it.
+pub fn refinement_target_doc(name: &str) -> Option<&'static str> {
+    [(CasFirstWriteAtomic::NAME, CasFirstWriteAtomic::DOC)]
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, doc)| doc)
 }
 
 #[cfg(test)]

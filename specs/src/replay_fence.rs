@@ -1,8 +1,4 @@
-//! ReplayFence: the replay-window self-fence, a liveness lemma under Cassandra.
-//!
-//! After a restart the partition resumes at the committed offset, which can lie below a key's
-//! recovered snapshot offset. A write presented at the replayed offset is CAS-rejected and the
-//! legitimate owner crashes. The fix presents `max(cur, recovered high water)`.
+#![doc = include_str!("replay_fence.md")]
 
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
@@ -124,6 +120,7 @@ impl Spec for ReplayFence {
 
 impl Configured for ReplayFence {
     const NAME: &'static str = "ReplayFence";
+    const DOC: &'static str = include_str!("replay_fence.md");
     const GUARDS: &'static [Guard] = &[Guard::off("replay fence", "Fix")];
     const KNOBS: &'static [Knob] = &[
         Knob::nat("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset"),
@@ -143,22 +140,26 @@ impl Configured for ReplayFence {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Trace conformance: the owner's flow after a restart (impls/src/flow.rs with its buffer).
-//
-// Events (actor `owner`), composed by the harness (src/conform/flow.rs):
-// - `Fold`, arg `offset`: the owner handled the record at that offset (cur becomes it).
-// - `Write`: a flush wrote the key. vars `presented` (the offset the write carried), `stored`
-//   (the row's offset read back afterwards), `selfFenced` (the owner's own write was refused).
-// Any event may carry var `hw`, the high water the owner recovered. Every var is optional.
+// Trace conformance: the owner's flow after a restart (impls/src/flow.rs with its buffer), read
+// in the `replay_fence` vocabulary (`trace::ReplayEvent`), composed by the harness
+// (conform/src/flow.rs).
 
-use loadbearing_refinement::conform::{Conform, Event};
+pub mod trace;
+
+use loadbearing_refinement::conform::Conform;
+use trace::ReplayEvent;
 
 impl Conform for ReplayFence {
-    fn reports(&self, action: &ReplayAction, event: &Event) -> bool {
-        match action {
-            ReplayAction::Fold => event.action == "Fold",
-            ReplayAction::Write => event.action == "Write",
-            ReplayAction::Halted => false,
+    type Event = ReplayEvent;
+
+    fn reports(&self, action: &ReplayAction, event: &ReplayEvent) -> bool {
+        match (action, event) {
+            (ReplayAction::Fold, ReplayEvent::Fold { .. })
+            | (ReplayAction::Write, ReplayEvent::Write { .. }) => true,
+            (
+                ReplayAction::Fold | ReplayAction::Write | ReplayAction::Halted,
+                ReplayEvent::Fold { .. } | ReplayEvent::Write { .. },
+            ) => false,
         }
     }
 
@@ -166,9 +167,9 @@ impl Conform for ReplayFence {
         &self,
         before: &ReplayState,
         after: &ReplayState,
-        event: &Event,
+        event: &ReplayEvent,
     ) -> Result<(), String> {
-        if let Some(hw) = event.var_u64("hw") {
+        if let Some(hw) = event.hw() {
             if hw != after.hw as u64 {
                 return Err(format!(
                     "the owner recovered high water {hw}, the model's is {}",
@@ -176,17 +177,24 @@ impl Conform for ReplayFence {
                 ));
             }
         }
-        match event.action.as_str() {
-            "Fold" => match event.arg_u64("offset") {
-                Some(o) if o != after.cur as u64 => Err(format!(
-                    "the owner handled offset {o}, but its next offset is {}",
-                    after.cur
-                )),
-                _ => Ok(()),
-            },
-            "Write" => {
+        match *event {
+            ReplayEvent::Fold { offset, .. } => {
+                if offset != after.cur as u64 {
+                    return Err(format!(
+                        "the owner handled offset {offset}, but its next offset is {}",
+                        after.cur
+                    ));
+                }
+                Ok(())
+            }
+            ReplayEvent::Write {
+                presented: seen_presented,
+                stored,
+                self_fenced,
+                ..
+            } => {
                 let presented = self.presented(before);
-                if let Some(seen) = event.var_u64("presented") {
+                if let Some(seen) = seen_presented {
                     if seen != presented as u64 {
                         let rule = if self.fix { "max(cur, hw)" } else { "cur" };
                         return Err(format!(
@@ -195,7 +203,7 @@ impl Conform for ReplayFence {
                         ));
                     }
                 }
-                if let Some(fenced) = event.var_bool("selfFenced") {
+                if let Some(fenced) = self_fenced {
                     if fenced != after.self_fenced {
                         return Err(if fenced {
                             format!("the owner fenced itself: its write at {presented} was refused by stored {}", before.stored)
@@ -204,7 +212,7 @@ impl Conform for ReplayFence {
                         });
                     }
                 }
-                match event.var_u64("stored") {
+                match stored {
                     Some(seen) if seen != after.stored as u64 => Err(format!(
                         "the stored offset is now {seen}, the model's is {}",
                         after.stored
@@ -212,7 +220,6 @@ impl Conform for ReplayFence {
                     _ => Ok(()),
                 }
             }
-            other => Err(format!("not an event of this model: {other}")),
         }
     }
 

@@ -1,7 +1,4 @@
-//! SingleWriterStore: the abstract spec at the top of the tower.
-//!
-//! Each key's events are folded into its durable snapshot only by jumping its high-water mark
-//! forward; a commit writes exactly the correct fold. Every backend must refine `SafeSpec`.
+#![doc = include_str!("single_writer_store.md")]
 
 use std::fmt;
 
@@ -240,6 +237,7 @@ impl Spec for SingleWriterStore {
 
 impl Configured for SingleWriterStore {
     const NAME: &'static str = "SingleWriterStore";
+    const DOC: &'static str = include_str!("single_writer_store.md");
     const KNOBS: &'static [Knob] = &[
         Knob::nat(
             "Keys",

@@ -2,11 +2,34 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// A set of offsets in `1..=31`, bit `o` for offset `o`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// A set of offsets in `1..=31`, bit `o` for offset `o`. In a trace, the list of its members
+/// (`[1,2]`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(into = "Vec<u8>", try_from = "Vec<u8>")]
 pub struct Offsets(pub u32);
+
+impl From<Offsets> for Vec<u8> {
+    fn from(set: Offsets) -> Vec<u8> {
+        (0..32u8).filter(|&o| set.contains(o)).collect()
+    }
+}
+
+impl TryFrom<Vec<u8>> for Offsets {
+    type Error = String;
+    fn try_from(members: Vec<u8>) -> Result<Offsets, String> {
+        members.into_iter().try_fold(Offsets::EMPTY, |set, o| {
+            if o < 32 {
+                Ok(set.with(o))
+            } else {
+                Err(format!("offset {o} is out of range (0..=31)"))
+            }
+        })
+    }
+}
 
 impl Offsets {
     pub const EMPTY: Offsets = Offsets(0);
@@ -35,7 +58,9 @@ impl fmt::Display for Offsets {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// In a trace, `persist` or `delete`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Op {
     Persist,
     Delete,
@@ -95,8 +120,10 @@ impl Ops {
     }
 }
 
-/// A row of the store, or a compacted-topic record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A row of the store, or a compacted-topic record. In a trace, `{"kind":"absent"}`,
+/// `{"kind":"snap","offset":2,"contents":[1,2]}` or `{"kind":"tomb","offset":3}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "CellWire", from = "CellWire")]
 pub struct Cell {
     pub present: bool,
     pub deleted: bool,
@@ -153,6 +180,38 @@ impl Cell {
     }
 }
 
+/// The three shapes a row takes, as a trace writes them.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum CellWire {
+    Absent {},
+    Snap { offset: u8, contents: Offsets },
+    Tomb { offset: u8 },
+}
+
+impl From<Cell> for CellWire {
+    fn from(c: Cell) -> CellWire {
+        match (c.present, c.deleted) {
+            (false, _) => CellWire::Absent {},
+            (true, false) => CellWire::Snap {
+                offset: c.offset,
+                contents: c.contents,
+            },
+            (true, true) => CellWire::Tomb { offset: c.offset },
+        }
+    }
+}
+
+impl From<CellWire> for Cell {
+    fn from(c: CellWire) -> Cell {
+        match c {
+            CellWire::Absent {} => Cell::ABSENT,
+            CellWire::Snap { offset, contents } => Cell::snap(offset, contents),
+            CellWire::Tomb { offset } => Cell::tomb(offset),
+        }
+    }
+}
+
 impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.present, self.deleted) {
@@ -181,6 +240,19 @@ mod tests {
         assert_eq!(ops.correct_contents(1), Offsets::EMPTY.with(1));
         assert_eq!(ops.correct_contents(2), Offsets::EMPTY);
         assert_eq!(ops.correct_contents(4), Offsets::EMPTY.with(3).with(4));
+    }
+
+    #[test]
+    fn rows_and_offset_sets_read_back_as_written() {
+        let cells = [Cell::ABSENT, Cell::snap(2, Offsets(0b110)), Cell::tomb(3)];
+        let text = serde_json::to_string(&cells).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"kind":"absent"},{"kind":"snap","offset":2,"contents":[1,2]},{"kind":"tomb","offset":3}]"#
+        );
+        assert_eq!(serde_json::from_str::<Vec<Cell>>(&text).unwrap(), cells);
+        assert!(serde_json::from_str::<Offsets>("[32]").is_err());
+        assert!(serde_json::from_str::<Cell>(r#"{"kind":"tomb","offset":3,"x":1}"#).is_err());
     }
 
     #[test]

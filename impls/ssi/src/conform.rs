@@ -65,9 +65,9 @@ pub fn validate(model: &Ssi, events: &[Event]) -> Result<Conforms, Divergence> {
             .unwrap_or_default();
         return Err(Divergence {
             matched: d.matched,
-            event: d.event.to_line(),
+            event: d.as_written,
             why: if why.is_empty() {
-                format!("no action the model enables reports `{}`", d.event.action)
+                format!("no action the model enables reports `{}`", d.action)
             } else {
                 why.join("; ")
             },

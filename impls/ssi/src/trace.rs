@@ -138,8 +138,8 @@ mod tests {
         let begin = Event::new(Some("T1"), "Begin");
         assert_eq!(begin.to_line(), r#"{"v":1,"actor":"T1","action":"Begin"}"#);
         let text = to_ndjson(&[begin.clone(), read.clone()]);
-        assert_eq!(parse_ndjson(&text).unwrap(), vec![begin, read]);
-        assert!(parse_ndjson("{")
+        assert_eq!(parse_ndjson::<Event>(&text).unwrap(), vec![begin, read]);
+        assert!(parse_ndjson::<Event>("{")
             .unwrap_err()
             .to_string()
             .starts_with("line 1"));

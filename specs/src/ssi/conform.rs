@@ -30,6 +30,8 @@ fn failure_name(f: Failure) -> &'static str {
 }
 
 impl Conform for Ssi {
+    type Event = Event;
+
     fn reports(&self, action: &SsiAction, event: &Event) -> bool {
         let (name, t) = match *action {
             SsiAction::Begin(t) => ("Begin", t),

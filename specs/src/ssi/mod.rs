@@ -1,12 +1,4 @@
-//! SSI: the commit-time pivot check of an MVCC engine, before and after the libdb #136 fix
-//! (libdb's #136 defect and its #151 fix; see docs/ssi.md).
-//!
-//! Snapshot isolation plus Cahill, Röhm and Fekete's SSI as libdb implements it: SIREAD markers
-//! per page, the sticky RCONF/WCONF flags, the writer (lock-manager) and reader (buffer-pool)
-//! conflict paths, first-updater-wins, and a commit split into CHECK → durable commit record →
-//! END. Between CHECK and END a committing transaction is still RUNNING: the #136 window. The
-//! fix publishes SICHECKED in the CHECK's critical section and asks "is the peer past its
-//! check?" instead of "is the peer committed?".
+#![doc = include_str!("ssi.md")]
 
 pub mod conform;
 pub mod serial;
@@ -679,6 +671,7 @@ fn actor_of(action: &SsiAction) -> u8 {
 
 impl Configured for Ssi {
     const NAME: &'static str = "SSI";
+    const DOC: &'static str = include_str!("ssi.md");
     const GUARDS: &'static [Guard] = &[
         Guard::off("pivot check", "CommitCheck"),
         Guard::set("SICHECKED", "PastCheck", Setting::Choice("status")),

@@ -1,0 +1,150 @@
+//! The Cassandra model's trace vocabulary: the partition flows (`impls/src/flow.rs`), an owner
+//! and revoked flows (zombies) writing one key, one event per model step. The harness composes
+//! each event from the flow's steps and the row read back afterwards (`conform/src/flow.rs`).
+//!
+//! ```text
+//! {"v":2,"vocabulary":"flow","action":"OwnerFold","offset":1,"op":"persist","applied":true,"presented":1,"stored":{"kind":"snap","offset":1,"contents":[1]}}
+//! {"v":2,"vocabulary":"flow","action":"ZombieWrite","zombie":1,"offset":1,"op":"persist","applied":false,"presented":1,"stored":{"kind":"snap","offset":2,"contents":[1,2]}}
+//! {"v":2,"vocabulary":"flow","action":"OwnerRecover","ownerState":[],"stored":{"kind":"tomb","offset":2}}
+//! ```
+
+use loadbearing_refinement::conform::TraceEvent;
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::{Cell, Offsets, Op};
+
+/// What a flow's flush did: the offset and op it folded, and (each optional: what is missing
+/// is searched) whether the write landed, the offset it carried, the row read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub offset: u64,
+    pub op: Op,
+    pub applied: Option<bool>,
+    pub presented: Option<u64>,
+    pub stored: Option<Cell>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", deny_unknown_fields)]
+pub enum FlowEvent {
+    /// `OwnerFold`: the owner folded the record at `offset` and flushed it. `applied` and
+    /// `presented` are absent when nothing was written (the buffer dropped the record).
+    OwnerFold {
+        offset: u64,
+        op: Op,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        applied: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        presented: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<Cell>,
+    },
+    /// `ZombieWrite(m)`: revoked flow `zombie` (1, 2, …) flushed its fold at `offset` m.
+    ZombieWrite {
+        zombie: u8,
+        offset: u64,
+        op: Op,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        applied: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        presented: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<Cell>,
+    },
+    /// `OwnerRecover`: the owner reloaded the key (`ownerState`: what it holds now).
+    OwnerRecover {
+        #[serde(
+            rename = "ownerState",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        owner_state: Option<Offsets>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<Cell>,
+    },
+}
+
+impl FlowEvent {
+    /// The write of a fold or a zombie's flush.
+    pub fn write(&self) -> Option<Write> {
+        match *self {
+            FlowEvent::OwnerFold {
+                offset,
+                op,
+                applied,
+                presented,
+                stored,
+            }
+            | FlowEvent::ZombieWrite {
+                offset,
+                op,
+                applied,
+                presented,
+                stored,
+                ..
+            } => Some(Write {
+                offset,
+                op,
+                applied,
+                presented,
+                stored,
+            }),
+            FlowEvent::OwnerRecover { .. } => None,
+        }
+    }
+
+    /// The row read back after the step, if the event carries it.
+    pub fn stored(&self) -> Option<Cell> {
+        match *self {
+            FlowEvent::OwnerFold { stored, .. }
+            | FlowEvent::ZombieWrite { stored, .. }
+            | FlowEvent::OwnerRecover { stored, .. } => stored,
+        }
+    }
+}
+
+impl TraceEvent for FlowEvent {
+    const VOCABULARY: &'static str = "flow";
+
+    fn action(&self) -> &str {
+        match self {
+            FlowEvent::OwnerFold { .. } => "OwnerFold",
+            FlowEvent::ZombieWrite { .. } => "ZombieWrite",
+            FlowEvent::OwnerRecover { .. } => "OwnerRecover",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+
+    /// The lines of the module's example (and `docs/trace-format.md`) read, and write back
+    /// as they were.
+    #[test]
+    fn the_documented_lines_read_and_write_back() {
+        let text = concat!(
+            r#"{"v":2,"vocabulary":"flow","action":"OwnerFold","offset":1,"op":"persist","applied":true,"presented":1,"stored":{"kind":"snap","offset":1,"contents":[1]}}"#,
+            "\n",
+            r#"{"v":2,"vocabulary":"flow","action":"ZombieWrite","zombie":1,"offset":1,"op":"persist","applied":false,"presented":1,"stored":{"kind":"snap","offset":2,"contents":[1,2]}}"#,
+            "\n",
+            r#"{"v":2,"vocabulary":"flow","action":"OwnerRecover","ownerState":[],"stored":{"kind":"tomb","offset":2}}"#,
+            "\n",
+        );
+        let events = parse_ndjson::<FlowEvent>(text).unwrap();
+        assert_eq!(
+            events[2],
+            FlowEvent::OwnerRecover {
+                owner_state: Some(Offsets::EMPTY),
+                stored: Some(Cell::tomb(2)),
+            }
+        );
+        assert_eq!(to_ndjson(&events), text);
+        let err = parse_ndjson::<FlowEvent>(
+            r#"{"v":2,"vocabulary":"flow","action":"ZombieWrite","offset":1,"op":"persist"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("missing field `zombie`"), "{err}");
+    }
+}
