@@ -23,7 +23,7 @@ use loadbearing_impls_kafka::group_commit::{
     InputPartition, MemProducer, SnapshotWrite, Ticket, TxnProducer,
 };
 use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer, SharedKafkaTracer, TxnOutcome};
-use loadbearing_refinement::conform::Event;
+use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
 use loadbearing_specs::group_commit::{GcAction, GcState, GroupCommit as Model, Pc};
 use stateright::Model as _;
 
@@ -44,10 +44,9 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
     let gated = target == Target::GroupCommit;
     let n = settings.writers as u8;
     let mut rng = Rng::new(settings.seed);
-    let mut broker = match &settings.backend {
-        Backend::Kafka(bootstrap) => Some(kafka_backend::Group::join(bootstrap)?),
-        _ => None,
-    };
+    let mut broker = kafka_group(&settings.backend)?;
+    // `round` names the broker's topics; the in-memory runs need no names.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))]
     for round in 0..settings.traces {
         // Caps 1 to 3: with 8 writers the queue often holds more than one transaction takes.
         let cap = 1 + rng.below(3) as u8;
@@ -55,11 +54,12 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
         let recorder = Arc::new(Recorder::default());
         let tracer: SharedKafkaTracer = recorder.clone();
         match &mut broker {
+            #[cfg(feature = "kafka")]
             Some(group) => {
                 let gc = group.commit(round, config(cap, gated), tracer)?;
                 race(&gc, &recorder, n, seed)?;
             }
-            None => {
+            _ => {
                 let (gc, producer) = memory_commit(config(cap, gated), tracer);
                 // A broker round trip per commit, so that writers queue up behind it.
                 producer.log().commit_latency = Some(Duration::from_micros(200));
@@ -227,58 +227,71 @@ fn schedule_all<P: TxnProducer>(
     Ok(())
 }
 
-fn outcome_name(outcome: &TxnOutcome) -> String {
+/// The model's reading of how a transaction ended.
+pub fn outcome_of(outcome: &TxnOutcome) -> loadbearing_specs::kafka::trace::TxnOutcome {
+    use loadbearing_specs::kafka::trace::TxnOutcome as Model;
     match outcome {
-        TxnOutcome::Committed => "committed".into(),
-        TxnOutcome::Fenced(code) => format!("fenced {code}"),
-        TxnOutcome::Refused(why) => format!("refused: {why}"),
-        TxnOutcome::Failed(why) => format!("failed: {why}"),
+        TxnOutcome::Committed => Model::Committed,
+        TxnOutcome::Fenced(code) => Model::Fenced(code.clone()),
+        TxnOutcome::Refused(why) => Model::Refused(why.clone()),
+        TxnOutcome::Failed(why) => Model::Failed(why.clone()),
     }
 }
 
 /// The model's reading of the group commit's events: writer ids become the offsets they
 /// write (learnt from their `offer`), offsets the model's (the next to consume minus one).
-pub fn events_of(steps: &[KafkaStep]) -> Vec<Event> {
+/// The partition flows' steps are another vocabulary's (`kafka`); every step kind is named,
+/// so a new one must be placed.
+pub fn events_of(steps: &[KafkaStep]) -> Vec<GcEvent> {
     let mut offset_of: HashMap<u64, i64> = HashMap::new();
-    let actor = |offset_of: &HashMap<u64, i64>, writer: u64| match offset_of.get(&writer) {
-        Some(o) => format!("w{o}"),
+    let writer_of = |offset_of: &HashMap<u64, i64>, writer: u64| match offset_of.get(&writer) {
+        Some(&o) if (0..=u8::MAX as i64).contains(&o) => Writer::Of(o as u8),
         // A transaction without a writer of the model (the revoke path's commit_now).
-        None => format!("writer#{writer}"),
+        _ => Writer::Unmodelled(writer),
     };
     let mut events = Vec::new();
     for step in steps {
         let event = match step {
             KafkaStep::Offer { writer, offset, .. } => {
                 offset_of.insert(*writer, *offset);
-                Event::new(Some(&actor(&offset_of, *writer)), "offer")
+                GcEvent::Offer {
+                    writer: writer_of(&offset_of, *writer),
+                }
             }
-            KafkaStep::Acq { writer, .. } => Event::new(Some(&actor(&offset_of, *writer)), "acq"),
+            KafkaStep::Acq { writer, .. } => GcEvent::Acq {
+                writer: writer_of(&offset_of, *writer),
+            },
             KafkaStep::Commit {
                 writer,
                 writes,
                 offset,
                 ..
-            } => {
-                let event = Event::new(Some(&actor(&offset_of, *writer)), "commit")
-                    .var("writes", *writes as u64);
-                if *offset >= SEED {
-                    event.var("co", (*offset - SEED) as u64)
-                } else {
-                    event
-                }
-            }
+            } => GcEvent::Commit {
+                writer: writer_of(&offset_of, *writer),
+                writes: Some(*writes as u64),
+                co: (*offset >= SEED).then(|| (*offset - SEED) as u64),
+            },
             KafkaStep::Transaction {
                 writer, outcome, ..
-            } => Event::new(Some(&actor(&offset_of, *writer)), "transaction")
-                .var("outcome", outcome_name(outcome)),
+            } => GcEvent::Transaction {
+                writer: writer_of(&offset_of, *writer),
+                outcome: Some(outcome_of(outcome)),
+            },
             KafkaStep::Await {
                 writer, outcome, ..
-            } => Event::new(Some(&actor(&offset_of, *writer)), "await_")
-                .var("outcome", outcome_name(outcome)),
-            KafkaStep::Sched { offset, .. } => {
-                Event::new(Some("flow"), "sched").arg("o", (*offset - SEED).max(0) as u64)
-            }
-            _ => continue,
+            } => GcEvent::Await {
+                writer: writer_of(&offset_of, *writer),
+                outcome: Some(outcome_of(outcome)),
+            },
+            KafkaStep::Sched { offset, .. } => GcEvent::Sched {
+                o: (*offset - SEED).max(0) as u64,
+            },
+            KafkaStep::OwnerFold { .. }
+            | KafkaStep::OwnerRecover { .. }
+            | KafkaStep::Rebalance { .. }
+            | KafkaStep::Poll { .. }
+            | KafkaStep::ZombieCommit { .. }
+            | KafkaStep::ZombieInit { .. } => continue,
         };
         events.push(event);
     }
@@ -558,8 +571,24 @@ fn shortest_in_flow_order(model: &Model) -> Option<Vec<GcAction>> {
     None
 }
 
+/// The consumer group of a run on a real broker; None in memory.
+#[cfg(feature = "kafka")]
+fn kafka_group(backend: &Backend) -> Result<Option<kafka_backend::Group>, String> {
+    Ok(match backend {
+        Backend::Kafka(bootstrap) => Some(kafka_backend::Group::join(bootstrap)?),
+        _ => None,
+    })
+}
+
+/// Without the Kafka client (feature `kafka`) there is no broker: every run is in memory.
+#[cfg(not(feature = "kafka"))]
+fn kafka_group(_: &Backend) -> Result<Option<std::convert::Infallible>, String> {
+    Ok(None)
+}
+
 /// The group commit on a real Kafka 4.4 broker: a consumer group member supplies the live
 /// group metadata, each run writes to a fresh snapshot topic with a fresh transactional id.
+#[cfg(feature = "kafka")]
 mod kafka_backend {
     use super::*;
     use loadbearing_impls_kafka::flow::{Member, MemberConfig};

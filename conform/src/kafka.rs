@@ -7,7 +7,7 @@
 //! event emitted once the outcome is known), recovers after a delete evicted its key, the
 //! coordinator rebalances, the zombie's consumer polls (capturing the new generation, and in
 //! the coupled design tearing the flow down in the same callback), the zombie commits its
-//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`Event`]
+//! fold at some offset `m`. Each step's recorded [`KafkaStep`]s become one NDJSON [`KafkaEvent`]
 //! carrying what it observed (the transaction's outcome, the topic's last record for the key).
 //!
 //! Model → implementation: the must-fail configs' counterexamples drive the broken variant
@@ -26,22 +26,33 @@
 //! fences themselves are the implementation's and the coordinator's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+#[cfg(feature = "kafka")]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "kafka")]
 use std::time::{Duration, Instant};
 
 use loadbearing_impls::store::Read;
 use loadbearing_impls::trace::{Step, Tracer};
-use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
+use loadbearing_impls_kafka::flow::KafkaFlow;
+#[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::flow::{Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
     CommitError, ErrorClass, Fence, GroupCommit, GroupCommitConfig, GroupMetadata,
     GroupMetadataSource, InputPartition, MemProducer, SnapshotWrite, TxnError, TxnProducer,
 };
+#[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::kafka::{
     create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
 };
-use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer, TxnOutcome};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+#[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::trace::no_trace;
+use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::kafka::trace::KafkaEvent;
+
+use super::group_commit::outcome_of;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
@@ -144,6 +155,7 @@ enum Producer {
         mem: MemProducer,
         epoch: Option<(Arc<Mutex<u32>>, u32)>,
     },
+    #[cfg(feature = "kafka")]
     Real(Box<KafkaTxnProducer>),
 }
 
@@ -186,6 +198,7 @@ impl Producer {
     fn inner(&mut self) -> &mut dyn TxnProducer {
         match self {
             Producer::Mem { mem, .. } => mem,
+            #[cfg(feature = "kafka")]
             Producer::Real(p) => p.as_mut(),
         }
     }
@@ -280,9 +293,11 @@ enum Log {
     },
     /// A real broker: the topics and group are this world's own; member `a` is the consumer
     /// whose generation the flows carry, `b` the member whose join makes the rebalance.
+    #[cfg(feature = "kafka")]
     Real(Box<RealLog>),
 }
 
+#[cfg(feature = "kafka")]
 struct RealLog {
     bootstrap: String,
     snapshots: String,
@@ -293,9 +308,11 @@ struct RealLog {
     base: i32,
 }
 
+#[cfg(feature = "kafka")]
 static NAMES: AtomicU64 = AtomicU64::new(0);
 
 /// A name no other world (or earlier run on the same broker) uses.
+#[cfg(feature = "kafka")]
 fn unique(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -308,8 +325,10 @@ fn unique(name: &str) -> String {
     )
 }
 
+#[cfg(feature = "kafka")]
 const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
+#[cfg(feature = "kafka")]
 impl RealLog {
     fn open(bootstrap: &str) -> Result<(RealLog, String), String> {
         let input = unique("in");
@@ -392,6 +411,7 @@ impl Log {
     fn live_generation(&self) -> i32 {
         match self {
             Log::Mem { live_gen, .. } => live_gen.load(Ordering::SeqCst),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.live().generation_id,
         }
     }
@@ -400,6 +420,7 @@ impl Log {
     fn model_generation(&self, generation: i32) -> i32 {
         match self {
             Log::Mem { .. } => generation,
+            #[cfg(feature = "kafka")]
             Log::Real(r) => generation - r.base + 1,
         }
     }
@@ -413,6 +434,7 @@ impl Log {
                 member_id: "A".into(),
                 group_instance_id: None,
             },
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.live(),
         }
     }
@@ -430,6 +452,7 @@ impl Log {
                     })
                 })
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => Arc::new(LiveGroupMetadata(r.a.consumer.clone())),
         }
     }
@@ -437,18 +460,21 @@ impl Log {
     fn group_id(&self) -> String {
         match self {
             Log::Mem { .. } => GROUP.into(),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.group.clone(),
         }
     }
 
     /// A producer for `role`; in the Epoch design every producer shares the stable id, so each
     /// new one takes the highest epoch.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))] // `role` names a real producer
     fn producer(&self, design: Design, role: &str) -> Result<Producer, String> {
         match self {
             Log::Mem { mem, epochs, .. } => Ok(match design {
                 Design::ProducerEpoch => Producer::init(mem, epochs),
                 _ => Producer::plain(mem),
             }),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => {
                 let id = match design {
                     Design::ProducerEpoch => format!("{}-snapshots-0", r.group),
@@ -480,6 +506,7 @@ impl Log {
                         },
                     }))
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.last_record(),
         }
     }
@@ -522,6 +549,7 @@ impl World {
                 };
                 (log, INPUT.to_string())
             }
+            #[cfg(feature = "kafka")]
             Backend::Kafka(bootstrap) => {
                 let (real, input) = RealLog::open(bootstrap)?;
                 (Log::Real(Box::new(real)), input)
@@ -603,7 +631,8 @@ impl World {
     }
 
     /// Takes one step and returns its event.
-    pub fn apply(&mut self, mv: Move) -> Result<Event, String> {
+    pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, String> {
+        #[cfg(feature = "kafka")]
         if let Log::Real(r) = &self.log {
             r.keep_alive();
         }
@@ -632,7 +661,7 @@ impl World {
         new
     }
 
-    fn owner_fold(&mut self) -> Result<Event, String> {
+    fn owner_fold(&mut self) -> Result<KafkaEvent, String> {
         let o = self.owner_pos + 1;
         let ops = self.ops;
         let flow = self.owner.as_mut().ok_or("the owner's key is evicted")?;
@@ -661,12 +690,12 @@ impl World {
         });
         let offset = offset.ok_or("the owner's fold recorded no OwnerFold step")?;
         let outcome = outcome.ok_or("the owner's flush recorded no outcome")?;
-        Ok(Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", offset)
-            .arg("op", ops.at(o).name())
-            .var("committed", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerFold {
+            offset: offset as u64,
+            op: ops.at(o),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The Epoch design's owner after a fence: a new producer (init, the highest epoch), its
@@ -706,7 +735,7 @@ impl World {
         Ok(())
     }
 
-    fn owner_recover(&mut self) -> Result<Event, String> {
+    fn owner_recover(&mut self) -> Result<KafkaEvent, String> {
         if self.owner.is_some() {
             return Err("the owner's key is loaded: nothing to recover".into());
         }
@@ -731,14 +760,15 @@ impl World {
         {
             return Err("the owner's recovery recorded no OwnerRecover step".into());
         }
-        Ok(Event::new(Some("owner"), "OwnerRecover")
-            .var("ownerState", state.to_string())
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::OwnerRecover {
+            owner_state: Some(state),
+            topic: Some(self.topic()?),
+        })
     }
 
     /// The group moves to the next generation; the partition's new owner carries it, while the
     /// old owner's flow lives on with the generation it captured (the zombie).
-    fn rebalance(&mut self) -> Result<Event, String> {
+    fn rebalance(&mut self) -> Result<KafkaEvent, String> {
         if self.rebalanced {
             return Err("the harness rebalances once".into());
         }
@@ -748,6 +778,7 @@ impl World {
                 let new = live_gen.fetch_add(1, Ordering::SeqCst) + 1;
                 mem.log().live_generation = Some(new);
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.rebalance(&self.input)?,
         }
         self.rebalanced = true;
@@ -768,13 +799,14 @@ impl World {
                 _ => None,
             })
             .ok_or("no Rebalance step recorded")?;
-        Ok(Event::new(Some("coordinator"), "Rebalance")
-            .var("liveGen", self.log.model_generation(generation)))
+        Ok(KafkaEvent::Rebalance {
+            live_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+        })
     }
 
     /// The zombie's consumer runs the rebalance callback: it captures the live generation and,
     /// coupled, tears the revoked flow down before returning (`MemberContext::pre_rebalance`).
-    fn poll(&mut self) -> Result<Event, String> {
+    fn poll(&mut self) -> Result<KafkaEvent, String> {
         let zombie = self.zombie.clone().ok_or("no zombie to poll")?;
         let live = self.log.live_meta();
         let generation = live.generation_id;
@@ -798,9 +830,10 @@ impl World {
             _ => None,
         });
         let (generation, torn_down) = step.ok_or("no Poll step recorded")?;
-        Ok(Event::new(Some("zombie"), "Poll")
-            .var("zCapturedGen", self.log.model_generation(generation))
-            .var("tornDown", !torn_down.is_empty()))
+        Ok(KafkaEvent::Poll {
+            z_captured_gen: u64::try_from(self.log.model_generation(generation)).ok(),
+            torn_down: Some(!torn_down.is_empty()),
+        })
     }
 
     /// The revoked owner's group commit: its own producer, the generation it captured.
@@ -820,10 +853,10 @@ impl World {
 
     /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
     /// highest epoch.
-    fn zombie_init(&mut self) -> Result<Event, String> {
+    fn zombie_init(&mut self) -> Result<KafkaEvent, String> {
         if self.variant.design != Design::ProducerEpoch {
             // The generation designs have no stable id: nothing to initialise (a stutter).
-            return Ok(Event::new(Some("zombie"), "ZombieInit"));
+            return Ok(KafkaEvent::ZombieInit {});
         }
         self.start_zombie()?;
         self.sink.kafka(&KafkaStep::ZombieInit {
@@ -836,11 +869,11 @@ impl World {
         {
             return Err("no ZombieInit step recorded".into());
         }
-        Ok(Event::new(Some("zombie"), "ZombieInit"))
+        Ok(KafkaEvent::ZombieInit {})
     }
 
     /// The zombie's flow folds the records up to `m` (its own, stale view) and flushes.
-    fn zombie_commit(&mut self, m: u8) -> Result<Event, String> {
+    fn zombie_commit(&mut self, m: u8) -> Result<KafkaEvent, String> {
         let commit = self.zombie.clone().ok_or("no zombie flow")?;
         let generation = self.captured().generation_id;
         let mut flow = KafkaFlow::new(commit, 0, generation, self.sink.clone());
@@ -860,12 +893,12 @@ impl World {
                 _ => None,
             })
             .ok_or("the zombie's flush recorded no ZombieCommit step")?;
-        Ok(Event::new(Some("zombie"), "ZombieCommit")
-            .arg("offset", m)
-            .arg("op", ops.at(m).name())
-            .var("accepted", outcome == TxnOutcome::Committed)
-            .var("outcome", format!("{outcome:?}"))
-            .var("topic", self.topic()?.to_string()))
+        Ok(KafkaEvent::ZombieCommit {
+            offset: m as u64,
+            op: ops.at(m),
+            outcome: Some(outcome_of(&outcome)),
+            topic: Some(self.topic()?),
+        })
     }
 }
 
@@ -898,12 +931,16 @@ fn group_commit(
 }
 
 /// One seeded trace: a random log, then random steps among those the implementation can take.
-pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
+pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<KafkaEvent>, String> {
     trace_on(&Backend::Memory, variant, rng)
 }
 
 /// One seeded trace on `backend`.
-pub fn trace_on(backend: &Backend, variant: Variant, rng: &mut Rng) -> Result<Vec<Event>, String> {
+pub fn trace_on(
+    backend: &Backend,
+    variant: Variant,
+    rng: &mut Rng,
+) -> Result<Vec<KafkaEvent>, String> {
     let ops = Ops((rng.below(1 << MAX_OFFSET) as u32) << 1);
     let mut world = World::new(variant, ops, MAX_OFFSET, backend)?;
     let mut events = Vec::new();
@@ -921,7 +958,7 @@ pub fn trace_on(backend: &Backend, variant: Variant, rng: &mut Rng) -> Result<Ve
 /// What one replay of a model path did to the implementation.
 #[derive(Clone, Debug, Default)]
 pub struct Replayed {
-    pub events: Vec<Event>,
+    pub events: Vec<KafkaEvent>,
     /// The topic after each step.
     pub topics: Vec<Cell>,
     /// A zombie commit was accepted.
@@ -947,8 +984,10 @@ pub fn drive(
         let before = world.topic()?;
         match world.apply(*mv) {
             Ok(event) => {
-                out.zombie_landed |= event.action == "ZombieCommit"
-                    && event.vars.get("accepted") == Some(&serde_json::Value::Bool(true));
+                out.zombie_landed |= matches!(
+                    &event,
+                    KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if outcome.committed()
+                );
                 out.events.push(event);
             }
             Err(e) => out.mismatches.push(format!(

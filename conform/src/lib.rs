@@ -6,6 +6,14 @@
 //! short paths) drive the store step by step, comparing its row with the model's after every
 //! step.
 
+//! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
+//! the default build runs every target on its embedded backend (SQLite, the in-memory
+//! producer, the SSI engine itself) without compiling a server client. A [`Backend`] exists
+//! only for what was compiled in; [`BackendKind`] names every backend, so the target table and
+//! `conform --list` are the same in every build, and [`Servers::backend`] says which feature a
+//! missing one needs.
+
+#[cfg(feature = "postgres")]
 pub mod compound;
 pub mod flow;
 pub mod group_commit;
@@ -15,11 +23,13 @@ pub mod ssi;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+#[cfg(feature = "cassandra")]
 use loadbearing_impls::cassandra::CassandraCluster;
-use loadbearing_impls::postgres::{CompoundGuards, PostgresStore};
+#[cfg(feature = "postgres")]
+use loadbearing_impls::postgres::PostgresStore;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
-use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
+use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};
@@ -39,13 +49,16 @@ pub enum Backend {
     /// Embedded SQLite (the store family's default).
     Sqlite,
     /// A PostgreSQL connection string.
+    #[cfg(feature = "postgres")]
     Postgres(String),
     /// A Cassandra 5 node (`host:port`).
+    #[cfg(feature = "cassandra")]
     Cassandra(String),
     /// The in-memory transactional producer (the Kafka family's default): one shared log that
     /// checks generations like the group coordinator.
     Memory,
     /// A Kafka 4.4 broker's bootstrap address.
+    #[cfg(feature = "kafka")]
     Kafka(String),
 }
 
@@ -57,9 +70,12 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         match self {
             Backend::Sqlite => BackendKind::Sqlite,
+            #[cfg(feature = "postgres")]
             Backend::Postgres(_) => BackendKind::Postgres,
+            #[cfg(feature = "cassandra")]
             Backend::Cassandra(_) => BackendKind::Cassandra,
             Backend::Memory => BackendKind::Memory,
+            #[cfg(feature = "kafka")]
             Backend::Kafka(_) => BackendKind::Kafka,
         }
     }
@@ -85,7 +101,59 @@ impl BackendKind {
             BackendKind::Kafka => "kafka",
         }
     }
+
+    /// The Cargo feature that compiles this backend's client and server launcher in (None:
+    /// always built).
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            BackendKind::Sqlite | BackendKind::Memory => None,
+            BackendKind::Postgres => Some("postgres"),
+            BackendKind::Cassandra => Some("cassandra"),
+            BackendKind::Kafka => Some("kafka"),
+        }
+    }
+
+    /// Is this backend's client compiled into this build?
+    pub fn compiled_in(self) -> bool {
+        match self {
+            BackendKind::Sqlite | BackendKind::Memory => true,
+            BackendKind::Postgres => cfg!(feature = "postgres"),
+            BackendKind::Cassandra => cfg!(feature = "cassandra"),
+            BackendKind::Kafka => cfg!(feature = "kafka"),
+        }
+    }
+
+    /// Ok when compiled in; otherwise the feature to build with.
+    pub fn require(self) -> Result<(), NotCompiledIn> {
+        match self.feature() {
+            Some(feature) if !self.compiled_in() => Err(NotCompiledIn {
+                backend: self,
+                feature,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
+
+/// A backend asked for but not compiled into this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotCompiledIn {
+    pub backend: BackendKind,
+    pub feature: &'static str,
+}
+
+impl std::fmt::Display for NotCompiledIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the {} backend is not compiled into this build: rebuild with `--features {}` (or `--features full`)",
+            self.backend.name(),
+            self.feature
+        )
+    }
+}
+
+impl std::error::Error for NotCompiledIn {}
 
 /// Opens store sessions on one fresh database, one per concurrent writer.
 pub struct StoreFactory {
@@ -95,7 +163,10 @@ pub struct StoreFactory {
     /// store is always the compound).
     compound: bool,
     sqlite_path: Option<std::path::PathBuf>,
+    /// PostgreSQL's table (SQLite has a file of its own, Cassandra a cluster handle).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     table: String,
+    #[cfg(feature = "cassandra")]
     cassandra: Option<CassandraCluster>,
     /// PostgreSQL's compound with some guards off (planted mutants).
     guards: CompoundGuards,
@@ -116,15 +187,16 @@ impl StoreFactory {
                 let _ = std::fs::remove_file(&path);
                 Some(path)
             }
-            Backend::Postgres(_) | Backend::Cassandra(_) => None,
-            Backend::Memory | Backend::Kafka(_) => {
-                return Err(format!(
-                    "the snapshot store runs on sqlite, postgres or cassandra, not {}",
-                    backend.name()
-                ))
-            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => None,
+            #[cfg(feature = "cassandra")]
+            Backend::Cassandra(_) => None,
+            #[cfg(feature = "kafka")]
+            Backend::Kafka(_) => return Err(not_a_store(&backend)),
+            Backend::Memory => return Err(not_a_store(&backend)),
         };
         let table = unique.replace('-', "_");
+        #[cfg(feature = "cassandra")]
         let cassandra = match &backend {
             Backend::Cassandra(node) => Some(CassandraCluster::connect(
                 node,
@@ -139,6 +211,7 @@ impl StoreFactory {
             compound: false,
             sqlite_path,
             table,
+            #[cfg(feature = "cassandra")]
             cassandra,
             guards: CompoundGuards::default(),
         })
@@ -156,6 +229,7 @@ impl StoreFactory {
     }
 
     /// A PostgreSQL session that reaps rows (the model's `ReapRow`).
+    #[cfg(feature = "postgres")]
     pub fn reaper(&self, tracer: SharedTracer) -> Result<PostgresStore, String> {
         match &self.backend {
             Backend::Postgres(conn) => PostgresStore::connect_traced(
@@ -186,19 +260,21 @@ impl StoreFactory {
                     .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
                     .map_err(|e| e.to_string())
             }
+            #[cfg(feature = "postgres")]
             Backend::Postgres(conn) => {
                 PostgresStore::connect_traced(conn, &self.table, options, tracer).map(|s| {
                     Box::new(s.compound(self.compound).compound_guards(self.guards))
                         as Box<dyn SnapshotStore>
                 })
             }
+            #[cfg(feature = "cassandra")]
             Backend::Cassandra(_) => {
                 let cluster = self.cassandra.as_ref().expect("connected in new");
                 Ok(Box::new(cluster.store_traced(options, tracer)))
             }
-            Backend::Memory | Backend::Kafka(_) => {
-                unreachable!("StoreFactory::new refuses the non-store backends")
-            }
+            #[cfg(feature = "kafka")]
+            Backend::Kafka(_) => unreachable!("StoreFactory::new refuses the non-store backends"),
+            Backend::Memory => unreachable!("StoreFactory::new refuses the non-store backends"),
         }
     }
 }
@@ -211,6 +287,13 @@ impl Drop for StoreFactory {
             }
         }
     }
+}
+
+fn not_a_store(backend: &Backend) -> String {
+    format!(
+        "the snapshot store runs on sqlite, postgres or cassandra, not {}",
+        backend.name()
+    )
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -777,7 +860,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             };
             let factory = StoreFactory::new(settings.backend.clone(), mode, target.name())?;
             // Cassandra's persist is the three-LWT compound: its events are CasFirstWrite's.
-            let compound = matches!(settings.backend, Backend::Cassandra(_));
+            let compound = settings.backend.kind() == BackendKind::Cassandra;
             let atomic = CasFirstWriteAtomic {
                 writers: settings.writers as u8,
                 max_offset: MAX_OFFSET,
@@ -823,6 +906,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                 result.tally(&model, &events);
             }
             match settings.backend {
+                #[cfg(feature = "postgres")]
                 Backend::Postgres(_) => compound::replay_counterexamples(settings, &mut result)?,
                 _ => eprintln!(
                     "conform: compound: the casfw_* counterexamples replay on PostgreSQL (its store has the mutant switches), not on {}",
@@ -1214,11 +1298,14 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
 }
 
 /// The servers a run started, kept until it ends; each is started the first time a target
-/// asks for its backend.
+/// asks for its backend. A backend whose feature is off is an error naming the feature.
 #[derive(Default)]
 pub struct Servers {
+    #[cfg(feature = "postgres")]
     postgres: Option<loadbearing_impls::harness::postgres::PgServer>,
+    #[cfg(feature = "cassandra")]
     cassandra: Option<loadbearing_impls::harness::cassandra::CassandraNode>,
+    #[cfg(feature = "kafka")]
     kafka: Option<loadbearing_impls_kafka::harness::KafkaBroker>,
 }
 
@@ -1227,6 +1314,7 @@ impl Servers {
         Ok(match kind {
             BackendKind::Sqlite => Backend::Sqlite,
             BackendKind::Memory => Backend::Memory,
+            #[cfg(feature = "postgres")]
             BackendKind::Postgres => {
                 if self.postgres.is_none() {
                     eprintln!("conform: starting PostgreSQL");
@@ -1237,6 +1325,7 @@ impl Servers {
                 }
                 Backend::Postgres(self.postgres.as_ref().expect("started").conn_str())
             }
+            #[cfg(feature = "cassandra")]
             BackendKind::Cassandra => {
                 if self.cassandra.is_none() {
                     eprintln!("conform: starting Cassandra 5");
@@ -1247,6 +1336,7 @@ impl Servers {
                 }
                 Backend::Cassandra(self.cassandra.as_ref().expect("started").node())
             }
+            #[cfg(feature = "kafka")]
             BackendKind::Kafka => {
                 if self.kafka.is_none() {
                     eprintln!("conform: starting Kafka 4.4");
@@ -1257,6 +1347,8 @@ impl Servers {
                 }
                 Backend::Kafka(self.kafka.as_ref().expect("started").bootstrap())
             }
+            #[allow(unreachable_patterns)] // with every backend compiled in (`full`)
+            missing => return Err(missing.require().unwrap_err().to_string()),
         })
     }
 }
@@ -1264,12 +1356,15 @@ impl Servers {
 impl Drop for Servers {
     fn drop(&mut self) {
         // Their guardians would remove them at exit anyway; stopping now frees the machine.
+        #[cfg(feature = "kafka")]
         if let Some(kafka) = &self.kafka {
             kafka.stop();
         }
+        #[cfg(feature = "cassandra")]
         if let Some(cassandra) = &self.cassandra {
             cassandra.stop();
         }
+        #[cfg(feature = "postgres")]
         if let Some(postgres) = &self.postgres {
             postgres.stop();
         }

@@ -1,7 +1,7 @@
 //! What the conformance adapters of the one-key models (Cassandra, Kafka, Epoch) share:
 //! reading a trace's fixed log, and comparing an event's reported values with the model's.
 
-use crate::vocab::{Op, Ops};
+use crate::vocab::{Cell, Op, Ops};
 
 /// The logs a trace allows: the events' ops reveal the op at their offsets, the offsets no
 /// event names stay open (both ops). Contradicting events leave no log; an offset outside
@@ -60,35 +60,11 @@ pub(crate) fn expect_u64(got: Option<u64>, model: u64, what: &str) -> Result<(),
     }
 }
 
-/// The untyped (schema v1) reading of the Kafka and Epoch adapters, until their vocabulary
-/// lands.
-pub(crate) mod legacy {
-    use loadbearing_refinement::conform::Event;
-
-    use crate::vocab::{Cell, Op, Ops};
-
-    pub(crate) fn reveals(events: &[Event]) -> impl Iterator<Item = (u64, Op)> + '_ {
-        events
-            .iter()
-            .filter_map(|e| Some((e.arg_u64("offset")?, Op::parse(e.arg_str("op")?)?)))
-    }
-
-    pub(crate) fn check_op(ops: Ops, offset: u64, event: &Event) -> Result<(), String> {
-        let model = ops.at(offset as u8).name();
-        match event.arg_str("op") {
-            Some(op) if op != model => Err(format!(
-                "the event at offset {offset} is a {op}, the model's log has a {model} there"
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    pub(crate) fn expect_topic(model: Cell, event: &Event) -> Result<(), String> {
-        match event.var_str("topic") {
-            Some(got) if got != model.to_string() => Err(format!(
-                "the topic's last record for the key is {got}, the model's topic is {model}"
-            )),
-            _ => Ok(()),
-        }
+pub(crate) fn expect_topic(model: Cell, got: Option<Cell>) -> Result<(), String> {
+    match got {
+        Some(got) if got != model => Err(format!(
+            "the topic's last record for the key is {got}, the model's topic is {model}"
+        )),
+        _ => Ok(()),
     }
 }

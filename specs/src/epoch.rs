@@ -184,29 +184,46 @@ impl Configured for Epoch {
     }
 }
 
-/// Conformance: the events of the Kafka model's adapter (see [`crate::kafka::Kafka`]'s
-/// `Conform`), plus `ZombieInit`. The model's `ZombieCommit(m)` is an accepted commit; a
-/// commit the coordinator refused (the zombie's epoch was bumped past) changes no variable, so
-/// it is read as a stutter of a zombie that exists.
+/// Conformance: the `kafka` vocabulary of the Kafka model's adapter (see
+/// [`crate::kafka::Kafka`]'s `Conform`), `ZombieInit` included. The model's `ZombieCommit(m)`
+/// is an accepted commit; a commit the coordinator refused (the zombie's epoch was bumped
+/// past) changes no variable, so it is read as a stutter of a zombie that exists. `Poll` is no
+/// Epoch step.
 impl loadbearing_refinement::conform::Conform for Epoch {
-    type Event = Event;
+    type Event = KafkaEvent;
 
-    fn initial_candidates(&self, events: &[Event]) -> Vec<EpochState> {
-        revealed_logs(self.max_offset, legacy::reveals(events))
-            .into_iter()
-            .map(EpochState::initial)
-            .collect()
+    fn initial_candidates(&self, events: &[KafkaEvent]) -> Vec<EpochState> {
+        revealed_logs(
+            self.max_offset,
+            events.iter().filter_map(KafkaEvent::reveals),
+        )
+        .into_iter()
+        .map(EpochState::initial)
+        .collect()
     }
 
-    fn reports(&self, action: &EpochAction, event: &Event) -> bool {
-        match action {
-            EpochAction::OwnerFold => event.action == "OwnerFold",
-            EpochAction::OwnerRecover => event.action == "OwnerRecover",
-            EpochAction::Rebalance => event.action == "Rebalance",
-            EpochAction::ZombieInit => event.action == "ZombieInit",
-            EpochAction::ZombieCommit(m) => {
-                event.action == "ZombieCommit" && event.arg_u64("offset") == Some(*m as u64)
+    fn reports(&self, action: &EpochAction, event: &KafkaEvent) -> bool {
+        match (action, event) {
+            (EpochAction::OwnerFold, KafkaEvent::OwnerFold { .. })
+            | (EpochAction::OwnerRecover, KafkaEvent::OwnerRecover { .. })
+            | (EpochAction::Rebalance, KafkaEvent::Rebalance { .. })
+            | (EpochAction::ZombieInit, KafkaEvent::ZombieInit {}) => true,
+            (EpochAction::ZombieCommit(m), KafkaEvent::ZombieCommit { offset, .. }) => {
+                *offset == *m as u64
             }
+            (
+                EpochAction::OwnerFold
+                | EpochAction::OwnerRecover
+                | EpochAction::Rebalance
+                | EpochAction::ZombieInit
+                | EpochAction::ZombieCommit(_),
+                KafkaEvent::OwnerFold { .. }
+                | KafkaEvent::OwnerRecover { .. }
+                | KafkaEvent::Rebalance { .. }
+                | KafkaEvent::Poll { .. }
+                | KafkaEvent::ZombieInit {}
+                | KafkaEvent::ZombieCommit { .. },
+            ) => false,
         }
     }
 
@@ -214,17 +231,23 @@ impl loadbearing_refinement::conform::Conform for Epoch {
         &self,
         before: &EpochState,
         after: &EpochState,
-        event: &Event,
+        event: &KafkaEvent,
     ) -> Result<(), String> {
-        match event.action.as_str() {
-            "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
-            "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
-            "Rebalance" | "ZombieInit" => Ok(()),
-            "ZombieCommit" => {
-                let m = event
-                    .arg_u64("offset")
-                    .ok_or("the zombie commit names no offset")?;
-                legacy::check_op(before.op, m, event)?;
+        match event {
+            KafkaEvent::OwnerFold { .. } => {
+                observe_owner_fold(before.op, before.owner_pos, after.topic, event)
+            }
+            KafkaEvent::OwnerRecover { owner_state, topic } => {
+                observe_recover(after.owner_state, after.topic, *owner_state, *topic)
+            }
+            KafkaEvent::Rebalance { .. } | KafkaEvent::ZombieInit {} => Ok(()),
+            KafkaEvent::ZombieCommit {
+                offset: m,
+                op,
+                topic,
+                ..
+            } => {
+                check_op(before.op, *m, *op)?;
                 if refused(event) {
                     // A refused commit is a stutter (before == after); the model's own
                     // ZombieCommit always lands.
@@ -239,21 +262,31 @@ impl loadbearing_refinement::conform::Conform for Epoch {
                         Err("a zombie commit before the zombie initialised".into())
                     };
                 }
-                legacy::expect_topic(after.topic, event)
+                expect_topic(after.topic, *topic)
             }
-            other => Err(format!("`{other}` is not an Epoch step")),
+            KafkaEvent::Poll { .. } => Err("`Poll` is not an Epoch step".into()),
         }
     }
 
-    fn is_stutter(&self, event: &Event) -> bool {
-        event.action == "ZombieCommit" && refused(event)
+    fn is_stutter(&self, event: &KafkaEvent) -> bool {
+        refused(event)
     }
 }
 
-fn refused(event: &Event) -> bool {
-    event.var_bool("accepted") == Some(false)
+/// A zombie commit the coordinator refused.
+fn refused(event: &KafkaEvent) -> bool {
+    match event {
+        KafkaEvent::ZombieCommit { outcome, .. } => {
+            outcome.as_ref().map(TxnOutcome::committed) == Some(false)
+        }
+        KafkaEvent::OwnerFold { .. }
+        | KafkaEvent::OwnerRecover { .. }
+        | KafkaEvent::Rebalance { .. }
+        | KafkaEvent::Poll { .. }
+        | KafkaEvent::ZombieInit {} => false,
+    }
 }
 
-use crate::conform_common::{legacy, revealed_logs};
+use crate::conform_common::{check_op, expect_topic, revealed_logs};
+use crate::kafka::trace::{KafkaEvent, TxnOutcome};
 use crate::kafka::{observe_owner_fold, observe_recover};
-use loadbearing_refinement::conform::Event;

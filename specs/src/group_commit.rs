@@ -259,85 +259,99 @@ impl Configured for GroupCommit {
     }
 }
 
-/// Traces of the group commit implementation (`impls/kafka`), read as GroupCommit steps.
-///
-/// Events: `offer`, `acq`, `commit` (vars `writes`: how many queued writes it drained, `co`:
-/// the offset its transaction carries), `await_` (var `outcome`) by actor `wN`, where N is the
-/// input offset the writer writes (the model's writer N writes offset N); `sched` (arg `o`) by
-/// the flow; `transaction` (var `outcome`) changes no model variable, and the model has no
-/// failing transaction, so only a committed one fits. The flow's last step and the final
-/// stutter are never logged.
+/// Traces of the group commit implementation (`impls/kafka`), read as GroupCommit steps in
+/// the `group_commit` vocabulary (`trace::GcEvent`): `offer`, `acq`, `commit` (`writes`: how
+/// many queued writes it drained, `co`: the offset its transaction carries), `await_`
+/// (`outcome`) by writer `wN`, where N is the input offset the writer writes (the model's
+/// writer N writes offset N); `sched` (`o`) by the flow; `transaction` (`outcome`) changes no
+/// model variable, and the model has no failing transaction, so only a committed one fits.
+/// The flow's last step and the final stutter are never logged.
 impl loadbearing_refinement::conform::Conform for GroupCommit {
-    type Event = Event;
+    type Event = GcEvent;
 
-    fn reports(&self, action: &GcAction, event: &Event) -> bool {
-        let by = |w: &u8| writer_of(event) == Some(*w);
-        match action {
-            GcAction::Offer(w) => event.action == "offer" && by(w),
-            GcAction::Acq(w) => event.action == "acq" && by(w),
-            GcAction::Commit(w) => event.action == "commit" && by(w),
-            GcAction::Await(w) => event.action == "await_" && by(w),
+    fn reports(&self, action: &GcAction, event: &GcEvent) -> bool {
+        let by = |writer: &Writer, w: &u8| *writer == Writer::Of(*w);
+        match (action, event) {
+            (GcAction::Offer(w), GcEvent::Offer { writer })
+            | (GcAction::Acq(w), GcEvent::Acq { writer })
+            | (GcAction::Commit(w), GcEvent::Commit { writer, .. })
+            | (GcAction::Await(w), GcEvent::Await { writer, .. }) => by(writer, w),
             // Any scheduled offset reports a Sched, so that `observe` can say why one does not fit.
-            GcAction::Sched(_) => event.action == "sched",
-            GcAction::SchedDone | GcAction::Terminating => false,
+            (GcAction::Sched(_), GcEvent::Sched { .. }) => true,
+            (
+                GcAction::Offer(_)
+                | GcAction::Acq(_)
+                | GcAction::Commit(_)
+                | GcAction::Await(_)
+                | GcAction::Sched(_)
+                | GcAction::SchedDone
+                | GcAction::Terminating,
+                GcEvent::Offer { .. }
+                | GcEvent::Acq { .. }
+                | GcEvent::Commit { .. }
+                | GcEvent::Transaction { .. }
+                | GcEvent::Await { .. }
+                | GcEvent::Sched { .. },
+            ) => false,
         }
     }
 
-    fn observe(&self, before: &GcState, after: &GcState, event: &Event) -> Result<(), String> {
-        match event.action.as_str() {
-            "sched" => {
-                let o = event
-                    .arg_u64("o")
-                    .ok_or("a sched event carries its offset o")?;
-                if o == after.oc as u64 {
+    fn observe(&self, before: &GcState, after: &GcState, event: &GcEvent) -> Result<(), String> {
+        match event {
+            GcEvent::Sched { o } => {
+                if *o == after.oc as u64 {
                     return Ok(());
                 }
-                Err(self.ahead_of_durable(before.done, o).unwrap_or_else(|| {
+                Err(self.ahead_of_durable(before.done, *o).unwrap_or_else(|| {
                     format!("the flow scheduled {o}; this step schedules {}", after.oc)
                 }))
             }
-            "commit" => {
+            GcEvent::Commit { writes, co, .. } => {
                 let drained = (after.done & !before.done).count_ones() as u64;
-                if let Some(writes) = event.var_u64("writes") {
-                    if writes != drained {
+                if let Some(writes) = writes {
+                    if *writes != drained {
                         return Err(format!(
                             "the commit drained {writes} writes; the model drains {drained} (queue {:?}, Cap {})",
                             before.queue, self.cap
                         ));
                     }
                 }
-                match event.var_u64("co") {
-                    Some(co) if co != after.co as u64 => Err(format!(
+                match co {
+                    Some(co) if *co != after.co as u64 => Err(format!(
                         "the transaction carries offset {co}; the model commits oc = {}",
                         after.co
                     )),
                     _ => Ok(()),
                 }
             }
-            "await_" | "transaction" => match event.var_str("outcome") {
-                Some("committed") | None => Ok(()),
-                Some(failed) => Err(format!(
-                    "the transaction failed ({failed}); in the model every transaction commits"
-                )),
-            },
-            _ => Ok(()),
+            GcEvent::Await { outcome, .. } | GcEvent::Transaction { outcome, .. } => {
+                match outcome {
+                    Some(TxnOutcome::Committed) | None => Ok(()),
+                    Some(failed) => Err(format!(
+                        "the transaction failed ({failed}); in the model every transaction commits"
+                    )),
+                }
+            }
+            GcEvent::Offer { .. } | GcEvent::Acq { .. } => Ok(()),
         }
     }
 
-    fn is_stutter(&self, event: &Event) -> bool {
-        event.action == "transaction"
+    fn is_stutter(&self, event: &GcEvent) -> bool {
+        matches!(event, GcEvent::Transaction { .. })
     }
 
     fn is_silent(&self, action: &GcAction) -> bool {
         matches!(action, GcAction::SchedDone | GcAction::Terminating)
     }
 
-    fn disabled_reason(&self, state: &GcState, event: &Event) -> Option<String> {
-        let o = event.arg_u64("o")?;
-        if event.action != "sched" || state.pc[0] != Pc::Sched {
+    fn disabled_reason(&self, state: &GcState, event: &GcEvent) -> Option<String> {
+        let GcEvent::Sched { o } = event else {
+            return None;
+        };
+        if state.pc[0] != Pc::Sched {
             return None;
         }
-        self.ahead_of_durable(state.done, o)
+        self.ahead_of_durable(state.done, *o)
     }
 }
 
@@ -364,9 +378,6 @@ impl GroupCommit {
     }
 }
 
-/// `w3` → writer 3 (the writer of offset 3).
-fn writer_of(event: &Event) -> Option<u8> {
-    event.actor.as_deref()?.strip_prefix('w')?.parse().ok()
-}
+pub mod trace;
 
-use loadbearing_refinement::conform::Event;
+use trace::{GcEvent, TxnOutcome, Writer};

@@ -257,38 +257,45 @@ impl Configured for Kafka {
     }
 }
 
-/// Conformance: the implementation's step events (one NDJSON line each, docs/models/kafka.md).
-///
-/// | event | args | vars |
-/// |---|---|---|
-/// | `OwnerFold` | `offset`, `op` | `committed` (the owner's transaction), `topic` |
-/// | `OwnerRecover` | | `ownerState` (what the owner reloaded), `topic` |
-/// | `Rebalance` | | `liveGen` |
-/// | `Poll` | | `zCapturedGen`, `tornDown` |
-/// | `ZombieCommit` | `offset` (m), `op` | `accepted`, `topic` |
-/// | `ZombieInit` | | (an Epoch step: a stutter here, it changes no Kafka variable) |
-///
-/// `topic` is the compacted topic's last durable record for the key, rendered as a [`Cell`]
-/// (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`). Every var is optional; a missing one is searched.
+/// Conformance: the implementation's step events, in the `kafka` vocabulary
+/// (`trace::KafkaEvent`, `docs/trace-format.md`). `ZombieInit` is an Epoch step: a stutter
+/// here, it changes no Kafka variable. Every observation is optional; a missing one is
+/// searched.
 impl loadbearing_refinement::conform::Conform for Kafka {
-    type Event = Event;
+    type Event = KafkaEvent;
 
-    fn initial_candidates(&self, events: &[Event]) -> Vec<KafkaState> {
-        revealed_logs(self.max_offset, legacy::reveals(events))
-            .into_iter()
-            .map(KafkaState::initial)
-            .collect()
+    fn initial_candidates(&self, events: &[KafkaEvent]) -> Vec<KafkaState> {
+        revealed_logs(
+            self.max_offset,
+            events.iter().filter_map(KafkaEvent::reveals),
+        )
+        .into_iter()
+        .map(KafkaState::initial)
+        .collect()
     }
 
-    fn reports(&self, action: &KafkaAction, event: &Event) -> bool {
-        match action {
-            KafkaAction::OwnerFold => event.action == "OwnerFold",
-            KafkaAction::OwnerRecover => event.action == "OwnerRecover",
-            KafkaAction::Rebalance => event.action == "Rebalance",
-            KafkaAction::Poll => event.action == "Poll",
-            KafkaAction::ZombieCommit(m) => {
-                event.action == "ZombieCommit" && event.arg_u64("offset") == Some(*m as u64)
+    fn reports(&self, action: &KafkaAction, event: &KafkaEvent) -> bool {
+        match (action, event) {
+            (KafkaAction::OwnerFold, KafkaEvent::OwnerFold { .. })
+            | (KafkaAction::OwnerRecover, KafkaEvent::OwnerRecover { .. })
+            | (KafkaAction::Rebalance, KafkaEvent::Rebalance { .. })
+            | (KafkaAction::Poll, KafkaEvent::Poll { .. }) => true,
+            (KafkaAction::ZombieCommit(m), KafkaEvent::ZombieCommit { offset, .. }) => {
+                *offset == *m as u64
             }
+            (
+                KafkaAction::OwnerFold
+                | KafkaAction::OwnerRecover
+                | KafkaAction::Rebalance
+                | KafkaAction::Poll
+                | KafkaAction::ZombieCommit(_),
+                KafkaEvent::OwnerFold { .. }
+                | KafkaEvent::OwnerRecover { .. }
+                | KafkaEvent::Rebalance { .. }
+                | KafkaEvent::Poll { .. }
+                | KafkaEvent::ZombieInit {}
+                | KafkaEvent::ZombieCommit { .. },
+            ) => false,
         }
     }
 
@@ -296,24 +303,29 @@ impl loadbearing_refinement::conform::Conform for Kafka {
         &self,
         before: &KafkaState,
         after: &KafkaState,
-        event: &Event,
+        event: &KafkaEvent,
     ) -> Result<(), String> {
-        match event.action.as_str() {
-            "OwnerFold" => observe_owner_fold(before.op, before.owner_pos, after.topic, event),
-            "OwnerRecover" => observe_recover(after.owner_state, after.topic, event),
-            "Rebalance" => expect_u64(
-                event.var_u64("liveGen"),
-                after.live_gen as u64,
-                "live generation",
-            ),
-            "Poll" => {
+        match event {
+            KafkaEvent::OwnerFold { .. } => {
+                observe_owner_fold(before.op, before.owner_pos, after.topic, event)
+            }
+            KafkaEvent::OwnerRecover { owner_state, topic } => {
+                observe_recover(after.owner_state, after.topic, *owner_state, *topic)
+            }
+            KafkaEvent::Rebalance { live_gen } => {
+                expect_u64(*live_gen, after.live_gen as u64, "live generation")
+            }
+            KafkaEvent::Poll {
+                z_captured_gen,
+                torn_down,
+            } => {
                 expect_u64(
-                    event.var_u64("zCapturedGen"),
+                    *z_captured_gen,
                     after.z_captured_gen as u64,
                     "captured generation",
                 )?;
-                match event.var_bool("tornDown") {
-                    Some(torn) if torn == after.z_alive => Err(if torn {
+                match torn_down {
+                    Some(torn) if *torn == after.z_alive => Err(if *torn {
                         "the zombie's flow was torn down, but the model keeps it alive".into()
                     } else {
                         format!(
@@ -325,13 +337,15 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     _ => Ok(()),
                 }
             }
-            "ZombieCommit" => {
-                let Some(m) = event.arg_u64("offset") else {
-                    return Err("the zombie commit names no offset".into());
-                };
-                legacy::check_op(before.op, m, event)?;
+            KafkaEvent::ZombieCommit {
+                offset: m,
+                op,
+                outcome,
+                topic,
+            } => {
+                check_op(before.op, *m, *op)?;
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
-                match event.var_bool("accepted") {
+                match outcome.as_ref().map(TxnOutcome::committed) {
                     Some(true) if fenced => {
                         return Err(format!(
                             "the zombie's commit at offset {m} was accepted, but the model fences \
@@ -347,21 +361,22 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                     }
                     _ => {}
                 }
-                legacy::expect_topic(after.topic, event)
+                expect_topic(after.topic, *topic)
             }
             // The Epoch design's producer init changes no Kafka variable.
-            "ZombieInit" => Ok(()),
-            other => Err(format!("`{other}` is not a Kafka step")),
+            KafkaEvent::ZombieInit {} => Ok(()),
         }
     }
 
-    fn is_stutter(&self, event: &Event) -> bool {
-        event.action == "ZombieInit"
+    fn is_stutter(&self, event: &KafkaEvent) -> bool {
+        matches!(event, KafkaEvent::ZombieInit {})
     }
 }
 
-use crate::conform_common::{expect_u64, legacy, revealed_logs};
-use loadbearing_refinement::conform::Event;
+pub mod trace;
+
+use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
+use trace::{KafkaEvent, TxnOutcome};
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
 /// Epoch alike).
@@ -369,41 +384,46 @@ pub(crate) fn observe_owner_fold(
     ops: Ops,
     owner_pos: u8,
     topic: Cell,
-    event: &Event,
+    event: &KafkaEvent,
 ) -> Result<(), String> {
+    let KafkaEvent::OwnerFold {
+        offset,
+        op,
+        outcome,
+        topic: seen,
+    } = event
+    else {
+        return Err(format!("a {event:?} is not the owner's fold"));
+    };
     let o = owner_pos as u64 + 1;
-    match event.arg_u64("offset") {
-        Some(got) if got != o => {
-            return Err(format!(
-                "the owner folded offset {got}, the model's owner folds offset {o} next"
-            ))
-        }
-        None => return Err("the owner's fold names no offset".into()),
-        _ => {}
-    }
-    legacy::check_op(ops, o, event)?;
-    if event.var_bool("committed") == Some(false) {
+    if *offset != o {
         return Err(format!(
-            "the owner's transaction at offset {o} did not commit ({}), but the model's live \
-             owner is always accepted",
-            event.var_str("outcome").unwrap_or("no reason given")
+            "the owner folded offset {offset}, the model's owner folds offset {o} next"
         ));
     }
-    legacy::expect_topic(topic, event)
+    check_op(ops, o, *op)?;
+    if let Some(outcome) = outcome.as_ref().filter(|o| !o.committed()) {
+        return Err(format!(
+            "the owner's transaction at offset {o} did not commit ({outcome}), but the model's \
+             live owner is always accepted"
+        ));
+    }
+    expect_topic(topic, *seen)
 }
 
 pub(crate) fn observe_recover(
     owner_state: Offsets,
     topic: Cell,
-    event: &Event,
+    seen_state: Option<Offsets>,
+    seen_topic: Option<Cell>,
 ) -> Result<(), String> {
-    match event.var_str("ownerState") {
-        Some(got) if got != owner_state.to_string() => {
+    match seen_state {
+        Some(got) if got != owner_state => {
             return Err(format!(
                 "the owner reloaded {got}, the model's owner reloads {owner_state}"
             ))
         }
         _ => {}
     }
-    legacy::expect_topic(topic, event)
+    expect_topic(topic, seen_topic)
 }

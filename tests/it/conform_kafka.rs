@@ -5,7 +5,17 @@ use std::process::Command;
 
 use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
 use loadbearing::conform::{self, Backend, Rng, Settings, Target};
-use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Event, Limits};
+use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
+use loadbearing_specs::kafka::trace::KafkaEvent;
+use loadbearing_specs::vocab::Op;
+
+/// Whether the event is a zombie commit that was accepted (`Some(true)`) or refused.
+fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
+    match e {
+        KafkaEvent::ZombieCommit { outcome, .. } => Some(outcome.as_ref()?.committed()),
+        _ => None,
+    }
+}
 use loadbearing_specs::epoch::Epoch;
 use loadbearing_specs::kafka::Kafka;
 
@@ -53,23 +63,29 @@ fn guarded_traces_contain_fenced_zombie_commits_and_teardowns() {
     // The conformance above must not be vacuous: the zombie really commits and is refused,
     // and the coupled poll really tears it down.
     let mut rng = Rng::new(11);
-    let traces: Vec<Vec<Event>> = (0..40)
+    let traces: Vec<Vec<KafkaEvent>> = (0..40)
         .map(|_| kafka::trace(Variant::GUARDED, &mut rng).unwrap())
         .collect();
-    let all: Vec<&Event> = traces.iter().flatten().collect();
+    let all: Vec<&KafkaEvent> = traces.iter().flatten().collect();
     let refused = all
         .iter()
-        .filter(|e| e.action == "ZombieCommit" && e.vars["accepted"] == false)
+        .filter(|e| zombie_commit(e) == Some(false))
         .count();
     let torn = all
         .iter()
-        .filter(|e| e.action == "Poll" && e.vars["tornDown"] == true)
+        .filter(|e| {
+            matches!(
+                e,
+                KafkaEvent::Poll {
+                    torn_down: Some(true),
+                    ..
+                }
+            )
+        })
         .count();
     assert!(refused > 10, "{refused} refused zombie commits");
     assert!(torn > 5, "{torn} coupled polls");
-    assert!(all
-        .iter()
-        .all(|e| e.action != "ZombieCommit" || e.vars["accepted"] == false));
+    assert!(all.iter().all(|e| zombie_commit(e) != Some(true)));
 }
 
 #[test]
@@ -139,14 +155,19 @@ fn without_its_teardown_flag_a_decoupled_trace_diverges_at_the_zombies_next_comm
     for _ in 0..40 {
         let mut events = kafka::trace(Variant::of(Target::KafkaDecoupled), &mut rng).unwrap();
         for e in &mut events {
-            e.vars.remove("tornDown");
+            if let KafkaEvent::Poll { torn_down, .. } = e {
+                *torn_down = None;
+            }
         }
-        let Some(poll) = events.iter().position(|e| e.action == "Poll") else {
+        let Some(poll) = events
+            .iter()
+            .position(|e| matches!(e, KafkaEvent::Poll { .. }))
+        else {
             continue;
         };
         let Some(commit) = events[poll..]
             .iter()
-            .position(|e| e.action == "ZombieCommit")
+            .position(|e| zombie_commit(e).is_some())
         else {
             continue;
         };
@@ -197,7 +218,7 @@ fn counterexamples_reproduce_on_the_broken_variants_and_the_guarded_design_refus
             .broken
             .events
             .iter()
-            .any(|e| e.action == "ZombieCommit" && e.vars["accepted"] == true);
+            .any(|e| zombie_commit(e) == Some(true));
         assert!(landed, "{name}");
         // Guarded: every zombie commit refused, no regression, the guarded model's topic.
         assert!(!cx.guarded.zombie_landed, "{name}: {:?}", cx.guarded);
@@ -272,10 +293,10 @@ fn epoch_traces_fit_the_epoch_model_except_where_the_owner_reloaded_a_zombie_sna
                 assert_eq!(d.action, "OwnerFold", "{}", d.text());
                 assert!(d.text().contains("the topic's last record"), "{}", d.text());
                 let before = &events[..d.matched];
-                let recover = before.iter().rposition(|e| e.action == "OwnerRecover");
-                let landed = before
+                let recover = before
                     .iter()
-                    .position(|e| e.action == "ZombieCommit" && e.vars["accepted"] == true);
+                    .rposition(|e| matches!(e, KafkaEvent::OwnerRecover { .. }));
+                let landed = before.iter().position(|e| zombie_commit(e) == Some(true));
                 assert!(
                     matches!((landed, recover), (Some(l), Some(r)) if l < r),
                     "{}",
@@ -287,13 +308,13 @@ fn epoch_traces_fit_the_epoch_model_except_where_the_owner_reloaded_a_zombie_sna
     assert!(conforming >= 180, "{conforming} of 200");
 }
 
-const VIOLATING: &str = r#"{"v":1,"actor":"coordinator","action":"Rebalance","vars":{"liveGen":2}}
-{"v":1,"actor":"zombie","action":"ZombieCommit","args":{"offset":2,"op":"persist"},"vars":{"accepted":true,"topic":"Snap(2, {1,2})"}}
+const VIOLATING: &str = r#"{"v":2,"vocabulary":"kafka","action":"Rebalance","liveGen":2}
+{"v":2,"vocabulary":"kafka","action":"ZombieCommit","offset":2,"op":"persist","outcome":{"kind":"committed"},"topic":{"kind":"snap","offset":2,"contents":[1,2]}}
 "#;
 
 #[test]
 fn a_hand_written_stale_commit_is_rejected_with_a_reason() {
-    let events = parse_ndjson(VIOLATING).unwrap();
+    let events = parse_ndjson::<KafkaEvent>(VIOLATING).unwrap();
     let verdict = validate(&guarded_model(3), &events, Limits::default());
     assert!(!verdict.conforming);
     let d = verdict.divergence.unwrap();
@@ -309,8 +330,8 @@ fn a_hand_written_stale_commit_is_rejected_with_a_reason() {
     );
     // The same commit refused fits.
     let refused = VIOLATING.replace(
-        r#""accepted":true,"topic":"Snap(2, {1,2})""#,
-        r#""accepted":false,"topic":"Absent""#,
+        r#""outcome":{"kind":"committed"},"topic":{"kind":"snap","offset":2,"contents":[1,2]}"#,
+        r#""outcome":{"kind":"fenced","reason":"ILLEGAL_GENERATION"},"topic":{"kind":"absent"}"#,
     );
     assert!(
         validate(
@@ -322,8 +343,8 @@ fn a_hand_written_stale_commit_is_rejected_with_a_reason() {
     );
     // The Epoch model accepts the stale commit once the zombie initialised late.
     let epoch = VIOLATING.replace(
-        "{\"v\":1,\"actor\":\"zombie\",\"action\":\"ZombieCommit\"",
-        "{\"v\":1,\"actor\":\"zombie\",\"action\":\"ZombieInit\"}\n{\"v\":1,\"actor\":\"zombie\",\"action\":\"ZombieCommit\"",
+        r#"{"v":2,"vocabulary":"kafka","action":"ZombieCommit""#,
+        "{\"v\":2,\"vocabulary\":\"kafka\",\"action\":\"ZombieInit\"}\n{\"v\":2,\"vocabulary\":\"kafka\",\"action\":\"ZombieCommit\"",
     );
     assert!(
         validate(
@@ -337,7 +358,7 @@ fn a_hand_written_stale_commit_is_rejected_with_a_reason() {
 
 #[test]
 fn a_hand_written_out_of_order_fold_is_rejected() {
-    let text = r#"{"v":1,"actor":"owner","action":"OwnerFold","args":{"offset":2,"op":"persist"},"vars":{"topic":"Snap(2, {1,2})"}}"#;
+    let text = r#"{"v":2,"vocabulary":"kafka","action":"OwnerFold","offset":2,"op":"persist","topic":{"kind":"snap","offset":2,"contents":[1,2]}}"#;
     let d = validate(
         &guarded_model(3),
         &parse_ndjson(text).unwrap(),
@@ -433,13 +454,14 @@ fn the_cli_runs_the_kafka_targets() {
 fn initial_states_are_built_from_the_ops_the_trace_reveals() {
     use loadbearing_refinement::conform::Conform;
     let model = guarded_model(4);
-    let fold = |o: u64, op: &str| {
-        Event::new(Some("owner"), "OwnerFold")
-            .arg("offset", o)
-            .arg("op", op)
+    let fold = |o: u64, op: Op| KafkaEvent::OwnerFold {
+        offset: o,
+        op,
+        outcome: None,
+        topic: None,
     };
     // Offsets 1 and 3 revealed, 2 and 4 open: four logs, not sixteen.
-    let events = [fold(1, "persist"), fold(3, "delete")];
+    let events = [fold(1, Op::Persist), fold(3, Op::Delete)];
     let logs: Vec<String> = model
         .initial_candidates(&events)
         .iter()
@@ -457,7 +479,7 @@ fn initial_states_are_built_from_the_ops_the_trace_reveals() {
     assert_eq!(got, want);
     // Contradicting events leave no log.
     assert!(model
-        .initial_candidates(&[fold(1, "persist"), fold(1, "delete")])
+        .initial_candidates(&[fold(1, Op::Persist), fold(1, Op::Delete)])
         .is_empty());
 }
 
@@ -466,6 +488,7 @@ fn initial_states_are_built_from_the_ops_the_trace_reveals() {
 /// back read_committed. Slow (every world joins a real group and rebalances it), so one trace
 /// and the counterexamples.
 #[test]
+#[cfg(feature = "kafka")]
 fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants() {
     let Some(broker) = loadbearing_impls_kafka::harness::broker_or_skip(
         "on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants",
@@ -485,7 +508,9 @@ fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the
         "{}",
         verdict.divergence.map(|d| d.text()).unwrap_or_default()
     );
-    assert!(events.iter().any(|e| e.action == "OwnerFold"));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, KafkaEvent::OwnerFold { .. })));
     for target in [Target::KafkaDecoupled, Target::KafkaUnseeded, Target::Epoch] {
         let cx = kafka::replay_counterexample_on(&backend, target).unwrap();
         let name = target.name();
@@ -508,10 +533,14 @@ fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the
             .guarded
             .events
             .iter()
-            .find(|e| e.action == "ZombieCommit")
-            .and_then(|e| e.var_str("outcome"))
-            .unwrap_or_default()
-            .to_string();
+            .find_map(|e| match e {
+                KafkaEvent::ZombieCommit {
+                    outcome: Some(outcome),
+                    ..
+                } => Some(outcome.to_string()),
+                _ => None,
+            })
+            .unwrap_or_default();
         println!("{name} on the guarded design: {refusal}");
     }
 }

@@ -11,8 +11,8 @@ fn configs() -> Vec<Config> {
     suite::load(&suite::default_path()).expect("the shipped suite loads")
 }
 
-/// The single-writer tower's configs (the SSI configs are pinned in tests/ssi.rs, the actor
-/// level's in tests/actors.rs).
+/// The single-writer tower's configs (the SSI configs are pinned in tests/it/ssi.rs, the actor
+/// level's in tests/it/actors.rs).
 fn tower() -> Vec<Config> {
     configs()
         .into_iter()

@@ -1,11 +1,12 @@
 //! Conformance of the group commit to GroupCommit, both ways, and the store targets on a real
 //! Cassandra 5 node.
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::{self, group_commit::events_of, Backend, Settings, Target};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
-use loadbearing_refinement::conform::{validate, Event, Limits};
+use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
 use loadbearing_specs::group_commit::GroupCommit;
 
 fn memory(traces: usize, seed: u64) -> Settings {
@@ -90,9 +91,20 @@ fn acq(writer: u64) -> KafkaStep {
 fn writer_ids_become_the_offsets_they_write() {
     // Implementation writer 7 writes offset 2: the model's writer 2.
     let events = events_of(&[offer(7, 2), acq(7), commit(7, 1, 1)]);
-    assert_eq!(events[0].actor.as_deref(), Some("w2"));
-    assert_eq!(events[2].var_u64("co"), Some(0));
-    assert_eq!(events[2].var_u64("writes"), Some(1));
+    assert_eq!(
+        events[0],
+        GcEvent::Offer {
+            writer: Writer::Of(2)
+        }
+    );
+    assert_eq!(
+        events[2],
+        GcEvent::Commit {
+            writer: Writer::Of(2),
+            writes: Some(1),
+            co: Some(0)
+        }
+    );
 }
 
 #[test]
@@ -128,13 +140,17 @@ fn a_commit_that_drains_past_the_cap_or_fails_does_not_fit() {
         "{text}"
     );
     // The same trace with a committed transaction fits.
-    let mut ok: Vec<Event> = failed.clone();
-    ok[3] = ok[3].clone().var("outcome", "committed");
+    let mut ok: Vec<GcEvent> = failed.clone();
+    let GcEvent::Transaction { outcome, .. } = &mut ok[3] else {
+        panic!("the fourth event is the transaction: {:?}", ok[3]);
+    };
+    *outcome = Some(loadbearing_specs::kafka::trace::TxnOutcome::Committed);
     assert!(validate(&model, &ok, Limits::default()).conforming);
 }
 
 /// The group commit on a real Kafka 4.4 broker (CI provides the jars; see .ci/setup.d).
 #[test]
+#[cfg(feature = "kafka")]
 fn concurrent_group_commits_on_kafka_conform() {
     let Some(broker) = common::servers::kafka() else {
         return;
@@ -154,6 +170,7 @@ fn concurrent_group_commits_on_kafka_conform() {
 
 /// The store targets on a real Cassandra 5 node: its persist is the three-LWT compound.
 #[test]
+#[cfg(feature = "cassandra")]
 fn the_store_targets_run_on_cassandra() {
     let Some(node) = common::servers::cassandra() else {
         return;
