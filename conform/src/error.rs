@@ -87,11 +87,7 @@ pub enum ConfigProblem {
     Check(String),
     #[error("has no counterexample")]
     NoCounterexample,
-    #[error("the counterexample's initial state is not the model's")]
-    InitialState,
-    #[error("step {step} ({action}) does not replay on the model")]
-    DoesNotReplay { step: usize, action: String },
-    #[error("{0} is not a step of the model it refines to")]
+    #[error("the refinement gives no {0}")]
     NoAbstractStep(String),
     #[error("the engine cannot take the path: {0}")]
     Engine(String),

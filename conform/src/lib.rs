@@ -87,51 +87,17 @@ pub fn suite_model<M: loadbearing_specs::Configured>(
     Ok((M::from_knobs(&config.constants), config))
 }
 
-/// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
-/// step is matched to the action of that name whose successor shows the same variables.
+/// A config's shortest counterexample, checked afresh on `model`, as the model's own actions
+/// and states (the engine's typed path, not its rendering).
 pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, Error> {
     let problem = |p| Error::config(config_name, p);
     let config = suite_config(config_name)?;
-    let judged = loadbearing_expected::run::run(&config, &Options::default())
-        .map_err(|e| problem(ConfigProblem::Check(e)))?;
-    let cx = judged
-        .report
+    let report = loadbearing_expected::run::check_model(model, &config, &Options::default())
+        .map_err(|e| problem(ConfigProblem::Check(e.to_string())))?;
+    let cx = report
         .counterexample
         .ok_or_else(|| problem(ConfigProblem::NoCounterexample))?;
-    let shown = |s: &M::State| -> Vec<(String, String)> {
-        model
-            .variables(s)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    };
-    let mut states = vec![model
-        .init_states()
-        .into_iter()
-        .find(|s| shown(s) == cx.steps[0].state)
-        .ok_or_else(|| problem(ConfigProblem::InitialState))?];
-    let mut path = Vec::new();
-    for (i, step) in cx.steps.iter().enumerate().skip(1) {
-        let state = states.last().expect("non-empty").clone();
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        let (action, next) = actions
-            .into_iter()
-            .filter(|a| Some(model.format_action(a)) == step.action)
-            .find_map(|a| {
-                let next = model.next_state(&state, a.clone())?;
-                (shown(&next) == step.state).then_some((a, next))
-            })
-            .ok_or_else(|| {
-                problem(ConfigProblem::DoesNotReplay {
-                    step: i,
-                    action: format!("{:?}", step.action),
-                })
-            })?;
-        path.push(action);
-        states.push(next);
-    }
-    Ok((path, states))
+    Ok(cx.path.into_parts())
 }
 
 /// A counterexample of the compound, mapped onto the atomic store through the refinement: the
@@ -142,44 +108,41 @@ pub fn atomic_schedule(config_name: &str) -> Result<AtomicSchedule, Error> {
         states,
         ..
     } = counterexample::<CasFirstWrite>(config_name)?;
-    let refinement = compound.refinements().into_iter().next().ok_or_else(|| {
+    let not_atomic = |what: &str| {
         Error::config(
             config_name,
-            ConfigProblem::NoAbstractStep("CasFirstWriteAtomic".into()),
+            ConfigProblem::NoAbstractStep(format!("{what} of CasFirstWriteAtomic")),
         )
-    })?;
-    // The model the refinement maps onto, and the atomic step of each simulated step, found
-    // by the name the refinement reports.
+    };
+    let refinement = compound
+        .refinements()
+        .into_iter()
+        .next()
+        .ok_or_else(|| not_atomic("a refinement"))?;
+    // The model the refinement maps onto (the config's constants), the image of the initial
+    // state, and the atomic action of each simulated step, as the refinement reports them.
     let atomic = CasFirstWriteAtomic {
         writers: compound.writers,
         max_offset: compound.max_offset,
         guarded: compound.guarded,
         reap: compound.reap,
     };
-    let atomic_init = atomic.init_states_for(&states[0].off[..compound.writers as usize]);
-    let mut state = atomic_init.clone();
+    let atomic_init = refinement
+        .image(&states[0])
+        .downcast_ref::<AtomicState>()
+        .cloned()
+        .ok_or_else(|| not_atomic("the initial state"))?;
     let mut schedule = Vec::new();
     for pair in states.windows(2) {
         match refinement.check_step(&pair[0], &pair[1]) {
             Ok(StepMatch::Stutter) => {}
-            Ok(StepMatch::Simulates(shown)) => {
-                let mut actions = Vec::new();
-                atomic.actions(&state, &mut actions);
-                let action = actions
-                    .into_iter()
-                    .find(|a| atomic.format_action(a) == shown)
-                    .ok_or_else(|| {
-                        Error::config(config_name, ConfigProblem::NoAbstractStep(shown.clone()))
-                    })?;
-                state = atomic.next_state(&state, action).expect("enabled");
-                schedule.push(action);
+            Ok(StepMatch::Simulates(action)) => {
+                let action = action
+                    .downcast_ref::<AtomicAction>()
+                    .ok_or_else(|| not_atomic("an action"))?;
+                schedule.push(*action);
             }
-            Err(_) => {
-                return Err(Error::config(
-                    config_name,
-                    ConfigProblem::NoAbstractStep("a step of the compound".into()),
-                ))
-            }
+            Err(_) => return Err(not_atomic("a step")),
         }
     }
     Ok(AtomicSchedule {
