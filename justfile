@@ -11,9 +11,9 @@ check *ARGS:
 list:
     cargo run --release -- list
 
-# Every test of every crate, as CI runs them.
+# Every test of every crate with every feature (the server-backed ones start their servers), as CI runs them.
 test:
-    cargo test
+    cargo test --workspace --all-features
 
 # Larger constants: states per second and peak memory.
 bench:
@@ -25,7 +25,8 @@ ci:
 
 lint:
     cargo fmt --all -- --check
-    cargo clippy --all-targets -- -D warnings
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy --workspace --all-targets -- -D warnings
 
 # Stateright's web explorer on one config; prints the link to its shortest counterexample.
 explore CONFIG *ARGS:
@@ -37,7 +38,7 @@ trace CONFIG *ARGS:
 
 # Accept changed counterexample snapshots and regenerate docs/; review with `git diff`.
 docs:
-    INSTA_UPDATE=always cargo test --test snapshots
+    INSTA_UPDATE=always cargo test --test it snapshots::
     cargo run --release -- docs
     cargo run --release -- mutate --format markdown > docs/mutation.md
 
@@ -55,4 +56,4 @@ isolation *ARGS:
 
 # Group commit on a real Kafka broker: cap 256 vs cap 1 vs a plain producer.
 kafka-bench:
-    cargo run --release -p loadbearing-impls-kafka --example group_commit_bench
+    cargo run --release -p loadbearing-impls-kafka --features kafka --example group_commit_bench

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 use loadbearing_ssi_engine::engine::Variant;
+#[cfg(feature = "postgres")]
 use loadbearing_ssi_engine::postgres::{PgServer, PgTier};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{musts, run_engine, scenarios, Scenario, Tally};
@@ -113,12 +114,17 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if variants.is_empty() && !args.postgres {
         return Err("nothing to run: --variant none without --postgres".into());
     }
+    if args.postgres && !cfg!(feature = "postgres") {
+        // Before the engine runs: a missing client is bad input, not a late surprise.
+        return Err("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)".into());
+    }
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
         for s in &chosen {
             tallies.push(run_engine(s, v, args.attempts, args.jitter_us));
         }
     }
+    #[cfg(feature = "postgres")]
     if args.postgres {
         let server = PgServer::start().map_err(|e| format!("PostgreSQL: {e}"))?;
         let mut tier = PgTier::connect(&server.conn_str())?;

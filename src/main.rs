@@ -305,6 +305,8 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                         kind.name()
                     ));
                 }
+                // Before anything runs: a server backend left out of this build names its feature.
+                kind.require().map_err(|e| e.to_string())?;
                 plan.push((target, kind));
             }
             let seed = seed.unwrap_or_else(|| {
@@ -396,7 +398,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 eprintln!(
                     "{}: {} (expected {}): no counterexample to trace",
                     config.name,
-                    render::actual(&traced.judged.report.outcome),
+                    render::actual(traced.judged.report.outcome()),
                     config.expected
                 );
             } else {

@@ -1,4 +1,4 @@
-# Headless Chromium for the explorer's browser test (tests/browser.rs, which fails under CI=true
+# Headless Chromium for the explorer's browser test (tests/it/browser.rs, which fails under CI=true
 # without it) and Graphviz's `dot` for `loadbearing trace --format svg` and docs/tower.svg.
 # Sourced by .ci/run (set -euo pipefail), as root.
 if ! command -v chromium >/dev/null 2>&1 || ! command -v dot >/dev/null 2>&1; then

@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use loadbearing_impls::postgres::CompoundGuards;
 use loadbearing_impls::trace::no_trace;
+use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::cas_first_write::trace::FirstWriteEvent;

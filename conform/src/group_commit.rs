@@ -44,10 +44,9 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
     let gated = target == Target::GroupCommit;
     let n = settings.writers as u8;
     let mut rng = Rng::new(settings.seed);
-    let mut broker = match &settings.backend {
-        Backend::Kafka(bootstrap) => Some(kafka_backend::Group::join(bootstrap)?),
-        _ => None,
-    };
+    let mut broker = kafka_group(&settings.backend)?;
+    // `round` names the broker's topics; the in-memory runs need no names.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))]
     for round in 0..settings.traces {
         // Caps 1 to 3: with 8 writers the queue often holds more than one transaction takes.
         let cap = 1 + rng.below(3) as u8;
@@ -55,11 +54,12 @@ pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Re
         let recorder = Arc::new(Recorder::default());
         let tracer: SharedKafkaTracer = recorder.clone();
         match &mut broker {
+            #[cfg(feature = "kafka")]
             Some(group) => {
                 let gc = group.commit(round, config(cap, gated), tracer)?;
                 race(&gc, &recorder, n, seed)?;
             }
-            None => {
+            _ => {
                 let (gc, producer) = memory_commit(config(cap, gated), tracer);
                 // A broker round trip per commit, so that writers queue up behind it.
                 producer.log().commit_latency = Some(Duration::from_micros(200));
@@ -571,8 +571,24 @@ fn shortest_in_flow_order(model: &Model) -> Option<Vec<GcAction>> {
     None
 }
 
+/// The consumer group of a run on a real broker; None in memory.
+#[cfg(feature = "kafka")]
+fn kafka_group(backend: &Backend) -> Result<Option<kafka_backend::Group>, String> {
+    Ok(match backend {
+        Backend::Kafka(bootstrap) => Some(kafka_backend::Group::join(bootstrap)?),
+        _ => None,
+    })
+}
+
+/// Without the Kafka client (feature `kafka`) there is no broker: every run is in memory.
+#[cfg(not(feature = "kafka"))]
+fn kafka_group(_: &Backend) -> Result<Option<std::convert::Infallible>, String> {
+    Ok(None)
+}
+
 /// The group commit on a real Kafka 4.4 broker: a consumer group member supplies the live
 /// group metadata, each run writes to a fresh snapshot topic with a fresh transactional id.
+#[cfg(feature = "kafka")]
 mod kafka_backend {
     use super::*;
     use loadbearing_impls_kafka::flow::{Member, MemberConfig};

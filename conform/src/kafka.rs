@@ -26,21 +26,29 @@
 //! fences themselves are the implementation's and the coordinator's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+#[cfg(feature = "kafka")]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "kafka")]
 use std::time::{Duration, Instant};
 
 use loadbearing_impls::store::Read;
 use loadbearing_impls::trace::{Step, Tracer};
-use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
+use loadbearing_impls_kafka::flow::KafkaFlow;
+#[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::flow::{Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
     CommitError, ErrorClass, Fence, GroupCommit, GroupCommitConfig, GroupMetadata,
     GroupMetadataSource, InputPartition, MemProducer, SnapshotWrite, TxnError, TxnProducer,
 };
+#[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::kafka::{
     create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
 };
-use loadbearing_impls_kafka::trace::{no_trace, KafkaRecorder, KafkaStep, KafkaTracer};
+#[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::trace::no_trace;
+use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
@@ -147,6 +155,7 @@ enum Producer {
         mem: MemProducer,
         epoch: Option<(Arc<Mutex<u32>>, u32)>,
     },
+    #[cfg(feature = "kafka")]
     Real(Box<KafkaTxnProducer>),
 }
 
@@ -189,6 +198,7 @@ impl Producer {
     fn inner(&mut self) -> &mut dyn TxnProducer {
         match self {
             Producer::Mem { mem, .. } => mem,
+            #[cfg(feature = "kafka")]
             Producer::Real(p) => p.as_mut(),
         }
     }
@@ -283,9 +293,11 @@ enum Log {
     },
     /// A real broker: the topics and group are this world's own; member `a` is the consumer
     /// whose generation the flows carry, `b` the member whose join makes the rebalance.
+    #[cfg(feature = "kafka")]
     Real(Box<RealLog>),
 }
 
+#[cfg(feature = "kafka")]
 struct RealLog {
     bootstrap: String,
     snapshots: String,
@@ -296,9 +308,11 @@ struct RealLog {
     base: i32,
 }
 
+#[cfg(feature = "kafka")]
 static NAMES: AtomicU64 = AtomicU64::new(0);
 
 /// A name no other world (or earlier run on the same broker) uses.
+#[cfg(feature = "kafka")]
 fn unique(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -311,8 +325,10 @@ fn unique(name: &str) -> String {
     )
 }
 
+#[cfg(feature = "kafka")]
 const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
+#[cfg(feature = "kafka")]
 impl RealLog {
     fn open(bootstrap: &str) -> Result<(RealLog, String), String> {
         let input = unique("in");
@@ -395,6 +411,7 @@ impl Log {
     fn live_generation(&self) -> i32 {
         match self {
             Log::Mem { live_gen, .. } => live_gen.load(Ordering::SeqCst),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.live().generation_id,
         }
     }
@@ -403,6 +420,7 @@ impl Log {
     fn model_generation(&self, generation: i32) -> i32 {
         match self {
             Log::Mem { .. } => generation,
+            #[cfg(feature = "kafka")]
             Log::Real(r) => generation - r.base + 1,
         }
     }
@@ -416,6 +434,7 @@ impl Log {
                 member_id: "A".into(),
                 group_instance_id: None,
             },
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.live(),
         }
     }
@@ -433,6 +452,7 @@ impl Log {
                     })
                 })
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => Arc::new(LiveGroupMetadata(r.a.consumer.clone())),
         }
     }
@@ -440,18 +460,21 @@ impl Log {
     fn group_id(&self) -> String {
         match self {
             Log::Mem { .. } => GROUP.into(),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.group.clone(),
         }
     }
 
     /// A producer for `role`; in the Epoch design every producer shares the stable id, so each
     /// new one takes the highest epoch.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))] // `role` names a real producer
     fn producer(&self, design: Design, role: &str) -> Result<Producer, String> {
         match self {
             Log::Mem { mem, epochs, .. } => Ok(match design {
                 Design::ProducerEpoch => Producer::init(mem, epochs),
                 _ => Producer::plain(mem),
             }),
+            #[cfg(feature = "kafka")]
             Log::Real(r) => {
                 let id = match design {
                     Design::ProducerEpoch => format!("{}-snapshots-0", r.group),
@@ -483,6 +506,7 @@ impl Log {
                         },
                     }))
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.last_record(),
         }
     }
@@ -525,6 +549,7 @@ impl World {
                 };
                 (log, INPUT.to_string())
             }
+            #[cfg(feature = "kafka")]
             Backend::Kafka(bootstrap) => {
                 let (real, input) = RealLog::open(bootstrap)?;
                 (Log::Real(Box::new(real)), input)
@@ -607,6 +632,7 @@ impl World {
 
     /// Takes one step and returns its event.
     pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, String> {
+        #[cfg(feature = "kafka")]
         if let Log::Real(r) = &self.log {
             r.keep_alive();
         }
@@ -752,6 +778,7 @@ impl World {
                 let new = live_gen.fetch_add(1, Ordering::SeqCst) + 1;
                 mem.log().live_generation = Some(new);
             }
+            #[cfg(feature = "kafka")]
             Log::Real(r) => r.rebalance(&self.input)?,
         }
         self.rebalanced = true;

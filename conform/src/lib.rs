@@ -6,6 +6,14 @@
 //! short paths) drive the store step by step, comparing its row with the model's after every
 //! step.
 
+//! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
+//! the default build runs every target on its embedded backend (SQLite, the in-memory
+//! producer, the SSI engine itself) without compiling a server client. A [`Backend`] exists
+//! only for what was compiled in; [`BackendKind`] names every backend, so the target table and
+//! `conform --list` are the same in every build, and [`Servers::backend`] says which feature a
+//! missing one needs.
+
+#[cfg(feature = "postgres")]
 pub mod compound;
 pub mod flow;
 pub mod group_commit;
@@ -15,11 +23,13 @@ pub mod ssi;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+#[cfg(feature = "cassandra")]
 use loadbearing_impls::cassandra::CassandraCluster;
-use loadbearing_impls::postgres::{CompoundGuards, PostgresStore};
+#[cfg(feature = "postgres")]
+use loadbearing_impls::postgres::PostgresStore;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
-use loadbearing_impls::{Mode, Read, SnapshotStore, StoreOptions, WriteError};
+use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};
@@ -39,13 +49,16 @@ pub enum Backend {
     /// Embedded SQLite (the store family's default).
     Sqlite,
     /// A PostgreSQL connection string.
+    #[cfg(feature = "postgres")]
     Postgres(String),
     /// A Cassandra 5 node (`host:port`).
+    #[cfg(feature = "cassandra")]
     Cassandra(String),
     /// The in-memory transactional producer (the Kafka family's default): one shared log that
     /// checks generations like the group coordinator.
     Memory,
     /// A Kafka 4.4 broker's bootstrap address.
+    #[cfg(feature = "kafka")]
     Kafka(String),
 }
 
@@ -57,9 +70,12 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         match self {
             Backend::Sqlite => BackendKind::Sqlite,
+            #[cfg(feature = "postgres")]
             Backend::Postgres(_) => BackendKind::Postgres,
+            #[cfg(feature = "cassandra")]
             Backend::Cassandra(_) => BackendKind::Cassandra,
             Backend::Memory => BackendKind::Memory,
+            #[cfg(feature = "kafka")]
             Backend::Kafka(_) => BackendKind::Kafka,
         }
     }
@@ -85,7 +101,59 @@ impl BackendKind {
             BackendKind::Kafka => "kafka",
         }
     }
+
+    /// The Cargo feature that compiles this backend's client and server launcher in (None:
+    /// always built).
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            BackendKind::Sqlite | BackendKind::Memory => None,
+            BackendKind::Postgres => Some("postgres"),
+            BackendKind::Cassandra => Some("cassandra"),
+            BackendKind::Kafka => Some("kafka"),
+        }
+    }
+
+    /// Is this backend's client compiled into this build?
+    pub fn compiled_in(self) -> bool {
+        match self {
+            BackendKind::Sqlite | BackendKind::Memory => true,
+            BackendKind::Postgres => cfg!(feature = "postgres"),
+            BackendKind::Cassandra => cfg!(feature = "cassandra"),
+            BackendKind::Kafka => cfg!(feature = "kafka"),
+        }
+    }
+
+    /// Ok when compiled in; otherwise the feature to build with.
+    pub fn require(self) -> Result<(), NotCompiledIn> {
+        match self.feature() {
+            Some(feature) if !self.compiled_in() => Err(NotCompiledIn {
+                backend: self,
+                feature,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
+
+/// A backend asked for but not compiled into this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotCompiledIn {
+    pub backend: BackendKind,
+    pub feature: &'static str,
+}
+
+impl std::fmt::Display for NotCompiledIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the {} backend is not compiled into this build: rebuild with `--features {}` (or `--features full`)",
+            self.backend.name(),
+            self.feature
+        )
+    }
+}
+
+impl std::error::Error for NotCompiledIn {}
 
 /// Opens store sessions on one fresh database, one per concurrent writer.
 pub struct StoreFactory {
@@ -95,7 +163,10 @@ pub struct StoreFactory {
     /// store is always the compound).
     compound: bool,
     sqlite_path: Option<std::path::PathBuf>,
+    /// PostgreSQL's table (SQLite has a file of its own, Cassandra a cluster handle).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     table: String,
+    #[cfg(feature = "cassandra")]
     cassandra: Option<CassandraCluster>,
     /// PostgreSQL's compound with some guards off (planted mutants).
     guards: CompoundGuards,
@@ -116,15 +187,16 @@ impl StoreFactory {
                 let _ = std::fs::remove_file(&path);
                 Some(path)
             }
-            Backend::Postgres(_) | Backend::Cassandra(_) => None,
-            Backend::Memory | Backend::Kafka(_) => {
-                return Err(format!(
-                    "the snapshot store runs on sqlite, postgres or cassandra, not {}",
-                    backend.name()
-                ))
-            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => None,
+            #[cfg(feature = "cassandra")]
+            Backend::Cassandra(_) => None,
+            #[cfg(feature = "kafka")]
+            Backend::Kafka(_) => return Err(not_a_store(&backend)),
+            Backend::Memory => return Err(not_a_store(&backend)),
         };
         let table = unique.replace('-', "_");
+        #[cfg(feature = "cassandra")]
         let cassandra = match &backend {
             Backend::Cassandra(node) => Some(CassandraCluster::connect(
                 node,
@@ -139,6 +211,7 @@ impl StoreFactory {
             compound: false,
             sqlite_path,
             table,
+            #[cfg(feature = "cassandra")]
             cassandra,
             guards: CompoundGuards::default(),
         })
@@ -156,6 +229,7 @@ impl StoreFactory {
     }
 
     /// A PostgreSQL session that reaps rows (the model's `ReapRow`).
+    #[cfg(feature = "postgres")]
     pub fn reaper(&self, tracer: SharedTracer) -> Result<PostgresStore, String> {
         match &self.backend {
             Backend::Postgres(conn) => PostgresStore::connect_traced(
@@ -186,19 +260,21 @@ impl StoreFactory {
                     .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
                     .map_err(|e| e.to_string())
             }
+            #[cfg(feature = "postgres")]
             Backend::Postgres(conn) => {
                 PostgresStore::connect_traced(conn, &self.table, options, tracer).map(|s| {
                     Box::new(s.compound(self.compound).compound_guards(self.guards))
                         as Box<dyn SnapshotStore>
                 })
             }
+            #[cfg(feature = "cassandra")]
             Backend::Cassandra(_) => {
                 let cluster = self.cassandra.as_ref().expect("connected in new");
                 Ok(Box::new(cluster.store_traced(options, tracer)))
             }
-            Backend::Memory | Backend::Kafka(_) => {
-                unreachable!("StoreFactory::new refuses the non-store backends")
-            }
+            #[cfg(feature = "kafka")]
+            Backend::Kafka(_) => unreachable!("StoreFactory::new refuses the non-store backends"),
+            Backend::Memory => unreachable!("StoreFactory::new refuses the non-store backends"),
         }
     }
 }
@@ -211,6 +287,13 @@ impl Drop for StoreFactory {
             }
         }
     }
+}
+
+fn not_a_store(backend: &Backend) -> String {
+    format!(
+        "the snapshot store runs on sqlite, postgres or cassandra, not {}",
+        backend.name()
+    )
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -777,7 +860,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
             };
             let factory = StoreFactory::new(settings.backend.clone(), mode, target.name())?;
             // Cassandra's persist is the three-LWT compound: its events are CasFirstWrite's.
-            let compound = matches!(settings.backend, Backend::Cassandra(_));
+            let compound = settings.backend.kind() == BackendKind::Cassandra;
             let atomic = CasFirstWriteAtomic {
                 writers: settings.writers as u8,
                 max_offset: MAX_OFFSET,
@@ -823,6 +906,7 @@ pub fn run(target: Target, settings: &Settings) -> Result<TargetResult, String> 
                 result.tally(&model, &events);
             }
             match settings.backend {
+                #[cfg(feature = "postgres")]
                 Backend::Postgres(_) => compound::replay_counterexamples(settings, &mut result)?,
                 _ => eprintln!(
                     "conform: compound: the casfw_* counterexamples replay on PostgreSQL (its store has the mutant switches), not on {}",
@@ -1046,55 +1130,20 @@ pub type ModelPath<M> = (
     Vec<<M as stateright::Model>::State>,
 );
 
-/// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
-/// step is matched to the action of that name whose successor shows the same variables.
+/// A config's shortest counterexample, checked afresh on `model`, as the model's own actions
+/// and states (the engine's typed path, not its rendering).
 pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, String> {
     let config = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)
         .ok_or_else(|| format!("no config {config_name} in the suite"))?;
-    let judged = loadbearing_expected::run::run(&config, &Options::default())?;
-    let cx = judged
-        .report
+    let report = loadbearing_expected::run::check_model(model, &config, &Options::default())
+        .map_err(|e| e.to_string())?;
+    let cx = report
         .counterexample
         .ok_or_else(|| format!("{config_name} has no counterexample"))?;
-    let shown = |s: &M::State| -> Vec<(String, String)> {
-        model
-            .variables(s)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    };
-    let mut states = vec![model
-        .init_states()
-        .into_iter()
-        .find(|s| shown(s) == cx.steps[0].state)
-        .ok_or_else(|| {
-            format!("{config_name}: the counterexample's initial state is not the model's")
-        })?];
-    let mut path = Vec::new();
-    for (i, step) in cx.steps.iter().enumerate().skip(1) {
-        let state = states.last().expect("non-empty").clone();
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        let (action, next) = actions
-            .into_iter()
-            .filter(|a| Some(model.format_action(a)) == step.action)
-            .find_map(|a| {
-                let next = model.next_state(&state, a.clone())?;
-                (shown(&next) == step.state).then_some((a, next))
-            })
-            .ok_or_else(|| {
-                format!(
-                    "{config_name}: step {i} ({:?}) does not replay on the model",
-                    step.action
-                )
-            })?;
-        path.push(action);
-        states.push(next);
-    }
-    Ok((path, states))
+    Ok(cx.path.into_parts())
 }
 
 /// A counterexample of the compound, mapped onto the atomic store through the refinement: the
@@ -1110,29 +1159,28 @@ pub fn atomic_schedule(config_name: &str) -> Result<AtomicSchedule, String> {
         .into_iter()
         .next()
         .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
-    // The model the refinement maps onto, and the atomic step of each simulated step, found
-    // by the name the refinement reports.
+    // The model the refinement maps onto (the config's constants), the image of the initial
+    // state, and the atomic action of each simulated step, as the refinement reports them.
     let atomic = CasFirstWriteAtomic {
         writers: compound.writers,
         max_offset: compound.max_offset,
         guarded: compound.guarded,
         reap: compound.reap,
     };
-    let atomic_init = atomic.init_states_for(&states[0].off[..compound.writers as usize]);
-    let mut state = atomic_init.clone();
+    let atomic_init = refinement
+        .image(&states[0])
+        .downcast_ref::<AtomicState>()
+        .cloned()
+        .ok_or("CasFirstWrite's refinement maps onto CasFirstWriteAtomic's states")?;
     let mut schedule = Vec::new();
     for pair in states.windows(2) {
         match refinement.check_step(&pair[0], &pair[1]) {
             Ok(StepMatch::Stutter) => {}
-            Ok(StepMatch::Simulates(shown)) => {
-                let mut actions = Vec::new();
-                atomic.actions(&state, &mut actions);
-                let action = actions
-                    .into_iter()
-                    .find(|a| atomic.format_action(a) == shown)
-                    .ok_or_else(|| format!("{config_name}: {shown} is not an atomic step here"))?;
-                state = atomic.next_state(&state, action).expect("enabled");
-                schedule.push(action);
+            Ok(StepMatch::Simulates(action)) => {
+                let action = action
+                    .downcast_ref::<AtomicAction>()
+                    .ok_or("CasFirstWrite's refinement simulates CasFirstWriteAtomic's actions")?;
+                schedule.push(*action);
             }
             Err(_) => return Err(format!("{config_name}: a step maps to no atomic step")),
         }
@@ -1250,11 +1298,14 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Stri
 }
 
 /// The servers a run started, kept until it ends; each is started the first time a target
-/// asks for its backend.
+/// asks for its backend. A backend whose feature is off is an error naming the feature.
 #[derive(Default)]
 pub struct Servers {
+    #[cfg(feature = "postgres")]
     postgres: Option<loadbearing_impls::harness::postgres::PgServer>,
+    #[cfg(feature = "cassandra")]
     cassandra: Option<loadbearing_impls::harness::cassandra::CassandraNode>,
+    #[cfg(feature = "kafka")]
     kafka: Option<loadbearing_impls_kafka::harness::KafkaBroker>,
 }
 
@@ -1263,6 +1314,7 @@ impl Servers {
         Ok(match kind {
             BackendKind::Sqlite => Backend::Sqlite,
             BackendKind::Memory => Backend::Memory,
+            #[cfg(feature = "postgres")]
             BackendKind::Postgres => {
                 if self.postgres.is_none() {
                     eprintln!("conform: starting PostgreSQL");
@@ -1273,6 +1325,7 @@ impl Servers {
                 }
                 Backend::Postgres(self.postgres.as_ref().expect("started").conn_str())
             }
+            #[cfg(feature = "cassandra")]
             BackendKind::Cassandra => {
                 if self.cassandra.is_none() {
                     eprintln!("conform: starting Cassandra 5");
@@ -1283,6 +1336,7 @@ impl Servers {
                 }
                 Backend::Cassandra(self.cassandra.as_ref().expect("started").node())
             }
+            #[cfg(feature = "kafka")]
             BackendKind::Kafka => {
                 if self.kafka.is_none() {
                     eprintln!("conform: starting Kafka 4.4");
@@ -1293,6 +1347,8 @@ impl Servers {
                 }
                 Backend::Kafka(self.kafka.as_ref().expect("started").bootstrap())
             }
+            #[allow(unreachable_patterns)] // with every backend compiled in (`full`)
+            missing => return Err(missing.require().unwrap_err().to_string()),
         })
     }
 }
@@ -1300,12 +1356,15 @@ impl Servers {
 impl Drop for Servers {
     fn drop(&mut self) {
         // Their guardians would remove them at exit anyway; stopping now frees the machine.
+        #[cfg(feature = "kafka")]
         if let Some(kafka) = &self.kafka {
             kafka.stop();
         }
+        #[cfg(feature = "cassandra")]
         if let Some(cassandra) = &self.cassandra {
             cassandra.stop();
         }
+        #[cfg(feature = "postgres")]
         if let Some(postgres) = &self.postgres {
             postgres.stop();
         }

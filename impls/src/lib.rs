@@ -2,12 +2,15 @@
 //!
 //! - [`store`]: the snapshot store API (read → `Live`/`Tombstone`/`Absent`; persist and delete
 //!   → applied, a typed [`store::Conflict`], or `Indeterminate`).
-//! - Backends, each guarded (compare-and-set) or last-write-wins: [`sqlite`], [`postgres`],
-//!   [`cassandra`].
+//! - Backends, each guarded (compare-and-set) or last-write-wins: [`sqlite`] (always built),
+//!   `postgres` (feature `postgres`) and `cassandra` (feature `cassandra`: the scylla driver and
+//!   its tokio runtime). The default build has no server client at all.
 //! - [`buffer`]: the snapshot buffer with the replay fence (ReplayFence).
 //! - [`flow`]: the partition flow (assign → recover → fold → flush → revoke).
 //! - [`trace`]: the step events, named after the model actions.
-//! - [`harness`]: throwaway PostgreSQL and Cassandra servers for the tests.
+//! - [`harness`]: throwaway PostgreSQL and Cassandra servers (each behind its feature), used by
+//!   the tests and at run time by `conform --backend postgres|cassandra` and
+//!   `isolation --postgres`.
 //!
 //! ```
 //! use loadbearing_impls::{sqlite::SqliteStore, Read, SnapshotStore, StoreOptions, WriteError};
@@ -23,12 +26,17 @@
 //! ```
 
 pub mod buffer;
+#[cfg(feature = "cassandra")]
 pub mod cassandra;
 pub mod flow;
 pub mod harness;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod trace;
 
-pub use store::{Conflict, Mode, Offset, Read, ReadError, SnapshotStore, StoreOptions, WriteError};
+pub use store::{
+    CompoundGuards, Conflict, Mode, Offset, Read, ReadError, SnapshotStore, StoreOptions,
+    WriteError,
+};

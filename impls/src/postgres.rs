@@ -25,8 +25,8 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
 use crate::store::{
-    check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
-    WriteError,
+    check_offset, CompoundGuards, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore,
+    StoreOptions, WriteError,
 };
 use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step};
 
@@ -163,27 +163,6 @@ impl Sql {
                 "DELETE FROM {t} WHERE key = $1
                    AND (\"offset\" <= $2 OR expires_at <= now())"
             ),
-        }
-    }
-}
-
-/// The compound's two guards besides the offset compare (docs/models/casfirstwrite.md's `InsertIfNotExists` and
-/// `Retry`). Turning one off is a planted mutant, for conformance only: the configs
-/// `casfw_no_ine` and `casfw_noretry` show what breaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CompoundGuards {
-    /// `Insert` lands only on an absent row; off, it is a blind upsert.
-    pub insert_if_not_exists: bool,
-    /// After a lost insert race, the conditional update is retried once; off, the writer
-    /// reports a conflict without looking again.
-    pub retry: bool,
-}
-
-impl Default for CompoundGuards {
-    fn default() -> Self {
-        CompoundGuards {
-            insert_if_not_exists: true,
-            retry: true,
         }
     }
 }

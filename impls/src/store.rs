@@ -245,3 +245,24 @@ impl Payload<'_> {
         }
     }
 }
+
+/// The compound's two guards besides the offset compare (docs/models/casfirstwrite.md's `InsertIfNotExists` and
+/// `Retry`). Turning one off is a planted mutant, for conformance only: the configs
+/// `casfw_no_ine` and `casfw_noretry` show what breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompoundGuards {
+    /// `Insert` lands only on an absent row; off, it is a blind upsert.
+    pub insert_if_not_exists: bool,
+    /// After a lost insert race, the conditional update is retried once; off, the writer
+    /// reports a conflict without looking again.
+    pub retry: bool,
+}
+
+impl Default for CompoundGuards {
+    fn default() -> Self {
+        CompoundGuards {
+            insert_if_not_exists: true,
+            retry: true,
+        }
+    }
+}

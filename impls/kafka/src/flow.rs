@@ -14,19 +14,20 @@
 //! only after the application served the revoke.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use loadbearing_impls::store::Read;
 use loadbearing_impls::trace::Step;
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
-use rdkafka::message::Message;
-use rdkafka::ClientContext;
 
 use crate::group_commit::{CommitError, GroupCommit, SnapshotWrite, TxnProducer};
-use crate::kafka::{committed_of, group_metadata_of};
 use crate::trace::{KafkaStep, SharedKafkaTracer, TxnOutcome};
+
+// The group member is a real consumer (rdkafka); the flow itself runs over any producer, the
+// in-memory one included, so it builds without the `kafka` feature.
+#[cfg(feature = "kafka")]
+mod member;
+#[cfg(feature = "kafka")]
+pub use member::{Member, MemberConfig, MemberContext};
 
 /// How the flow's commits are labelled in the trace: the model's owner, or a revoked flow that
 /// has not noticed (the zombie). Labels only; nothing is gated on them.
@@ -250,208 +251,6 @@ pub trait TearDown: Send + Sync {
 impl<P: TxnProducer> TearDown for GroupCommit<P> {
     fn tear_down(&self) {
         GroupCommit::tear_down(self)
-    }
-}
-
-/// The member's consumer context: the rebalance callback.
-pub struct MemberContext {
-    name: String,
-    tracer: SharedKafkaTracer,
-    flows: Mutex<HashMap<i32, Arc<dyn TearDown>>>,
-    torn_down: Mutex<Vec<i32>>,
-    assigned: Mutex<Option<Vec<i32>>>,
-}
-
-impl ClientContext for MemberContext {}
-
-impl ConsumerContext for MemberContext {
-    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        if let Rebalance::Revoke(tpl) = rebalance {
-            let mut flows = self.flows.lock().unwrap_or_else(|e| e.into_inner());
-            let mut torn = self.torn_down.lock().unwrap_or_else(|e| e.into_inner());
-            for e in tpl.elements() {
-                if let Some(flow) = flows.remove(&e.partition()) {
-                    flow.tear_down();
-                    torn.push(e.partition());
-                }
-            }
-            *self.assigned.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-    }
-
-    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        if let Rebalance::Assign(tpl) = rebalance {
-            let partitions: Vec<i32> = tpl.elements().iter().map(|e| e.partition()).collect();
-            let generation = group_metadata_of(consumer).map_or(-1, |m| m.generation_id);
-            let torn_down =
-                std::mem::take(&mut *self.torn_down.lock().unwrap_or_else(|e| e.into_inner()));
-            self.tracer.kafka(&KafkaStep::Poll {
-                member: self.name.clone(),
-                generation,
-                torn_down,
-            });
-            self.tracer.kafka(&KafkaStep::Rebalance {
-                member: self.name.clone(),
-                generation,
-                partitions: partitions.clone(),
-            });
-            *self.assigned.lock().unwrap_or_else(|e| e.into_inner()) = Some(partitions);
-        }
-    }
-}
-
-/// A consumer in the group, with the rebalance callback above.
-pub struct Member {
-    pub consumer: Arc<BaseConsumer<MemberContext>>,
-    pub name: String,
-}
-
-/// Consumer settings for a member.
-#[derive(Clone, Debug)]
-pub struct MemberConfig {
-    pub session_timeout: Duration,
-    pub max_poll_interval: Duration,
-}
-
-impl Default for MemberConfig {
-    fn default() -> Self {
-        MemberConfig {
-            session_timeout: Duration::from_secs(6),
-            max_poll_interval: Duration::from_secs(30),
-        }
-    }
-}
-
-impl Member {
-    pub fn join(
-        bootstrap: &str,
-        group: &str,
-        topic: &str,
-        name: &str,
-        config: &MemberConfig,
-        tracer: SharedKafkaTracer,
-    ) -> Result<Member, String> {
-        let context = MemberContext {
-            name: name.to_string(),
-            tracer,
-            flows: Mutex::new(HashMap::new()),
-            torn_down: Mutex::new(Vec::new()),
-            assigned: Mutex::new(None),
-        };
-        let consumer: BaseConsumer<MemberContext> = ClientConfig::new()
-            .set("bootstrap.servers", bootstrap)
-            .set("group.id", group)
-            .set("client.id", name)
-            .set("enable.auto.commit", "false")
-            .set("isolation.level", "read_committed")
-            .set("auto.offset.reset", "earliest")
-            .set("partition.assignment.strategy", "range")
-            .set(
-                "session.timeout.ms",
-                config.session_timeout.as_millis().to_string(),
-            )
-            .set(
-                "heartbeat.interval.ms",
-                (config.session_timeout.as_millis() / 4)
-                    .max(100)
-                    .to_string(),
-            )
-            .set(
-                "max.poll.interval.ms",
-                config.max_poll_interval.as_millis().to_string(),
-            )
-            .set("log_level", "3")
-            .create_with_context(context)
-            .map_err(|e| format!("consumer {name}: {e}"))?;
-        consumer
-            .subscribe(&[topic])
-            .map_err(|e| format!("subscribe {name}: {e}"))?;
-        Ok(Member {
-            consumer: Arc::new(consumer),
-            name: name.to_string(),
-        })
-    }
-
-    /// The partitions of the last assignment (None while unassigned).
-    pub fn assigned(&self) -> Option<Vec<i32>> {
-        self.consumer
-            .context()
-            .assigned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Poll (running the rebalance callback) until assigned or `timeout`; the records
-    /// polled meanwhile are returned.
-    pub fn poll_until_assigned(&self, timeout: Duration) -> Result<Vec<InputRecord>, String> {
-        let deadline = Instant::now() + timeout;
-        let mut records = Vec::new();
-        loop {
-            if let Some(a) = self.assigned() {
-                if !a.is_empty() {
-                    return Ok(records);
-                }
-            }
-            if Instant::now() > deadline {
-                return Err(format!("{} not assigned within {timeout:?}", self.name));
-            }
-            records.extend(self.poll(Duration::from_millis(100))?);
-        }
-    }
-
-    /// One poll: at most one record (the rebalance callback runs inside).
-    pub fn poll(&self, timeout: Duration) -> Result<Option<InputRecord>, String> {
-        match self.consumer.poll(timeout) {
-            None => Ok(None),
-            Some(Ok(m)) => Ok(Some(InputRecord {
-                partition: m.partition(),
-                offset: m.offset(),
-                key: m
-                    .key()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default(),
-                payload: m.payload().unwrap_or_default().to_vec(),
-            })),
-            // Consumer errors are events (a timed-out join, a lost session): librdkafka goes
-            // on by itself. Report them and carry on.
-            Some(Err(e)) => {
-                eprintln!("{} poll: {e}", self.name);
-                Ok(None)
-            }
-        }
-    }
-
-    /// Poll until `n` records arrived (or `timeout`).
-    pub fn poll_records(&self, n: usize, timeout: Duration) -> Result<Vec<InputRecord>, String> {
-        let deadline = Instant::now() + timeout;
-        let mut out = Vec::new();
-        while out.len() < n {
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "{}: {} of {n} records within {timeout:?}",
-                    self.name,
-                    out.len()
-                ));
-            }
-            out.extend(self.poll(Duration::from_millis(100))?);
-        }
-        Ok(out)
-    }
-
-    /// Register a flow so the rebalance callback tears it down when its partition is revoked.
-    pub fn register(&self, partition: i32, flow: Arc<dyn TearDown>) {
-        self.consumer
-            .context()
-            .flows
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(partition, flow);
-    }
-
-    /// The committed offset of an assigned partition (read_committed: stable offsets only).
-    pub fn committed(&self, topic: &str, partition: i32) -> Result<Option<i64>, String> {
-        committed_of(&self.consumer, topic, partition)
     }
 }
 

@@ -9,12 +9,13 @@
 //! - [`conform`]: an engine trace replayed in the model, event by event.
 //! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
-//! - [`postgres`]: the same scenarios on PostgreSQL at SERIALIZABLE.
+//! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
 pub mod conform;
 pub mod engine;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod program;
 pub mod replay;

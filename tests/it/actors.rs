@@ -20,7 +20,7 @@ fn run(name: &str) -> (Outcome, u64, Vec<String>) {
         .counterexample()
         .map(|cx| cx.steps.iter().filter_map(|s| s.action.clone()).collect())
         .unwrap_or_default();
-    (report.outcome.clone(), report.distinct_states, actions)
+    (report.outcome().clone(), report.distinct_states(), actions)
 }
 
 #[test]

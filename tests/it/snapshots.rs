@@ -1,7 +1,7 @@
 //! The counterexample of every expected failure, exactly as `loadbearing trace CONFIG` prints
 //! it, pinned as an insta snapshot in `expected/snapshots/CONFIG.snap`. A changed model shows up
 //! as a snapshot diff to review: `cargo insta review`, or accept them all with
-//! `INSTA_UPDATE=always cargo test --test snapshots` and read `git diff expected/snapshots`.
+//! `INSTA_UPDATE=always cargo test --test it snapshots::` and read `git diff expected/snapshots`.
 
 use std::path::{Path, PathBuf};
 
@@ -47,7 +47,7 @@ fn every_expected_failure_prints_its_snapshotted_counterexample() {
     assert!(
         changed.is_empty(),
         "changed counterexamples: {changed:?}\nreview them with `cargo insta review`, or accept \
-         them all with `INSTA_UPDATE=always cargo test --test snapshots`, then regenerate the \
+         them all with `INSTA_UPDATE=always cargo test --test it snapshots::`, then regenerate the \
          docs with `cargo run -- docs`"
     );
 }

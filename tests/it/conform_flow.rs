@@ -1,7 +1,7 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
 //! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};
@@ -315,6 +315,7 @@ fn a_hand_written_self_fence_is_rejected_by_the_fixed_model() {
 
 /// PostgreSQL: the same flows; CI provides a server (see .ci/setup.d).
 #[test]
+#[cfg(feature = "postgres")]
 fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
     let Some(server) = common::servers::postgres() else {
         return;
@@ -333,6 +334,7 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
 
 /// Cassandra 5: the persist is the three-LWT compound, but the flow-level events read the same.
 #[test]
+#[cfg(feature = "cassandra")]
 fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     let Some(node) = common::servers::cassandra() else {
         return;

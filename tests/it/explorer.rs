@@ -2,9 +2,7 @@
 //! free port of 127.0.0.1, then reads `/.status`, walks `/.states/…` along the counterexample
 //! our engine found, and runs Stateright's checker to completion.
 
-mod common;
-
-use common::{collapse, http, Explorer};
+use crate::common::{collapse, http, Explorer};
 use loadbearing::suite::{self, Config, Expected};
 use loadbearing::trace;
 use loadbearing_refinement::Options;

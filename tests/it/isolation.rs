@@ -113,6 +113,7 @@ fn bad_input_exits_two_with_what_to_do() {
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 fn postgres_gets_its_own_column_and_never_violates() {
     if let Err(why) = loadbearing_impls::harness::postgres::find_bin().and_then(|d| {
         if d.join("initdb").exists() {

@@ -89,7 +89,7 @@ fn docs_mutation_md_is_generated_and_current() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/mutation.md is out of date: run `UPDATE_DOCS=1 cargo test --test mutate` \
+        "docs/mutation.md is out of date: run `UPDATE_DOCS=1 cargo test --test it mutate::` \
          or `cargo run --release -- mutate --format markdown > docs/mutation.md`"
     );
 }

@@ -1,7 +1,7 @@
 //! Conformance of the group commit to GroupCommit, both ways, and the store targets on a real
 //! Cassandra 5 node.
 
-mod common;
+use crate::common;
 
 use loadbearing::conform::{self, group_commit::events_of, Backend, Settings, Target};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
@@ -150,6 +150,7 @@ fn a_commit_that_drains_past_the_cap_or_fails_does_not_fit() {
 
 /// The group commit on a real Kafka 4.4 broker (CI provides the jars; see .ci/setup.d).
 #[test]
+#[cfg(feature = "kafka")]
 fn concurrent_group_commits_on_kafka_conform() {
     let Some(broker) = common::servers::kafka() else {
         return;
@@ -169,6 +170,7 @@ fn concurrent_group_commits_on_kafka_conform() {
 
 /// The store targets on a real Cassandra 5 node: its persist is the three-LWT compound.
 #[test]
+#[cfg(feature = "cassandra")]
 fn the_store_targets_run_on_cassandra() {
     let Some(node) = common::servers::cassandra() else {
         return;

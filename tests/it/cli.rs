@@ -172,3 +172,35 @@ fn list_shows_every_config() {
         "the tower's 25 and the SSI configs"
     );
 }
+
+/// A server backend left out of the build (its Cargo feature off) is bad input that names the
+/// feature to build with, before anything runs.
+#[test]
+#[cfg(not(all(feature = "postgres", feature = "cassandra", feature = "kafka")))]
+fn a_backend_left_out_of_the_build_names_its_feature() {
+    let missing = [
+        ("postgres", cfg!(feature = "postgres")),
+        ("cassandra", cfg!(feature = "cassandra")),
+        ("kafka", cfg!(feature = "kafka")),
+    ];
+    for (backend, _) in missing.iter().filter(|(_, compiled_in)| !compiled_in) {
+        let out = loadbearing(&["conform", "--backend", backend, "--traces", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{backend}: {}", stderr(&out));
+        let feature = format!("--features {backend}");
+        assert!(
+            stderr(&out).contains(&feature),
+            "{backend}: {}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "{backend}: nothing ran");
+    }
+    if !cfg!(feature = "postgres") {
+        let out = loadbearing(&["isolation", "--postgres", "--attempts", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--features postgres"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Conformance of the implementations to their models, both ways, and the `conform` command.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
@@ -350,6 +350,7 @@ fn conform_json_reports_every_target() {
 
 /// The guarded store on a real PostgreSQL server; CI provides one (see .ci/setup.d).
 #[test]
+#[cfg(feature = "postgres")]
 fn eight_racing_writers_on_postgres_conform() {
     let Some(server) = common::servers::postgres() else {
         return;

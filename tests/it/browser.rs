@@ -5,14 +5,12 @@
 //! Without Chromium the test says `skipped: <reason>` and passes, except under CI (`CI=true`),
 //! where `.ci/setup.d/20-chromium.sh` installs Debian's `chromium` and a missing browser fails.
 
-mod common;
-
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Explorer;
+use crate::common::Explorer;
 
 fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?

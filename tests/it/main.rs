@@ -1,0 +1,22 @@
+//! The CLI crate's integration tests, as one test binary (one link of the whole stack instead
+//! of one per file): one module per area. Run one area with a filter, e.g.
+//! `cargo test --test it conform::`; the server-backed tests are compiled only with their
+//! feature (`--features full` or `--all-features`, as CI runs them, where nothing may skip).
+
+mod common;
+
+mod actors;
+mod browser;
+mod cli;
+mod conform;
+mod conform_flow;
+mod conform_gc;
+mod conform_kafka;
+mod docs;
+mod explorer;
+mod isolation;
+mod mutate;
+mod snapshots;
+mod ssi;
+mod suite;
+mod trace;
