@@ -55,6 +55,8 @@ pub enum Error {
     Commit(#[from] CommitError),
     #[error(transparent)]
     Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Replays(#[from] loadbearing_expected::replays::ReplaysError),
     /// A config of the suite could not be used as asked.
     #[error("{config}: {problem}")]
     Config {
