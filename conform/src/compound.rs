@@ -91,10 +91,7 @@ fn scripted(
                     scheduler.wait_turn(REAPER);
                     // The reap's event hands the turn on; a reap that finds no row has no
                     // event, so the script cannot go on: stop there.
-                    let reaped = reaper.reap(key).map_err(|reason| Error::Open {
-                        what: "reaping the row",
-                        reason,
-                    })?;
+                    let reaped = reaper.reap(key).map_err(Error::open("reaping the row"))?;
                     if !reaped {
                         scheduler.finished(REAPER);
                         return Err(Error::Harness(format!(

@@ -121,8 +121,11 @@ impl Error {
         not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
         allow(dead_code)
     )]
-    pub(crate) fn open(what: &'static str) -> impl FnOnce(String) -> Error {
-        move |reason| Error::Open { what, reason }
+    pub(crate) fn open<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> Error {
+        move |reason| Error::Open {
+            what,
+            reason: reason.to_string(),
+        }
     }
 }
 
