@@ -1109,7 +1109,7 @@ pub fn counterexample<M: loadbearing_specs::Configured>(
 pub fn suite_model<M: loadbearing_specs::Configured>(
     config_name: &str,
 ) -> Result<(M, loadbearing_expected::suite::Config), String> {
-    let config = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
+    let config = loadbearing_expected::suite::built_in()
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)
@@ -1133,7 +1133,7 @@ pub type ModelPath<M> = (
 /// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
 /// step is matched to the action of that name whose successor shows the same variables.
 pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, String> {
-    let config = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
+    let config = loadbearing_expected::suite::built_in()
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)

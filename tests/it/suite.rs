@@ -6,7 +6,7 @@ use loadbearing::suite::{self, override_constants, parse_set, Config, Expected};
 use loadbearing_refinement::{Options, Outcome};
 
 fn configs() -> Vec<Config> {
-    suite::load(&suite::default_path()).expect("the shipped suite loads")
+    suite::built_in().expect("the shipped suite loads")
 }
 
 /// The single-writer tower's configs (the SSI configs are pinned in tests/it/ssi.rs, the actor
