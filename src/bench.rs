@@ -77,13 +77,13 @@ pub fn measure(
         };
         reset_peak_rss();
         eprintln!("bench: {label}");
-        let judged = run(&config, &options)?;
+        let judged = run(&config, &options).map_err(|e| e.to_string())?;
         results.push(Measured {
             label,
-            outcome: judged.report.outcome.clone(),
-            states: judged.report.distinct_states,
-            seconds: judged.report.seconds,
-            visited_bytes: judged.report.visited_bytes,
+            outcome: judged.report.outcome().clone(),
+            states: judged.report.distinct_states(),
+            seconds: judged.report.seconds(),
+            visited_bytes: judged.report.visited_bytes(),
             peak_rss: peak_rss(),
         });
     }

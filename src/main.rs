@@ -401,7 +401,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 eprintln!(
                     "{}: {} (expected {}): no counterexample to trace",
                     config.name,
-                    render::actual(&traced.judged.report.outcome),
+                    render::actual(traced.judged.report.outcome()),
                     config.expected
                 );
             } else {

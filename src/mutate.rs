@@ -239,20 +239,18 @@ fn catches(
     for property in &config.properties {
         let mut single = mutant.clone();
         single.properties = vec![property.clone()];
-        let judged = run(&single, options)?;
-        match judged.report.outcome {
+        let judged = run(&single, options).map_err(|e| e.to_string())?;
+        let steps = judged.report.counterexample().map(|cx| cx.len());
+        match judged.report.outcome().clone() {
             Outcome::Holds => {}
-            Outcome::Violates(p) => found.push(Catch {
-                property: p,
-                steps: judged.report.counterexample.map(|cx| cx.len()),
-            }),
+            Outcome::Violates(p) => found.push(Catch { property: p, steps }),
             Outcome::Missing(p) => found.push(Catch {
                 property: p,
                 steps: None,
             }),
             Outcome::Deadlock => found.push(Catch {
                 property: "deadlock".into(),
-                steps: judged.report.counterexample.map(|cx| cx.len()),
+                steps,
             }),
             Outcome::Incomplete(why) => {
                 return Err(format!(

@@ -1130,55 +1130,20 @@ pub type ModelPath<M> = (
     Vec<<M as stateright::Model>::State>,
 );
 
-/// A config's shortest counterexample, checked afresh, as the model's own actions: each shown
-/// step is matched to the action of that name whose successor shows the same variables.
+/// A config's shortest counterexample, checked afresh on `model`, as the model's own actions
+/// and states (the engine's typed path, not its rendering).
 pub fn counterexample_path<M: Spec>(model: &M, config_name: &str) -> Result<ModelPath<M>, String> {
     let config = loadbearing_expected::suite::built_in()
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|c| c.name == config_name)
         .ok_or_else(|| format!("no config {config_name} in the suite"))?;
-    let judged = loadbearing_expected::run::run(&config, &Options::default())?;
-    let cx = judged
-        .report
+    let report = loadbearing_expected::run::check_model(model, &config, &Options::default())
+        .map_err(|e| e.to_string())?;
+    let cx = report
         .counterexample
         .ok_or_else(|| format!("{config_name} has no counterexample"))?;
-    let shown = |s: &M::State| -> Vec<(String, String)> {
-        model
-            .variables(s)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    };
-    let mut states = vec![model
-        .init_states()
-        .into_iter()
-        .find(|s| shown(s) == cx.steps[0].state)
-        .ok_or_else(|| {
-            format!("{config_name}: the counterexample's initial state is not the model's")
-        })?];
-    let mut path = Vec::new();
-    for (i, step) in cx.steps.iter().enumerate().skip(1) {
-        let state = states.last().expect("non-empty").clone();
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        let (action, next) = actions
-            .into_iter()
-            .filter(|a| Some(model.format_action(a)) == step.action)
-            .find_map(|a| {
-                let next = model.next_state(&state, a.clone())?;
-                (shown(&next) == step.state).then_some((a, next))
-            })
-            .ok_or_else(|| {
-                format!(
-                    "{config_name}: step {i} ({:?}) does not replay on the model",
-                    step.action
-                )
-            })?;
-        path.push(action);
-        states.push(next);
-    }
-    Ok((path, states))
+    Ok(cx.path.into_parts())
 }
 
 /// A counterexample of the compound, mapped onto the atomic store through the refinement: the
@@ -1194,29 +1159,28 @@ pub fn atomic_schedule(config_name: &str) -> Result<AtomicSchedule, String> {
         .into_iter()
         .next()
         .ok_or("CasFirstWrite refines CasFirstWriteAtomic")?;
-    // The model the refinement maps onto, and the atomic step of each simulated step, found
-    // by the name the refinement reports.
+    // The model the refinement maps onto (the config's constants), the image of the initial
+    // state, and the atomic action of each simulated step, as the refinement reports them.
     let atomic = CasFirstWriteAtomic {
         writers: compound.writers,
         max_offset: compound.max_offset,
         guarded: compound.guarded,
         reap: compound.reap,
     };
-    let atomic_init = atomic.init_states_for(&states[0].off[..compound.writers as usize]);
-    let mut state = atomic_init.clone();
+    let atomic_init = refinement
+        .image(&states[0])
+        .downcast_ref::<AtomicState>()
+        .cloned()
+        .ok_or("CasFirstWrite's refinement maps onto CasFirstWriteAtomic's states")?;
     let mut schedule = Vec::new();
     for pair in states.windows(2) {
         match refinement.check_step(&pair[0], &pair[1]) {
             Ok(StepMatch::Stutter) => {}
-            Ok(StepMatch::Simulates(shown)) => {
-                let mut actions = Vec::new();
-                atomic.actions(&state, &mut actions);
-                let action = actions
-                    .into_iter()
-                    .find(|a| atomic.format_action(a) == shown)
-                    .ok_or_else(|| format!("{config_name}: {shown} is not an atomic step here"))?;
-                state = atomic.next_state(&state, action).expect("enabled");
-                schedule.push(action);
+            Ok(StepMatch::Simulates(action)) => {
+                let action = action
+                    .downcast_ref::<AtomicAction>()
+                    .ok_or("CasFirstWrite's refinement simulates CasFirstWriteAtomic's actions")?;
+                schedule.push(*action);
             }
             Err(_) => return Err(format!("{config_name}: a step maps to no atomic step")),
         }

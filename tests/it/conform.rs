@@ -8,10 +8,11 @@ use loadbearing::conform::{
     self, atomic_schedule, replay, AtomicSchedule, Backend, Settings, StoreFactory, Target,
 };
 use loadbearing_impls::Mode;
-use loadbearing_refinement::conform::{to_ndjson, validate, Event, Limits};
+use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
 use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
 use loadbearing_specs::knobs::{Constants, Resolved, Value};
-use loadbearing_specs::ssi::Ssi;
+use loadbearing_specs::ssi::trace::{SsiEvent as E, Txn};
+use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
@@ -91,30 +92,56 @@ fn ssi(past_check: &str) -> Ssi {
 }
 
 /// The #136 trigger as an engine would log it.
-fn trigger_trace(t2_write: Event) -> Vec<Event> {
-    let ev = |t: &str, a: &str| Event::new(Some(t), a);
+fn trigger_trace(t2_write: E) -> Vec<E> {
+    let (t1, t2) = (Txn(0), Txn(1));
+    let read = |txn, key: &str| E::Read {
+        txn,
+        key: key.into(),
+        value: Some(1),
+        failed: None,
+    };
     vec![
-        ev("T1", "Begin"),
-        ev("T1", "Read").arg("key", "bob").var("value", 1),
-        ev("T1", "Write").arg("key", "alice").arg("value", 0),
-        ev("T1", "Check"),
-        ev("T1", "Record"),
-        ev("T2", "Begin"),
-        ev("T2", "Read").arg("key", "alice").var("value", 1),
+        E::Begin { txn: t1 },
+        read(t1, "bob"),
+        write(t1, "alice", None),
+        E::Check {
+            txn: t1,
+            failed: None,
+        },
+        E::Record { txn: t1 },
+        E::Begin { txn: t2 },
+        read(t2, "alice"),
         t2_write,
-        ev("T1", "End"),
-        ev("T2", "Check"),
-        ev("T2", "Record"),
-        ev("T2", "End"),
+        E::End {
+            txn: t1,
+            failed: None,
+        },
+        E::Check {
+            txn: t2,
+            failed: None,
+        },
+        E::Record { txn: t2 },
+        E::End {
+            txn: t2,
+            failed: None,
+        },
     ]
+}
+
+/// `txn` writes 0 to `key`, or fails with `failed`.
+fn write(txn: Txn, key: &str, failed: Option<Failure>) -> E {
+    E::Write {
+        txn,
+        key: key.into(),
+        value: Some(0),
+        skipped: false,
+        failed,
+    }
 }
 
 #[test]
 fn an_ssi_engine_trace_of_the_trigger_fits_the_pre_fix_model_and_not_the_fix() {
-    let write = Event::new(Some("T2"), "Write")
-        .arg("key", "bob")
-        .arg("value", 0);
-    let events = trigger_trace(write);
+    let events = trigger_trace(write(Txn(1), "bob", None));
     let verdict = validate(&ssi("status"), &events, Limits::default());
     assert!(
         verdict.conforming,
@@ -134,13 +161,9 @@ fn an_ssi_engine_trace_of_the_trigger_fits_the_pre_fix_model_and_not_the_fix() {
 
 #[test]
 fn the_fixed_engines_unsafe_write_fits_the_fix() {
-    let write = Event::new(Some("T2"), "Write")
-        .arg("key", "bob")
-        .arg("value", 0)
-        .var("failed", "SnapshotUnsafe");
-    let mut events = trigger_trace(write);
+    let mut events = trigger_trace(write(Txn(1), "bob", Some(Failure::SnapshotUnsafe)));
     events.truncate(8);
-    events.push(Event::new(Some("T2"), "Cleanup"));
+    events.push(E::Cleanup { txn: Txn(1) });
     let verdict = validate(&ssi("published"), &events, Limits::default());
     assert!(
         verdict.conforming,

@@ -1,5 +1,5 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
-//! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
+//! Cassandra model, the restarted owner against ReplayFence, both ways.
 
 use crate::common;
 

@@ -22,7 +22,8 @@ fn counterexample(variant: &str, workload_name: &str, property: &str) -> Vec<Str
     };
     let report = check(&model, &spec, &Options::default()).unwrap();
     assert_eq!(report.outcome, Outcome::Violates(property.into()));
-    report.counterexample.unwrap().actions()
+    let cx = report.counterexample.unwrap();
+    cx.path.actions().map(|a| model.format_action(a)).collect()
 }
 
 /// `cargo run -- trace ssi_prefix_write_skew`, as the checker finds it.
