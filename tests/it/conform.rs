@@ -5,7 +5,8 @@ use crate::common;
 use std::process::Command;
 
 use loadbearing::conform::{
-    self, atomic_schedule, replay, AtomicSchedule, Backend, Settings, StoreFactory, Target,
+    self, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind, Settings,
+    StoreFactory,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
@@ -16,12 +17,12 @@ use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Sqlite, traces, 8, seed)
+    common::servers::settings(Backend::SQLITE, traces, 8, seed)
 }
 
 #[test]
 fn eight_racing_writers_on_the_guarded_sqlite_store_conform() {
-    let result = conform::run(Target::Store, &sqlite(30, 11)).unwrap();
+    let result = conform::run(&targets::STORE, &sqlite(30, 11)).unwrap();
     assert!(
         result.ok,
         "{:?}",
@@ -37,7 +38,7 @@ fn eight_racing_writers_on_the_guarded_sqlite_store_conform() {
 
 #[test]
 fn the_planted_last_write_wins_mutant_is_caught_with_a_readable_divergence() {
-    let result = conform::run(Target::StoreLww, &sqlite(30, 11)).unwrap();
+    let result = conform::run(&targets::STORE_LWW, &sqlite(30, 11)).unwrap();
     assert!(result.ok, "the mutant must diverge");
     assert!(result.divergent_traces > 0);
     let text = result.divergences[0].text();
@@ -50,7 +51,7 @@ fn the_planted_last_write_wins_mutant_is_caught_with_a_readable_divergence() {
 
 #[test]
 fn model_paths_replayed_on_the_store_agree_with_the_model() {
-    let result = conform::run(Target::Replay, &sqlite(20, 5)).unwrap();
+    let result = conform::run(&targets::REPLAY, &sqlite(20, 5)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.traces > 100, "all short paths plus the random walks");
 }
@@ -70,13 +71,13 @@ fn the_unguarded_counterexample_reproduces_on_the_broken_store_only() {
         guarded,
         ..unguarded.clone()
     };
-    let lww = StoreFactory::new(Backend::Sqlite, Mode::LastWriteWins, "t_lww").unwrap();
+    let lww = StoreFactory::new(Backend::SQLITE, Mode::LastWriteWins, "t_lww").unwrap();
     let (mismatches, regressed) = replay(&lww, "k", &model(false), &init, &schedule).unwrap();
     assert!(
         mismatches.is_empty() && regressed,
         "the stale write lands: {mismatches:?}"
     );
-    let guarded = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "t_guarded").unwrap();
+    let guarded = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "t_guarded").unwrap();
     let (mismatches, regressed) = replay(&guarded, "k", &model(true), &init, &schedule).unwrap();
     assert!(
         mismatches.is_empty() && !regressed,
@@ -355,17 +356,22 @@ fn eight_racing_writers_on_postgres_conform() {
     let Some(server) = common::servers::postgres() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Postgres(server.conn_str()), 10, 8, 17);
-    let result = conform::run(Target::Store, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(BackendKind::Postgres, server.conn_str()),
+        10,
+        8,
+        17,
+    );
+    let result = conform::run(&targets::STORE, &settings).unwrap();
     assert!(
         result.ok,
         "{:?}",
         result.divergences.first().map(|d| d.text())
     );
-    let result = conform::run(Target::StoreLww, &settings).unwrap();
+    let result = conform::run(&targets::STORE_LWW, &settings).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
     // The non-atomic first write: 8 writers' statements interleaved by the seeded scheduler.
-    let result = conform::run(Target::Compound, &settings).unwrap();
+    let result = conform::run(&targets::COMPOUND, &settings).unwrap();
     assert!(
         result.ok,
         "{:?}",
@@ -405,17 +411,31 @@ fn eight_racing_writers_on_postgres_conform() {
 
 #[test]
 fn the_compound_needs_postgres() {
-    let err = conform::run(Target::Compound, &sqlite(1, 1)).unwrap_err();
-    assert!(err.contains("runs on postgres or cassandra"), "{err}");
+    let err = conform::run(&targets::COMPOUND, &sqlite(1, 1)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            conform::Error::WrongBackend {
+                target: "compound",
+                backend: BackendKind::Sqlite,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("runs on postgres or cassandra"),
+        "{err}"
+    );
 }
 
 fn in_process(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Memory, traces, 8, seed)
+    common::servers::settings(Backend::MEMORY, traces, 8, seed)
 }
 
 #[test]
 fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
-    let result = conform::run(Target::Ssi, &in_process(4, 3)).unwrap();
+    let result = conform::run(&targets::SSI, &in_process(4, 3)).unwrap();
     assert!(
         result.ok,
         "{:?} {:?}",
@@ -450,7 +470,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
 
 #[test]
 fn the_pre_fix_ssi_engine_is_caught_by_the_fix_model() {
-    let result = conform::run(Target::SsiPrefix, &in_process(4, 3)).unwrap();
+    let result = conform::run(&targets::SSI_PREFIX, &in_process(4, 3)).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
     let text = result.divergences[0].text();
     assert!(
