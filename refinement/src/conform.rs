@@ -19,10 +19,8 @@ use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::path::Path;
 use crate::spec::Spec;
 
-mod legacy;
 mod wire;
 
-pub use legacy::{Event, UNTYPED_VERSION};
 pub use wire::{parse_ndjson, to_ndjson, LineError, TraceError, TraceEvent, SCHEMA_VERSION};
 
 /// How a model reads an implementation's events.

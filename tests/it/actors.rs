@@ -1,4 +1,4 @@
-//! The actor level (issue 9): every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
+//! The actor level: every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
 use loadbearing::suite::{self, Config};
