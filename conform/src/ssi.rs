@@ -167,7 +167,7 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
 /// fixed engine.
 fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
-    let configs = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())?;
+    let configs = loadbearing_expected::suite::built_in()?;
     for config in configs.iter().filter(|c| c.model == "SSI") {
         let Expected::Violates(property) = &config.expected else {
             continue;
