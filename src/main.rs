@@ -25,7 +25,7 @@ mod run_actors;
     about = "Executable specifications that prove each concurrency guard is load-bearing"
 )]
 struct Cli {
-    /// The suite of configs (default: the project's expected/configs.toml).
+    /// The suite of configs (default: the project's expected/configs.toml, compiled in).
     #[arg(long, global = true)]
     suite: Option<PathBuf>,
     #[command(subcommand)]
@@ -180,8 +180,11 @@ fn main() -> ExitCode {
 }
 
 fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, String> {
-    let path = cli_suite.clone().unwrap_or_else(suite::default_path);
-    suite::load(&path).map_err(|e| e.to_string())
+    match cli_suite {
+        Some(path) => suite::load(path),
+        None => suite::built_in(),
+    }
+    .map_err(|e| e.to_string())
 }
 
 fn execute(cli: Cli) -> Result<ExitCode, String> {
@@ -324,7 +327,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     "no config matches {filters:?}; `loadbearing list` shows them"
                 ));
             }
-            let explanations = mutate::load_explanations(&mutate::default_explanations())?;
+            let explanations = mutate::built_in_explanations()?;
             let options = Options {
                 threads,
                 ..Options::default()

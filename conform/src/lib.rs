@@ -163,7 +163,7 @@ pub struct AtomicSchedule {
 
 /// A config of the shipped suite, by name.
 pub fn suite_config(config_name: &str) -> Result<loadbearing_expected::suite::Config, Error> {
-    loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())?
+    loadbearing_expected::suite::built_in()?
         .into_iter()
         .find(|c| c.name == config_name)
         .ok_or_else(|| Error::config(config_name, ConfigProblem::Unknown))

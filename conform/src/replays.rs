@@ -10,7 +10,7 @@ use crate::targets;
 
 /// The shipped replays, checked against the suite and the target table.
 pub fn all() -> Result<Vec<ReplaySpec>, Error> {
-    let suite = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())?;
+    let suite = loadbearing_expected::suite::built_in()?;
     Ok(replays::load(replays::DEFAULT, &suite, &targets::names())?)
 }
 

@@ -142,7 +142,7 @@ mod tests {
     use super::*;
 
     fn suite() -> Vec<Config> {
-        crate::suite::load(&crate::suite::default_path()).unwrap()
+        crate::suite::built_in().unwrap()
     }
 
     const TARGETS: &[&str] = &["replay", "flow", "flow-lww"];

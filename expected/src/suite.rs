@@ -87,7 +87,7 @@ pub struct Config {
 
 #[derive(Debug)]
 pub struct SuiteError {
-    pub source: PathBuf,
+    pub source: Source,
     pub config: Option<String>,
     pub message: String,
 }
@@ -95,33 +95,60 @@ pub struct SuiteError {
 impl fmt::Display for SuiteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.config {
-            Some(name) => write!(
-                f,
-                "{}: config `{name}`: {}",
-                self.source.display(),
-                self.message
-            ),
-            None => write!(f, "{}: {}", self.source.display(), self.message),
+            Some(name) => write!(f, "{}: config `{name}`: {}", self.source, self.message),
+            None => write!(f, "{}: {}", self.source, self.message),
         }
     }
 }
 
 impl std::error::Error for SuiteError {}
 
-/// The suite shipped with the project.
-pub fn default_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs.toml")
+/// Where a suite's text came from, as its errors name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The project's suite, compiled into the binary ([`BUILT_IN`]).
+    BuiltIn,
+    /// A suite file given at run time (`--suite FILE`).
+    File(PathBuf),
 }
 
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::BuiltIn => write!(f, "expected/configs.toml (built in)"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The suite shipped with the project, compiled in so that an installed binary needs no
+/// checkout to find it.
+pub const BUILT_IN: &str = include_str!("../configs.toml");
+
+/// The project's suite (the one compiled in).
+pub fn built_in() -> Result<Vec<Config>, SuiteError> {
+    parse(BUILT_IN, Source::BuiltIn)
+}
+
+/// A suite file.
 pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {
+    let source = Source::File(path.to_path_buf());
+    let text = std::fs::read_to_string(path).map_err(|e| SuiteError {
+        source: source.clone(),
+        config: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(&text, source)
+}
+
+/// A suite's text, validated; errors name `source`.
+pub fn parse(text: &str, source: Source) -> Result<Vec<Config>, SuiteError> {
     let fail = |config: Option<&str>, message: String| SuiteError {
-        source: path.to_path_buf(),
+        source: source.clone(),
         config: config.map(str::to_string),
         message,
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| fail(None, format!("cannot read: {e}")))?;
-    let file: File = toml::from_str(&text).map_err(|e| fail(None, e.to_string()))?;
+    let file: File = toml::from_str(text).map_err(|e| fail(None, e.to_string()))?;
     let mut configs: Vec<Config> = Vec::new();
     for raw in file.config {
         let name = raw.name.clone();

@@ -6,41 +6,11 @@ use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
+use crate::first_write::{self, all_offsets};
 use crate::knobs::{Knob, Resolved};
 use crate::{Configured, Guard};
 
-pub const MAX_WRITERS: usize = 8;
-
-/// The stored row as the compound sees it: `{present, offset}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Row {
-    pub present: bool,
-    pub offset: u8,
-}
-
-impl Row {
-    pub const ABSENT: Row = Row {
-        present: false,
-        offset: 0,
-    };
-
-    pub fn present(offset: u8) -> Row {
-        Row {
-            present: true,
-            offset,
-        }
-    }
-}
-
-impl fmt::Display for Row {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.present {
-            write!(f, "Present({})", self.offset)
-        } else {
-            write!(f, "Absent")
-        }
-    }
-}
+pub use crate::first_write::{Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pc {
@@ -120,22 +90,6 @@ pub struct CasFirstWrite {
     pub insert_if_not_exists: bool,
     /// A writer that lost the insert race retries the conditional UPDATE once.
     pub retry: bool,
-}
-
-/// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
-/// included on purpose: `Present(0)` differs from `Absent`.
-pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
-    let base = max as u64 + 1;
-    (0..base.pow(writers as u32))
-        .map(|mut code| {
-            let mut off = [0; MAX_WRITERS];
-            for slot in off.iter_mut().take(writers as usize) {
-                *slot = (code % base) as u8;
-                code /= base;
-            }
-            off
-        })
-        .collect()
 }
 
 impl CasFirstWrite {
@@ -315,34 +269,7 @@ impl Configured for CasFirstWrite {
         Guard::off("insert-if-not-exists", "InsertIfNotExists"),
         Guard::off("retry", "Retry"),
     ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat(
-            "Writers",
-            1,
-            MAX_WRITERS as u64,
-            2,
-            "how many writers (the set {w1..wN})",
-        ),
-        Knob::nat(
-            "MaxOffset",
-            0,
-            15,
-            2,
-            "each writer persists an offset in 0..MaxOffset",
-        ),
-        Knob::flag("Guarded", true, "the UPDATEs carry IF offset <= o"),
-        Knob::flag("Reap", false, "a TTL may reap the row at any time"),
-        Knob::flag(
-            "InsertIfNotExists",
-            true,
-            "the INSERT carries IF NOT EXISTS",
-        ),
-        Knob::flag(
-            "Retry",
-            true,
-            "a writer that lost the insert race retries the UPDATE once",
-        ),
-    ];
+    const KNOBS: &'static [Knob] = first_write::KNOBS;
 
     fn from_knobs(k: &Resolved) -> Self {
         CasFirstWrite {

@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::Model;
 
-use crate::cas_first_write::{all_offsets, Row, MAX_WRITERS};
+use crate::first_write::{all_offsets, Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicPc {
@@ -192,7 +192,7 @@ use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 impl crate::Configured for CasFirstWriteAtomic {
     const NAME: &'static str = "CasFirstWriteAtomic";
     const DOC: &'static str = include_str!("cas_first_write_atomic.md");
-    const KNOBS: &'static [crate::knobs::Knob] = crate::cas_first_write::CasFirstWrite::KNOBS;
+    const KNOBS: &'static [crate::knobs::Knob] = crate::first_write::KNOBS;
 
     fn from_knobs(k: &crate::knobs::Resolved) -> Self {
         CasFirstWriteAtomic {

@@ -6,7 +6,7 @@ use loadbearing::trace;
 use loadbearing_refinement::{Options, Outcome};
 
 fn config(name: &str) -> Config {
-    suite::load(&suite::default_path())
+    suite::built_in()
         .expect("the shipped suite loads")
         .into_iter()
         .find(|c| c.name == name)

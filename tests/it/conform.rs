@@ -443,7 +443,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
         result.mismatches
     );
     // Every must-fail ssi_* config of the suite, driven through its engine variant.
-    let must_fail = loadbearing::suite::load(&loadbearing::suite::default_path())
+    let must_fail = loadbearing::suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.model == "SSI" && c.expected.to_string().starts_with("violates"))

@@ -5,7 +5,7 @@ use loadbearing::suite::{self, Config, Expected};
 use loadbearing_refinement::{Options, Outcome, ShownPath};
 
 fn ssi_configs() -> Vec<Config> {
-    suite::load(&suite::default_path())
+    suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.model == "SSI")

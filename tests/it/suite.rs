@@ -8,7 +8,7 @@ use loadbearing_specs::epoch::Epoch;
 use loadbearing_specs::single_writer_store::SwsState;
 
 fn configs() -> Vec<Config> {
-    suite::load(&suite::default_path()).expect("the shipped suite loads")
+    suite::built_in().expect("the shipped suite loads")
 }
 
 /// The single-writer tower's configs (the SSI configs are pinned in tests/it/ssi.rs, the actor
