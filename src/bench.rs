@@ -61,7 +61,7 @@ pub fn measure(
             .iter()
             .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
             .collect();
-        override_constants(&mut config, &sets)?;
+        override_constants(&mut config, &sets).map_err(|e| e.to_string())?;
         let label = format!(
             "{name} {}",
             sets.iter()

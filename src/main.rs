@@ -232,7 +232,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             }
             let sets = sets
                 .iter()
-                .map(|s| suite::parse_set(s))
+                .map(|s| suite::parse_set(s).map_err(|e| e.to_string()))
                 .collect::<Result<Vec<_>, _>>()?;
             for config in &mut selected {
                 suite::override_constants(config, &sets)
@@ -486,7 +486,7 @@ fn one_config(suite_path: &Option<PathBuf>, name: &str, sets: &[String]) -> Resu
     };
     let sets = sets
         .iter()
-        .map(|s| suite::parse_set(s))
+        .map(|s| suite::parse_set(s).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
     suite::override_constants(&mut config, &sets).map_err(|e| format!("{}: {e}", config.name))?;
     Ok(config)
@@ -605,14 +605,14 @@ fn conform_file(
     sets: &[String],
     format: Format,
 ) -> Result<ExitCode, String> {
-    use loadbearing_specs::knobs::{Constants, Resolved};
+    use loadbearing_specs::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
     let (model_name, mut given) = match configs.iter().find(|c| c.name == model) {
         Some(config) => (config.model.to_string(), config.constants.values().clone()),
         None => (model.to_string(), Constants::new()),
     };
-    let (knobs, validate) =
+    let (resolve, validate) =
         loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
             format!(
                 "`{model}` is neither a config nor a model that reads implementation traces ({})",
@@ -620,10 +620,10 @@ fn conform_file(
             )
         })?;
     for set in sets {
-        let (name, value) = suite::parse_set(set)?;
+        let (name, value) = suite::parse_set(set).map_err(|e| e.to_string())?;
         given.insert(name, value);
     }
-    let constants = Resolved::new(&model_name, knobs, &given).map_err(|e| e.to_string())?;
+    let constants = resolve(&given).map_err(|e| e.to_string())?;
     let verdict = validate(
         &constants,
         &text,

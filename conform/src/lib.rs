@@ -1121,7 +1121,8 @@ pub fn suite_model<M: loadbearing_specs::Configured>(
             M::NAME
         ));
     }
-    Ok((M::from_knobs(&config.constants), config))
+    let model = M::from_knobs(&config.constants).map_err(|e| e.to_string())?;
+    Ok((model, config))
 }
 
 /// A model path: its actions, and the states they lead through (the initial one first).

@@ -121,7 +121,8 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
         let Expected::Violates(property) = &config.expected else {
             continue;
         };
-        let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants);
+        let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants)
+            .map_err(|e| e.to_string())?;
         let variant = variant_of(&model)
             .ok_or_else(|| format!("{}: no engine variant has this model", config.name))?;
         let (path, _) = counterexample_path(&model, &config.name)?;

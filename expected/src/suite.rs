@@ -157,7 +157,7 @@ fn validate(raw: RawConfig) -> Result<Config, String> {
         };
         given.insert(key, value);
     }
-    let constants = Resolved::new(entry.name, entry.knobs, &given).map_err(|e| e.to_string())?;
+    let constants = (entry.resolve)(&given).map_err(|e| e.to_string())?;
     let available = (entry.properties)(&constants);
     if raw.properties.is_empty() {
         return Err("checks no property".into());
@@ -221,8 +221,7 @@ pub fn override_constants(config: &mut Config, sets: &[(String, Value)]) -> Resu
     for (name, value) in sets {
         given.insert(name.clone(), value.clone());
     }
-    let constants =
-        Resolved::new(entry.name, entry.knobs, &given).map_err(|e| format!("--set: {e}"))?;
+    let constants = (entry.resolve)(&given).map_err(|e| format!("--set: {e}"))?;
     config.overridden = constants != config.constants;
     config.constants = constants;
     Ok(())

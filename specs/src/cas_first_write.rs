@@ -6,7 +6,7 @@ use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 pub const MAX_WRITERS: usize = 8;
@@ -307,52 +307,70 @@ impl Spec for CasFirstWrite {
     }
 }
 
+/// The constants, as the spec names them; CasFirstWriteAtomic reads the same ones.
+impl CasFirstWrite {
+    pub const WRITERS: Nat = Nat::new(
+        "Writers",
+        1,
+        MAX_WRITERS as u64,
+        2,
+        "how many writers (the set {w1..wN})",
+    );
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        0,
+        15,
+        2,
+        "each writer persists an offset in 0..MaxOffset",
+    );
+    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
+    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
+    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
+        "InsertIfNotExists",
+        true,
+        "the INSERT carries IF NOT EXISTS",
+    );
+    pub const RETRY: Flag = Flag::new(
+        "Retry",
+        true,
+        "a writer that lost the insert race retries the UPDATE once",
+    );
+}
+
+impl Params for CasFirstWrite {
+    const KNOBS: &'static [Knob] = &[
+        Self::WRITERS.knob(),
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::REAP.knob(),
+        Self::INSERT_IF_NOT_EXISTS.knob(),
+        Self::RETRY.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(CasFirstWrite {
+            writers: k.get(Self::WRITERS)?,
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            reap: k.get(Self::REAP)?,
+            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
+            retry: k.get(Self::RETRY)?,
+        })
+    }
+}
+
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
     const DOC: &'static str = include_str!("cas_first_write.md");
+    type Params = CasFirstWrite;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("offset condition", "Guarded"),
-        Guard::off("insert-if-not-exists", "InsertIfNotExists"),
-        Guard::off("retry", "Retry"),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat(
-            "Writers",
-            1,
-            MAX_WRITERS as u64,
-            2,
-            "how many writers (the set {w1..wN})",
-        ),
-        Knob::nat(
-            "MaxOffset",
-            0,
-            15,
-            2,
-            "each writer persists an offset in 0..MaxOffset",
-        ),
-        Knob::flag("Guarded", true, "the UPDATEs carry IF offset <= o"),
-        Knob::flag("Reap", false, "a TTL may reap the row at any time"),
-        Knob::flag(
-            "InsertIfNotExists",
-            true,
-            "the INSERT carries IF NOT EXISTS",
-        ),
-        Knob::flag(
-            "Retry",
-            true,
-            "a writer that lost the insert race retries the UPDATE once",
-        ),
+        Guard::off("offset condition", Self::GUARDED),
+        Guard::off("insert-if-not-exists", Self::INSERT_IF_NOT_EXISTS),
+        Guard::off("retry", Self::RETRY),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        CasFirstWrite {
-            writers: k.small("Writers"),
-            max_offset: k.small("MaxOffset"),
-            guarded: k.flag("Guarded"),
-            reap: k.flag("Reap"),
-            insert_if_not_exists: k.flag("InsertIfNotExists"),
-            retry: k.flag("Retry"),
-        }
+    fn build(params: CasFirstWrite) -> Self {
+        params
     }
 }
 

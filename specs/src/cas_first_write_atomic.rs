@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::Model;
 
-use crate::cas_first_write::{all_offsets, Row, MAX_WRITERS};
+use crate::cas_first_write::{all_offsets, CasFirstWrite, Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicPc {
@@ -192,14 +192,16 @@ use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 impl crate::Configured for CasFirstWriteAtomic {
     const NAME: &'static str = "CasFirstWriteAtomic";
     const DOC: &'static str = include_str!("cas_first_write_atomic.md");
-    const KNOBS: &'static [crate::knobs::Knob] = crate::cas_first_write::CasFirstWrite::KNOBS;
+    /// The same constants as CasFirstWrite; the atomic upsert has no INSERT and no retry, so it
+    /// ignores those two.
+    type Params = CasFirstWrite;
 
-    fn from_knobs(k: &crate::knobs::Resolved) -> Self {
+    fn build(params: CasFirstWrite) -> Self {
         CasFirstWriteAtomic {
-            writers: k.small("Writers"),
-            max_offset: k.small("MaxOffset"),
-            guarded: k.flag("Guarded"),
-            reap: k.flag("Reap"),
+            writers: params.writers,
+            max_offset: params.max_offset,
+            guarded: params.guarded,
+            reap: params.reap,
         }
     }
 }
