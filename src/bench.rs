@@ -77,13 +77,13 @@ pub fn measure(
         };
         reset_peak_rss();
         eprintln!("bench: {label}");
-        let judged = run(&config, &options)?;
+        let judged = run(&config, &options).map_err(|e| e.to_string())?;
         results.push(Measured {
             label,
-            outcome: judged.report.outcome.clone(),
-            states: judged.report.distinct_states,
-            seconds: judged.report.seconds,
-            visited_bytes: judged.report.visited_bytes,
+            outcome: judged.report.outcome().clone(),
+            states: judged.report.distinct_states(),
+            seconds: judged.report.seconds(),
+            visited_bytes: judged.report.visited_bytes(),
             peak_rss: peak_rss(),
         });
     }
@@ -117,12 +117,12 @@ pub fn table(results: &[Measured]) -> String {
 
 /// Conformance throughput: each target on its embedded backend with about 10,000 events of
 /// traces (how many traces that takes depends on the model's trace length).
-pub const CONFORM_RUNS: &[(crate::conform::Target, usize)] = &[
-    (crate::conform::Target::Store, 1250),
-    (crate::conform::Target::Flow, 700),
-    (crate::conform::Target::GroupCommit, 250),
-    (crate::conform::Target::Kafka, 900),
-    (crate::conform::Target::Ssi, 70),
+pub const CONFORM_RUNS: &[(&dyn crate::conform::Target, usize)] = &[
+    (&crate::conform::targets::STORE, 1250),
+    (&crate::conform::targets::FLOW, 700),
+    (&crate::conform::targets::GROUP_COMMIT, 250),
+    (&crate::conform::targets::KAFKA, 900),
+    (&crate::conform::targets::SSI, 70),
 ];
 
 pub struct ConformMeasured {
@@ -139,10 +139,8 @@ pub struct ConformMeasured {
 pub fn measure_conformance() -> Result<Vec<ConformMeasured>, String> {
     let mut results = Vec::new();
     for &(target, traces) in CONFORM_RUNS {
-        let backend = match target.backends()[0] {
-            crate::conform::BackendKind::Sqlite => crate::conform::Backend::Sqlite,
-            _ => crate::conform::Backend::Memory,
-        };
+        let backend = crate::conform::Backend::embedded(target.backends()[0])
+            .ok_or_else(|| format!("{}: its default backend is a server", target.name()))?;
         let settings = crate::conform::Settings {
             backend,
             traces,
@@ -151,7 +149,7 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, String> {
         };
         reset_peak_rss();
         eprintln!("bench: conform {}", target.name());
-        let r = crate::conform::run(target, &settings)?;
+        let r = crate::conform::run(target, &settings).map_err(|e| e.to_string())?;
         results.push(ConformMeasured {
             target: r.target,
             backend: r.backend,

@@ -94,6 +94,6 @@ fn serve_view(
     let _ = writeln!(out, "Ctrl-C stops it.");
     let _ = out.flush();
     drop(out);
-    let cx = plan.traced.as_ref().and_then(|t| t.counterexample());
-    view.serve(plan.address, cx)
+    let report = plan.traced.as_ref().map(|t| t.judged.report.as_ref());
+    view.serve(plan.address, report).map_err(|e| e.to_string())
 }

@@ -25,7 +25,7 @@ mod run_actors;
     about = "Executable specifications that prove each concurrency guard is load-bearing"
 )]
 struct Cli {
-    /// The suite of configs (default: the project's expected/configs.toml).
+    /// The suite of configs (default: the project's expected/configs.toml, compiled in).
     #[arg(long, global = true)]
     suite: Option<PathBuf>,
     #[command(subcommand)]
@@ -36,27 +36,6 @@ struct Cli {
 enum Format {
     Table,
     Json,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConformBackend {
-    Sqlite,
-    Postgres,
-    Cassandra,
-    Memory,
-    Kafka,
-}
-
-impl ConformBackend {
-    fn kind(self) -> conform::BackendKind {
-        match self {
-            ConformBackend::Sqlite => conform::BackendKind::Sqlite,
-            ConformBackend::Postgres => conform::BackendKind::Postgres,
-            ConformBackend::Cassandra => conform::BackendKind::Cassandra,
-            ConformBackend::Memory => conform::BackendKind::Memory,
-            ConformBackend::Kafka => conform::BackendKind::Kafka,
-        }
-    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -144,8 +123,8 @@ enum Command {
         /// Where the implementations run. Without it each target uses its embedded default:
         /// SQLite for the stores and flows, the in-memory producer for the Kafka design, the
         /// engine itself for SSI. postgres, cassandra and kafka start a throwaway server.
-        #[arg(long, value_enum)]
-        backend: Option<ConformBackend>,
+        #[arg(long, value_parser = backend_kind)]
+        backend: Option<conform::BackendKind>,
         /// List the targets, their backends and what each must show.
         #[arg(long)]
         list: bool,
@@ -201,8 +180,11 @@ fn main() -> ExitCode {
 }
 
 fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, String> {
-    let path = cli_suite.clone().unwrap_or_else(suite::default_path);
-    suite::load(&path).map_err(|e| e.to_string())
+    match cli_suite {
+        Some(path) => suite::load(path),
+        None => suite::built_in(),
+    }
+    .map_err(|e| e.to_string())
 }
 
 fn execute(cli: Cli) -> Result<ExitCode, String> {
@@ -265,26 +247,21 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 print!("{}", conform_targets());
                 return Ok(ExitCode::SUCCESS);
             }
-            let wanted = backend.map(ConformBackend::kind);
-            let targets: Vec<conform::Target> = if targets.is_empty() {
-                conform::Target::ALL
+            let wanted = backend;
+            let targets: Vec<&dyn conform::Target> = if targets.is_empty() {
+                conform::targets::ALL
                     .into_iter()
                     .filter(|t| match wanted {
                         Some(kind) => t.backends().contains(&kind),
-                        // The embedded defaults: the compound needs a server.
-                        None => t.backends()[0] != conform::BackendKind::Postgres,
+                        // The embedded defaults: a target whose default is a server (the
+                        // compound) runs only when its backend is asked for.
+                        None => t.backends()[0].embedded(),
                     })
                     .collect()
             } else {
                 targets
                     .iter()
-                    .map(|t| {
-                        conform::Target::parse(t).ok_or_else(|| {
-                            let known: Vec<&str> =
-                                conform::Target::ALL.iter().map(|t| t.name()).collect();
-                            format!("unknown target `{t}`; targets are: {}", known.join(", "))
-                        })
-                    })
+                    .map(|t| conform::targets::find(t).map_err(|e| e.to_string()))
                     .collect::<Result<Vec<_>, _>>()?
             };
             if !(1..=8).contains(&writers) {
@@ -296,17 +273,9 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let mut plan = Vec::new();
             for target in targets {
                 let kind = wanted.unwrap_or(target.backends()[0]);
-                if !target.backends().contains(&kind) {
-                    let names: Vec<&str> = target.backends().iter().map(|b| b.name()).collect();
-                    return Err(format!(
-                        "target {} runs on {}, not {}",
-                        target.name(),
-                        names.join(" or "),
-                        kind.name()
-                    ));
-                }
-                // Before anything runs: a server backend left out of this build names its feature.
-                kind.require().map_err(|e| e.to_string())?;
+                // Before anything runs: a target on a backend it does not run on, or a server
+                // backend left out of this build (the error names its feature), is bad input.
+                conform::target::check_backend(target, kind).map_err(|e| e.to_string())?;
                 plan.push((target, kind));
             }
             let seed = seed.unwrap_or_else(|| {
@@ -318,7 +287,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let mut servers = conform::Servers::default();
             let mut results = Vec::new();
             for (target, kind) in plan {
-                let backend = servers.backend(kind)?;
+                let backend = servers.backend(kind).map_err(|e| e.to_string())?;
                 eprintln!(
                     "conform: {} on {} (seed {seed})",
                     target.name(),
@@ -330,7 +299,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     writers,
                     seed,
                 };
-                results.push(conform::run(target, &settings)?);
+                results.push(conform::run(target, &settings).map_err(|e| e.to_string())?);
             }
             match format {
                 Format::Table => print!("{}", conform_table(&results)),
@@ -358,7 +327,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     "no config matches {filters:?}; `loadbearing list` shows them"
                 ));
             }
-            let explanations = mutate::load_explanations(&mutate::default_explanations())?;
+            let explanations = mutate::built_in_explanations()?;
             let options = Options {
                 threads,
                 ..Options::default()
@@ -398,7 +367,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 eprintln!(
                     "{}: {} (expected {}): no counterexample to trace",
                     config.name,
-                    render::actual(&traced.judged.report.outcome),
+                    render::actual(traced.judged.report.outcome()),
                     config.expected
                 );
             } else {
@@ -553,7 +522,7 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
             r.events.max(r.steps),
             r.conforming,
             r.divergent_traces,
-            r.expected,
+            r.expected.name(),
             r.seconds,
             r.validation_seconds
         ));
@@ -578,19 +547,20 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
     out
 }
 
+/// `--backend`: the conformance crate's backend kinds, parsed in one place; clap lists them.
+fn backend_kind(text: &str) -> Result<conform::BackendKind, conform::backend::UnknownBackend> {
+    text.parse()
+}
+
 /// `conform --list`: every target, where it runs and what it must show.
 fn conform_targets() -> String {
     let mut out = String::new();
-    for t in conform::Target::ALL {
+    for t in conform::targets::ALL {
         let backends: Vec<&str> = t.backends().iter().map(|b| b.name()).collect();
         out.push_str(&format!(
             "{:<22} {:<9} on {}\n",
             t.name(),
-            if t.is_mutant() {
-                "diverges"
-            } else {
-                "conforms"
-            },
+            t.expect().name(),
             backends.join(", ")
         ));
     }

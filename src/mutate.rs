@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::{registry, Guard};
@@ -91,37 +91,46 @@ struct Explanation {
     reason: String,
 }
 
-pub fn default_explanations() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("expected/guards.toml")
+/// The written reasons shipped with the project (`expected/guards.toml`), compiled in so that an
+/// installed binary needs no checkout to find them.
+pub const BUILT_IN_EXPLANATIONS: &str = include_str!("../expected/guards.toml");
+
+/// The project's reasons for guards that are allowed not to be caught (the ones compiled in).
+pub fn built_in_explanations() -> Result<BTreeMap<(String, String), String>, String> {
+    parse_explanations(BUILT_IN_EXPLANATIONS, "expected/guards.toml (built in)")
 }
 
-/// Reads the written reasons for guards that are allowed not to be caught.
+/// Reads the written reasons for guards that are allowed not to be caught; a missing file
+/// gives none.
 pub fn load_explanations(path: &Path) -> Result<BTreeMap<(String, String), String>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let file: ExplanationFile =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_explanations(&text, &path.display().to_string())
+}
+
+/// The reasons in `text`; errors name `source`.
+fn parse_explanations(
+    text: &str,
+    source: &str,
+) -> Result<BTreeMap<(String, String), String>, String> {
+    let file: ExplanationFile = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
     let mut reasons = BTreeMap::new();
     for e in file.not_load_bearing {
         let entry = registry::find(&e.model)
-            .ok_or_else(|| format!("{}: unknown model `{}`", path.display(), e.model))?;
+            .ok_or_else(|| format!("{source}: unknown model `{}`", e.model))?;
         if !entry.guards.iter().any(|g| g.name() == e.guard) {
             return Err(format!(
-                "{}: {} declares no guard `{}`",
-                path.display(),
-                e.model,
-                e.guard
+                "{source}: {} declares no guard `{}`",
+                e.model, e.guard
             ));
         }
         if e.reason.trim().is_empty() {
             return Err(format!(
-                "{}: {} / {}: the reason is empty",
-                path.display(),
-                e.model,
-                e.guard
+                "{source}: {} / {}: the reason is empty",
+                e.model, e.guard
             ));
         }
         reasons.insert((e.model, e.guard), e.reason);
@@ -222,20 +231,18 @@ fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catc
     for property in &config.properties {
         let mut single = mutant.clone();
         single.properties = vec![property.clone()];
-        let judged = run(&single, options)?;
-        match judged.report.outcome {
+        let judged = run(&single, options).map_err(|e| e.to_string())?;
+        let steps = judged.report.counterexample().map(|cx| cx.len());
+        match judged.report.outcome().clone() {
             Outcome::Holds => {}
-            Outcome::Violates(p) => found.push(Catch {
-                property: p,
-                steps: judged.report.counterexample.map(|cx| cx.len()),
-            }),
+            Outcome::Violates(p) => found.push(Catch { property: p, steps }),
             Outcome::Missing(p) => found.push(Catch {
                 property: p,
                 steps: None,
             }),
             Outcome::Deadlock => found.push(Catch {
                 property: "deadlock".into(),
-                steps: judged.report.counterexample.map(|cx| cx.len()),
+                steps,
             }),
             Outcome::Incomplete(why) => {
                 return Err(format!(
@@ -380,8 +387,4 @@ pub fn markdown(coverage: &Coverage) -> String {
         }
     }
     out
-}
-
-pub fn docs_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mutation.md")
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use loadbearing_refinement::{Counterexample, Outcome};
+use loadbearing_refinement::{Outcome, ShownAbstractStep, ShownPath};
 use serde_json::{json, Value};
 
 use loadbearing_expected::run::Judged;
@@ -78,20 +78,17 @@ pub fn table_row(j: &Judged) -> String {
         j.config.name,
         j.config.model,
         j.config.expected.to_string(),
-        actual(&j.report.outcome),
-        j.report.distinct_states,
-        j.report.depth,
-        j.report.seconds,
+        actual(j.report.outcome()),
+        j.report.distinct_states(),
+        j.report.depth(),
+        j.report.seconds(),
     );
     if let Some(why) = &j.mismatch {
         let _ = write!(row, "\n    {why}");
     }
-    if let Some(cx) = &j.report.counterexample {
-        let target = crate::trace::view_of(&j.config)
-            .ok()
-            .and_then(|view| crate::trace::abstract_model(view.as_ref(), &cx.property));
+    if let Some(cx) = j.report.counterexample() {
         row.push('\n');
-        row.push_str(&swimlane(cx, "    ", target.as_deref()));
+        row.push_str(&swimlane(cx, "    "));
     }
     row
 }
@@ -104,13 +101,13 @@ pub fn actual(outcome: &Outcome) -> String {
     }
 }
 
-/// The swimlane of a counterexample. `abstract_model` names the model a refinement maps to.
+/// The swimlane of a counterexample.
 ///
 /// One column per acting party, in order of first appearance; the initial state shows every
 /// variable, each later step only those it changed. A refinement failure ends with the abstract
 /// state before and after the step that maps to no abstract step; a liveness failure marks the
 /// loop (`loop>` where it starts, `|` on the steps that repeat).
-pub fn swimlane(cx: &Counterexample, indent: &str, abstract_model: Option<&str>) -> String {
+pub fn swimlane(cx: &ShownPath, indent: &str) -> String {
     let mut out = String::new();
     let mut lanes: Vec<(&str, usize)> = Vec::new();
     for step in cx.steps.iter().skip(1) {
@@ -179,7 +176,7 @@ pub fn swimlane(cx: &Counterexample, indent: &str, abstract_model: Option<&str>)
         }
     }
     if let Some(abs) = &cx.abstract_step {
-        let target = abstract_model.unwrap_or("the abstract model");
+        let target = &abs.model;
         let vars = |side: &Vec<(String, String)>| -> String {
             side.iter()
                 .map(|(k, v)| format!("{k}={v}"))
@@ -218,33 +215,33 @@ pub fn swimlane(cx: &Counterexample, indent: &str, abstract_model: Option<&str>)
 }
 
 pub fn judged_json(j: &Judged) -> Value {
-    let r = &j.report;
+    let r = j.report.as_ref();
     let mut object = json!({
         "config": j.config.name,
         "model": j.config.model,
         "constants": j.config.constants.values(),
         "expected": j.config.expected.to_string(),
-        "actual": actual(&r.outcome),
+        "actual": actual(r.outcome()),
         "ok": j.ok(),
-        "properties_checked": r.properties_checked,
-        "distinct_states": r.distinct_states,
+        "properties_checked": r.properties_checked(),
+        "distinct_states": r.distinct_states(),
         "reference_states": j.config.states,
-        "depth": r.depth,
-        "seconds": r.seconds,
+        "depth": r.depth(),
+        "seconds": r.seconds(),
     });
     if let Some(why) = &j.mismatch {
-        object["mismatch"] = json!(why);
+        object["mismatch"] = json!(why.to_string());
     }
-    if let Outcome::Incomplete(why) = &r.outcome {
+    if let Outcome::Incomplete(why) = r.outcome() {
         object["incomplete"] = json!(why);
     }
-    if let Some(cx) = &r.counterexample {
+    if let Some(cx) = r.counterexample() {
         object["counterexample"] = counterexample_json(cx);
     }
     object
 }
 
-pub fn counterexample_json(cx: &Counterexample) -> Value {
+pub fn counterexample_json(cx: &ShownPath) -> Value {
     let steps: Vec<Value> = cx
         .steps
         .iter()
@@ -270,10 +267,15 @@ pub fn counterexample_json(cx: &Counterexample) -> Value {
         object["fairness"] = json!(cx.fairness_note);
     }
     if let Some(abs) = &cx.abstract_step {
-        let side = |vars: &Vec<(String, String)>| -> Value {
-            Value::Object(vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
-        };
-        object["abstract_step"] = json!({ "before": side(&abs.before), "after": side(&abs.after) });
+        object["abstract_step"] = abstract_step_json(abs);
     }
     object
+}
+
+/// The abstract images of a step that breaks a refinement, each by variable.
+fn abstract_step_json(abs: &ShownAbstractStep) -> Value {
+    let side = |vars: &Vec<(String, String)>| -> Value {
+        Value::Object(vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+    };
+    json!({ "before": side(&abs.before), "after": side(&abs.after) })
 }

@@ -6,14 +6,14 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use loadbearing_refinement::view::{ShownGraph, View};
-use loadbearing_refinement::{CheckSpec, Counterexample, Options};
+use loadbearing_refinement::{Options, ShownPath};
 use loadbearing_specs::registry;
 use petgraph::dot::{Config as DotConfig, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};
 
 use crate::render;
-use loadbearing_expected::run::{run, Judged};
+use loadbearing_expected::run::{check_spec, run, Judged};
 use loadbearing_expected::suite::{Config, Expected};
 
 /// A config run for its counterexample, with what the explorer and pictures need.
@@ -22,21 +22,19 @@ pub struct Traced {
     pub view: Box<dyn View>,
     /// The counterexample as the explorer's `#/steps/…` path.
     pub explorer_path: Option<Vec<usize>>,
-    /// For a refinement failure: the model the refinement maps to.
-    pub abstract_model: Option<String>,
 }
 
 impl Traced {
-    pub fn counterexample(&self) -> Option<&Counterexample> {
-        self.judged.report.counterexample.as_ref()
+    pub fn counterexample(&self) -> Option<&ShownPath> {
+        self.judged.report.counterexample()
     }
-}
 
-pub fn check_spec(config: &Config) -> CheckSpec {
-    CheckSpec {
-        properties: config.properties.clone(),
-        fair: config.fair,
-        allow_end_states: config.end_states,
+    /// For a refinement failure: the model the refinement maps to.
+    pub fn abstract_model(&self) -> Option<&str> {
+        self.counterexample()?
+            .abstract_step
+            .as_ref()
+            .map(|abs| abs.model.as_str())
     }
 }
 
@@ -47,29 +45,16 @@ pub fn view_of(config: &Config) -> Result<Box<dyn View>, String> {
     Ok((entry.view)(&config.constants, &check_spec(config)))
 }
 
-/// The model a refinement property maps to, by the property's name.
-pub fn abstract_model(view: &dyn View, property: &str) -> Option<String> {
-    view.refinement_targets()
-        .into_iter()
-        .find(|(name, _)| name == property)
-        .map(|(_, target)| target)
-}
-
 pub fn trace(config: &Config, options: &Options) -> Result<Traced, String> {
-    let judged = run(config, options)?;
+    let judged = run(config, options).map_err(|e| e.to_string())?;
     let view = view_of(config)?;
-    let (explorer_path, abstract_model) = match &judged.report.counterexample {
-        Some(cx) => (
-            Some(view.explorer_path(cx)?),
-            abstract_model(view.as_ref(), &cx.property),
-        ),
-        None => (None, None),
-    };
+    let explorer_path = view
+        .explorer_path(judged.report.as_ref())
+        .map_err(|e| e.to_string())?;
     Ok(Traced {
         judged,
         view,
         explorer_path,
-        abstract_model,
     })
 }
 
@@ -98,7 +83,7 @@ pub fn text(t: &Traced) -> String {
         out,
         "expected: {}; actual: {}",
         config.expected,
-        render::actual(&t.judged.report.outcome)
+        render::actual(t.judged.report.outcome())
     );
     match t.counterexample() {
         Some(cx) => {
@@ -110,7 +95,7 @@ pub fn text(t: &Traced) -> String {
                 config.properties.join(", ")
             );
             out.push('\n');
-            out.push_str(&render::swimlane(cx, "", t.abstract_model.as_deref()));
+            out.push_str(&render::swimlane(cx, ""));
             out.push('\n');
         }
         None => {
@@ -125,7 +110,7 @@ pub fn json(t: &Traced) -> Value {
     if let Some(path) = &t.explorer_path {
         object["explorer_path"] = json!(explorer_fragment(path));
     }
-    if let Some(model) = &t.abstract_model {
+    if let Some(model) = t.abstract_model() {
         object["abstract_model"] = json!(model);
     }
     object
@@ -244,7 +229,10 @@ fn to_dot(graph: &DiGraph<(String, bool), (String, bool)>, title: &str) -> Strin
 /// red. An error past `max_states` states.
 pub fn graph_dot(t: &Traced, max_states: usize) -> Result<String, String> {
     let cx = t.counterexample();
-    let shown: ShownGraph = t.view.graph(cx, max_states)?;
+    let shown: ShownGraph = t
+        .view
+        .graph(Some(t.judged.report.as_ref()), max_states)
+        .map_err(|e| e.to_string())?;
     let mut graph: DiGraph<(String, bool), (String, bool)> = DiGraph::new();
     let nodes: Vec<NodeIndex> = shown
         .states

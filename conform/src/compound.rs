@@ -9,26 +9,25 @@
 //! be visible in what the store did; on the guarded store the same schedule must fit the
 //! guarded model and show no such thing.
 
-use std::sync::Arc;
-
 use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
 use loadbearing_refinement::conform::{validate, Limits};
-use loadbearing_specs::cas_first_write::trace::FirstWriteEvent;
+use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use stateright::Model;
 
-use super::{
-    counterexample, event_of, row_of, Cx, Replay, ScheduledTracer, Scheduler, StoreFactory,
-    TargetResult,
-};
+use crate::error::Error;
+use crate::schedule::{Scheduler, Scripted};
+use crate::store::{event_of, row_of, StoreFactory};
+use crate::target::{Replay, Settings, TargetResult};
+use crate::{counterexample, Cx};
 
 /// The scheduler's actor index of the reaper (after the writers).
 const REAPER: usize = MAX_WRITERS;
 
 /// What one scripted run did.
-struct Scripted {
+struct Run {
     events: Vec<FirstWriteEvent>,
     /// Each writer's persist result.
     results: Vec<(usize, Result<(), WriteError>)>,
@@ -53,24 +52,18 @@ fn scripted(
     key: &str,
     off: &[u8],
     path: &[CasFwAction],
-) -> Result<Scripted, String> {
+) -> Result<Run, Error> {
     let order: Vec<usize> = path.iter().map(actor_of).collect();
     let mut writers: Vec<usize> = order.iter().copied().filter(|&a| a != REAPER).collect();
     writers.sort_unstable();
     writers.dedup();
     let reaps = order.iter().filter(|&&a| a == REAPER).count();
-    let scheduler = Scheduler::scripted(MAX_WRITERS + 1, order);
-    let traced = |w: usize| -> Arc<ScheduledTracer> {
-        Arc::new(ScheduledTracer {
-            writer: w,
-            scheduler: scheduler.clone(),
-        })
-    };
+    let scheduler = Scheduler::scripted(MAX_WRITERS + 1, Scripted::along(order));
     let stores = writers
         .iter()
-        .map(|&w| factory.open(traced(w)))
+        .map(|&w| factory.open(scheduler.tracer(w)))
         .collect::<Result<Vec<_>, _>>()?;
-    let reaper = factory.reaper(traced(REAPER))?;
+    let reaper = factory.reaper(scheduler.tracer(REAPER))?;
     let reader = factory.open(no_trace())?;
     let mut results = Vec::new();
     let mut reaped = Ok(());
@@ -97,9 +90,15 @@ fn scripted(
                     scheduler.wait_turn(REAPER);
                     // The reap's event hands the turn on; a reap that finds no row has no
                     // event, so the script cannot go on: stop there.
-                    if !reaper.reap(key)? {
+                    let reaped = reaper.reap(key).map_err(|reason| Error::Open {
+                        what: "reaping the row",
+                        reason,
+                    })?;
+                    if !reaped {
                         scheduler.finished(REAPER);
-                        return Err(format!("{key}: the scripted reap found no row"));
+                        return Err(Error::Harness(format!(
+                            "{key}: the scripted reap found no row"
+                        )));
                     }
                 }
                 scheduler.finished(REAPER);
@@ -107,7 +106,7 @@ fn scripted(
             })
         };
         let early = scheduler.wait_script_done().err();
-        let row = reader.read(key).map_err(|e| e.to_string());
+        let row = reader.read(key);
         scheduler.release();
         for handle in handles {
             results.push(handle.join().expect("writer thread"));
@@ -116,11 +115,11 @@ fn scripted(
         (early, row)
     });
     reaped?;
-    Ok(Scripted {
+    Ok(Run {
         events: scheduler
             .steps()
             .iter()
-            .filter_map(|(writer, step)| event_of(*writer, step))
+            .filter_map(|(w, step)| event_of(Writer(*w as u8), step))
             .collect(),
         results,
         row: row?,
@@ -130,10 +129,7 @@ fn scripted(
 
 /// The three compound configs on PostgreSQL, each on the matching broken store and on the
 /// guarded one.
-pub fn replay_counterexamples(
-    settings: &super::Settings,
-    result: &mut TargetResult,
-) -> Result<(), String> {
+pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
     for config in ["casfw_no_ine", "casfw_noretry", "casfw_spurious"] {
         let Cx {
             model,
@@ -238,7 +234,7 @@ fn outcomes(results: &[(usize, Result<(), WriteError>)]) -> String {
 }
 
 /// The config's violation, as the store's own events and results show it.
-fn violation_on_store(config: &str, run: &Scripted) -> Option<String> {
+fn violation_on_store(config: &str, run: &Run) -> Option<String> {
     match config {
         // A stale write landed: checked against the guarded model, the store's trace says so.
         "casfw_no_ine" => {

@@ -26,10 +26,14 @@ use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
 
-use super::{
-    cell_of, contents_of, counterexample, Cx, Replay, Rng, Settings, StoreFactory, Target,
-    TargetResult,
-};
+use crate::backend::BackendKind;
+use crate::driver::{self, Applied, Compare, Harness};
+use crate::error::Error;
+use crate::observe::{cell_of, contents_of};
+use crate::schedule::{Schedule, Seeded, Turnstile};
+use crate::store::{StoreFactory, STORES};
+use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::{counterexample, Cx};
 
 /// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
 /// nothing per offset, but the owner and zombies should collide often).
@@ -41,16 +45,6 @@ const PARTITION: u32 = 0;
 const DELETE: &[u8] = b"delete";
 
 type Flow = PartitionFlow<Box<dyn SnapshotStore>>;
-
-pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    match target {
-        Target::Flow | Target::FlowLww | Target::FlowHardDelete => {
-            run_flows(target, settings, result)
-        }
-        Target::Fence | Target::FenceOff => run_fence(target, settings, result),
-        _ => Err(format!("{}: not a flow target", target.name())),
-    }
-}
 
 // ----------------------------------------------------------------------------------------------
 // The implementation's vocabulary, rendered as the models'
@@ -75,8 +69,8 @@ fn record(key: &str, log: Ops, offset: u8) -> Record {
     }
 }
 
-fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, String> {
-    cell_of(&store.read(key).map_err(|e| e.to_string())?)
+fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, Error> {
+    Ok(cell_of(&store.read(key)?)?)
 }
 
 /// The write a flush made (the flow's `Write` or `ZombieWrite` step), if it made one.
@@ -127,7 +121,7 @@ impl Traced {
         ownership: &Arc<Ownership>,
         factory: &StoreFactory,
         config: FlowConfig,
-    ) -> Result<Traced, String> {
+    ) -> Result<Traced, Error> {
         let steps = Recorder::new();
         let store = factory.open(loadbearing_impls::trace::no_trace())?;
         let flow = PartitionFlow::assign_traced(
@@ -156,19 +150,19 @@ impl Traced {
 
     /// Flushes; a refused write stops the flow (its error is returned), any other failure is
     /// the harness's.
-    fn flush(&mut self) -> Result<Option<FlowError>, String> {
+    fn flush(&mut self) -> Result<Option<FlowError>, Error> {
         match self.flow.flush() {
             Ok(_) => Ok(None),
             Err(e @ (FlowError::SelfFenced(_) | FlowError::Fenced(_))) => {
                 self.alive = false;
                 Ok(Some(e))
             }
-            Err(e) => Err(format!("flush: {e}")),
+            Err(e) => Err(Error::flow("flush")(e)),
         }
     }
 
-    fn handle(&mut self, record: &Record) -> Result<(), String> {
-        self.flow.handle(record).map_err(|e| format!("handle: {e}"))
+    fn handle(&mut self, record: &Record) -> Result<(), Error> {
+        self.flow.handle(record).map_err(Error::flow("handle"))
     }
 }
 
@@ -231,7 +225,7 @@ impl Partition {
         log: Ops,
         max: u8,
         zombies: usize,
-    ) -> Result<Partition, String> {
+    ) -> Result<Partition, Error> {
         let ownership = Ownership::new();
         let config = FlowConfig::default();
         let mut revoked = Vec::new();
@@ -248,9 +242,7 @@ impl Partition {
             .map(|z| &mut z.traced)
             .chain(std::iter::once(&mut owner))
         {
-            flow.flow
-                .recover(&[key])
-                .map_err(|e| format!("recover: {e}"))?;
+            flow.flow.recover(&[key]).map_err(Error::flow("recover"))?;
             // The initial load is the model's initial state (loaded, empty), not a step.
             flow.fresh();
         }
@@ -264,22 +256,22 @@ impl Partition {
         })
     }
 
-    fn row(&self) -> Result<Cell, String> {
+    fn row(&self) -> Result<Cell, Error> {
         read_cell(self.reader.as_ref(), &self.key)
     }
 
     /// `OwnerFold`: the owner handles its next record and flushes it.
-    fn owner_fold(&mut self) -> Result<Option<FlowEvent>, String> {
+    fn owner_fold(&mut self) -> Result<Option<FlowEvent>, Error> {
         owner_fold(&mut self.owner, self.reader.as_ref(), &self.key, self.log)
     }
 
     /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
-    fn owner_recover(&mut self) -> Result<FlowEvent, String> {
+    fn owner_recover(&mut self) -> Result<FlowEvent, Error> {
         self.owner.flow.evict(&self.key);
         self.owner
             .flow
             .recover(&[&self.key])
-            .map_err(|e| format!("recover: {e}"))?;
+            .map_err(Error::flow("recover"))?;
         self.owner.fresh();
         let state = match self.owner.flow.state(&self.key) {
             Some(value) => contents_of(value)?,
@@ -292,12 +284,12 @@ impl Partition {
     }
 
     /// A zombie folds its next record in memory: no model step.
-    fn zombie_fold(&mut self, z: usize) -> Result<(), String> {
+    fn zombie_fold(&mut self, z: usize) -> Result<(), Error> {
         zombie_fold(&mut self.zombies[z], &self.key, self.log)
     }
 
     /// `ZombieWrite(m)`: a zombie flushes its fold at m.
-    fn zombie_flush(&mut self, z: usize) -> Result<Option<FlowEvent>, String> {
+    fn zombie_flush(&mut self, z: usize) -> Result<Option<FlowEvent>, Error> {
         zombie_flush(
             z,
             &mut self.zombies[z],
@@ -309,12 +301,12 @@ impl Partition {
 
     /// `ZombieWrite(m)` on demand (replay): a fresh revoked flow, recovered at the start,
     /// folds `1..=m` and flushes.
-    fn zombie_write(&mut self, m: u8) -> Result<Option<FlowEvent>, String> {
+    fn zombie_write(&mut self, m: u8) -> Result<Option<FlowEvent>, Error> {
         let z = self
             .zombies
             .iter()
             .position(|z| z.next == 1 && z.traced.alive)
-            .ok_or("the replay has used every revoked flow")?;
+            .ok_or_else(|| Error::Harness("the replay has used every revoked flow".into()))?;
         while self.zombies[z].next <= m {
             self.zombie_fold(z)?;
         }
@@ -349,22 +341,25 @@ enum Choice {
     ZombieFlush(usize),
 }
 
-/// One trace: the owner and the zombies interleaved by the seeded schedule until every flow
-/// has folded the whole log and flushed (or was fenced).
+/// One trace: the owner and the zombies interleaved by the schedule until every flow has
+/// folded the whole log and flushed (or was fenced).
 pub fn flow_trace(
     factory: &StoreFactory,
     key: &str,
     log: Ops,
-    rng: &mut Rng,
-) -> Result<Vec<FlowEvent>, String> {
+    schedule: &mut dyn Schedule,
+) -> Result<Vec<FlowEvent>, Error> {
     let mut p = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
     let mut events = Vec::new();
     loop {
         let choices = p.choices();
-        if choices.is_empty() {
+        let Some(chosen) = (!choices.is_empty())
+            .then(|| schedule.pick(choices.len()))
+            .flatten()
+        else {
             break;
-        }
-        let event = match choices[rng.below(choices.len() as u64) as usize] {
+        };
+        let event = match choices[chosen] {
             Choice::OwnerFold => p.owner_fold()?,
             Choice::ZombieFold(z) => {
                 p.zombie_fold(z)?;
@@ -384,7 +379,7 @@ fn owner_fold(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<FlowEvent>, String> {
+) -> Result<Option<FlowEvent>, Error> {
     let o = owner.flow.position() as u8 + 1;
     owner.handle(&record(key, log, o))?;
     owner.flush()?;
@@ -404,7 +399,7 @@ fn owner_fold(
 }
 
 /// A zombie folds its next record (no model step: the model's zombie writes a correct fold).
-fn zombie_fold(zombie: &mut Zombie, key: &str, log: Ops) -> Result<(), String> {
+fn zombie_fold(zombie: &mut Zombie, key: &str, log: Ops) -> Result<(), Error> {
     zombie.traced.handle(&record(key, log, zombie.next))?;
     zombie.next += 1;
     zombie.dirty = true;
@@ -419,7 +414,7 @@ fn zombie_flush(
     reader: &dyn SnapshotStore,
     key: &str,
     log: Ops,
-) -> Result<Option<FlowEvent>, String> {
+) -> Result<Option<FlowEvent>, Error> {
     zombie.dirty = false;
     zombie.traced.flush()?;
     let steps = zombie.traced.fresh();
@@ -436,7 +431,7 @@ pub fn racing_flow_trace(
     key: &str,
     log: Ops,
     seed: u64,
-) -> Result<Vec<FlowEvent>, String> {
+) -> Result<Vec<FlowEvent>, Error> {
     let Partition {
         key,
         log,
@@ -446,36 +441,46 @@ pub fn racing_flow_trace(
         mut zombies,
     } = Partition::new(factory, key, log, FLOW_MAX_OFFSET, ZOMBIES)?;
     let recorded = std::sync::Mutex::new(Vec::new());
+    let turnstile = Turnstile::default();
     // Every flow starts at once, so that none finishes before the others begin.
     let start = std::sync::Barrier::new(1 + zombies.len());
-    let (turnstile, reader, key, start) = (&recorded, reader.as_ref(), key.as_str(), &start);
+    let (recorded, turnstile, reader, key, start) =
+        (&recorded, &turnstile, reader.as_ref(), key.as_str(), &start);
+    let record = |events: Option<FlowEvent>| {
+        recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(events)
+    };
     std::thread::scope(|scope| {
-        let mut runs = vec![scope.spawn(move || -> Result<(), String> {
+        let mut runs = vec![scope.spawn(move || -> Result<(), Error> {
             start.wait();
             while owner.alive && (owner.flow.position() as u8) < max {
-                let mut events = turnstile.lock().unwrap_or_else(|e| e.into_inner());
-                events.extend(owner_fold(&mut owner, reader, key, log)?);
-                drop(events);
+                turnstile.step(0, || -> Result<(), Error> {
+                    record(owner_fold(&mut owner, reader, key, log)?);
+                    Ok(())
+                })?;
                 std::thread::yield_now();
             }
             Ok(())
         })];
         for (z, zombie) in zombies.iter_mut().enumerate() {
-            let mut rng = Rng::new(seed.wrapping_add(z as u64 + 1));
-            runs.push(scope.spawn(move || -> Result<(), String> {
+            let mut schedule = Seeded::new(seed.wrapping_add(z as u64 + 1));
+            runs.push(scope.spawn(move || -> Result<(), Error> {
                 start.wait();
                 while zombie.traced.alive {
                     let can_fold = zombie.next <= max;
                     if !can_fold && !zombie.dirty {
                         break;
                     }
-                    let mut events = turnstile.lock().unwrap_or_else(|e| e.into_inner());
-                    if can_fold && (!zombie.dirty || rng.below(2) == 0) {
-                        zombie_fold(zombie, key, log)?;
-                    } else {
-                        events.extend(zombie_flush(z, zombie, reader, key, log)?);
-                    }
-                    drop(events);
+                    turnstile.step(z + 1, || -> Result<(), Error> {
+                        if can_fold && (!zombie.dirty || schedule.below(2) == 0) {
+                            zombie_fold(zombie, key, log)
+                        } else {
+                            record(zombie_flush(z, zombie, reader, key, log)?);
+                            Ok(())
+                        }
+                    })?;
                     std::thread::yield_now();
                 }
                 Ok(())
@@ -483,18 +488,10 @@ pub fn racing_flow_trace(
         }
         runs.into_iter()
             .map(|run| run.join().expect("flow thread"))
-            .collect::<Result<Vec<()>, String>>()
+            .collect::<Result<Vec<()>, Error>>()
     })?;
-    let events = recorded.into_inner().unwrap_or_else(|e| e.into_inner());
+    let events = std::mem::take(&mut *recorded.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(events)
-}
-
-fn flow_mode(target: Target) -> Mode {
-    match target {
-        Target::FlowLww => Mode::LastWriteWins,
-        Target::FlowHardDelete => Mode::HardDelete,
-        _ => Mode::Guarded,
-    }
 }
 
 fn guarded_model(max_offset: u8) -> Cassandra {
@@ -505,61 +502,115 @@ fn guarded_model(max_offset: u8) -> Cassandra {
     }
 }
 
-fn run_flows(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    result.model = "Cassandra";
-    let factory = StoreFactory::new(settings.backend.clone(), flow_mode(target), target.name())?;
-    let model = guarded_model(FLOW_MAX_OFFSET);
-    let mut rng = Rng::new(settings.seed);
-    // Seeded schedules (reproducible), then the same flows racing on threads.
-    for round in 0..settings.traces {
-        let log = Ops((rng.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
-        let events = flow_trace(&factory, &format!("flow{round}"), log, &mut rng)?;
-        result.tally(&model, &events);
+/// A must-fail Cassandra config replayed by a flow target: its counterexample on flows over a
+/// store built `broken`, and on the guarded store.
+pub struct CassandraCx {
+    pub config: &'static str,
+    pub broken: Mode,
+}
+
+/// An owner and zombie partition flows overlapping on one store built `mode`, against the
+/// guarded Cassandra model; then the must-fail configs' counterexamples driven through the
+/// flows.
+pub struct FlowTarget {
+    name: &'static str,
+    mode: Mode,
+    expect: Expect,
+    /// The counterexamples it drives. A mutant's must reproduce on its broken store and be
+    /// refused by the guarded one; the guarded target drives them on the guarded store only.
+    replays: &'static [CassandraCx],
+}
+
+/// The flows on the guarded store: the guarded flow under both counterexamples' schedules is
+/// refused, never corrupted.
+pub static FLOW: FlowTarget = FlowTarget {
+    name: "flow",
+    mode: Mode::Guarded,
+    expect: Expect::Conforms,
+    replays: &[
+        CassandraCx {
+            config: "cassandra_unguarded",
+            broken: Mode::LastWriteWins,
+        },
+        CassandraCx {
+            config: "cassandra_notomb",
+            broken: Mode::HardDelete,
+        },
+    ],
+};
+
+/// The same flows on the last-write-wins store (planted mutant).
+pub static FLOW_LWW: FlowTarget = FlowTarget {
+    name: "flow-lww",
+    mode: Mode::LastWriteWins,
+    expect: Expect::Diverges,
+    replays: &[CassandraCx {
+        config: "cassandra_unguarded",
+        broken: Mode::LastWriteWins,
+    }],
+};
+
+/// The same flows with the tombstone turned into a hard delete (planted mutant).
+pub static FLOW_HARD_DELETE: FlowTarget = FlowTarget {
+    name: "flow-hard-delete",
+    mode: Mode::HardDelete,
+    expect: Expect::Diverges,
+    replays: &[
+        CassandraCx {
+            config: "cassandra_notomb",
+            broken: Mode::HardDelete,
+        },
+        CassandraCx {
+            config: "cassandra_notomb_refines",
+            broken: Mode::HardDelete,
+        },
+    ],
+};
+
+impl Target for FlowTarget {
+    fn name(&self) -> &'static str {
+        self.name
     }
-    for round in 0..settings.traces {
-        let log = Ops((rng.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
-        let key = format!("race{round}");
-        let events = racing_flow_trace(&factory, &key, log, rng.next_u64())?;
-        result.tally(&model, &events);
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "Cassandra"
     }
-    let replayed = match target {
-        Target::Flow => {
-            // The guarded flow under both counterexamples' schedules: refused, never corrupted.
-            let unguarded =
-                replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
-            let notomb = replay_cassandra_cx(settings, "cassandra_notomb", Mode::HardDelete)?;
-            result.steps += unguarded.steps + notomb.steps;
-            result.replays.push(unguarded.record());
-            result.replays.push(notomb.record());
-            result.mismatches.extend(unguarded.guarded_mismatches);
-            result.mismatches.extend(notomb.guarded_mismatches);
-            true
+
+    fn backends(&self) -> &'static [BackendKind] {
+        STORES
+    }
+
+    fn expect(&self) -> Expect {
+        self.expect
+    }
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.name)?;
+        let model = guarded_model(FLOW_MAX_OFFSET);
+        let mut schedule = Seeded::new(settings.seed);
+        // Seeded schedules (reproducible), then the same flows racing on threads.
+        for round in 0..settings.traces {
+            let log = Ops((schedule.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
+            let events = flow_trace(&factory, &format!("flow{round}"), log, &mut schedule)?;
+            result.tally(&model, &events);
         }
-        Target::FlowLww => {
-            let r = replay_cassandra_cx(settings, "cassandra_unguarded", Mode::LastWriteWins)?;
+        for round in 0..settings.traces {
+            let log = Ops((schedule.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
+            let key = format!("race{round}");
+            let events = racing_flow_trace(&factory, &key, log, schedule.next_u64())?;
+            result.tally(&model, &events);
+        }
+        for cx in self.replays {
+            let r = replay_cassandra_cx(settings, cx.config, cx.broken)?;
             result.steps += r.steps;
             result.replays.push(r.record());
-            result.mismatches.extend(r.mismatches());
-            r.reproduced() && r.refused()
-        }
-        _ => {
-            let mut all = true;
-            for config in ["cassandra_notomb", "cassandra_notomb_refines"] {
-                let r = replay_cassandra_cx(settings, config, Mode::HardDelete)?;
-                result.steps += r.steps;
-                result.replays.push(r.record());
-                result.mismatches.extend(r.mismatches());
-                all &= r.reproduced() && r.refused();
+            match self.expect {
+                Expect::Conforms => result.mismatches.extend(r.guarded_mismatches),
+                Expect::Diverges => result.mismatches.extend(r.mismatches()),
             }
-            all
         }
-    };
-    result.ok = if target.is_mutant() {
-        result.divergent_traces > 0 && replayed && result.mismatches.is_empty()
-    } else {
-        result.conforming == result.traces && result.mismatches.is_empty()
-    };
-    Ok(())
+        Ok(())
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -583,6 +634,38 @@ pub struct CassandraReplay {
     pub steps: usize,
 }
 
+/// The partition's flows under the Cassandra model's steps. Once the owner is fenced the
+/// implementation refused the rest of the schedule: only zombie writes go on.
+impl Harness for Partition {
+    type Step = CassandraAction;
+    type Observed = Cell;
+
+    fn apply(&mut self, action: &CassandraAction) -> Result<Applied, Error> {
+        if !self.owner.alive && !matches!(action, CassandraAction::ZombieWrite(_)) {
+            return Ok(Applied::Halted);
+        }
+        let event = match action {
+            CassandraAction::OwnerFold => self.owner_fold()?,
+            CassandraAction::OwnerRecover => Some(self.owner_recover()?),
+            CassandraAction::ZombieWrite(m) => self.zombie_write(*m)?,
+        };
+        let refused = event
+            .as_ref()
+            .and_then(FlowEvent::write)
+            .and_then(|w| w.applied)
+            == Some(false);
+        Ok(if refused {
+            Applied::Refused
+        } else {
+            Applied::Taken
+        })
+    }
+
+    fn observe(&mut self) -> Result<Cell, Error> {
+        self.row()
+    }
+}
+
 /// Drives `path` on flows over a store of `mode`, from `init`, comparing the row with
 /// `model`'s after every step. The replay stops where the owner is fenced: the implementation
 /// refused the rest of the schedule.
@@ -592,49 +675,31 @@ pub fn replay_cassandra(
     model: &Cassandra,
     init: &CassandraState,
     path: &[CassandraAction],
-) -> Result<CassandraReplay, String> {
+) -> Result<CassandraReplay, Error> {
     let zombies = path
         .iter()
         .filter(|a| matches!(a, CassandraAction::ZombieWrite(_)))
         .count();
     let mut p = Partition::new(factory, key, init.op, model.max_offset, zombies)?;
-    let mut out = CassandraReplay::default();
-    let mut state = init.clone();
-    for (i, action) in path.iter().enumerate() {
-        if !p.owner.alive && !matches!(action, CassandraAction::ZombieWrite(_)) {
-            break;
-        }
-        let before = p.row()?;
-        let event = match action {
-            CassandraAction::OwnerFold => p.owner_fold()?,
-            CassandraAction::OwnerRecover => Some(p.owner_recover()?),
-            CassandraAction::ZombieWrite(m) => p.zombie_write(*m)?,
-        };
-        state = model
-            .next_state(&state, *action)
-            .ok_or_else(|| format!("step {} {action:?} is not enabled in the model", i + 1))?;
-        let after = p.row()?;
-        out.steps += 1;
-        out.rows.push(after);
-        out.refused |= event
-            .as_ref()
-            .and_then(FlowEvent::write)
-            .and_then(|w| w.applied)
-            == Some(false);
+    let driven = driver::drive(model, init, path, &mut p, |s| s.stored, Compare::Always)?;
+    let mut out = CassandraReplay {
+        steps: driven.steps,
+        refused: driven.first_refused().is_some(),
+        rows: driven.observed[1..].to_vec(),
+        mismatches: driven
+            .mismatches
+            .iter()
+            .map(|m| format!("{key}: {m}"))
+            .collect(),
+        ..CassandraReplay::default()
+    };
+    for (before, after) in driven.transitions() {
         out.regressed |= before.present && after.present && after.offset < before.offset;
         // A present row removed: the mapped high water falls back to 0.
         out.vanished |= before.present && !after.present;
         out.corrupted |= after.present
             && !after.deleted
             && after.contents != init.op.correct_contents(after.offset);
-        if after != state.stored {
-            out.mismatches.push(format!(
-                "{key}: after step {} {} the store holds {after}, the model {}",
-                i + 1,
-                model.format_action(action),
-                state.stored
-            ));
-        }
     }
     Ok(out)
 }
@@ -733,7 +798,7 @@ pub fn replay_cassandra_cx(
     settings: &Settings,
     config: &'static str,
     broken: Mode,
-) -> Result<CxReplay, String> {
+) -> Result<CxReplay, Error> {
     let Cx {
         model,
         states,
@@ -775,7 +840,7 @@ struct Restart {
 }
 
 impl Restart {
-    fn new(factory: &StoreFactory, key: &str, hw: u8, fence: bool) -> Result<Restart, String> {
+    fn new(factory: &StoreFactory, key: &str, hw: u8, fence: bool) -> Result<Restart, Error> {
         let ownership = Ownership::new();
         let mut previous = Traced::new(&ownership, factory, FlowConfig::default())?;
         for o in 1..=hw {
@@ -784,16 +849,13 @@ impl Restart {
         previous
             .flow
             .revoke()
-            .map_err(|e| format!("previous owner: {e}"))?;
+            .map_err(Error::flow("the previous owner's revoke"))?;
         let config = FlowConfig {
             replay_fence: fence,
             ..FlowConfig::default()
         };
         let mut owner = Traced::new(&ownership, factory, config)?;
-        owner
-            .flow
-            .recover(&[key])
-            .map_err(|e| format!("recover: {e}"))?;
+        owner.flow.recover(&[key]).map_err(Error::flow("recover"))?;
         owner.fresh();
         Ok(Restart {
             key: key.to_string(),
@@ -808,8 +870,12 @@ impl Restart {
         self.owner.flow.position() as u8
     }
 
+    fn stored(&self) -> Result<u64, Error> {
+        Ok(self.reader.read(&self.key)?.offset().unwrap_or(0))
+    }
+
     /// `Fold`: the owner handles its next record.
-    fn fold(&mut self) -> Result<ReplayEvent, String> {
+    fn fold(&mut self) -> Result<ReplayEvent, Error> {
         let o = self.cur() + 1;
         self.owner
             .handle(&Record::new(&self.key, o as u64, o.to_string().as_bytes()))?;
@@ -823,12 +889,12 @@ impl Restart {
 
     /// `Write`: flush what is buffered; with nothing buffered, a timer deletes the key at the
     /// flow's position (`tick_delete`), which is a write of the key at cur too.
-    fn write(&mut self, tick: bool) -> Result<Option<ReplayEvent>, String> {
+    fn write(&mut self, tick: bool) -> Result<Option<ReplayEvent>, Error> {
         if tick {
             self.owner
                 .flow
                 .tick_delete(&self.key)
-                .map_err(|e| format!("tick: {e}"))?;
+                .map_err(Error::flow("tick"))?;
         }
         let error = self.owner.flush()?;
         self.dirty = false;
@@ -836,15 +902,9 @@ impl Restart {
         let Some(w) = written(&steps) else {
             return Ok(None);
         };
-        let stored = self
-            .reader
-            .read(&self.key)
-            .map_err(|e| e.to_string())?
-            .offset()
-            .unwrap_or(0);
         Ok(Some(ReplayEvent::Write {
             presented: Some(w.offset),
-            stored: Some(stored),
+            stored: Some(self.stored()?),
             self_fenced: Some(matches!(error, Some(FlowError::SelfFenced(_)))),
             hw: Some(self.hw as u64),
         }))
@@ -857,15 +917,15 @@ pub fn fence_trace(
     factory: &StoreFactory,
     key: &str,
     fence: bool,
-    rng: &mut Rng,
-) -> Result<Vec<ReplayEvent>, String> {
-    let hw = 1 + rng.below(FENCE_MAX_OFFSET as u64) as u8;
+    schedule: &mut dyn Schedule,
+) -> Result<Vec<ReplayEvent>, Error> {
+    let hw = 1 + schedule.below(FENCE_MAX_OFFSET as u64) as u8;
     let mut r = Restart::new(factory, key, hw, fence)?;
     let mut events = Vec::new();
     while r.owner.alive {
         let folding = r.cur() < FENCE_MAX_OFFSET;
         // Fold most of the time; flush, or tick, now and then; end with a flush.
-        let event = match (folding, rng.below(6)) {
+        let event = match (folding, schedule.below(6)) {
             (true, 0..=2) => Some(r.fold()?),
             (true, 3 | 4) | (false, _) => r.write(false)?,
             (true, _) => r.write(true)?,
@@ -878,67 +938,102 @@ pub fn fence_trace(
     Ok(events)
 }
 
-fn run_fence(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    result.model = "ReplayFence";
-    let fence = target == Target::Fence;
-    let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, target.name())?;
-    let model = ReplayFence {
-        max_offset: FENCE_MAX_OFFSET,
-        fix: true,
-    };
-    let mut rng = Rng::new(settings.seed);
-    for round in 0..settings.traces {
-        let events = fence_trace(&factory, &format!("fence{round}"), fence, &mut rng)?;
-        result.tally(&model, &events);
+/// The restarted owner with the replay fence on or off, against ReplayFence with the fix;
+/// then the two counterexamples of the fence switched off (`replay_fix_off`, a self-fence, and
+/// `replay_fix_off_live`, the owner never completing: the same broken write).
+pub struct FenceTarget {
+    name: &'static str,
+    fence: bool,
+}
+
+/// The replay fence: an owner resuming below its recovered high water.
+pub static FENCE: FenceTarget = FenceTarget {
+    name: "fence",
+    fence: true,
+};
+
+/// The replay fence switched off (planted mutant).
+pub static FENCE_OFF: FenceTarget = FenceTarget {
+    name: "fence-off",
+    fence: false,
+};
+
+const FENCE_CONFIGS: [&str; 2] = ["replay_fix_off", "replay_fix_off_live"];
+
+impl Target for FenceTarget {
+    fn name(&self) -> &'static str {
+        self.name
     }
-    // The safety counterexample (a self-fence) and the liveness one (the owner never
-    // completes): the same broken write, the second read as OwnerCompletes failing.
-    let mut reproduced = true;
-    for config in ["replay_fix_off", "replay_fix_off_live"] {
-        let cx = replay_fence_cx(settings, config)?;
-        result.steps += cx.steps;
-        let did = |r: &FenceReplay| {
-            if r.self_fenced {
-                "the owner self-fenced (FlowError::SelfFenced) and never completes".to_string()
-            } else if r.completed {
-                "the owner completed".to_string()
-            } else {
-                "the owner neither completed nor self-fenced".to_string()
-            }
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "ReplayFence"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        STORES
+    }
+
+    fn expect(&self) -> Expect {
+        if self.fence {
+            Expect::Conforms
+        } else {
+            Expect::Diverges
+        }
+    }
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.name)?;
+        let model = ReplayFence {
+            max_offset: FENCE_MAX_OFFSET,
+            fix: true,
         };
-        result.replays.push(Replay {
-            config: config.into(),
-            steps: cx.shown.clone(),
-            broken: did(&cx.broken),
-            guarded: did(&cx.fixed),
-        });
-        if fence {
-            result
-                .mismatches
-                .extend(cx.fixed.mismatches.iter().cloned());
-            if cx.fixed.self_fenced || !cx.fixed.completed {
+        let mut schedule = Seeded::new(settings.seed);
+        for round in 0..settings.traces {
+            let key = format!("fence{round}");
+            let events = fence_trace(&factory, &key, self.fence, &mut schedule)?;
+            result.tally(&model, &events);
+        }
+        for config in FENCE_CONFIGS {
+            let cx = replay_fence_cx(settings, config)?;
+            result.steps += cx.steps;
+            let did = |r: &FenceReplay| {
+                if r.self_fenced {
+                    "the owner self-fenced (FlowError::SelfFenced) and never completes".to_string()
+                } else if r.completed {
+                    "the owner completed".to_string()
+                } else {
+                    "the owner neither completed nor self-fenced".to_string()
+                }
+            };
+            result.replays.push(Replay {
+                config: config.into(),
+                steps: cx.shown.clone(),
+                broken: did(&cx.broken),
+                guarded: did(&cx.fixed),
+            });
+            let fixed_completes = !cx.fixed.self_fenced && cx.fixed.completed;
+            if self.fence {
+                result
+                    .mismatches
+                    .extend(cx.fixed.mismatches.iter().cloned());
+            } else {
+                result
+                    .mismatches
+                    .extend(cx.broken.mismatches.iter().cloned());
+                if !cx.broken.self_fenced {
+                    result.mismatches.push(format!(
+                        "{config}'s schedule: the owner without the fence did not self-fence"
+                    ));
+                }
+            }
+            if !fixed_completes {
                 result.mismatches.push(format!(
                     "{config}'s schedule: the owner with the fence on did not complete"
                 ));
             }
-        } else {
-            result
-                .mismatches
-                .extend(cx.broken.mismatches.iter().cloned());
-            if !cx.broken.self_fenced {
-                result.mismatches.push(format!(
-                    "{config}'s schedule: the owner without the fence did not self-fence"
-                ));
-            }
-            reproduced &= cx.broken.self_fenced && !cx.fixed.self_fenced && cx.fixed.completed;
         }
+        Ok(())
     }
-    result.ok = if fence {
-        result.conforming == result.traces && result.mismatches.is_empty()
-    } else {
-        result.divergent_traces > 0 && reproduced && result.mismatches.is_empty()
-    };
-    Ok(())
 }
 
 /// One ReplayFence schedule driven on a restarted owner.
@@ -952,6 +1047,51 @@ pub struct FenceReplay {
     pub steps: usize,
 }
 
+/// The restarted owner as ReplayFence sees it: the stored offset, and whether it self-fenced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FenceSeen {
+    pub stored: u64,
+    pub self_fenced: bool,
+}
+
+impl std::fmt::Display for FenceSeen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stored={} selfFenced={}", self.stored, self.self_fenced)
+    }
+}
+
+/// The restarted owner under ReplayFence's steps: `Halted` (the model's stutter once the owner
+/// stopped) has no counterpart; a self-fenced owner takes no more steps.
+impl Harness for Restart {
+    type Step = ReplayAction;
+    type Observed = FenceSeen;
+
+    fn apply(&mut self, action: &ReplayAction) -> Result<Applied, Error> {
+        match action {
+            ReplayAction::Fold => {
+                self.fold()?;
+            }
+            ReplayAction::Write => {
+                let tick = !self.dirty;
+                self.write(tick)?;
+            }
+            ReplayAction::Halted => return Ok(Applied::Skipped),
+        }
+        Ok(Applied::Taken)
+    }
+
+    fn observe(&mut self) -> Result<FenceSeen, Error> {
+        Ok(FenceSeen {
+            stored: self.stored()?,
+            self_fenced: !self.owner.alive,
+        })
+    }
+
+    fn halted(&self) -> bool {
+        !self.owner.alive
+    }
+}
+
 /// Drives `path` (ReplayFence actions) on a restarted owner, comparing the stored offset and
 /// the self-fence with `model`'s after every step; then lets the owner finish the log.
 pub fn replay_fence(
@@ -960,45 +1100,35 @@ pub fn replay_fence(
     model: &ReplayFence,
     init: &ReplayState,
     path: &[ReplayAction],
-) -> Result<FenceReplay, String> {
+) -> Result<FenceReplay, Error> {
     let mut r = Restart::new(factory, key, init.hw, model.fix)?;
-    let mut out = FenceReplay::default();
-    let mut state = init.clone();
-    for (i, action) in path.iter().enumerate() {
-        match action {
-            ReplayAction::Fold => {
-                r.fold()?;
-            }
-            ReplayAction::Write => {
-                let tick = !r.dirty;
-                r.write(tick)?;
-            }
-            ReplayAction::Halted => continue,
-        }
-        out.steps += 1;
-        state = model
-            .next_state(&state, *action)
-            .ok_or_else(|| format!("step {} {action:?} is not enabled in the model", i + 1))?;
-        let stored = r
-            .reader
-            .read(key)
-            .map_err(|e| e.to_string())?
-            .offset()
-            .unwrap_or(0);
-        out.self_fenced |= !r.owner.alive;
-        if stored != state.stored as u64 || r.owner.alive == state.self_fenced {
-            out.mismatches.push(format!(
-                "{key}: after step {} {action:?} the store holds offset {stored} (owner self-fenced: {}), the model stored={} selfFenced={}",
-                i + 1,
-                !r.owner.alive,
-                state.stored,
-                state.self_fenced
-            ));
-        }
-        if !r.owner.alive {
-            break;
-        }
-    }
+    // The model's Halted is a stutter: the driver skips it without stepping the model.
+    let driven_path: Vec<ReplayAction> = path
+        .iter()
+        .copied()
+        .filter(|a| *a != ReplayAction::Halted)
+        .collect();
+    let driven = driver::drive(
+        model,
+        init,
+        &driven_path,
+        &mut r,
+        |s| FenceSeen {
+            stored: s.stored as u64,
+            self_fenced: s.self_fenced,
+        },
+        Compare::Always,
+    )?;
+    let mut out = FenceReplay {
+        steps: driven.steps,
+        self_fenced: driven.observed.iter().any(|seen| seen.self_fenced),
+        mismatches: driven
+            .mismatches
+            .iter()
+            .map(|m| format!("{key}: {m}"))
+            .collect(),
+        completed: false,
+    };
     if r.owner.alive {
         while r.cur() < model.max_offset {
             r.fold()?;
@@ -1019,7 +1149,7 @@ pub struct FenceCx {
     pub steps: usize,
 }
 
-pub fn replay_fence_cx(settings: &Settings, config: &str) -> Result<FenceCx, String> {
+pub fn replay_fence_cx(settings: &Settings, config: &str) -> Result<FenceCx, Error> {
     let Cx {
         model,
         states,

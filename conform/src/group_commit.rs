@@ -27,9 +27,14 @@ use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
 use loadbearing_specs::group_commit::{GcAction, GcState, GroupCommit as Model, Pc};
 use stateright::Model as _;
 
-use super::{
-    all_paths, counterexample, random_walk, Backend, Cx, Rng, Settings, Target, TargetResult,
-};
+use crate::backend::BackendKind;
+use crate::driver::{self, Applied, Compare, Harness};
+use crate::error::Error;
+use crate::kafka::PRODUCERS;
+use crate::paths::{all_paths, random_walk};
+use crate::schedule::{Schedule, Seeded};
+use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::{counterexample, Cx};
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
@@ -39,48 +44,89 @@ const GENERATION: i32 = 1;
 /// How long the flow waits for the writes below an offset to become durable.
 const SCHEDULE_PATIENCE: Duration = Duration::from_secs(20);
 
-pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    result.model = "GroupCommit";
-    let gated = target == Target::GroupCommit;
-    let n = settings.writers as u8;
-    let mut rng = Rng::new(settings.seed);
-    let mut broker = kafka_group(&settings.backend)?;
-    // `round` names the broker's topics; the in-memory runs need no names.
-    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))]
-    for round in 0..settings.traces {
-        // Caps 1 to 3: with 8 writers the queue often holds more than one transaction takes.
-        let cap = 1 + rng.below(3) as u8;
-        let seed = rng.next_u64();
-        let recorder = Arc::new(Recorder::default());
-        let tracer: SharedKafkaTracer = recorder.clone();
-        match &mut broker {
+/// Concurrent group commits, gated or not, against GroupCommit; then model paths (gated) or
+/// `gc_ungated`'s counterexample (ungated) driven through the implementation.
+pub struct GroupCommitTarget {
+    name: &'static str,
+    gated: bool,
+}
+
+/// Concurrent group commits against GroupCommit.
+pub static GROUP_COMMIT: GroupCommitTarget = GroupCommitTarget {
+    name: "group-commit",
+    gated: true,
+};
+
+/// Group commit scheduling offsets ahead of durable writes (planted mutant).
+pub static GROUP_COMMIT_UNGATED: GroupCommitTarget = GroupCommitTarget {
+    name: "group-commit-ungated",
+    gated: false,
+};
+
+impl Target for GroupCommitTarget {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "GroupCommit"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        PRODUCERS
+    }
+
+    fn expect(&self) -> Expect {
+        if self.gated {
+            Expect::Conforms
+        } else {
+            Expect::Diverges
+        }
+    }
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let gated = self.gated;
+        let n = settings.writers as u8;
+        let mut schedule = Seeded::new(settings.seed);
+        #[cfg(feature = "kafka")]
+        let mut broker = match settings.backend.kind() {
+            BackendKind::Kafka => Some(kafka_backend::Group::join(settings.backend.address()?)?),
+            _ => None,
+        };
+        for round in 0..settings.traces {
+            // Caps 1 to 3: with 8 writers the queue often holds more than one transaction takes.
+            let cap = 1 + schedule.below(3) as u8;
+            let seed = schedule.next_u64();
+            let recorder = Arc::new(Recorder::default());
+            let tracer: SharedKafkaTracer = recorder.clone();
             #[cfg(feature = "kafka")]
-            Some(group) => {
+            if let Some(group) = &mut broker {
                 let gc = group.commit(round, config(cap, gated), tracer)?;
                 race(&gc, &recorder, n, seed)?;
+                result.tally(&gated_model(n, cap), &events_of(&recorder.steps()));
+                continue;
             }
-            _ => {
-                let (gc, producer) = memory_commit(config(cap, gated), tracer);
-                // A broker round trip per commit, so that writers queue up behind it.
-                producer.log().commit_latency = Some(Duration::from_micros(200));
-                race(&gc, &recorder, n, seed)?;
-            }
+            let (gc, producer) = memory_commit(config(cap, gated), tracer);
+            // A broker round trip per commit, so that writers queue up behind it.
+            producer.log().commit_latency = Some(Duration::from_micros(200));
+            race(&gc, &recorder, n, seed)?;
+            let _ = round;
+            result.tally(&gated_model(n, cap), &events_of(&recorder.steps()));
         }
-        let model = Model {
-            n,
-            cap,
-            gated: true,
-        };
-        result.tally(&model, &events_of(&recorder.steps()));
+        if gated {
+            replay_paths(settings, &mut schedule, result)
+        } else {
+            reproduce_ungated(result)
+        }
     }
-    if gated {
-        replay_paths(settings, &mut rng, result)?;
-        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
-    } else {
-        reproduce_ungated(result)?;
-        result.ok = result.divergent_traces > 0 && result.mismatches.is_empty();
+}
+
+fn gated_model(n: u8, cap: u8) -> Model {
+    Model {
+        n,
+        cap,
+        gated: true,
     }
-    Ok(())
 }
 
 fn config(cap: u8, gated: bool) -> GroupCommitConfig {
@@ -165,9 +211,9 @@ fn race<P: TxnProducer + Send>(
     recorder: &Recorder,
     n: u8,
     seed: u64,
-) -> Result<(), String> {
-    let mut rng = Rng::new(seed);
-    let pauses: Vec<u64> = (0..n).map(|_| rng.below(300)).collect();
+) -> Result<(), Error> {
+    let mut schedule = Seeded::new(seed);
+    let pauses: Vec<u64> = (0..n).map(|_| schedule.below(300)).collect();
     std::thread::scope(|scope| {
         let writers: Vec<_> = (1..=n)
             .map(|w| {
@@ -181,22 +227,22 @@ fn race<P: TxnProducer + Send>(
                         value.as_bytes(),
                     ))
                     .map(|_| ())
-                    .map_err(|e| format!("writer {w}: {e}"))
+                    .map_err(Error::Commit)
                 })
             })
             .collect();
-        let flow = scope.spawn(move || schedule_all(gc, recorder, n, &mut rng));
-        let mut failures: Vec<String> = writers
+        let flow = scope.spawn(move || schedule_all(gc, recorder, n, &mut schedule));
+        let mut failures: Vec<Error> = writers
             .into_iter()
             .filter_map(|h| h.join().expect("writer thread").err())
             .collect();
         if let Err(e) = flow.join().expect("flow thread") {
             failures.push(e);
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures.join("; "))
+        // The first failure stands for all: any is the harness's, not the design's.
+        match failures.into_iter().next() {
+            None => Ok(()),
+            Some(first) => Err(first),
         }
     })
 }
@@ -206,11 +252,11 @@ fn schedule_all<P: TxnProducer>(
     gc: &GroupCommit<P>,
     recorder: &Recorder,
     n: u8,
-    rng: &mut Rng,
-) -> Result<(), String> {
+    schedule: &mut dyn Schedule,
+) -> Result<(), Error> {
     let mut oc = 0u8;
     while oc < n {
-        let o = oc + 1 + rng.below((n - oc) as u64) as u8;
+        let o = oc + 1 + schedule.below((n - oc) as u64) as u8;
         recorder.wait_offered(o);
         let started = Instant::now();
         loop {
@@ -219,7 +265,7 @@ fn schedule_all<P: TxnProducer>(
                 Err(CommitError::Ungated { .. }) if started.elapsed() < SCHEDULE_PATIENCE => {
                     std::thread::sleep(Duration::from_micros(50));
                 }
-                Err(e) => return Err(format!("the flow could not schedule offset {o}: {e}")),
+                Err(e) => return Err(Error::Commit(e)),
             }
         }
         oc = o;
@@ -300,32 +346,103 @@ pub fn events_of(steps: &[KafkaStep]) -> Vec<GcEvent> {
 
 /// What the implementation shows after a step: the model's `done`, `co` and `oc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Observed {
+pub struct Observed {
     done: u16,
     co: u8,
     oc: u8,
 }
 
-fn observe(gc: &GroupCommit<MemProducer>, producer: &MemProducer) -> Observed {
-    let log = producer.log();
-    let done = log
-        .durable
-        .iter()
-        .filter_map(|w| w.key.strip_prefix('k')?.parse::<u8>().ok())
-        .fold(0u16, |d, w| d | 1 << w);
-    let model_offset = |o: Option<i64>| o.map_or(0, |o| (o - SEED).max(0) as u8);
-    Observed {
-        done,
-        co: model_offset(log.committed_offset),
-        oc: model_offset(gc.scheduled()),
+impl std::fmt::Display for Observed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
     }
 }
 
-fn expected(state: &GcState) -> Observed {
-    Observed {
-        done: state.done,
-        co: state.co,
-        oc: state.oc,
+impl Observed {
+    fn of(state: &GcState) -> Observed {
+        Observed {
+            done: state.done,
+            co: state.co,
+            oc: state.oc,
+        }
+    }
+
+    /// Every input offset up to the committed one has its write durable.
+    fn durable_upto_co(&self) -> bool {
+        (1..=self.co).all(|k| self.done & (1 << k) != 0)
+    }
+}
+
+/// The in-memory group commit under GroupCommit's steps, one at a time through its step API.
+struct GcHarness<'a> {
+    gc: &'a GroupCommit<MemProducer>,
+    producer: &'a MemProducer,
+    tickets: HashMap<u8, Ticket>,
+    held: HashMap<u8, Held<'a, MemProducer>>,
+    /// Why the gate refused the first refused step.
+    refusal: Option<String>,
+}
+
+impl Harness for GcHarness<'_> {
+    type Step = GcAction;
+    type Observed = Observed;
+
+    fn apply(&mut self, action: &GcAction) -> Result<Applied, Error> {
+        let missing = |what: &str| Error::Harness(format!("{action:?}: no {what} before"));
+        match *action {
+            GcAction::Offer(w) => {
+                let write = SnapshotWrite::persist(&format!("k{w}"), w as i64, b"replayed");
+                self.tickets.insert(w, self.gc.offer(write));
+            }
+            GcAction::Acq(w) => {
+                let ticket = self.tickets.get(&w).ok_or_else(|| missing("offer"))?;
+                self.held.insert(w, self.gc.acquire(ticket));
+            }
+            GcAction::Commit(w) => {
+                let lock = self.held.remove(&w).ok_or_else(|| missing("acq"))?;
+                // The outcome reaches each drained writer through its ticket.
+                let _ = self.gc.commit(lock);
+            }
+            GcAction::Await(w) => {
+                let ticket = self.tickets.get(&w).ok_or_else(|| missing("offer"))?;
+                match self.gc.try_await(ticket) {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Ok(Applied::Failed(format!("the write failed: {e}"))),
+                    None => {
+                        return Ok(Applied::Failed(format!(
+                            "no transaction carried writer {w}'s write"
+                        )))
+                    }
+                }
+            }
+            GcAction::Sched(o) => match self.gc.schedule(o as i64 + SEED) {
+                Ok(()) => {}
+                Err(CommitError::Ungated { pending, .. }) => {
+                    self.refusal.get_or_insert_with(|| {
+                        format!("refused, the write of offset {pending} is not durable")
+                    });
+                    return Ok(Applied::Refused);
+                }
+                Err(e) => return Err(e.into()),
+            },
+            GcAction::SchedDone | GcAction::Terminating => {}
+        }
+        Ok(Applied::Taken)
+    }
+
+    fn observe(&mut self) -> Result<Observed, Error> {
+        let log = self.producer.log();
+        let done = log
+            .durable
+            .iter()
+            .filter_map(|w| w.key.strip_prefix('k')?.parse::<u8>().ok())
+            .fold(0u16, |d, w| d | 1 << w);
+        let model_offset = |o: Option<i64>| o.map_or(0, |o| (o - SEED).max(0) as u8);
+        Ok(Observed {
+            done,
+            co: model_offset(log.committed_offset),
+            oc: model_offset(self.gc.scheduled()),
+        })
     }
 }
 
@@ -343,78 +460,52 @@ struct Driven {
 /// Drives the in-memory group commit through `path` one model step at a time. Comparison
 /// with the model stops at the first refused step (from there the two legitimately differ);
 /// the implementation's own invariant is checked throughout.
-fn drive(model: &Model, path: &[GcAction], gated: bool) -> Result<Driven, String> {
+fn drive(model: &Model, path: &[GcAction], gated: bool) -> Result<Driven, Error> {
     let (gc, producer) = memory_commit(
         config(model.cap, gated),
         Arc::new(loadbearing_impls_kafka::trace::NoKafkaTrace),
     );
-    let mut tickets: HashMap<u8, Ticket> = HashMap::new();
-    let mut held: HashMap<u8, Held<'_, MemProducer>> = HashMap::new();
-    let mut state = model.init_states().remove(0);
-    let mut driven = Driven::default();
-    for (i, action) in path.iter().enumerate() {
-        let step = format!("step {} {action:?}", i + 1);
-        match *action {
-            GcAction::Offer(w) => {
-                let write = SnapshotWrite::persist(&format!("k{w}"), w as i64, b"replayed");
-                tickets.insert(w, gc.offer(write));
-            }
-            GcAction::Acq(w) => {
-                let ticket = tickets.get(&w).ok_or(format!("{step}: no offer before"))?;
-                held.insert(w, gc.acquire(ticket));
-            }
-            GcAction::Commit(w) => {
-                let lock = held.remove(&w).ok_or(format!("{step}: no acq before"))?;
-                // The outcome reaches each drained writer through its ticket.
-                let _ = gc.commit(lock);
-            }
-            GcAction::Await(w) => {
-                let ticket = tickets.get(&w).ok_or(format!("{step}: no offer before"))?;
-                match gc.try_await(ticket) {
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => driven
-                        .mismatches
-                        .push(format!("{step}: the write failed: {e}")),
-                    None => driven
-                        .mismatches
-                        .push(format!("{step}: no transaction carried writer {w}'s write")),
-                }
-            }
-            GcAction::Sched(o) => match gc.schedule(o as i64 + SEED) {
-                Ok(()) => {}
-                Err(CommitError::Ungated { pending, .. }) => {
-                    if driven.refused.is_none() {
-                        driven.refused = Some(format!(
-                            "{step}: refused, the write of offset {pending} is not durable"
-                        ));
-                    }
-                }
-                Err(e) => return Err(format!("{step}: {e}")),
-            },
-            GcAction::SchedDone | GcAction::Terminating => {}
-        }
-        state = model
-            .next_state(&state, *action)
-            .ok_or(format!("{step} is not enabled in the model"))?;
-        let seen = observe(&gc, &producer);
-        if driven.refused.is_none() && seen != expected(&state) {
-            driven.mismatches.push(format!(
-                "{step}: the implementation shows {seen:?}, the model {:?}",
-                expected(&state)
-            ));
-        }
-        let durable_upto = (1..=seen.co).all(|k| seen.done & (1 << k) != 0);
-        if !durable_upto && driven.leading.is_none() {
-            driven.leading = Some(format!(
-                "{step}: input offset {} committed while only {:?} are durable",
+    let mut harness = GcHarness {
+        gc: &gc,
+        producer: &producer,
+        tickets: HashMap::new(),
+        held: HashMap::new(),
+        refusal: None,
+    };
+    let init = model.init_states().remove(0);
+    let driven = driver::drive(
+        model,
+        &init,
+        path,
+        &mut harness,
+        Observed::of,
+        Compare::UntilRefused,
+    )?;
+    let step = |i: usize| format!("step {} {:?}", i + 1, path[i]);
+    let leading = driven
+        .observed
+        .iter()
+        .skip(1)
+        .position(|seen| !seen.durable_upto_co())
+        .map(|i| {
+            let seen = driven.observed[i + 1];
+            format!(
+                "{}: input offset {} committed while only {:?} are durable",
+                step(i),
                 seen.co,
                 (1..=seen.co)
                     .filter(|k| seen.done & (1 << k) != 0)
                     .collect::<Vec<_>>()
-            ));
-        }
-    }
-    Ok(driven)
+            )
+        });
+    Ok(Driven {
+        mismatches: driven.mismatches.iter().map(ToString::to_string).collect(),
+        refused: driven
+            .first_refused()
+            .zip(harness.refusal.take())
+            .map(|(i, why)| format!("{}: {why}", step(i - 1))),
+        leading,
+    })
 }
 
 /// The stutter once every process is done: never driven (the implementation has no step for it).
@@ -426,9 +517,9 @@ fn is_final_stutter(action: &GcAction) -> bool {
 /// random walks with every writer; the implementation must do what the model does.
 fn replay_paths(
     settings: &Settings,
-    rng: &mut Rng,
+    schedule: &mut dyn Schedule,
     result: &mut TargetResult,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let mut paths: Vec<(Model, Vec<GcAction>)> = Vec::new();
     for cap in [1, 2] {
         let small = Model {
@@ -451,11 +542,11 @@ fn replay_paths(
     for _ in 0..settings.traces {
         let wide = Model {
             n: settings.writers as u8,
-            cap: 1 + rng.below(3) as u8,
+            cap: 1 + schedule.below(3) as u8,
             gated: true,
         };
         let init = wide.init_states().remove(0);
-        let (walk, _) = random_walk(&wide, init, rng, usize::MAX, is_final_stutter);
+        let (walk, _) = random_walk(&wide, init, schedule, usize::MAX, is_final_stutter);
         paths.push((wide, walk));
     }
     for (model, path) in &paths {
@@ -480,14 +571,17 @@ fn replay_paths(
 /// schedules are driven: the checker's (it must reproduce on the ungated implementation), and
 /// the shortest one in which the flow keeps that order (it must reproduce on the ungated
 /// implementation and be refused by the gated one).
-fn reproduce_ungated(result: &mut TargetResult) -> Result<(), String> {
+fn reproduce_ungated(result: &mut TargetResult) -> Result<(), Error> {
     let Cx {
         model,
         path: shortest,
         ..
     } = counterexample::<Model>("gc_ungated")?;
-    let in_order = shortest_in_flow_order(&model)
-        .ok_or("gc_ungated: no counterexample in which the flow offers before it schedules")?;
+    let in_order = shortest_in_flow_order(&model).ok_or_else(|| {
+        Error::Harness(
+            "gc_ungated: no counterexample in which the flow offers before it schedules".into(),
+        )
+    })?;
     for (name, path, must_refuse) in [
         ("gc_ungated", &shortest, false),
         (
@@ -524,7 +618,7 @@ fn reproduce_ungated(result: &mut TargetResult) -> Result<(), String> {
             ),
             (None, None) => "not refused, no violation".into(),
         };
-        result.replays.push(super::Replay {
+        result.replays.push(Replay {
             config: "gc_ungated".into(),
             steps: path.iter().map(|a| format!("{a:?}")).collect(),
             broken: broken.leading.unwrap_or_else(|| "did not reproduce".into()),
@@ -571,21 +665,6 @@ fn shortest_in_flow_order(model: &Model) -> Option<Vec<GcAction>> {
     None
 }
 
-/// The consumer group of a run on a real broker; None in memory.
-#[cfg(feature = "kafka")]
-fn kafka_group(backend: &Backend) -> Result<Option<kafka_backend::Group>, String> {
-    Ok(match backend {
-        Backend::Kafka(bootstrap) => Some(kafka_backend::Group::join(bootstrap)?),
-        _ => None,
-    })
-}
-
-/// Without the Kafka client (feature `kafka`) there is no broker: every run is in memory.
-#[cfg(not(feature = "kafka"))]
-fn kafka_group(_: &Backend) -> Result<Option<std::convert::Infallible>, String> {
-    Ok(None)
-}
-
 /// The group commit on a real Kafka 4.4 broker: a consumer group member supplies the live
 /// group metadata, each run writes to a fresh snapshot topic with a fresh transactional id.
 #[cfg(feature = "kafka")]
@@ -603,7 +682,7 @@ mod kafka_backend {
     }
 
     impl Group {
-        pub fn join(bootstrap: &str) -> Result<Group, String> {
+        pub fn join(bootstrap: &str) -> Result<Group, Error> {
             let run = format!(
                 "conform-gc-{}-{}",
                 std::process::id(),
@@ -613,7 +692,8 @@ mod kafka_backend {
                     .unwrap_or(0)
             );
             let input = format!("{run}-input");
-            kafka::create_topics(bootstrap, &[(&input, 1, false)])?;
+            kafka::create_topics(bootstrap, &[(&input, 1, false)])
+                .map_err(Error::open("creating the input topic"))?;
             let member = Member::join(
                 bootstrap,
                 &format!("{run}-group"),
@@ -621,8 +701,11 @@ mod kafka_backend {
                 "conform",
                 &MemberConfig::default(),
                 no_trace(),
-            )?;
-            member.poll_until_assigned(Duration::from_secs(60))?;
+            )
+            .map_err(Error::open("joining the consumer group"))?;
+            member
+                .poll_until_assigned(Duration::from_secs(60))
+                .map_err(Error::open("waiting for the assignment"))?;
             Ok(Group {
                 bootstrap: bootstrap.to_string(),
                 member,
@@ -637,12 +720,16 @@ mod kafka_backend {
             round: usize,
             config: GroupCommitConfig,
             tracer: SharedKafkaTracer,
-        ) -> Result<GroupCommit<KafkaTxnProducer>, String> {
+        ) -> Result<GroupCommit<KafkaTxnProducer>, Error> {
             let topic = format!("{}-snapshots-{round}", self.run);
-            kafka::create_topics(&self.bootstrap, &[(&topic, 1, true)])?;
+            kafka::create_topics(&self.bootstrap, &[(&topic, 1, true)])
+                .map_err(Error::open("creating the snapshot topic"))?;
             let producer =
                 KafkaTxnProducer::new(&self.bootstrap, &format!("{topic}-txn"), &topic, 0)
-                    .map_err(|e| format!("init_transactions: {e}"))?;
+                    .map_err(|e| Error::Open {
+                        what: "init_transactions",
+                        reason: e.to_string(),
+                    })?;
             // Keep the membership alive between runs (a member that stops polling is evicted).
             let _ = self.member.poll(Duration::from_millis(1));
             let config = GroupCommitConfig {

@@ -52,7 +52,7 @@ use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
-use super::group_commit::outcome_of;
+use crate::group_commit::outcome_of;
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
@@ -60,10 +60,17 @@ use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use loadbearing_specs::Configured;
 use stateright::Model;
 
-use super::{
-    cell_of, contents_of, counterexample, random_walk, Backend, Cx, Replay, Rng, Settings, Target,
-    TargetResult,
-};
+use crate::backend::{Backend, BackendKind};
+use crate::driver::{drive_expecting, refusing_states, Applied, Compare, Harness};
+use crate::error::Error;
+use crate::observe::{cell_of, contents_of};
+use crate::paths::random_walk;
+use crate::schedule::{Schedule, Seeded};
+use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::{counterexample, Cx};
+
+/// The backends the Kafka design runs on.
+pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
 
 /// Events at offsets `1..=MAX_OFFSET`: small, so that zombie commits collide with the owner.
 pub const MAX_OFFSET: u8 = 4;
@@ -100,26 +107,6 @@ impl Variant {
         seeded: true,
         design: Design::Generation,
     };
-
-    pub fn of(target: Target) -> Variant {
-        let g = Variant::GUARDED;
-        match target {
-            Target::KafkaDecoupled => Variant {
-                coupled: false,
-                ..g
-            },
-            Target::KafkaUnseeded => Variant { seeded: false, ..g },
-            Target::KafkaUnfenced => Variant {
-                design: Design::Unfenced,
-                ..g
-            },
-            Target::Epoch => Variant {
-                design: Design::ProducerEpoch,
-                ..g
-            },
-            _ => g,
-        }
-    }
 }
 
 /// The recorder behind every flow, muted while the harness rebuilds a flow's state (a zombie's
@@ -330,11 +317,12 @@ const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[cfg(feature = "kafka")]
 impl RealLog {
-    fn open(bootstrap: &str) -> Result<(RealLog, String), String> {
+    fn open(bootstrap: &str) -> Result<(RealLog, String), Error> {
         let input = unique("in");
         let snapshots = unique("snap");
         let group = unique("g");
-        create_topics(bootstrap, &[(&input, 1, false), (&snapshots, 1, true)])?;
+        create_topics(bootstrap, &[(&input, 1, false), (&snapshots, 1, true)])
+            .map_err(Error::open("creating the world's topics"))?;
         let a = Member::join(
             bootstrap,
             &group,
@@ -342,12 +330,16 @@ impl RealLog {
             "A",
             &MemberConfig::default(),
             no_trace(),
-        )?;
-        a.poll_until_assigned(JOIN_TIMEOUT)?;
+        )
+        .map_err(Error::open("member A joining"))?;
+        a.poll_until_assigned(JOIN_TIMEOUT)
+            .map_err(Error::open("member A's assignment"))?;
         let base = group_metadata_of(&a.consumer)
             .map(|m| m.generation_id)
             .filter(|g| *g >= 0)
-            .ok_or("member A has no generation after its assignment")?;
+            .ok_or_else(|| {
+                Error::Harness("member A has no generation after its assignment".into())
+            })?;
         let log = RealLog {
             bootstrap: bootstrap.to_string(),
             snapshots,
@@ -373,7 +365,7 @@ impl RealLog {
     }
 
     /// Member B joins; both poll until A is a member of the next generation.
-    fn rebalance(&mut self, input: &str) -> Result<(), String> {
+    fn rebalance(&mut self, input: &str) -> Result<(), Error> {
         let before = self.live().generation_id;
         let b = Member::join(
             &self.bootstrap,
@@ -382,28 +374,35 @@ impl RealLog {
             "B",
             &MemberConfig::default(),
             no_trace(),
-        )?;
+        )
+        .map_err(Error::open("member B joining"))?;
         let deadline = Instant::now() + JOIN_TIMEOUT;
         while self.live().generation_id == before
             || self.a.assigned().is_none()
             || b.assigned().is_none()
         {
             if Instant::now() > deadline {
-                return Err(format!(
+                return Err(Error::Harness(format!(
                     "no generation after {before} within {JOIN_TIMEOUT:?}"
-                ));
+                )));
             }
-            self.a.poll(Duration::from_millis(50))?;
-            b.poll(Duration::from_millis(50))?;
+            self.a
+                .poll(Duration::from_millis(50))
+                .map_err(Error::open("member A polling"))?;
+            b.poll(Duration::from_millis(50))
+                .map_err(Error::open("member B polling"))?;
         }
         self.b = Some(b);
         Ok(())
     }
 
-    fn last_record(&self) -> Result<Option<Read>, String> {
+    fn last_record(&self) -> Result<Option<Read>, Error> {
         recover(&self.bootstrap, &self.snapshots, 0, Duration::from_secs(30))
             .map(|mut m| m.remove(KEY))
-            .map_err(|e| e.to_string())
+            .map_err(|e| Error::Open {
+                what: "reading the snapshot topic back",
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -468,7 +467,7 @@ impl Log {
     /// A producer for `role`; in the Epoch design every producer shares the stable id, so each
     /// new one takes the highest epoch.
     #[cfg_attr(not(feature = "kafka"), allow(unused_variables))] // `role` names a real producer
-    fn producer(&self, design: Design, role: &str) -> Result<Producer, String> {
+    fn producer(&self, design: Design, role: &str) -> Result<Producer, Error> {
         match self {
             Log::Mem { mem, epochs, .. } => Ok(match design {
                 Design::ProducerEpoch => Producer::init(mem, epochs),
@@ -482,12 +481,15 @@ impl Log {
                 };
                 KafkaTxnProducer::new(&r.bootstrap, &id, &r.snapshots, 0)
                     .map(|p| Producer::Real(Box::new(p)))
-                    .map_err(|e| format!("{role}'s producer: {e}"))
+                    .map_err(|e| Error::Open {
+                        what: "a transactional producer",
+                        reason: format!("{role}'s: {e}"),
+                    })
             }
         }
     }
 
-    fn last_record(&self) -> Result<Option<Read>, String> {
+    fn last_record(&self) -> Result<Option<Read>, Error> {
         match self {
             Log::Mem { mem, .. } => {
                 let log = mem.log();
@@ -534,12 +536,12 @@ pub struct World {
 impl World {
     /// A world on the in-memory log.
     pub fn memory(variant: Variant, ops: Ops, max: u8) -> World {
-        World::new(variant, ops, max, &Backend::Memory).expect("the memory log opens")
+        World::new(variant, ops, max, &Backend::MEMORY).expect("the memory log opens")
     }
 
-    pub fn new(variant: Variant, ops: Ops, max: u8, backend: &Backend) -> Result<World, String> {
-        let (log, input) = match backend {
-            Backend::Memory => {
+    pub fn new(variant: Variant, ops: Ops, max: u8, backend: &Backend) -> Result<World, Error> {
+        let (log, input) = match backend.kind() {
+            BackendKind::Memory => {
                 let mem = MemProducer::new();
                 mem.log().live_generation = Some(1);
                 let log = Log::Mem {
@@ -550,16 +552,17 @@ impl World {
                 (log, INPUT.to_string())
             }
             #[cfg(feature = "kafka")]
-            Backend::Kafka(bootstrap) => {
-                let (real, input) = RealLog::open(bootstrap)?;
+            BackendKind::Kafka => {
+                let (real, input) = RealLog::open(backend.address()?)?;
                 (Log::Real(Box::new(real)), input)
             }
-            other => {
-                return Err(format!(
-                    "the Kafka design runs on memory or kafka, not {}",
-                    other.name()
-                ))
+            other if !PRODUCERS.contains(&other) => {
+                return Err(Error::Unsupported {
+                    needs: "the Kafka design runs on memory or kafka",
+                    backend: other,
+                })
             }
+            other => return Err(Error::NotCompiled(other)),
         };
         let sink = Arc::new(Sink::default());
         let producer = log.producer(variant.design, "owner")?;
@@ -585,10 +588,10 @@ impl World {
     }
 
     /// The compacted topic's last durable record for the key.
-    pub fn topic(&self) -> Result<Cell, String> {
+    pub fn topic(&self) -> Result<Cell, Error> {
         match self.log.last_record()? {
             None => Ok(Cell::ABSENT),
-            Some(read) => cell_of(&read),
+            Some(read) => Ok(cell_of(&read)?),
         }
     }
 
@@ -631,7 +634,7 @@ impl World {
     }
 
     /// Takes one step and returns its event.
-    pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, String> {
+    pub fn apply(&mut self, mv: Move) -> Result<KafkaEvent, Error> {
         #[cfg(feature = "kafka")]
         if let Log::Real(r) = &self.log {
             r.keep_alive();
@@ -661,10 +664,13 @@ impl World {
         new
     }
 
-    fn owner_fold(&mut self) -> Result<KafkaEvent, String> {
+    fn owner_fold(&mut self) -> Result<KafkaEvent, Error> {
         let o = self.owner_pos + 1;
         let ops = self.ops;
-        let flow = self.owner.as_mut().ok_or("the owner's key is evicted")?;
+        let flow = self
+            .owner
+            .as_mut()
+            .ok_or_else(|| Error::Harness("the owner's key is evicted".into()))?;
         let before = flow.value(KEY).map(<[u8]>::to_vec);
         flow.fold(KEY, o as i64, &payload(ops, o));
         let result = flow.flush();
@@ -688,8 +694,10 @@ impl World {
             KafkaStep::Await { outcome, .. } => Some(outcome.clone()),
             _ => None,
         });
-        let offset = offset.ok_or("the owner's fold recorded no OwnerFold step")?;
-        let outcome = outcome.ok_or("the owner's flush recorded no outcome")?;
+        let offset = offset
+            .ok_or_else(|| Error::Harness("the owner's fold recorded no OwnerFold step".into()))?;
+        let outcome = outcome
+            .ok_or_else(|| Error::Harness("the owner's flush recorded no outcome".into()))?;
         Ok(KafkaEvent::OwnerFold {
             offset: offset as u64,
             op: ops.at(o),
@@ -700,7 +708,7 @@ impl World {
 
     /// The Epoch design's owner after a fence: a new producer (init, the highest epoch), its
     /// state before the fold restored, the fold redone and flushed.
-    fn restart_owner(&mut self, before: Option<Vec<u8>>, o: u8) -> Result<(), String> {
+    fn restart_owner(&mut self, before: Option<Vec<u8>>, o: u8) -> Result<(), Error> {
         let producer = self.log.producer(self.variant.design, "owner")?;
         let meta = self.log.owner_meta();
         self.owner_commit = group_commit(
@@ -735,9 +743,11 @@ impl World {
         Ok(())
     }
 
-    fn owner_recover(&mut self) -> Result<KafkaEvent, String> {
+    fn owner_recover(&mut self) -> Result<KafkaEvent, Error> {
         if self.owner.is_some() {
-            return Err("the owner's key is loaded: nothing to recover".into());
+            return Err(Error::Harness(
+                "the owner's key is loaded: nothing to recover".into(),
+            ));
         }
         let read = self.log.last_record()?.unwrap_or(Read::Absent);
         let generation = self.log.live_generation();
@@ -758,7 +768,9 @@ impl World {
             .iter()
             .any(|s| matches!(s, KafkaStep::OwnerRecover { .. }))
         {
-            return Err("the owner's recovery recorded no OwnerRecover step".into());
+            return Err(Error::Harness(
+                "the owner's recovery recorded no OwnerRecover step".into(),
+            ));
         }
         Ok(KafkaEvent::OwnerRecover {
             owner_state: Some(state),
@@ -768,9 +780,9 @@ impl World {
 
     /// The group moves to the next generation; the partition's new owner carries it, while the
     /// old owner's flow lives on with the generation it captured (the zombie).
-    fn rebalance(&mut self) -> Result<KafkaEvent, String> {
+    fn rebalance(&mut self) -> Result<KafkaEvent, Error> {
         if self.rebalanced {
-            return Err("the harness rebalances once".into());
+            return Err(Error::Harness("the harness rebalances once".into()));
         }
         let old = self.log.live_meta();
         match &mut self.log {
@@ -798,7 +810,7 @@ impl World {
                 KafkaStep::Rebalance { generation, .. } => Some(*generation),
                 _ => None,
             })
-            .ok_or("no Rebalance step recorded")?;
+            .ok_or_else(|| Error::Harness("no Rebalance step recorded".into()))?;
         Ok(KafkaEvent::Rebalance {
             live_gen: u64::try_from(self.log.model_generation(generation)).ok(),
         })
@@ -806,8 +818,11 @@ impl World {
 
     /// The zombie's consumer runs the rebalance callback: it captures the live generation and,
     /// coupled, tears the revoked flow down before returning (`MemberContext::pre_rebalance`).
-    fn poll(&mut self) -> Result<KafkaEvent, String> {
-        let zombie = self.zombie.clone().ok_or("no zombie to poll")?;
+    fn poll(&mut self) -> Result<KafkaEvent, Error> {
+        let zombie = self
+            .zombie
+            .clone()
+            .ok_or_else(|| Error::Harness("no zombie to poll".into()))?;
         let live = self.log.live_meta();
         let generation = live.generation_id;
         *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = live;
@@ -829,7 +844,8 @@ impl World {
             } => Some((generation, torn_down)),
             _ => None,
         });
-        let (generation, torn_down) = step.ok_or("no Poll step recorded")?;
+        let (generation, torn_down) =
+            step.ok_or_else(|| Error::Harness("no Poll step recorded".into()))?;
         Ok(KafkaEvent::Poll {
             z_captured_gen: u64::try_from(self.log.model_generation(generation)).ok(),
             torn_down: Some(!torn_down.is_empty()),
@@ -837,7 +853,7 @@ impl World {
     }
 
     /// The revoked owner's group commit: its own producer, the generation it captured.
-    fn start_zombie(&mut self) -> Result<(), String> {
+    fn start_zombie(&mut self) -> Result<(), Error> {
         let producer = self.log.producer(self.variant.design, "zombie")?;
         let meta = zombie_meta(&self.captured);
         self.zombie = Some(group_commit(
@@ -853,7 +869,7 @@ impl World {
 
     /// Epoch: the stale owner initialises its producer with the stable id, late: it takes the
     /// highest epoch.
-    fn zombie_init(&mut self) -> Result<KafkaEvent, String> {
+    fn zombie_init(&mut self) -> Result<KafkaEvent, Error> {
         if self.variant.design != Design::ProducerEpoch {
             // The generation designs have no stable id: nothing to initialise (a stutter).
             return Ok(KafkaEvent::ZombieInit {});
@@ -867,14 +883,17 @@ impl World {
             .iter()
             .any(|s| matches!(s, KafkaStep::ZombieInit { .. }))
         {
-            return Err("no ZombieInit step recorded".into());
+            return Err(Error::Harness("no ZombieInit step recorded".into()));
         }
         Ok(KafkaEvent::ZombieInit {})
     }
 
     /// The zombie's flow folds the records up to `m` (its own, stale view) and flushes.
-    fn zombie_commit(&mut self, m: u8) -> Result<KafkaEvent, String> {
-        let commit = self.zombie.clone().ok_or("no zombie flow")?;
+    fn zombie_commit(&mut self, m: u8) -> Result<KafkaEvent, Error> {
+        let commit = self
+            .zombie
+            .clone()
+            .ok_or_else(|| Error::Harness("no zombie flow".into()))?;
         let generation = self.captured().generation_id;
         let mut flow = KafkaFlow::new(commit, 0, generation, self.sink.clone());
         flow.mark_zombie();
@@ -892,7 +911,9 @@ impl World {
                 KafkaStep::ZombieCommit { outcome, .. } => Some(outcome.clone()),
                 _ => None,
             })
-            .ok_or("the zombie's flush recorded no ZombieCommit step")?;
+            .ok_or_else(|| {
+                Error::Harness("the zombie's flush recorded no ZombieCommit step".into())
+            })?;
         Ok(KafkaEvent::ZombieCommit {
             offset: m as u64,
             op: ops.at(m),
@@ -931,26 +952,28 @@ fn group_commit(
 }
 
 /// One seeded trace: a random log, then random steps among those the implementation can take.
-pub fn trace(variant: Variant, rng: &mut Rng) -> Result<Vec<KafkaEvent>, String> {
-    trace_on(&Backend::Memory, variant, rng)
+pub fn trace(variant: Variant, schedule: &mut dyn Schedule) -> Result<Vec<KafkaEvent>, Error> {
+    trace_on(&Backend::MEMORY, variant, schedule)
 }
 
 /// One seeded trace on `backend`.
 pub fn trace_on(
     backend: &Backend,
     variant: Variant,
-    rng: &mut Rng,
-) -> Result<Vec<KafkaEvent>, String> {
-    let ops = Ops((rng.below(1 << MAX_OFFSET) as u32) << 1);
+    schedule: &mut dyn Schedule,
+) -> Result<Vec<KafkaEvent>, Error> {
+    let ops = Ops((schedule.below(1 << MAX_OFFSET) as u32) << 1);
     let mut world = World::new(variant, ops, MAX_OFFSET, backend)?;
     let mut events = Vec::new();
     for _ in 0..MAX_STEPS {
         let moves = world.moves();
-        if moves.is_empty() || (world.owner_done() && rng.below(3) == 0) {
+        if moves.is_empty() || (world.owner_done() && schedule.below(3) == 0) {
             break;
         }
-        let mv = moves[rng.below(moves.len() as u64) as usize];
-        events.push(world.apply(mv)?);
+        let Some(chosen) = schedule.pick(moves.len()) else {
+            break;
+        };
+        events.push(world.apply(moves[chosen])?);
     }
     Ok(events)
 }
@@ -968,6 +991,40 @@ pub struct Replayed {
     pub mismatches: Vec<String>,
 }
 
+/// The world under the model's steps, as the harness's moves. A step the implementation cannot
+/// take is a mismatch, and the path goes on.
+struct Driving<'a> {
+    world: &'a mut World,
+    events: Vec<KafkaEvent>,
+}
+
+impl Harness for Driving<'_> {
+    type Step = Move;
+    type Observed = Cell;
+
+    fn apply(&mut self, mv: &Move) -> Result<Applied, Error> {
+        Ok(match self.world.apply(*mv) {
+            Ok(event) => {
+                let refused = matches!(
+                    &event,
+                    KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if !outcome.committed()
+                );
+                self.events.push(event);
+                if refused {
+                    Applied::Refused
+                } else {
+                    Applied::Taken
+                }
+            }
+            Err(e) => Applied::Failed(e.to_string()),
+        })
+    }
+
+    fn observe(&mut self) -> Result<Cell, Error> {
+        self.world.topic()
+    }
+}
+
 /// Drives `variant` through `moves` from log `ops`, comparing the topic after each step with
 /// `expected[i]` (the model's).
 pub fn drive(
@@ -977,54 +1034,47 @@ pub fn drive(
     max: u8,
     moves: &[Move],
     expected: &[Cell],
-) -> Result<Replayed, String> {
+) -> Result<Replayed, Error> {
     let mut world = World::new(variant, ops, max, backend)?;
-    let mut out = Replayed::default();
-    for (i, (mv, want)) in moves.iter().zip(expected).enumerate() {
-        let before = world.topic()?;
-        match world.apply(*mv) {
-            Ok(event) => {
-                out.zombie_landed |= matches!(
-                    &event,
-                    KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if outcome.committed()
-                );
-                out.events.push(event);
-            }
-            Err(e) => out.mismatches.push(format!(
-                "step {} {mv:?}: the implementation cannot take it: {e}",
-                i + 1
-            )),
-        }
-        let after = world.topic()?;
-        out.regressed |= before.present && (!after.present || after.offset < before.offset);
-        if after != *want {
-            out.mismatches.push(format!(
-                "{variant:?}, log {}: after step {} {mv:?} the topic holds {after}, the model's {want}",
-                ops.render(max),
-                i + 1
-            ));
-        }
-        out.topics.push(after);
-    }
-    Ok(out)
+    let mut driving = Driving {
+        world: &mut world,
+        events: Vec::new(),
+    };
+    let driven = drive_expecting(
+        &mut driving,
+        moves.iter().copied().zip(expected.iter().copied()),
+        Compare::Always,
+    )?;
+    let zombie_landed = driving.events.iter().any(|event| {
+        matches!(
+            event,
+            KafkaEvent::ZombieCommit { outcome: Some(outcome), .. } if outcome.committed()
+        )
+    });
+    let context = format!("{variant:?}, log {}", ops.render(max));
+    let regressed = driven
+        .transitions()
+        .any(|(before, after)| before.present && (!after.present || after.offset < before.offset));
+    Ok(Replayed {
+        events: driving.events,
+        topics: driven.observed[1..].to_vec(),
+        zombie_landed,
+        regressed,
+        mismatches: driven
+            .mismatches
+            .iter()
+            .map(|m| format!("{context}: {m}"))
+            .collect(),
+    })
 }
 
 /// The guarded model's topic along `moves`: a step the guarded model does not enable is
 /// refused there (its state stays), and must be refused by the guarded implementation too.
 fn guarded_topics(guarded: &Kafka, init: &KafkaState, moves: &[Move]) -> Vec<Cell> {
-    let mut state = init.clone();
-    let mut topics = Vec::new();
-    for mv in moves {
-        if let Some(action) = mv.kafka_action() {
-            let mut enabled = Vec::new();
-            guarded.actions(&state, &mut enabled);
-            if enabled.contains(&action) {
-                state = guarded.next_state(&state, action).expect("enabled");
-            }
-        }
-        topics.push(state.topic);
-    }
-    topics
+    refusing_states(guarded, init, moves, |mv| mv.kafka_action())
+        .iter()
+        .map(|s| s.topic)
+        .collect()
 }
 
 /// A must-fail config's counterexample replayed on the broken variant and the guarded design.
@@ -1037,28 +1087,12 @@ pub struct CxReplay {
     pub guarded: Replayed,
 }
 
-/// Which config's counterexample a mutant replays. The unfenced variant checks no generation,
-/// so nothing gates its zombie: Seeded = false is the model of that too.
-fn cx_config(target: Target) -> Option<&'static str> {
-    match target {
-        Target::KafkaDecoupled => Some("kafka_decoupled"),
-        Target::KafkaUnseeded | Target::KafkaUnfenced => Some("kafka_unseeded"),
-        Target::Epoch => Some("epoch_refines"),
-        _ => None,
-    }
-}
-
-/// Replays the mutant's config counterexample on its variant and on the guarded design.
-pub fn replay_counterexample(target: Target) -> Result<CxReplay, String> {
-    replay_counterexample_on(&Backend::Memory, target)
-}
-
 /// A config's counterexample as the harness's moves: MaxOffset, the log, the moves, and the
 /// model's topic after each step.
 fn schedule_of<M: Configured + OneKey>(
     config: &str,
     to_move: fn(M::Action) -> Move,
-) -> Result<(u8, Ops, Vec<Move>, Vec<Cell>), String> {
+) -> Result<(u8, Ops, Vec<Move>, Vec<Cell>), Error> {
     let Cx {
         model,
         states,
@@ -1069,15 +1103,37 @@ fn schedule_of<M: Configured + OneKey>(
     Ok((model.max_offset(), M::log(&states[0]), moves, topics))
 }
 
+/// Which model a must-fail config's counterexample is a path of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CxModel {
+    Kafka,
+    Epoch,
+}
+
+/// The must-fail config a mutant reproduces, and the model of its counterexample.
+#[derive(Clone, Copy, Debug)]
+pub struct KafkaCx {
+    pub config: &'static str,
+    pub model: CxModel,
+}
+
+/// Replays the mutant's config counterexample on its variant and on the guarded design.
+pub fn replay_counterexample(target: &KafkaTarget) -> Result<CxReplay, Error> {
+    replay_counterexample_on(&Backend::MEMORY, target)
+}
+
 /// The same, on `backend`.
-pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxReplay, String> {
-    let config =
-        cx_config(target).ok_or_else(|| format!("{}: no counterexample", target.name()))?;
+pub fn replay_counterexample_on(
+    backend: &Backend,
+    target: &KafkaTarget,
+) -> Result<CxReplay, Error> {
+    let cx = target
+        .cx
+        .ok_or_else(|| Error::Harness(format!("{}: no counterexample", target.name)))?;
     // The model's topic after each step: what the broken variant must show.
-    let (max, ops, path, broken_topics) = if target == Target::Epoch {
-        schedule_of::<Epoch>(config, Move::of_epoch)?
-    } else {
-        schedule_of::<Kafka>(config, Move::of_kafka)?
+    let (max, ops, path, broken_topics) = match cx.model {
+        CxModel::Epoch => schedule_of::<Epoch>(cx.config, Move::of_epoch)?,
+        CxModel::Kafka => schedule_of::<Kafka>(cx.config, Move::of_kafka)?,
     };
     let guarded = Kafka {
         max_offset: max,
@@ -1088,36 +1144,29 @@ pub fn replay_counterexample_on(backend: &Backend, target: Target) -> Result<CxR
         .init_states()
         .into_iter()
         .find(|s| s.op == ops)
-        .ok_or("the guarded model has the log")?;
+        .ok_or_else(|| Error::Harness("the guarded model has the log".into()))?;
     let guarded_topics = guarded_topics(&guarded, &guarded_init, &path);
     Ok(CxReplay {
-        config,
+        config: cx.config,
         log: ops.render(max),
-        broken: drive(
-            backend,
-            Variant::of(target),
-            ops,
-            max,
-            &path,
-            &broken_topics,
-        )?,
+        broken: drive(backend, target.variant, ops, max, &path, &broken_topics)?,
         guarded: drive(backend, Variant::GUARDED, ops, max, &path, &guarded_topics)?,
         path,
     })
 }
 
 /// Random walks of the guarded model driven on the guarded design.
-fn guarded_walks(settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
+fn guarded_walks(settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
     let model = Kafka {
         max_offset: MAX_OFFSET,
         coupled: true,
         seeded: true,
     };
-    let mut rng = Rng::new(settings.seed ^ 0x5EED);
+    let mut schedule = Seeded::new(settings.seed ^ 0x5EED);
     let inits = model.init_states();
     for _ in 0..settings.traces {
-        let init = inits[rng.below(inits.len() as u64) as usize].clone();
-        let (path, states) = random_walk(&model, init.clone(), &mut rng, MAX_STEPS, |_| false);
+        let init = inits[schedule.below(inits.len() as u64) as usize].clone();
+        let (path, states) = random_walk(&model, init.clone(), &mut schedule, MAX_STEPS, |_| false);
         let topics: Vec<Cell> = states[1..].iter().map(|s| s.topic).collect();
         let moves: Vec<Move> = path.into_iter().map(Move::of_kafka).collect();
         let replayed = drive(
@@ -1177,51 +1226,148 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
     });
 }
 
-pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    let variant = Variant::of(target);
-    let guarded = Kafka {
-        max_offset: MAX_OFFSET,
-        coupled: true,
-        seeded: true,
-    };
-    let epoch = Epoch {
-        max_offset: MAX_OFFSET,
-    };
-    result.model = "Kafka";
-    let mut rng = Rng::new(settings.seed);
-    let (mut epoch_conforming, mut epoch_first) = (0, None);
-    for n in 0..settings.traces {
-        let events = trace_on(&settings.backend, variant, &mut rng)?;
-        result.tally(&guarded, &events);
-        if target == Target::Epoch {
-            // Against its own model. Not part of `ok`: the Epoch model's owner writes the
-            // correct fold, while the implementation's owner writes its in-memory state, which
-            // is wrong once it recovered a snapshot the zombie wrote at another offset (the
-            // model under-approximates that corruption). Reported, not hidden.
-            match validate(&epoch, &events, Limits::default()).divergence {
-                None => epoch_conforming += 1,
-                Some(d) => {
-                    epoch_first.get_or_insert_with(|| format!("trace {}: {}", n + 1, d.text()));
+/// An owner and a revoked flow on one build of the Kafka design, against the guarded Kafka
+/// model; then random walks of the guarded model (the design as built) or the must-fail
+/// config's counterexample (a mutant).
+pub struct KafkaTarget {
+    name: &'static str,
+    variant: Variant,
+    /// The must-fail config a mutant reproduces; `None` for the design as built.
+    cx: Option<KafkaCx>,
+}
+
+impl KafkaTarget {
+    /// The build of the implementation it runs.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+}
+
+/// Owner and revoked flows on the generation-fenced Kafka design.
+pub static KAFKA: KafkaTarget = KafkaTarget {
+    name: "kafka",
+    variant: Variant::GUARDED,
+    cx: None,
+};
+
+/// The capture decoupled from the teardown (planted mutant).
+pub static KAFKA_DECOUPLED: KafkaTarget = KafkaTarget {
+    name: "kafka-decoupled",
+    variant: Variant {
+        coupled: false,
+        ..Variant::GUARDED
+    },
+    cx: Some(KafkaCx {
+        config: "kafka_decoupled",
+        model: CxModel::Kafka,
+    }),
+};
+
+/// Transactions carrying no offset until the first schedule (planted mutant).
+pub static KAFKA_UNSEEDED: KafkaTarget = KafkaTarget {
+    name: "kafka-unseeded",
+    variant: Variant {
+        seeded: false,
+        ..Variant::GUARDED
+    },
+    cx: Some(KafkaCx {
+        config: "kafka_unseeded",
+        model: CxModel::Kafka,
+    }),
+};
+
+/// The generation not checked (planted mutant). It checks no generation, so nothing gates its
+/// zombie: `Seeded = false` is the model of that too.
+pub static KAFKA_UNFENCED: KafkaTarget = KafkaTarget {
+    name: "kafka-unfenced",
+    variant: Variant {
+        design: Design::Unfenced,
+        ..Variant::GUARDED
+    },
+    cx: Some(KafkaCx {
+        config: "kafka_unseeded",
+        model: CxModel::Kafka,
+    }),
+};
+
+/// The rejected producer-epoch design, against the Kafka model (its counterexample must land on
+/// the implementation); also validated against its own Epoch model, reported, not judged.
+pub static EPOCH: KafkaTarget = KafkaTarget {
+    name: "epoch",
+    variant: Variant {
+        design: Design::ProducerEpoch,
+        ..Variant::GUARDED
+    },
+    cx: Some(KafkaCx {
+        config: "epoch_refines",
+        model: CxModel::Epoch,
+    }),
+};
+
+impl Target for KafkaTarget {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "Kafka"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        PRODUCERS
+    }
+
+    fn expect(&self) -> Expect {
+        match self.cx {
+            None => Expect::Conforms,
+            Some(_) => Expect::Diverges,
+        }
+    }
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let guarded = Kafka {
+            max_offset: MAX_OFFSET,
+            coupled: true,
+            seeded: true,
+        };
+        let epoch = Epoch {
+            max_offset: MAX_OFFSET,
+        };
+        let own_model = self.variant.design == Design::ProducerEpoch;
+        let mut schedule = Seeded::new(settings.seed);
+        let (mut epoch_conforming, mut epoch_first) = (0, None);
+        for n in 0..settings.traces {
+            let events = trace_on(&settings.backend, self.variant, &mut schedule)?;
+            result.tally(&guarded, &events);
+            if own_model {
+                // Against its own model. Not part of `ok`: the Epoch model's owner writes the
+                // correct fold, while the implementation's owner writes its in-memory state,
+                // which is wrong once it recovered a snapshot the zombie wrote at another
+                // offset (the model under-approximates that corruption). Reported, not hidden.
+                match validate(&epoch, &events, Limits::default()).divergence {
+                    None => epoch_conforming += 1,
+                    Some(d) => {
+                        epoch_first.get_or_insert_with(|| format!("trace {}: {}", n + 1, d.text()));
+                    }
                 }
             }
         }
+        if own_model {
+            eprintln!(
+                "epoch: {epoch_conforming} of {} traces conform to the Epoch model{}",
+                settings.traces,
+                epoch_first.map_or(String::new(), |d| format!(
+                    "; the first that does not:\n{d}"
+                ))
+            );
+        }
+        match self.cx {
+            Some(_) => {
+                let cx = replay_counterexample_on(&settings.backend, self)?;
+                judge_cx(&cx, result);
+            }
+            None => guarded_walks(settings, result)?,
+        }
+        Ok(())
     }
-    if target == Target::Epoch {
-        eprintln!(
-            "epoch: {epoch_conforming} of {} traces conform to the Epoch model{}",
-            settings.traces,
-            epoch_first.map_or(String::new(), |d| format!(
-                "; the first that does not:\n{d}"
-            ))
-        );
-    }
-    if target.is_mutant() {
-        let cx = replay_counterexample_on(&settings.backend, target)?;
-        judge_cx(&cx, result);
-        result.ok = result.divergent_traces > 0 && result.mismatches.is_empty();
-    } else {
-        guarded_walks(settings, result)?;
-        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
-    }
-    Ok(())
 }

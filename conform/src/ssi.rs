@@ -21,58 +21,110 @@ use loadbearing_ssi_engine::replay::replay;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 use stateright::Model;
 
-use super::{counterexample_path, random_walk, Replay, Rng, Settings, Target, TargetResult};
+use crate::backend::BackendKind;
+use crate::counterexample_path;
+use crate::error::{ConfigProblem, Error};
+use crate::paths::random_walk;
+use crate::schedule::{Schedule, Seeded};
+use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use loadbearing_expected::suite::Expected;
 
 /// Timing jitter of the tier's threads, in microseconds.
 const JITTER_US: u64 = 20;
 
-pub fn run(target: Target, settings: &Settings, result: &mut TargetResult) -> Result<(), String> {
-    result.model = "SSI";
-    let engine = if target == Target::Ssi {
-        Variant::FIX
-    } else {
-        Variant::named("prefix").expect("the pre-fix variant")
-    };
-    let mut rng = Rng::new(settings.seed);
-    for _ in 0..settings.traces {
-        for scenario in scenarios() {
-            // The predicate scenario has no model workload.
-            let Some(w) = workload::named(scenario.script) else {
-                continue;
-            };
-            let run = attempt_engine(&scenario, engine, rng.next_u64(), JITTER_US);
-            result.tally(&Variant::FIX.model(w), &run.trace);
+/// The isolation tier's scenarios on one engine variant, against the fix's model; on the fixed
+/// engine, seeded model paths and every must-fail `ssi_*` counterexample driven through it too.
+pub struct SsiTarget {
+    name: &'static str,
+    /// The engine variant's name (`Variant::named`).
+    engine: &'static str,
+}
+
+/// The SSI engine with the #136 fix.
+pub static SSI: SsiTarget = SsiTarget {
+    name: "ssi",
+    engine: "fix",
+};
+
+/// The pre-fix SSI engine (the #136 bug, kept as a variant).
+pub static SSI_PREFIX: SsiTarget = SsiTarget {
+    name: "ssi-prefix",
+    engine: "prefix",
+};
+
+const IN_PROCESS: &[BackendKind] = &[BackendKind::Memory];
+
+impl SsiTarget {
+    fn variant(&self) -> Variant {
+        Variant::named(self.engine).expect("the targets name known engine variants")
+    }
+
+    fn fixed(&self) -> bool {
+        self.variant() == Variant::FIX
+    }
+}
+
+impl Target for SsiTarget {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "SSI"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        IN_PROCESS
+    }
+
+    fn expect(&self) -> Expect {
+        if self.fixed() {
+            Expect::Conforms
+        } else {
+            Expect::Diverges
         }
     }
-    if target == Target::Ssi {
-        replay_random_paths(settings, &mut rng, result)?;
-        replay_counterexamples(result)?;
-        result.ok = result.conforming == result.traces && result.mismatches.is_empty();
-    } else {
-        result.ok = result.divergent_traces > 0;
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let engine = self.variant();
+        let mut schedule = Seeded::new(settings.seed);
+        for _ in 0..settings.traces {
+            for scenario in scenarios() {
+                // The predicate scenario has no model workload.
+                let Some(w) = workload::named(scenario.script) else {
+                    continue;
+                };
+                let run = attempt_engine(&scenario, engine, schedule.next_u64(), JITTER_US);
+                result.tally(&Variant::FIX.model(w), &run.trace);
+            }
+        }
+        if self.fixed() {
+            replay_random_paths(settings, &mut schedule, result)?;
+            replay_counterexamples(result)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Seeded random complete paths of the fix's model, on every workload, driven through the
 /// fixed engine.
 fn replay_random_paths(
     settings: &Settings,
-    rng: &mut Rng,
+    schedule: &mut dyn Schedule,
     result: &mut TargetResult,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     for &name in workload::NAMES {
         let model = Variant::FIX.model(workload::named(name).expect("named workload"));
-        let program = script(name).ok_or_else(|| format!("no engine script for {name}"))?;
+        let program =
+            script(name).ok_or_else(|| Error::Harness(format!("no engine script for {name}")))?;
         for _ in 0..settings.traces {
             let init = model.init_states().remove(0);
-            let (actions, states) = random_walk(&model, init, rng, usize::MAX, |_| false);
+            let (actions, states) = random_walk(&model, init, schedule, usize::MAX, |_| false);
             let state = states.last().expect("starts with init");
             let path: Vec<String> = actions.iter().map(|a| model.format_action(a)).collect();
             result.steps += path.len();
             let run = replay(&program, Variant::FIX, &path)
-                .map_err(|e| format!("{name}: the fixed engine cannot take {e}"))?;
+                .map_err(|e| Error::Harness(format!("{name}: the fixed engine cannot take {e}")))?;
             let verdict = validate(&model, &run.trace, Limits::default());
             if verdict.witness.as_ref() != Some(&path) {
                 result.mismatches.push(format!(
@@ -114,24 +166,28 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
 
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
 /// fixed engine.
-fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
-    let configs = loadbearing_expected::suite::load(&loadbearing_expected::suite::default_path())
-        .map_err(|e| e.to_string())?;
+fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
+    let configs = loadbearing_expected::suite::built_in()?;
     for config in configs.iter().filter(|c| c.model == "SSI") {
         let Expected::Violates(property) = &config.expected else {
             continue;
         };
         let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants)
-            .map_err(|e| e.to_string())?;
-        let variant = variant_of(&model)
-            .ok_or_else(|| format!("{}: no engine variant has this model", config.name))?;
+            .map_err(|e| Error::config(&config.name, ConfigProblem::Constants(e)))?;
+        let variant = variant_of(&model).ok_or_else(|| {
+            Error::config(
+                &config.name,
+                ConfigProblem::Engine("no engine variant has this model".into()),
+            )
+        })?;
         let (path, _) = counterexample_path(&model, &config.name)?;
         let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
-        let program = script(model.workload.name)
-            .ok_or_else(|| format!("no engine script for {}", model.workload.name))?;
+        let program = script(model.workload.name).ok_or_else(|| {
+            Error::Harness(format!("no engine script for {}", model.workload.name))
+        })?;
         result.steps += 2 * shown.len();
         let broken = replay(&program, variant, &shown)
-            .map_err(|e| format!("{}: the engine cannot take {e}", config.name))?;
+            .map_err(|e| Error::config(&config.name, ConfigProblem::Engine(e.to_string())))?;
         let followed = validate(&model, &broken.trace, Limits::default())
             .witness
             .as_ref()
@@ -159,8 +215,12 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), String> {
                 shown.len()
             )
         };
-        let fixed = replay(&program, Variant::FIX, &shown)
-            .map_err(|e| format!("{} on the fixed engine: {e}", config.name))?;
+        let fixed = replay(&program, Variant::FIX, &shown).map_err(|e| {
+            Error::config(
+                &config.name,
+                ConfigProblem::Engine(format!("the fixed engine: {e}")),
+            )
+        })?;
         if !fixed.outcome.serializable {
             result.mismatches.push(format!(
                 "{}: the fixed engine's history is not serializable",

@@ -1,15 +1,22 @@
 //! Runs configs and judges each against what it declares.
 
-use loadbearing_refinement::{CheckSpec, Options, Outcome, Report};
+use std::fmt;
+
+use loadbearing_refinement::{
+    check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
+};
+use loadbearing_specs::knobs::KnobError;
 use loadbearing_specs::registry;
+use loadbearing_specs::Configured;
 
 use crate::suite::{Config, Expected};
 
 pub struct Judged {
     pub config: Config,
-    pub report: Report,
+    /// The report, whatever the config's model; `typed` gives it back to a caller that knows it.
+    pub report: Box<dyn AnyReport>,
     /// Why the outcome is not what the config declares; `None` when it is.
-    pub mismatch: Option<String>,
+    pub mismatch: Option<Mismatch>,
 }
 
 impl Judged {
@@ -18,47 +25,123 @@ impl Judged {
     }
 
     pub fn incomplete(&self) -> bool {
-        matches!(self.report.outcome, Outcome::Incomplete(_))
+        matches!(self.report.outcome(), Outcome::Incomplete(_))
     }
 }
 
-pub fn run(config: &Config, options: &Options) -> Result<Judged, String> {
-    let entry =
-        registry::find(config.model).ok_or_else(|| format!("unknown model {}", config.model))?;
-    let spec = CheckSpec {
+/// How a report differs from what its config declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// Another outcome than the declared one (a failure of another property included).
+    Outcome { expected: Expected, actual: Outcome },
+    /// The declared outcome, but not the reference's number of distinct states.
+    States { distinct: u64, reference: u64 },
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mismatch::Outcome { expected, actual } => write!(f, "expected {expected}, got {actual}"),
+            Mismatch::States {
+                distinct,
+                reference,
+            } => write!(
+                f,
+                "{distinct} distinct states, the reference reaches {reference}: the port differs from the spec"
+            ),
+        }
+    }
+}
+
+/// Why a config could not be checked at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("unknown model {0}")]
+    UnknownModel(String),
+    #[error("{config} is a {model} config, not {wanted}")]
+    OtherModel {
+        config: String,
+        model: String,
+        wanted: &'static str,
+    },
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The config's constants do not make this model (they were resolved for another one).
+    #[error(transparent)]
+    Constants(#[from] KnobError),
+}
+
+/// The properties and spec formula a config checks.
+pub fn check_spec(config: &Config) -> CheckSpec {
+    CheckSpec {
         properties: config.properties.clone(),
         fair: config.fair,
         allow_end_states: config.end_states,
-    };
-    let report = (entry.check)(&config.constants, &spec, options).map_err(|e| e.to_string())?;
-    let mismatch = judge(config, &report);
-    Ok(Judged {
+    }
+}
+
+pub fn run(config: &Config, options: &Options) -> Result<Judged, RunError> {
+    let entry = registry::find(config.model)
+        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
+    let report = (entry.check)(&config.constants, &check_spec(config), options)?;
+    Ok(judged(config, report))
+}
+
+/// Checks a config whose model type the caller knows, for the typed report (its paths in the
+/// model's own states and actions): the model its constants build, and the report, judged.
+pub fn run_typed<M: Configured>(
+    config: &Config,
+    options: &Options,
+) -> Result<(M, ReportOf<M>, Option<Mismatch>), RunError> {
+    if config.model != M::NAME {
+        return Err(RunError::OtherModel {
+            config: config.name.clone(),
+            model: config.model.to_string(),
+            wanted: M::NAME,
+        });
+    }
+    let model = M::from_knobs(&config.constants)?;
+    let report = check_model(&model, config, options)?;
+    let mismatch = judge(config, report.outcome.clone(), report.distinct_states);
+    Ok((model, report, mismatch))
+}
+
+/// Checks `model`, built by the caller, against the config's properties and spec formula.
+pub fn check_model<M: Spec>(
+    model: &M,
+    config: &Config,
+    options: &Options,
+) -> Result<ReportOf<M>, SpecError> {
+    check(model, &check_spec(config), options)
+}
+
+fn judged(config: &Config, report: Box<dyn AnyReport>) -> Judged {
+    let mismatch = judge(config, report.outcome().clone(), report.distinct_states());
+    Judged {
         config: config.clone(),
         report,
         mismatch,
-    })
+    }
 }
 
-fn judge(config: &Config, report: &Report) -> Option<String> {
-    let as_expected = match (&config.expected, &report.outcome) {
+fn judge(config: &Config, outcome: Outcome, distinct: u64) -> Option<Mismatch> {
+    let as_expected = match (&config.expected, &outcome) {
         (Expected::Holds, Outcome::Holds) => true,
         (Expected::Deadlock, Outcome::Deadlock) => true,
         (Expected::Violates(want), Outcome::Violates(got)) => want == got,
         _ => false,
     };
     if !as_expected {
-        return Some(format!(
-            "expected {}, got {}",
-            config.expected, report.outcome
-        ));
+        return Some(Mismatch::Outcome {
+            expected: config.expected.clone(),
+            actual: outcome,
+        });
     }
     match config.states {
-        Some(reference) if !config.overridden && reference != report.distinct_states => {
-            Some(format!(
-            "{} distinct states, the reference reaches {reference}: the port differs from the spec",
-            report.distinct_states
-        ))
-        }
+        Some(reference) if !config.overridden && reference != distinct => Some(Mismatch::States {
+            distinct,
+            reference,
+        }),
         _ => None,
     }
 }

@@ -87,7 +87,7 @@ pub struct Config {
 
 #[derive(Debug)]
 pub struct SuiteError {
-    pub source: PathBuf,
+    pub source: Source,
     pub config: Option<String>,
     /// Boxed: what can be wrong is large, and every `load` result would carry its size.
     pub problem: Box<Problem>,
@@ -96,13 +96,8 @@ pub struct SuiteError {
 impl fmt::Display for SuiteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.config {
-            Some(name) => write!(
-                f,
-                "{}: config `{name}`: {}",
-                self.source.display(),
-                self.problem
-            ),
-            None => write!(f, "{}: {}", self.source.display(), self.problem),
+            Some(name) => write!(f, "{}: config `{name}`: {}", self.source, self.problem),
+            None => write!(f, "{}: {}", self.source, self.problem),
         }
     }
 }
@@ -165,19 +160,52 @@ pub enum SetError {
     UnknownModel(#[from] UnknownModel),
 }
 
-/// The suite shipped with the project.
-pub fn default_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs.toml")
+/// Where a suite's text came from, as its errors name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The project's suite, compiled into the binary ([`BUILT_IN`]).
+    BuiltIn,
+    /// A suite file given at run time (`--suite FILE`).
+    File(PathBuf),
 }
 
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::BuiltIn => write!(f, "expected/configs.toml (built in)"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The suite shipped with the project, compiled in so that an installed binary needs no
+/// checkout to find it.
+pub const BUILT_IN: &str = include_str!("../configs.toml");
+
+/// The project's suite (the one compiled in).
+pub fn built_in() -> Result<Vec<Config>, SuiteError> {
+    parse(BUILT_IN, Source::BuiltIn)
+}
+
+/// A suite file.
 pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {
+    let source = Source::File(path.to_path_buf());
+    let text = std::fs::read_to_string(path).map_err(|e| SuiteError {
+        source: source.clone(),
+        config: None,
+        problem: Box::new(e.into()),
+    })?;
+    parse(&text, source)
+}
+
+/// A suite's text, validated; errors name `source`.
+pub fn parse(text: &str, source: Source) -> Result<Vec<Config>, SuiteError> {
     let fail = |config: Option<&str>, problem: Problem| SuiteError {
-        source: path.to_path_buf(),
+        source: source.clone(),
         config: config.map(str::to_string),
         problem: Box::new(problem),
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(None, e.into()))?;
-    let file: File = toml::from_str(&text).map_err(|e| fail(None, e.into()))?;
+    let file: File = toml::from_str(text).map_err(|e| fail(None, e.into()))?;
     let mut configs: Vec<Config> = Vec::new();
     for raw in file.config {
         let name = raw.name.clone();
@@ -291,7 +319,7 @@ mod tests {
     use super::*;
 
     fn shipped(name: &str) -> Config {
-        load(&default_path())
+        built_in()
             .expect("the shipped suite loads")
             .into_iter()
             .find(|c| c.name == name)

@@ -8,7 +8,8 @@ use crate::explore::{explore, Budget, Finding, SafetyChecks};
 use crate::fingerprint::fingerprint;
 use crate::graph::{self, GraphError};
 use crate::liveness::{find_unfulfilled, Lasso};
-use crate::report::{Counterexample, Outcome, Report, Step};
+use crate::path::Path;
+use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 use crate::spec::Spec;
 
 /// Which properties to check, and under which spec formula.
@@ -64,7 +65,11 @@ pub fn property_names<M: Spec>(model: &M) -> Vec<String> {
     names
 }
 
-pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<Report, SpecError> {
+pub fn check<M: Spec>(
+    model: &M,
+    spec: &CheckSpec,
+    options: &Options,
+) -> Result<ReportOf<M>, SpecError> {
     let started = Instant::now();
     let properties = model.properties();
     let refinements = model.refinements();
@@ -114,7 +119,7 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
         witnesses: Vec::new(),
         visited_bytes: exploration.visited_bytes(),
     };
-    let finish = |mut report: Report| {
+    let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     };
@@ -134,13 +139,10 @@ pub fn check<M: Spec>(model: &M, spec: &CheckSpec, options: &Options) -> Result<
     }
     for (witness, found) in checks.witnesses.iter().zip(&exploration.witnesses_found) {
         match found {
-            Some(fp) => report.witnesses.push(Counterexample {
-                property: witness.name.to_string(),
-                steps: replay(model, &exploration.path_to(*fp)),
-                loop_start: None,
-                abstract_step: None,
-                fairness_note: None,
-            }),
+            Some(fp) => report.witnesses.push(Counterexample::plain(
+                witness.name,
+                replay(model, &exploration.path_to(*fp)),
+            )),
             None => {
                 report.outcome = Outcome::Missing(witness.name.to_string());
                 return finish(report);
@@ -191,7 +193,7 @@ fn explain_finding<M: Spec>(
     model: &M,
     exploration: &crate::explore::Exploration,
     finding: &Finding,
-) -> Counterexample {
+) -> CounterexampleOf<M> {
     let (fps, last, abstract_step) = match finding {
         Finding::Invariant { state, .. } | Finding::Deadlock { state } => {
             (exploration.path_to(*state), None, None)
@@ -213,7 +215,7 @@ fn explain_finding<M: Spec>(
     fps.extend(last);
     Counterexample {
         property: finding.property().to_string(),
-        steps: replay(model, &fps),
+        path: replay(model, &fps),
         loop_start: None,
         abstract_step,
         fairness_note: None,
@@ -226,7 +228,7 @@ fn explain_lasso<M: Spec>(
     lasso: &Lasso,
     property: &str,
     fair: bool,
-) -> Counterexample {
+) -> CounterexampleOf<M> {
     let groups = model.fairness_groups();
     let fairness_note = if !fair || groups.is_empty() {
         "no fairness is assumed (SafeSpec), so the system may stop taking steps".to_string()
@@ -253,73 +255,40 @@ fn explain_lasso<M: Spec>(
         .collect();
     Counterexample {
         property: property.to_string(),
-        steps: replay(model, &fps),
+        path: replay(model, &fps),
         loop_start: Some(lasso.prefix.len() - 1),
         abstract_step: None,
         fairness_note: Some(fairness_note),
     }
 }
 
-/// Turns a path of fingerprints back into states and named actions, taking the first action
-/// (in the model's order) that reaches each next state.
-pub fn replay<M: Spec>(model: &M, fps: &[u64]) -> Vec<Step> {
-    let mut steps = Vec::with_capacity(fps.len());
-    let Some(init) = model
+/// Turns a path of fingerprints back into states and actions, taking the first action (in the
+/// model's order) that reaches each next state.
+///
+/// The fingerprints came from exploring this model, so each one is reached again; a model
+/// whose `init_states`, `actions` or `next_state` vary between calls breaks that, and is told so.
+pub fn replay<M: Spec>(model: &M, fps: &[u64]) -> Path<M::State, M::Action> {
+    let init = model
         .init_states()
         .into_iter()
         .find(|s| fingerprint(s) == fps[0])
-    else {
-        return steps;
-    };
-    steps.push(step(model, None, None, &init));
-    let mut state = init;
+        .expect("the path starts at an initial state: the model's init_states vary between calls");
+    let mut path = Path::new(init);
     let mut actions = Vec::new();
     for &target in &fps[1..] {
+        let state = path.last_state();
         actions.clear();
-        model.actions(&state, &mut actions);
-        let found = actions.drain(..).find_map(|action| {
-            let shown = model.format_action(&action);
-            let actor = model.actor(&action);
-            model
-                .next_state(&state, action)
-                .filter(|next| fingerprint(next) == target)
-                .map(|next| (shown, actor, next))
-        });
-        let Some((shown, actor, next)) = found else {
-            break;
-        };
-        steps.push(step(model, Some((shown, actor)), Some(&state), &next));
-        state = next;
+        model.actions(state, &mut actions);
+        let (action, next) = actions
+            .drain(..)
+            .find_map(|action| {
+                model
+                    .next_state(state, action.clone())
+                    .filter(|next| fingerprint(next) == target)
+                    .map(|next| (action, next))
+            })
+            .expect("each step of the path is a step of the model: its actions vary between calls");
+        path.push(action, next);
     }
-    steps
-}
-
-fn step<M: Spec>(
-    model: &M,
-    action: Option<(String, String)>,
-    before: Option<&M::State>,
-    after: &M::State,
-) -> Step {
-    let now = model.variables(after);
-    let changed = match before {
-        None => Vec::new(),
-        Some(before) => {
-            let then = model.variables(before);
-            now.iter()
-                .zip(then)
-                .filter(|(n, t)| n.1 != t.1)
-                .map(|(n, _)| (n.0.to_string(), n.1.clone()))
-                .collect()
-        }
-    };
-    let (action, actor) = match action {
-        Some((a, who)) => (Some(a), Some(who)),
-        None => (None, None),
-    };
-    Step {
-        action,
-        actor,
-        state: now.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-        changed,
-    }
+    path
 }

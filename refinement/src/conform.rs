@@ -18,10 +18,8 @@ use serde_json::Value;
 use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::spec::Spec;
 
-mod legacy;
 mod wire;
 
-pub use legacy::{Event, UNTYPED_VERSION};
 pub use wire::{parse_ndjson, to_ndjson, LineError, TraceError, TraceEvent, SCHEMA_VERSION};
 
 /// How a model reads an implementation's events.

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use stateright::Property;
 
 use crate::fingerprint::fingerprint;
+use crate::image::AbstractStep;
 use crate::refinement::Refinement;
-use crate::report::AbstractStep;
 use crate::spec::Spec;
 use crate::visited::Visited;
 

@@ -2,21 +2,30 @@
 //!
 //! Stateright's own checkers do not return shortest counterexamples from their parallel BFS, check
 //! `eventually` without cycles or fairness, and know nothing of refinement. This crate does those
-//! three things, with typed outcomes so a caller can tell *which* property failed.
+//! three things, with typed outcomes so a caller can tell *which* property failed, and typed
+//! paths so a caller can drive an implementation along them.
 
 pub mod check;
 pub mod conform;
+pub mod erased;
 pub mod explore;
 pub mod fingerprint;
 pub mod graph;
+pub mod image;
 pub mod liveness;
+pub mod path;
 pub mod refinement;
 pub mod report;
+pub mod shown;
 pub mod spec;
 pub mod view;
 pub mod visited;
 
 pub use check::{check, CheckSpec, Options, SpecError};
+pub use erased::{erase, AnyReport};
+pub use image::{AbstractAction, AbstractState, AbstractStep};
+pub use path::Path;
 pub use refinement::{MappedRefinement, Refinement, StepMatch};
-pub use report::{Counterexample, Outcome, Report, Step};
+pub use report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
+pub use shown::{ShownAbstractStep, ShownPath, ShownStep};
 pub use spec::{Spec, Variables};

@@ -4,22 +4,26 @@
 //! abstract model, and every initial state must map to an abstract initial state.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
-use crate::report::AbstractStep;
+use crate::image::{AbstractAction, AbstractState, AbstractStep};
 use crate::spec::Spec;
 
 /// How one concrete step was matched.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum StepMatch {
     Stutter,
-    /// The abstract action the step simulates, as the abstract model formats it.
-    Simulates(String),
+    /// The abstract action the step simulates (the first, in the abstract model's order).
+    Simulates(AbstractAction),
 }
 
 /// A refinement property over concrete states `S`, with the abstract model hidden behind it.
 pub trait Refinement<S>: Send + Sync {
     /// The property name, as the reference names it (`RefSafeSpec`, `RefinesAtomic`).
     fn name(&self) -> &'static str;
+
+    /// The name of the abstract model the property maps onto (`SingleWriterStore`).
+    fn abstract_model(&self) -> &str;
 
     /// `Err` holds the abstract image of an initial state that is not an abstract initial state.
     fn check_init(&self, state: &S) -> Result<(), AbstractStep>;
@@ -37,11 +41,9 @@ pub trait Refinement<S>: Send + Sync {
             .collect()
     }
 
-    /// The abstract model's name and the image of `state` under the mapping, by variable: what
-    /// the explorer shows beside each concrete state. `None` for a refinement without one.
-    fn image(&self, _state: &S) -> Option<(String, Vec<(String, String)>)> {
-        None
-    }
+    /// The image of `state` under the mapping: what the explorer shows beside each concrete
+    /// state.
+    fn image(&self, state: &S) -> AbstractState;
 }
 
 type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
@@ -49,12 +51,20 @@ type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
 /// A refinement of abstract model `A` through a mapping function.
 pub struct MappedRefinement<S, A: Spec> {
     name: &'static str,
-    abstract_model: A,
+    abstract_name: Arc<str>,
+    abstract_model: Arc<A>,
     map: Mapping<S, A::State>,
     abstract_inits: HashSet<A::State>,
 }
 
-impl<S, A: Spec> MappedRefinement<S, A> {
+/// A model's name as people know it: its type's name without the module path or parameters.
+fn short_type_name<A>() -> &'static str {
+    let full = std::any::type_name::<A>();
+    let short = full.split('<').next().unwrap_or(full);
+    short.rsplit("::").next().unwrap_or(short)
+}
+
+impl<S, A: Spec + 'static> MappedRefinement<S, A> {
     pub fn new(
         name: &'static str,
         abstract_model: A,
@@ -63,31 +73,37 @@ impl<S, A: Spec> MappedRefinement<S, A> {
         let abstract_inits = abstract_model.init_states().into_iter().collect();
         MappedRefinement {
             name,
-            abstract_model,
+            abstract_name: short_type_name::<A>().into(),
+            abstract_model: Arc::new(abstract_model),
             map: Box::new(map),
             abstract_inits,
         }
     }
 
-    fn render(&self, state: &A::State) -> Vec<(String, String)> {
-        self.abstract_model
-            .variables(state)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
+    fn state(&self, state: A::State) -> AbstractState {
+        AbstractState::new(&self.abstract_model, state)
+    }
+
+    fn finding(&self, before: Option<A::State>, after: A::State) -> AbstractStep {
+        AbstractStep {
+            model: Arc::clone(&self.abstract_name),
+            before: before.map(|s| self.state(s)),
+            after: self.state(after),
+        }
     }
 }
 
-impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
+impl<S, A: Spec + 'static> Refinement<S> for MappedRefinement<S, A> {
     fn name(&self) -> &'static str {
         self.name
     }
 
-    fn image(&self, state: &S) -> Option<(String, Vec<(String, String)>)> {
-        let full = std::any::type_name::<A>();
-        let short = full.split('<').next().unwrap_or(full);
-        let short = short.rsplit("::").next().unwrap_or(short);
-        Some((short.to_string(), self.render(&(self.map)(state))))
+    fn abstract_model(&self) -> &str {
+        &self.abstract_name
+    }
+
+    fn image(&self, state: &S) -> AbstractState {
+        self.state((self.map)(state))
     }
 
     fn check_init(&self, state: &S) -> Result<(), AbstractStep> {
@@ -95,10 +111,7 @@ impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
         if self.abstract_inits.contains(&image) {
             Ok(())
         } else {
-            Err(AbstractStep {
-                before: Vec::new(),
-                after: self.render(&image),
-            })
+            Err(self.finding(None, image))
         }
     }
 
@@ -111,15 +124,19 @@ impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
         let mut actions = Vec::new();
         self.abstract_model.actions(&from, &mut actions);
         for action in actions {
-            let shown = format!("{action:?}");
-            if self.abstract_model.next_state(&from, action).as_ref() == Some(&to) {
-                return Ok(StepMatch::Simulates(shown));
+            if self
+                .abstract_model
+                .next_state(&from, action.clone())
+                .as_ref()
+                == Some(&to)
+            {
+                return Ok(StepMatch::Simulates(AbstractAction::new(
+                    &self.abstract_model,
+                    action,
+                )));
             }
         }
-        Err(AbstractStep {
-            before: self.render(&from),
-            after: self.render(&to),
-        })
+        Err(self.finding(Some(from), to))
     }
 
     fn check_steps(&self, before: &S, afters: &[S]) -> Vec<(usize, AbstractStep)> {
@@ -134,13 +151,7 @@ impl<S, A: Spec> Refinement<S> for MappedRefinement<S, A> {
             let successors =
                 successors.get_or_insert_with(|| self.abstract_model.next_states(&from));
             if !successors.contains(&to) {
-                failures.push((
-                    i,
-                    AbstractStep {
-                        before: self.render(&from),
-                        after: self.render(&to),
-                    },
-                ));
+                failures.push((i, self.finding(Some(from.clone()), to)));
             }
         }
         failures

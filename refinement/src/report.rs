@@ -1,6 +1,10 @@
-//! Typed results: what a check found, and the path that shows it.
+//! Typed results: what a check found, and the path that shows it, in the model's own types.
 
 use serde::Serialize;
+use stateright::Model;
+
+use crate::image::AbstractStep;
+use crate::path::Path;
 
 /// The verdict of one check. `Incomplete` is its own result: a budget ran out, so nothing
 /// can be said to hold.
@@ -26,29 +30,13 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-/// One state on a path, with the action that reached it (`None` for the initial state).
-#[derive(Clone, Debug, Serialize)]
-pub struct Step {
-    pub action: Option<String>,
-    pub actor: Option<String>,
-    pub state: Vec<(String, String)>,
-    /// The variables this step changed, with their new values.
-    pub changed: Vec<(String, String)>,
-}
-
-/// A refinement step that maps to no abstract step.
-#[derive(Clone, Debug, Serialize)]
-pub struct AbstractStep {
-    pub before: Vec<(String, String)>,
-    pub after: Vec<(String, String)>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Counterexample {
+/// A path that shows a property: a counterexample to it, or a witness of a `sometimes`.
+#[derive(Clone, Debug)]
+pub struct Counterexample<S, A> {
     pub property: String,
-    pub steps: Vec<Step>,
-    /// For a liveness violation: the index of the step where the repeating loop starts. When it
-    /// is the last step, that state stutters forever; otherwise the last step returns to the
+    pub path: Path<S, A>,
+    /// For a liveness violation: the index of the state where the repeating loop starts. When
+    /// it is the last state, that state stutters forever; otherwise the last step returns to the
     /// state at `loop_start` and the loop repeats.
     pub loop_start: Option<usize>,
     /// For a refinement violation: the abstract images of the offending step.
@@ -57,31 +45,44 @@ pub struct Counterexample {
     pub fairness_note: Option<String>,
 }
 
-impl Counterexample {
+impl<S, A> Counterexample<S, A> {
+    /// A path with nothing more to say than the property it shows (a witness).
+    pub fn plain(property: &str, path: Path<S, A>) -> Self {
+        Counterexample {
+            property: property.to_string(),
+            path,
+            loop_start: None,
+            abstract_step: None,
+            fairness_note: None,
+        }
+    }
+
     /// The number of transitions on the path (the initial state is not a transition).
     pub fn len(&self) -> usize {
-        self.steps.len().saturating_sub(1)
+        self.path.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn actions(&self) -> Vec<String> {
-        self.steps.iter().filter_map(|s| s.action.clone()).collect()
+        self.path.is_empty()
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
+#[derive(Clone, Debug)]
+pub struct Report<S, A> {
     pub outcome: Outcome,
     pub distinct_states: u64,
     pub depth: usize,
     pub seconds: f64,
     pub properties_checked: Vec<String>,
-    pub counterexample: Option<Counterexample>,
+    pub counterexample: Option<Counterexample<S, A>>,
     /// For each `sometimes` witness found, the shortest path to a state that shows it.
-    pub witnesses: Vec<Counterexample>,
+    pub witnesses: Vec<Counterexample<S, A>>,
     /// Peak bytes held by the visited set (fingerprints and parent links).
     pub visited_bytes: usize,
 }
+
+/// The report of a check of model `M`.
+pub type ReportOf<M> = Report<<M as Model>::State, <M as Model>::Action>;
+
+/// A counterexample (or witness) of model `M`.
+pub type CounterexampleOf<M> = Counterexample<<M as Model>::State, <M as Model>::Action>;

@@ -16,9 +16,11 @@ use std::sync::Arc;
 use stateright::{Expectation, Model, Property};
 
 use crate::check::CheckSpec;
+use crate::erased::AnyReport;
 use crate::fingerprint::fingerprint;
+use crate::path::Path;
 use crate::refinement::{Refinement, StepMatch};
-use crate::report::Counterexample;
+use crate::report::CounterexampleOf;
 use crate::spec::{Spec, Variables};
 
 /// The reachable state graph as people read it: for pictures of small configs.
@@ -38,25 +40,53 @@ pub struct ShownEdge {
     pub actions: Vec<(String, String)>,
 }
 
-/// A configured model behind an object-safe face, for the CLI's `explore` and `trace`.
+/// Why a view cannot show what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    /// The report is of another model type than the view's.
+    #[error("the report is of the {report} model, not of this view's {view}")]
+    ForeignReport {
+        report: &'static str,
+        view: &'static str,
+    },
+    /// The counterexample is no behaviour of the view's model (built from other constants).
+    #[error("step {step} of the counterexample is no step of this view's model")]
+    NotAPath { step: usize },
+    #[error("more than {0} states: too many for a picture; raise --max-states")]
+    TooManyStates(usize),
+    #[error("cannot listen on {address}: {source}; pass --port with a free port")]
+    Bind {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// A configured model behind an object-safe face, for the CLI's `explore` and `trace`. The
+/// reports it is given are those of its own model (from the registry's `check` of the same
+/// config): it reads their typed paths.
 pub trait View: Send + Sync {
     /// Each refinement property of the model with the name of the abstract model it maps to.
     fn refinement_targets(&self) -> Vec<(String, String)>;
 
-    /// The counterexample as the explorer's path: the initial state's index in `init_states`,
-    /// then each step's action index in `actions`.
-    fn explorer_path(&self, cx: &Counterexample) -> Result<Vec<usize>, String>;
+    /// The report's counterexample as the explorer's path: the initial state's index in
+    /// `init_states`, then each step's action index in `actions`. `None` without one.
+    fn explorer_path(&self, report: &dyn AnyReport) -> Result<Option<Vec<usize>>, ViewError>;
 
-    /// Every reachable state and state-changing step; an error past `max_states` states.
-    fn graph(&self, cx: Option<&Counterexample>, max_states: usize) -> Result<ShownGraph, String>;
+    /// Every reachable state and state-changing step, the report's counterexample marked; an
+    /// error past `max_states` states.
+    fn graph(
+        &self,
+        report: Option<&dyn AnyReport>,
+        max_states: usize,
+    ) -> Result<ShownGraph, ViewError>;
 
     /// The config's `eventually` properties: the explorer shows them on every state but does
     /// not check them (Stateright checks liveness only at terminal states).
     fn unchecked(&self) -> Vec<String>;
 
-    /// Serves Stateright's explorer on `address` and does not return while it runs. An error
-    /// when the address cannot be bound (a taken port).
-    fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String>;
+    /// Serves Stateright's explorer on `address`, the report's counterexample marked, and does
+    /// not return while it runs. An error when the address cannot be bound (a taken port).
+    fn serve(&self, address: SocketAddr, report: Option<&dyn AnyReport>) -> Result<(), ViewError>;
 }
 
 /// The view of `model` checked against `spec`'s properties.
@@ -72,76 +102,73 @@ struct Viewer<M> {
     spec: CheckSpec,
 }
 
-fn same(vars: &Variables, shown: &[(String, String)]) -> bool {
-    vars.len() == shown.len()
-        && vars
-            .iter()
-            .zip(shown)
-            .all(|((k, v), (sk, sv))| k == sk && v == sv)
-}
-
 fn owned(vars: Variables) -> Vec<(String, String)> {
     vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// The counterexample's concrete states and its explorer path, found again by the shown
-/// variables and action names (the first matching action in the model's order, as `replay`).
-fn replay<M: Spec>(model: &M, cx: &Counterexample) -> Result<(Vec<M::State>, Vec<usize>), String> {
-    let first = cx.steps.first().ok_or("the counterexample has no steps")?;
-    let inits = model.init_states();
-    let init = inits
+/// The path as the explorer encodes it: the initial state's index among the model's initial
+/// states, then each action's index among the actions of the state it leaves.
+fn explorer_indices<M: Spec>(
+    model: &M,
+    path: &Path<M::State, M::Action>,
+) -> Result<Vec<usize>, ViewError> {
+    let init = model
+        .init_states()
         .iter()
-        .position(|s| same(&model.variables(s), &first.state))
-        .ok_or("no initial state of the model shows as the counterexample's step 0")?;
-    let mut states = vec![inits[init].clone()];
-    let mut path = vec![init];
+        .position(|s| s == path.init())
+        .ok_or(ViewError::NotAPath { step: 0 })?;
+    let mut indices = vec![init];
     let mut actions = Vec::new();
-    for (i, step) in cx.steps.iter().enumerate().skip(1) {
-        let state = states.last().expect("at least the initial state");
-        let want = step.action.as_deref().unwrap_or_default();
+    for (i, (before, action, _)) in path.transitions().enumerate() {
         actions.clear();
-        model.actions(state, &mut actions);
-        let found = actions.drain(..).enumerate().find_map(|(j, action)| {
-            if model.format_action(&action) != want {
-                return None;
-            }
-            let next = model.next_state(state, action)?;
-            same(&model.variables(&next), &step.state).then_some((j, next))
-        });
-        let (j, next) = found.ok_or_else(|| {
-            format!(
-                "step {i} ({want}) of the counterexample is no step of the model from step {}",
-                i - 1
-            )
-        })?;
-        path.push(j);
-        states.push(next);
+        model.actions(before, &mut actions);
+        let index = actions
+            .iter()
+            .position(|a| a == action)
+            .ok_or(ViewError::NotAPath { step: i + 1 })?;
+        indices.push(index);
     }
-    Ok((states, path))
+    Ok(indices)
+}
+
+impl<M: Spec + 'static> Viewer<M> {
+    /// The report's counterexample, typed as this view's model.
+    fn counterexample<'r>(
+        &self,
+        report: Option<&'r dyn AnyReport>,
+    ) -> Result<Option<&'r CounterexampleOf<M>>, ViewError> {
+        let Some(report) = report else {
+            return Ok(None);
+        };
+        let typed = report.typed::<M>().ok_or(ViewError::ForeignReport {
+            report: report.model_name(),
+            view: std::any::type_name::<M>(),
+        })?;
+        Ok(typed.counterexample.as_ref())
+    }
 }
 
 impl<M: Spec + 'static> View for Viewer<M> {
     fn refinement_targets(&self) -> Vec<(String, String)> {
-        let init = self.model.init_states();
         self.model
             .refinements()
             .iter()
-            .map(|r| {
-                let target = init
-                    .first()
-                    .and_then(|s| r.image(s))
-                    .map(|(name, _)| name)
-                    .unwrap_or_else(|| "?".into());
-                (r.name().to_string(), target)
-            })
+            .map(|r| (r.name().to_string(), r.abstract_model().to_string()))
             .collect()
     }
 
-    fn explorer_path(&self, cx: &Counterexample) -> Result<Vec<usize>, String> {
-        replay(self.model.as_ref(), cx).map(|(_, path)| path)
+    fn explorer_path(&self, report: &dyn AnyReport) -> Result<Option<Vec<usize>>, ViewError> {
+        self.counterexample(Some(report))?
+            .map(|cx| explorer_indices(self.model.as_ref(), &cx.path))
+            .transpose()
     }
 
-    fn graph(&self, cx: Option<&Counterexample>, max_states: usize) -> Result<ShownGraph, String> {
+    fn graph(
+        &self,
+        report: Option<&dyn AnyReport>,
+        max_states: usize,
+    ) -> Result<ShownGraph, ViewError> {
+        let cx = self.counterexample(report)?;
         let model = self.model.as_ref();
         let mut index: HashMap<u64, usize> = HashMap::new();
         let mut states: Vec<M::State> = Vec::new();
@@ -149,8 +176,6 @@ impl<M: Spec + 'static> View for Viewer<M> {
         let mut queue = VecDeque::new();
         let mut edges: Vec<ShownEdge> = Vec::new();
         let mut edge_of: HashMap<(usize, usize), usize> = HashMap::new();
-        let too_many =
-            || format!("more than {max_states} states: too many for a picture; raise --max-states");
         for s in model.init_states() {
             let fp = fingerprint(&s);
             if let std::collections::hash_map::Entry::Vacant(e) = index.entry(fp) {
@@ -178,7 +203,7 @@ impl<M: Spec + 'static> View for Viewer<M> {
                     Some(&to) => to,
                     None => {
                         if states.len() >= max_states {
-                            return Err(too_many());
+                            return Err(ViewError::TooManyStates(max_states));
                         }
                         let to = states.len();
                         index.insert(fp, to);
@@ -199,10 +224,17 @@ impl<M: Spec + 'static> View for Viewer<M> {
             }
         }
         let path = match cx {
-            Some(cx) => {
-                let (path_states, _) = replay(model, cx)?;
-                path_states.iter().map(|s| index[&fingerprint(s)]).collect()
-            }
+            Some(cx) => cx
+                .path
+                .states()
+                .enumerate()
+                .map(|(step, s)| {
+                    index
+                        .get(&fingerprint(s))
+                        .copied()
+                        .ok_or(ViewError::NotAPath { step })
+                })
+                .collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
         Ok(ShownGraph {
@@ -227,11 +259,10 @@ impl<M: Spec + 'static> View for Viewer<M> {
             .collect()
     }
 
-    fn serve(&self, address: SocketAddr, cx: Option<&Counterexample>) -> Result<(), String> {
+    fn serve(&self, address: SocketAddr, report: Option<&dyn AnyReport>) -> Result<(), ViewError> {
+        let cx = self.counterexample(report)?;
         // Stateright's server panics on a taken port: find out first, and say so.
-        drop(TcpListener::bind(address).map_err(|e| {
-            format!("cannot listen on {address}: {e}; pass --port with a free port")
-        })?);
+        drop(TcpListener::bind(address).map_err(|source| ViewError::Bind { address, source })?);
         let lens = Lens::new(Arc::clone(&self.model), &self.spec, cx);
         let explorable = Explorable {
             lens: Arc::new(lens),
@@ -279,7 +310,7 @@ pub struct Lens<M: Spec> {
 }
 
 impl<M: Spec> Lens<M> {
-    fn new(model: Arc<M>, spec: &CheckSpec, cx: Option<&Counterexample>) -> Self {
+    fn new(model: Arc<M>, spec: &CheckSpec, cx: Option<&CounterexampleOf<M>>) -> Self {
         let properties = model.properties();
         let refinements = model.refinements();
         let mut checked = Vec::new();
@@ -304,19 +335,18 @@ impl<M: Spec> Lens<M> {
         }
         checked.truncate(CONDITIONS);
         let init_fps = model.init_states().iter().map(fingerprint).collect();
-        let marked = cx.and_then(|cx| {
-            let (states, _) = replay(model.as_ref(), cx).ok()?;
+        let marked = cx.map(|cx| {
             let mut positions: HashMap<u64, Vec<usize>> = HashMap::new();
-            for (i, s) in states.iter().enumerate() {
+            for (i, s) in cx.path.states().enumerate() {
                 positions.entry(fingerprint(s)).or_default().push(i);
             }
-            Some(Marked {
+            Marked {
                 property: cx.property.clone(),
                 positions,
                 steps: cx.len(),
                 loop_start: cx.loop_start,
                 fairness_note: cx.fairness_note.clone(),
-            })
+            }
         });
         Lens {
             model,
@@ -351,12 +381,15 @@ impl<M: Spec> Lens<M> {
             out.push_str(&format!("{k:<width$} = {v}\n"));
         }
         for r in &self.refinements {
-            if let Some((target, image)) = r.image(s) {
-                out.push_str(&format!("\n{} maps this state to {target}:\n", r.name()));
-                let width = image.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-                for (k, v) in image {
-                    out.push_str(&format!("  {k:<width$} = {v}\n"));
-                }
+            let image = r.image(s).variables();
+            out.push_str(&format!(
+                "\n{} maps this state to {}:\n",
+                r.name(),
+                r.abstract_model()
+            ));
+            let width = image.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            for (k, v) in image {
+                out.push_str(&format!("  {k:<width$} = {v}\n"));
             }
         }
         let mut verdicts = Vec::new();
@@ -440,10 +473,7 @@ impl<M: Spec> Lens<M> {
             out.push_str(&format!("changes {}\n", changed.join("  ")));
         }
         for r in &self.refinements {
-            let target = r
-                .image(before)
-                .map(|(t, _)| t)
-                .unwrap_or_else(|| "the abstract model".into());
+            let target = r.abstract_model();
             let verdict = match r.check_step(before, after) {
                 Ok(StepMatch::Stutter) => format!("{}: a stutter of {target}", r.name()),
                 Ok(StepMatch::Simulates(a)) => format!("{}: simulates {target}'s {a}", r.name()),

@@ -2,8 +2,11 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use loadbearing_refinement::{
-    check, CheckSpec, MappedRefinement, Options, Outcome, Refinement, Spec, Variables,
+    check, erase, CheckSpec, MappedRefinement, Options, Outcome, Refinement, ShownPath, Spec,
+    StepMatch, Variables,
 };
 use stateright::{Model, Property};
 
@@ -151,8 +154,9 @@ fn invariant_violation_is_the_shortest_path() {
     let cx = report.counterexample.unwrap();
     // Inc, Inc, Inc also reaches 3, but Jump makes it two steps.
     assert_eq!(cx.len(), 2);
+    assert_eq!(*cx.path.last_state(), 3);
     assert_eq!(
-        cx.steps.last().unwrap().state,
+        ShownPath::of(&model, &cx).steps.last().unwrap().state,
         vec![("n".to_string(), "3".to_string())]
     );
 }
@@ -174,7 +178,9 @@ fn counterexamples_do_not_depend_on_the_thread_count() {
             ..Options::default()
         };
         let r = check(&bad, &spec(&["BelowThree"], true, true), &opts).unwrap();
-        assert_eq!(r.counterexample.unwrap().actions(), vec!["Inc", "Jump"]);
+        let cx = r.counterexample.unwrap();
+        let actions: Vec<_> = cx.path.actions().copied().collect();
+        assert_eq!(actions, [CounterAction::Inc, CounterAction::Jump]);
         let r = check(&model, &spec(&["RefCounter"], true, true), &opts).unwrap();
         assert_eq!(r.outcome, Outcome::Holds);
         assert_eq!(r.distinct_states, 61);
@@ -198,10 +204,89 @@ fn refinement_violation_names_the_step_and_its_images() {
     let report = check(&model, &spec(&["RefCounter"], true, true), &options()).unwrap();
     assert_eq!(report.outcome, Outcome::Violates("RefCounter".into()));
     let cx = report.counterexample.unwrap();
-    assert_eq!(cx.actions(), vec!["Skip"]);
+    let actions: Vec<_> = cx.path.actions().copied().collect();
+    assert_eq!(actions, [PhaseAction::Skip]);
     let images = cx.abstract_step.unwrap();
+    assert_eq!(&*images.model, "Counter");
+    let before = images.before.expect("a step, not an initial state");
+    assert_eq!(before.downcast_ref::<u8>(), Some(&0));
+    assert_eq!(images.after.downcast_ref::<u8>(), Some(&2));
+    assert_eq!(before.variables(), vec![("n".to_string(), "0".to_string())]);
+    assert_eq!(
+        images.after.variables(),
+        vec![("n".to_string(), "2".to_string())]
+    );
+}
+
+#[test]
+fn a_simulated_step_names_the_abstract_action_as_a_value() {
+    let model = TwoPhase {
+        max: 3,
+        skip: false,
+    };
+    let refinement = model.refinements().remove(0);
+    assert_eq!(refinement.abstract_model(), "Counter");
+    assert!(matches!(
+        refinement.check_step(&(0, false), &(0, true)),
+        Ok(StepMatch::Stutter)
+    ));
+    match refinement.check_step(&(0, true), &(1, false)) {
+        Ok(StepMatch::Simulates(action)) => {
+            assert_eq!(
+                action.downcast_ref::<CounterAction>(),
+                Some(&CounterAction::Inc)
+            );
+            assert_eq!(action.to_string(), "Inc");
+        }
+        other => panic!("expected a simulated Inc, got {other:?}"),
+    }
+    assert_eq!(refinement.image(&(2, true)).downcast_ref::<u8>(), Some(&2));
+}
+
+#[test]
+fn a_shown_path_lists_actors_actions_and_only_the_changed_variables() {
+    let model = TwoPhase { max: 3, skip: true };
+    let report = check(&model, &spec(&["RefCounter"], true, true), &options()).unwrap();
+    let shown = ShownPath::of(&model, &report.counterexample.unwrap());
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown.steps[0].action, None);
+    assert_eq!(
+        shown.steps[0].state.len(),
+        2,
+        "the initial state shows every variable"
+    );
+    let skip = &shown.steps[1];
+    assert_eq!(skip.action.as_deref(), Some("Skip"));
+    assert_eq!(skip.actor.as_deref(), Some("system"));
+    assert_eq!(skip.changed, vec![("n".to_string(), "2".to_string())]);
+    let images = shown
+        .abstract_step
+        .expect("a refinement failure shows its images");
+    assert_eq!(images.model, "Counter");
     assert_eq!(images.before, vec![("n".to_string(), "0".to_string())]);
-    assert_eq!(images.after, vec![("n".to_string(), "2".to_string())]);
+}
+
+#[test]
+fn the_erased_report_shows_its_paths_and_gives_the_typed_report_back() {
+    let model = Counter {
+        max: 5,
+        jump: true,
+        lose: false,
+    };
+    let report = check(&model, &spec(&["BelowThree"], true, true), &options()).unwrap();
+    let erased = erase(Arc::new(model.clone()), report.clone());
+    assert_eq!(erased.outcome(), &report.outcome);
+    assert_eq!(erased.distinct_states(), report.distinct_states);
+    assert_eq!(erased.counterexample().unwrap().actions(), ["Inc", "Jump"]);
+    let typed = erased
+        .typed::<Counter>()
+        .expect("the report is of a Counter");
+    assert_eq!(
+        typed.counterexample.as_ref().unwrap().path,
+        report.counterexample.unwrap().path
+    );
+    assert!(erased.typed::<TwoPhase>().is_none(), "nor of another model");
+    assert_eq!(erased.model::<Counter>().map(|m| m.max), Some(5));
 }
 
 #[test]
@@ -242,12 +327,13 @@ fn weak_fairness_is_not_strong_fairness_on_a_cycle() {
     assert_eq!(report.outcome, Outcome::Violates("ReachesMax".into()));
     let cx = report.counterexample.unwrap();
     assert_eq!(cx.loop_start, Some(0));
+    let actions: Vec<_> = cx.path.actions().copied().collect();
     assert_eq!(
-        cx.actions(),
-        vec!["Inc", "Lose"],
+        actions,
+        [CounterAction::Inc, CounterAction::Lose],
         "no prefix; the loop: Inc, then Lose back to 0"
     );
-    assert_eq!(cx.steps[0].state, cx.steps[2].state);
+    assert_eq!(cx.path.state(0), cx.path.state(2));
 }
 
 #[test]
@@ -259,7 +345,14 @@ fn a_stuck_state_is_a_deadlock_unless_end_states_are_allowed() {
     };
     let report = check(&model, &spec(&["BelowThree"], true, false), &options()).unwrap();
     assert_eq!(report.outcome, Outcome::Deadlock);
-    assert_eq!(report.counterexample.unwrap().actions(), vec!["Inc", "Inc"]);
+    let actions: Vec<_> = report
+        .counterexample
+        .unwrap()
+        .path
+        .actions()
+        .copied()
+        .collect();
+    assert_eq!(actions, [CounterAction::Inc, CounterAction::Inc]);
     let report = check(&model, &spec(&["BelowThree"], true, true), &options()).unwrap();
     assert_eq!(report.outcome, Outcome::Holds);
 }

@@ -1026,7 +1026,10 @@ mod tests {
     use super::*;
     use loadbearing_refinement::{check, CheckSpec, Options, Outcome as Verdict};
 
-    fn run(model: &CassandraActors, props: &[&str]) -> loadbearing_refinement::Report {
+    fn run(
+        model: &CassandraActors,
+        props: &[&str],
+    ) -> loadbearing_refinement::ReportOf<CassandraActors> {
         let spec = CheckSpec {
             properties: props.iter().map(|p| p.to_string()).collect(),
             fair: false,

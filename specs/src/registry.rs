@@ -1,9 +1,11 @@
 //! Every configurable model by name, behind one object-safe face, so a config file can name a
 //! model and the CLI can check it without knowing its types.
 
+use std::sync::Arc;
+
 use loadbearing_refinement::check::property_names;
 use loadbearing_refinement::view::{view, View};
-use loadbearing_refinement::{check, CheckSpec, Options, Report, SpecError};
+use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecError};
 
 use crate::cas_first_write::CasFirstWrite;
 use crate::cas_first_write_atomic::CasFirstWriteAtomic;
@@ -27,6 +29,9 @@ use loadbearing_refinement::conform::{
 /// a bad `--set` or suite value becomes an error.
 pub type Resolve = fn(&Constants) -> Result<Resolved, KnobError>;
 
+/// Checks the model a config's constants build, behind the registry's one face.
+pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
+
 pub struct ModelEntry {
     pub name: &'static str,
     /// The model's description (`Configured::DOC`), compiled in.
@@ -34,7 +39,9 @@ pub struct ModelEntry {
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
     pub resolve: Resolve,
-    pub check: fn(&Resolved, &CheckSpec, &Options) -> Result<Report, SpecError>,
+    /// Checks the model the constants build; the report hides the model's types (a caller
+    /// that knows them takes the typed report back with `typed`).
+    pub check: CheckFn,
     pub properties: fn(&Resolved) -> Vec<String>,
     pub fairness: fn(&Resolved) -> Vec<String>,
     /// The model for people: Stateright's explorer, explorer paths, the state graph.
@@ -60,7 +67,11 @@ fn entry<M: Configured>() -> ModelEntry {
         knobs: <M::Params as Params>::KNOBS,
         guards: M::GUARDS,
         resolve: resolve::<M>,
-        check: |knobs, spec, options| check(&model::<M>(knobs), spec, options),
+        check: |knobs, spec, options| {
+            let model = Arc::new(model::<M>(knobs));
+            let report = check(model.as_ref(), spec, options)?;
+            Ok(erase(model, report))
+        },
         properties: |knobs| property_names(&model::<M>(knobs)),
         fairness: |knobs| model::<M>(knobs).fairness_groups(),
         view: |knobs, spec| view(model::<M>(knobs), spec),

@@ -1,4 +1,4 @@
-//! The actor level (issue 9): every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
+//! The actor level: every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
 use loadbearing::suite::{self, Config};
@@ -6,7 +6,7 @@ use loadbearing::trace;
 use loadbearing_refinement::{Options, Outcome};
 
 fn config(name: &str) -> Config {
-    suite::load(&suite::default_path())
+    suite::built_in()
         .expect("the shipped suite loads")
         .into_iter()
         .find(|c| c.name == name)
@@ -20,7 +20,7 @@ fn run(name: &str) -> (Outcome, u64, Vec<String>) {
         .counterexample()
         .map(|cx| cx.steps.iter().filter_map(|s| s.action.clone()).collect())
         .unwrap_or_default();
-    (report.outcome.clone(), report.distinct_states, actions)
+    (report.outcome().clone(), report.distinct_states(), actions)
 }
 
 #[test]

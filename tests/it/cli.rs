@@ -18,7 +18,7 @@ fn check_exits_zero_when_every_outcome_is_as_expected() {
     let out = loadbearing(&["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    let configs = loadbearing::suite::load(&loadbearing::suite::default_path()).unwrap();
+    let configs = loadbearing::suite::built_in().unwrap();
     let summary = format!("{0} of {0} configs as expected", configs.len());
     assert!(text.contains(&summary), "{text}");
 }
@@ -165,7 +165,7 @@ fn list_shows_every_config() {
     let out = loadbearing(&["list", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let configs = loadbearing::suite::load(&loadbearing::suite::default_path()).unwrap();
+    let configs = loadbearing::suite::built_in().unwrap();
     assert_eq!(list.as_array().unwrap().len(), configs.len());
     assert!(
         configs.len() >= 25 + 22,

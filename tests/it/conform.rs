@@ -5,22 +5,24 @@ use crate::common;
 use std::process::Command;
 
 use loadbearing::conform::{
-    self, atomic_schedule, replay, AtomicSchedule, Backend, Settings, StoreFactory, Target,
+    self, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind, Settings,
+    StoreFactory,
 };
 use loadbearing_impls::Mode;
-use loadbearing_refinement::conform::{to_ndjson, validate, Event, Limits};
+use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
 use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
 use loadbearing_specs::knobs::{Constants, Value};
-use loadbearing_specs::ssi::Ssi;
+use loadbearing_specs::ssi::trace::{SsiEvent as E, Txn};
+use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Sqlite, traces, 8, seed)
+    common::servers::settings(Backend::SQLITE, traces, 8, seed)
 }
 
 #[test]
 fn eight_racing_writers_on_the_guarded_sqlite_store_conform() {
-    let result = conform::run(Target::Store, &sqlite(30, 11)).unwrap();
+    let result = conform::run(&targets::STORE, &sqlite(30, 11)).unwrap();
     assert!(
         result.ok,
         "{:?}",
@@ -36,7 +38,7 @@ fn eight_racing_writers_on_the_guarded_sqlite_store_conform() {
 
 #[test]
 fn the_planted_last_write_wins_mutant_is_caught_with_a_readable_divergence() {
-    let result = conform::run(Target::StoreLww, &sqlite(30, 11)).unwrap();
+    let result = conform::run(&targets::STORE_LWW, &sqlite(30, 11)).unwrap();
     assert!(result.ok, "the mutant must diverge");
     assert!(result.divergent_traces > 0);
     let text = result.divergences[0].text();
@@ -49,7 +51,7 @@ fn the_planted_last_write_wins_mutant_is_caught_with_a_readable_divergence() {
 
 #[test]
 fn model_paths_replayed_on_the_store_agree_with_the_model() {
-    let result = conform::run(Target::Replay, &sqlite(20, 5)).unwrap();
+    let result = conform::run(&targets::REPLAY, &sqlite(20, 5)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.traces > 100, "all short paths plus the random walks");
 }
@@ -69,13 +71,13 @@ fn the_unguarded_counterexample_reproduces_on_the_broken_store_only() {
         guarded,
         ..unguarded.clone()
     };
-    let lww = StoreFactory::new(Backend::Sqlite, Mode::LastWriteWins, "t_lww").unwrap();
+    let lww = StoreFactory::new(Backend::SQLITE, Mode::LastWriteWins, "t_lww").unwrap();
     let (mismatches, regressed) = replay(&lww, "k", &model(false), &init, &schedule).unwrap();
     assert!(
         mismatches.is_empty() && regressed,
         "the stale write lands: {mismatches:?}"
     );
-    let guarded = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "t_guarded").unwrap();
+    let guarded = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "t_guarded").unwrap();
     let (mismatches, regressed) = replay(&guarded, "k", &model(true), &init, &schedule).unwrap();
     assert!(
         mismatches.is_empty() && !regressed,
@@ -91,30 +93,56 @@ fn ssi(past_check: &str) -> Ssi {
 }
 
 /// The #136 trigger as an engine would log it.
-fn trigger_trace(t2_write: Event) -> Vec<Event> {
-    let ev = |t: &str, a: &str| Event::new(Some(t), a);
+fn trigger_trace(t2_write: E) -> Vec<E> {
+    let (t1, t2) = (Txn(0), Txn(1));
+    let read = |txn, key: &str| E::Read {
+        txn,
+        key: key.into(),
+        value: Some(1),
+        failed: None,
+    };
     vec![
-        ev("T1", "Begin"),
-        ev("T1", "Read").arg("key", "bob").var("value", 1),
-        ev("T1", "Write").arg("key", "alice").arg("value", 0),
-        ev("T1", "Check"),
-        ev("T1", "Record"),
-        ev("T2", "Begin"),
-        ev("T2", "Read").arg("key", "alice").var("value", 1),
+        E::Begin { txn: t1 },
+        read(t1, "bob"),
+        write(t1, "alice", None),
+        E::Check {
+            txn: t1,
+            failed: None,
+        },
+        E::Record { txn: t1 },
+        E::Begin { txn: t2 },
+        read(t2, "alice"),
         t2_write,
-        ev("T1", "End"),
-        ev("T2", "Check"),
-        ev("T2", "Record"),
-        ev("T2", "End"),
+        E::End {
+            txn: t1,
+            failed: None,
+        },
+        E::Check {
+            txn: t2,
+            failed: None,
+        },
+        E::Record { txn: t2 },
+        E::End {
+            txn: t2,
+            failed: None,
+        },
     ]
+}
+
+/// `txn` writes 0 to `key`, or fails with `failed`.
+fn write(txn: Txn, key: &str, failed: Option<Failure>) -> E {
+    E::Write {
+        txn,
+        key: key.into(),
+        value: Some(0),
+        skipped: false,
+        failed,
+    }
 }
 
 #[test]
 fn an_ssi_engine_trace_of_the_trigger_fits_the_pre_fix_model_and_not_the_fix() {
-    let write = Event::new(Some("T2"), "Write")
-        .arg("key", "bob")
-        .arg("value", 0);
-    let events = trigger_trace(write);
+    let events = trigger_trace(write(Txn(1), "bob", None));
     let verdict = validate(&ssi("status"), &events, Limits::default());
     assert!(
         verdict.conforming,
@@ -134,13 +162,9 @@ fn an_ssi_engine_trace_of_the_trigger_fits_the_pre_fix_model_and_not_the_fix() {
 
 #[test]
 fn the_fixed_engines_unsafe_write_fits_the_fix() {
-    let write = Event::new(Some("T2"), "Write")
-        .arg("key", "bob")
-        .arg("value", 0)
-        .var("failed", "SnapshotUnsafe");
-    let mut events = trigger_trace(write);
+    let mut events = trigger_trace(write(Txn(1), "bob", Some(Failure::SnapshotUnsafe)));
     events.truncate(8);
-    events.push(Event::new(Some("T2"), "Cleanup"));
+    events.push(E::Cleanup { txn: Txn(1) });
     let verdict = validate(&ssi("published"), &events, Limits::default());
     assert!(
         verdict.conforming,
@@ -332,17 +356,22 @@ fn eight_racing_writers_on_postgres_conform() {
     let Some(server) = common::servers::postgres() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Postgres(server.conn_str()), 10, 8, 17);
-    let result = conform::run(Target::Store, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(BackendKind::Postgres, server.conn_str()),
+        10,
+        8,
+        17,
+    );
+    let result = conform::run(&targets::STORE, &settings).unwrap();
     assert!(
         result.ok,
         "{:?}",
         result.divergences.first().map(|d| d.text())
     );
-    let result = conform::run(Target::StoreLww, &settings).unwrap();
+    let result = conform::run(&targets::STORE_LWW, &settings).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
     // The non-atomic first write: 8 writers' statements interleaved by the seeded scheduler.
-    let result = conform::run(Target::Compound, &settings).unwrap();
+    let result = conform::run(&targets::COMPOUND, &settings).unwrap();
     assert!(
         result.ok,
         "{:?}",
@@ -382,17 +411,31 @@ fn eight_racing_writers_on_postgres_conform() {
 
 #[test]
 fn the_compound_needs_postgres() {
-    let err = conform::run(Target::Compound, &sqlite(1, 1)).unwrap_err();
-    assert!(err.contains("runs on postgres or cassandra"), "{err}");
+    let err = conform::run(&targets::COMPOUND, &sqlite(1, 1)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            conform::Error::WrongBackend {
+                target: "compound",
+                backend: BackendKind::Sqlite,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("runs on postgres or cassandra"),
+        "{err}"
+    );
 }
 
 fn in_process(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Memory, traces, 8, seed)
+    common::servers::settings(Backend::MEMORY, traces, 8, seed)
 }
 
 #[test]
 fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
-    let result = conform::run(Target::Ssi, &in_process(4, 3)).unwrap();
+    let result = conform::run(&targets::SSI, &in_process(4, 3)).unwrap();
     assert!(
         result.ok,
         "{:?} {:?}",
@@ -400,7 +443,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
         result.mismatches
     );
     // Every must-fail ssi_* config of the suite, driven through its engine variant.
-    let must_fail = loadbearing::suite::load(&loadbearing::suite::default_path())
+    let must_fail = loadbearing::suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.model == "SSI" && c.expected.to_string().starts_with("violates"))
@@ -427,7 +470,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
 
 #[test]
 fn the_pre_fix_ssi_engine_is_caught_by_the_fix_model() {
-    let result = conform::run(Target::SsiPrefix, &in_process(4, 3)).unwrap();
+    let result = conform::run(&targets::SSI_PREFIX, &in_process(4, 3)).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
     let text = result.divergences[0].text();
     assert!(

@@ -1,10 +1,12 @@
 //! The flow targets of `loadbearing conform`: owner and zombie partition flows against the
-//! Cassandra model, the restarted owner against ReplayFence, both ways (issue #7).
+//! Cassandra model, the restarted owner against ReplayFence, both ways.
 
 use crate::common;
 
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
-use loadbearing::conform::{self, Backend, Rng, Settings, StoreFactory, Target, TargetResult};
+use loadbearing::conform::{
+    self, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
+};
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::cassandra::trace::FlowEvent;
@@ -14,7 +16,7 @@ use loadbearing_specs::replay_fence::ReplayFence;
 use loadbearing_specs::vocab::{Cell, Offsets, Op};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Sqlite, traces, 2, seed)
+    common::servers::settings(Backend::SQLITE, traces, 2, seed)
 }
 
 fn guarded() -> Cassandra {
@@ -46,7 +48,7 @@ fn assert_conforms(result: &TargetResult, traces: usize) {
 
 #[test]
 fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
-    let result = conform::run(Target::Flow, &sqlite(30, 7)).unwrap();
+    let result = conform::run(&targets::FLOW, &sqlite(30, 7)).unwrap();
     // 30 seeded schedules, then 30 runs with the flows racing on threads.
     assert_conforms(&result, 60);
     assert_eq!(result.model, "Cassandra");
@@ -57,8 +59,8 @@ fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
 /// The flows really overlap: the guard refuses stale zombie writes in the traces that conform.
 #[test]
 fn the_flow_traces_exercise_the_guard() {
-    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "exercise").unwrap();
-    let mut rng = Rng::new(3);
+    let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "exercise").unwrap();
+    let mut rng = Seeded::new(3);
     let traces = guarded_traces(20, |round| {
         let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
         flow::flow_trace(&factory, &format!("k{round}"), log, &mut rng).unwrap()
@@ -107,8 +109,8 @@ fn refused_writes(traces: &[Vec<FlowEvent>]) -> usize {
 /// zombie writes, and every trace fits the model.
 #[test]
 fn racing_flows_overlap_and_conform() {
-    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "racing").unwrap();
-    let mut rng = Rng::new(5);
+    let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "racing").unwrap();
+    let mut rng = Seeded::new(5);
     let traces = guarded_traces(40, |round| {
         let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
         flow::racing_flow_trace(&factory, &format!("r{round}"), log, rng.next_u64()).unwrap()
@@ -133,7 +135,7 @@ fn racing_flows_overlap_and_conform() {
 
 #[test]
 fn the_last_write_wins_flows_are_caught_at_a_stale_write() {
-    let result = conform::run(Target::FlowLww, &sqlite(20, 7)).unwrap();
+    let result = conform::run(&targets::FLOW_LWW, &sqlite(20, 7)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
     let text = first_divergence(&result);
@@ -146,7 +148,7 @@ fn the_last_write_wins_flows_are_caught_at_a_stale_write() {
 
 #[test]
 fn the_hard_delete_flows_are_caught_at_the_delete() {
-    let result = conform::run(Target::FlowHardDelete, &sqlite(20, 7)).unwrap();
+    let result = conform::run(&targets::FLOW_HARD_DELETE, &sqlite(20, 7)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
     let text = first_divergence(&result);
@@ -159,14 +161,14 @@ fn the_hard_delete_flows_are_caught_at_the_delete() {
 
 #[test]
 fn the_restarted_owner_with_the_fence_conforms() {
-    let result = conform::run(Target::Fence, &sqlite(30, 7)).unwrap();
+    let result = conform::run(&targets::FENCE, &sqlite(30, 7)).unwrap();
     assert_conforms(&result, 30);
     assert_eq!(result.model, "ReplayFence");
 }
 
 #[test]
 fn the_restarted_owner_without_the_fence_is_caught_presenting_cur() {
-    let result = conform::run(Target::FenceOff, &sqlite(30, 7)).unwrap();
+    let result = conform::run(&targets::FENCE_OFF, &sqlite(30, 7)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.divergent_traces > 0 && !result.divergences.is_empty());
     let text = first_divergence(&result);
@@ -320,10 +322,15 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
     let Some(server) = common::servers::postgres() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Postgres(server.conn_str()), 8, 2, 17);
-    let result = conform::run(Target::Flow, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Postgres, server.conn_str()),
+        8,
+        2,
+        17,
+    );
+    let result = conform::run(&targets::FLOW, &settings).unwrap();
     assert_conforms(&result, 16);
-    let result = conform::run(Target::FlowHardDelete, &settings).unwrap();
+    let result = conform::run(&targets::FLOW_HARD_DELETE, &settings).unwrap();
     assert!(
         result.ok && result.divergent_traces > 0,
         "{:?}",
@@ -339,10 +346,20 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     let Some(node) = common::servers::cassandra() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Cassandra(node.node()), 4, 2, 23);
-    let result = conform::run(Target::Flow, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        4,
+        2,
+        23,
+    );
+    let result = conform::run(&targets::FLOW, &settings).unwrap();
     assert_conforms(&result, 8);
-    for target in [Target::FlowLww, Target::FlowHardDelete, Target::FenceOff] {
+    let mutants: [&dyn conform::Target; 3] = [
+        &targets::FLOW_LWW,
+        &targets::FLOW_HARD_DELETE,
+        &targets::FENCE_OFF,
+    ];
+    for target in mutants {
         let result = conform::run(target, &settings).unwrap();
         assert!(
             result.ok && result.divergent_traces > 0,
@@ -351,7 +368,7 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
             result.mismatches
         );
     }
-    let result = conform::run(Target::Fence, &settings).unwrap();
+    let result = conform::run(&targets::FENCE, &settings).unwrap();
     assert_conforms(&result, 4);
     node.stop();
 }
@@ -361,8 +378,8 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
 #[test]
 fn the_hard_delete_mutant_loses_the_guard_with_the_row() {
     use loadbearing_impls::{Read, WriteError};
-    let broken = StoreFactory::new(Backend::Sqlite, Mode::HardDelete, "hd").unwrap();
-    let guarded = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "hd_guarded").unwrap();
+    let broken = StoreFactory::new(Backend::SQLITE, Mode::HardDelete, "hd").unwrap();
+    let guarded = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "hd_guarded").unwrap();
     for (factory, tombstone) in [(&broken, false), (&guarded, true)] {
         let store = factory.open(loadbearing_impls::trace::no_trace()).unwrap();
         store.persist("k", 3, b"3").unwrap();
@@ -387,9 +404,9 @@ fn the_hard_delete_mutant_loses_the_guard_with_the_row() {
 /// A run replays from its seed: the same seed gives the same traces.
 #[test]
 fn a_flow_run_replays_from_its_seed() {
-    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "seeded").unwrap();
+    let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "seeded").unwrap();
     let trace = |seed: u64, key: &str| {
-        let mut rng = Rng::new(seed);
+        let mut rng = Seeded::new(seed);
         let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
         flow::flow_trace(&factory, key, log, &mut rng).unwrap()
     };
@@ -410,8 +427,8 @@ fn loadbearing(args: &[&str]) -> std::process::Output {
 fn conform_checks_a_flow_trace_file_against_cassandra() {
     let dir = std::env::temp_dir().join(format!("loadbearing-flow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let factory = StoreFactory::new(Backend::Sqlite, Mode::Guarded, "file").unwrap();
-    let mut rng = Rng::new(5);
+    let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "file").unwrap();
+    let mut rng = Seeded::new(5);
     // persist, persist, persist: the owner reaches Snap(3, {1,2,3}) unless fenced.
     let log = loadbearing_specs::vocab::Ops(0);
     let mut events = flow::flow_trace(&factory, "k", log, &mut rng).unwrap();

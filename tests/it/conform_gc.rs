@@ -3,19 +3,19 @@
 
 use crate::common;
 
-use loadbearing::conform::{self, group_commit::events_of, Backend, Settings, Target};
+use loadbearing::conform::{self, group_commit::events_of, targets, Backend, Settings};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
 use loadbearing_specs::group_commit::GroupCommit;
 
 fn memory(traces: usize, seed: u64) -> Settings {
-    common::servers::settings(Backend::Memory, traces, 8, seed)
+    common::servers::settings(Backend::MEMORY, traces, 8, seed)
 }
 
 #[test]
 fn eight_concurrent_group_commit_writers_conform_and_model_paths_replay() {
-    let result = conform::run(Target::GroupCommit, &memory(15, 21)).unwrap();
+    let result = conform::run(&targets::GROUP_COMMIT, &memory(15, 21)).unwrap();
     assert!(
         result.ok,
         "{:?} {:?}",
@@ -32,7 +32,7 @@ fn eight_concurrent_group_commit_writers_conform_and_model_paths_replay() {
 
 #[test]
 fn the_ungated_mutant_is_caught_and_its_counterexample_reproduces() {
-    let result = conform::run(Target::GroupCommitUngated, &memory(10, 21)).unwrap();
+    let result = conform::run(&targets::GROUP_COMMIT_UNGATED, &memory(10, 21)).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
     assert!(result.divergent_traces > 0);
     let text = result.divergences[0].text();
@@ -155,8 +155,13 @@ fn concurrent_group_commits_on_kafka_conform() {
     let Some(broker) = common::servers::kafka() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Kafka(broker.bootstrap()), 3, 8, 5);
-    let result = conform::run(Target::GroupCommit, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Kafka, broker.bootstrap()),
+        3,
+        8,
+        5,
+    );
+    let result = conform::run(&targets::GROUP_COMMIT, &settings).unwrap();
     assert!(
         result.ok,
         "{:?} {:?}",
@@ -164,7 +169,7 @@ fn concurrent_group_commits_on_kafka_conform() {
         result.mismatches
     );
     assert_eq!(result.backend, "kafka");
-    let result = conform::run(Target::GroupCommitUngated, &settings).unwrap();
+    let result = conform::run(&targets::GROUP_COMMIT_UNGATED, &settings).unwrap();
     assert!(result.ok, "{:?}", result.mismatches);
 }
 
@@ -175,17 +180,22 @@ fn the_store_targets_run_on_cassandra() {
     let Some(node) = common::servers::cassandra() else {
         return;
     };
-    let settings = common::servers::settings(Backend::Cassandra(node.node()), 5, 8, 9);
-    let store = conform::run(Target::Store, &settings).unwrap();
+    let settings = common::servers::settings(
+        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        5,
+        8,
+        9,
+    );
+    let store = conform::run(&targets::STORE, &settings).unwrap();
     assert!(
         store.ok,
         "{:?}",
         store.divergences.first().map(|d| d.text())
     );
     assert_eq!(store.model, "CasFirstWrite");
-    let lww = conform::run(Target::StoreLww, &settings).unwrap();
+    let lww = conform::run(&targets::STORE_LWW, &settings).unwrap();
     assert!(lww.ok && lww.divergent_traces > 0);
-    let compound = conform::run(Target::Compound, &settings).unwrap();
+    let compound = conform::run(&targets::COMPOUND, &settings).unwrap();
     assert!(
         compound.ok,
         "{:?}",

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
-use loadbearing::conform::{self, Backend, Rng, Settings, Target};
+use loadbearing::conform::{self, targets, Backend, Seeded, Settings, Target};
 use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 use loadbearing_specs::vocab::Op;
@@ -16,12 +16,13 @@ fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
         _ => None,
     }
 }
+
 use loadbearing_specs::epoch::Epoch;
 use loadbearing_specs::kafka::Kafka;
 
 fn memory(traces: usize, seed: u64) -> Settings {
     Settings {
-        backend: Backend::Memory,
+        backend: Backend::MEMORY,
         traces,
         writers: 2,
         seed,
@@ -38,7 +39,7 @@ fn guarded_model(max_offset: u8) -> Kafka {
 
 #[test]
 fn the_guarded_kafka_design_conforms_and_follows_model_walks() {
-    let result = conform::run(Target::Kafka, &memory(40, 11)).unwrap();
+    let result = conform::run(&targets::KAFKA, &memory(40, 11)).unwrap();
     assert!(
         result.ok,
         "{:?} {:?}",
@@ -62,7 +63,7 @@ fn the_guarded_kafka_design_conforms_and_follows_model_walks() {
 fn guarded_traces_contain_fenced_zombie_commits_and_teardowns() {
     // The conformance above must not be vacuous: the zombie really commits and is refused,
     // and the coupled poll really tears it down.
-    let mut rng = Rng::new(11);
+    let mut rng = Seeded::new(11);
     let traces: Vec<Vec<KafkaEvent>> = (0..40)
         .map(|_| kafka::trace(Variant::GUARDED, &mut rng).unwrap())
         .collect();
@@ -91,10 +92,10 @@ fn guarded_traces_contain_fenced_zombie_commits_and_teardowns() {
 #[test]
 fn a_run_replays_from_its_seed() {
     let run = |seed| {
-        let mut rng = Rng::new(seed);
+        let mut rng = Seeded::new(seed);
         (0..5)
             .map(|_| {
-                to_ndjson(&kafka::trace(Variant::of(Target::KafkaDecoupled), &mut rng).unwrap())
+                to_ndjson(&kafka::trace(targets::KAFKA_DECOUPLED.variant(), &mut rng).unwrap())
             })
             .collect::<Vec<String>>()
     };
@@ -103,7 +104,7 @@ fn a_run_replays_from_its_seed() {
 }
 
 /// Each mutant: caught, and the first divergence names the step that went wrong.
-fn caught(target: Target, step: &str, reason: &str) {
+fn caught(target: &dyn Target, step: &str, reason: &str) {
     let result = conform::run(target, &memory(30, 7)).unwrap();
     assert!(result.ok, "{}: {:?}", target.name(), result.mismatches);
     assert!(result.divergent_traces > 0);
@@ -117,7 +118,7 @@ fn caught(target: Target, step: &str, reason: &str) {
 #[test]
 fn the_decoupled_capture_is_caught_at_the_poll_that_does_not_tear_down() {
     caught(
-        Target::KafkaDecoupled,
+        &targets::KAFKA_DECOUPLED,
         "Poll",
         "was not torn down: the model couples the capture and the teardown",
     );
@@ -126,7 +127,7 @@ fn the_decoupled_capture_is_caught_at_the_poll_that_does_not_tear_down() {
 #[test]
 fn the_unseeded_first_commit_is_caught_landing() {
     caught(
-        Target::KafkaUnseeded,
+        &targets::KAFKA_UNSEEDED,
         "ZombieCommit",
         "a stale write landed",
     );
@@ -135,7 +136,7 @@ fn the_unseeded_first_commit_is_caught_landing() {
 #[test]
 fn the_unfenced_commit_is_caught_landing() {
     caught(
-        Target::KafkaUnfenced,
+        &targets::KAFKA_UNFENCED,
         "ZombieCommit",
         "a stale write landed",
     );
@@ -143,17 +144,17 @@ fn the_unfenced_commit_is_caught_landing() {
 
 #[test]
 fn the_epoch_design_is_caught_by_the_kafka_model() {
-    caught(Target::Epoch, "ZombieCommit", "a stale write landed");
+    caught(&targets::EPOCH, "ZombieCommit", "a stale write landed");
 }
 
 #[test]
 fn without_its_teardown_flag_a_decoupled_trace_diverges_at_the_zombies_next_commit() {
     // The Poll event's `tornDown` is dropped: the checker searches both, and the guarded
     // model has no zombie left to commit after the capture.
-    let mut rng = Rng::new(7);
+    let mut rng = Seeded::new(7);
     let mut found = false;
     for _ in 0..40 {
-        let mut events = kafka::trace(Variant::of(Target::KafkaDecoupled), &mut rng).unwrap();
+        let mut events = kafka::trace(targets::KAFKA_DECOUPLED.variant(), &mut rng).unwrap();
         for e in &mut events {
             if let KafkaEvent::Poll { torn_down, .. } = e {
                 *torn_down = None;
@@ -194,10 +195,10 @@ fn without_its_teardown_flag_a_decoupled_trace_diverges_at_the_zombies_next_comm
 #[test]
 fn counterexamples_reproduce_on_the_broken_variants_and_the_guarded_design_refuses_them() {
     for target in [
-        Target::KafkaDecoupled,
-        Target::KafkaUnseeded,
-        Target::KafkaUnfenced,
-        Target::Epoch,
+        &targets::KAFKA_DECOUPLED,
+        &targets::KAFKA_UNSEEDED,
+        &targets::KAFKA_UNFENCED,
+        &targets::EPOCH,
     ] {
         let cx = replay_counterexample(target).unwrap();
         let name = target.name();
@@ -251,7 +252,7 @@ fn counterexamples_reproduce_on_the_broken_variants_and_the_guarded_design_refus
 
 #[test]
 fn the_epoch_counterexample_is_the_late_init_then_a_stale_commit() {
-    let cx = replay_counterexample(Target::Epoch).unwrap();
+    let cx = replay_counterexample(&targets::EPOCH).unwrap();
     assert_eq!(cx.config, "epoch_refines");
     assert!(cx.path.contains(&Move::ZombieInit), "{:?}", cx.path);
     let init = cx.path.iter().position(|m| *m == Move::ZombieInit).unwrap();
@@ -280,10 +281,10 @@ fn epoch_traces_fit_the_epoch_model_except_where_the_owner_reloaded_a_zombie_sna
     let model = Epoch {
         max_offset: kafka::MAX_OFFSET,
     };
-    let mut rng = Rng::new(7);
+    let mut rng = Seeded::new(7);
     let mut conforming = 0;
     for _ in 0..200 {
-        let events = kafka::trace(Variant::of(Target::Epoch), &mut rng).unwrap();
+        let events = kafka::trace(targets::EPOCH.variant(), &mut rng).unwrap();
         match validate(&model, &events, Limits::default()).divergence {
             None => conforming += 1,
             Some(d) => {
@@ -495,8 +496,8 @@ fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the
     ) else {
         return;
     };
-    let backend = Backend::Kafka(broker.bootstrap());
-    let mut rng = Rng::new(7);
+    let backend = Backend::at(conform::BackendKind::Kafka, broker.bootstrap());
+    let mut rng = Seeded::new(7);
     let events = kafka::trace_on(&backend, Variant::GUARDED, &mut rng).unwrap();
     let verdict = validate(
         &guarded_model(kafka::MAX_OFFSET),
@@ -511,7 +512,11 @@ fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the
     assert!(events
         .iter()
         .any(|e| matches!(e, KafkaEvent::OwnerFold { .. })));
-    for target in [Target::KafkaDecoupled, Target::KafkaUnseeded, Target::Epoch] {
+    for target in [
+        &targets::KAFKA_DECOUPLED,
+        &targets::KAFKA_UNSEEDED,
+        &targets::EPOCH,
+    ] {
         let cx = kafka::replay_counterexample_on(&backend, target).unwrap();
         let name = target.name();
         assert!(cx.broken.zombie_landed, "{name}: {:?}", cx.broken);

@@ -7,7 +7,7 @@ use loadbearing::trace::expects_failure;
 use loadbearing_specs::registry;
 
 fn configs() -> Vec<Config> {
-    suite::load(&suite::default_path()).expect("the shipped suite loads")
+    suite::built_in().expect("the shipped suite loads")
 }
 
 #[test]

@@ -9,7 +9,7 @@ use loadbearing_refinement::Options;
 use serde_json::Value;
 
 fn config(name: &str) -> Config {
-    suite::load(&suite::default_path())
+    suite::built_in()
         .unwrap()
         .into_iter()
         .find(|c| c.name == name)
@@ -120,7 +120,7 @@ fn walk_counterexample(name: &str) {
 /// model, opens in the explorer on exactly our counterexample.
 #[test]
 fn the_explorer_walks_every_expected_failure() {
-    let configs = suite::load(&suite::default_path()).unwrap();
+    let configs = suite::built_in().unwrap();
     let failing: Vec<&Config> = configs
         .iter()
         .filter(|c| trace::expects_failure(c))
@@ -150,7 +150,7 @@ fn a_bad_path_is_a_404() {
 /// every witness found and the reference state count.
 #[test]
 fn run_to_completion_agrees_with_our_verdict_on_every_config() {
-    let configs = suite::load(&suite::default_path()).unwrap();
+    let configs = suite::built_in().unwrap();
     for config in &configs {
         let failing = match &config.expected {
             Expected::Holds => None,

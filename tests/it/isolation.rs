@@ -182,13 +182,14 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
     let ndjson = std::fs::read_to_string(dir.join("prefix-write_skew_trigger.ndjson")).unwrap();
+    use loadbearing_refinement::conform::TraceEvent;
     let events = loadbearing_refinement::conform::parse_ndjson::<
-        loadbearing_refinement::conform::Event,
+        loadbearing_specs::ssi::trace::SsiEvent,
     >(&ndjson)
     .unwrap();
     let actions: Vec<String> = events
         .iter()
-        .map(|e| format!("{}({})", e.action, e.actor.as_deref().unwrap_or("")))
+        .map(|e| format!("{}({})", e.action(), e.txn()))
         .collect();
     assert_eq!(actions.len(), 12, "{actions:?}");
     assert_eq!(actions[3], "Check(T1)");

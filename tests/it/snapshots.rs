@@ -10,7 +10,7 @@ use loadbearing::trace::{self, expects_failure};
 use loadbearing_refinement::Options;
 
 fn configs() -> Vec<Config> {
-    suite::load(&suite::default_path()).expect("the shipped suite loads")
+    suite::built_in().expect("the shipped suite loads")
 }
 
 fn snapshot_dir() -> PathBuf {

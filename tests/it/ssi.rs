@@ -2,10 +2,10 @@
 
 use loadbearing::run::{run, Judged};
 use loadbearing::suite::{self, Config, Expected};
-use loadbearing_refinement::{Counterexample, Options, Outcome};
+use loadbearing_refinement::{Options, Outcome, ShownPath};
 
 fn ssi_configs() -> Vec<Config> {
-    suite::load(&suite::default_path())
+    suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.model == "SSI")
@@ -20,14 +20,14 @@ fn judge(name: &str) -> Judged {
     run(&config, &Options::default()).unwrap()
 }
 
-fn position(cx: &Counterexample, action: &str) -> usize {
+fn position(cx: &ShownPath, action: &str) -> usize {
     cx.steps
         .iter()
         .position(|s| s.action.as_deref() == Some(action))
         .unwrap_or_else(|| panic!("{action} is not on the path {:?}", cx.actions()))
 }
 
-fn value(cx: &Counterexample, step: usize, var: &str) -> String {
+fn value(cx: &ShownPath, step: usize, var: &str) -> String {
     cx.steps[step]
         .state
         .iter()
@@ -57,8 +57,8 @@ fn the_fix_holds_every_property_on_every_workload_with_every_serial_outcome_reac
         "reader_window",
     ] {
         let judged = judge(&format!("ssi_fix_{workload}"));
-        assert_eq!(judged.report.outcome, Outcome::Holds, "{workload}");
-        let checked = &judged.report.properties_checked;
+        assert_eq!(*judged.report.outcome(), Outcome::Holds, "{workload}");
+        let checked = &judged.report.properties_checked();
         for p in [
             "Serializable",
             "CommitRecordFinal",
@@ -81,31 +81,31 @@ fn the_fix_holds_every_property_on_every_workload_with_every_serial_outcome_reac
 fn the_pre_fix_counterexample_is_the_136_trigger() {
     let judged = judge("ssi_prefix_write_skew");
     assert_eq!(
-        judged.report.outcome,
+        *judged.report.outcome(),
         Outcome::Violates("Serializable".into())
     );
-    let cx = judged.report.counterexample.unwrap();
+    let cx = judged.report.counterexample().unwrap();
     assert_eq!(
         cx.len(),
         12,
         "two begins, two reads, two writes, two three-step commits"
     );
-    let check_t1 = position(&cx, "Check(T1)");
-    let write_t2 = position(&cx, "Write(T2, bob)");
-    let end_t1 = position(&cx, "End(T1)");
+    let check_t1 = position(cx, "Check(T1)");
+    let write_t2 = position(cx, "Write(T2, bob)");
+    let end_t1 = position(cx, "End(T1)");
     assert!(
         check_t1 < write_t2 && write_t2 < end_t1,
         "{:?}",
         cx.actions()
     );
     assert!(
-        value(&cx, write_t2, "T1").starts_with("running"),
+        value(cx, write_t2, "T1").starts_with("running"),
         "T1 still RUNNING in the window"
     );
     let last = cx.steps.len() - 1;
-    assert!(value(&cx, last, "T1").starts_with("committed"));
-    assert!(value(&cx, last, "T2").starts_with("committed"));
-    assert_eq!(value(&cx, last, "committed"), "alice=0 bob=0");
+    assert!(value(cx, last, "T1").starts_with("committed"));
+    assert!(value(cx, last, "T2").starts_with("committed"));
+    assert_eq!(value(cx, last, "committed"), "alice=0 bob=0");
 }
 
 /// The fix turns the same window into DB_SNAPSHOT_UNSAFE for T2.
@@ -153,7 +153,7 @@ fn each_rejected_alternative_fails_for_its_own_reason() {
     for (name, property) in cases {
         let judged = judge(name);
         assert_eq!(
-            judged.report.outcome,
+            *judged.report.outcome(),
             Outcome::Violates(property.into()),
             "{name}"
         );
@@ -164,7 +164,7 @@ fn each_rejected_alternative_fails_for_its_own_reason() {
         "ssi_prefix_noopt_write_skew",
         "ssi_plainsi_lost_update",
     ] {
-        assert_eq!(judge(holds).report.outcome, Outcome::Holds, "{holds}");
+        assert_eq!(*judge(holds).report.outcome(), Outcome::Holds, "{holds}");
     }
 }
 
@@ -173,8 +173,9 @@ fn each_rejected_alternative_fails_for_its_own_reason() {
 fn not_running_blames_an_aborted_peer() {
     let cx = judge("ssi_notrunning_write_skew")
         .report
-        .counterexample
-        .unwrap();
+        .counterexample()
+        .unwrap()
+        .clone();
     let abort = position(&cx, "AppAbort(T1)");
     let write = position(&cx, "Write(T2, bob)");
     assert!(abort < write);
@@ -187,8 +188,9 @@ fn not_running_blames_an_aborted_peer() {
 fn option_two_aborts_a_durable_commit() {
     let cx = judge("ssi_option2_write_skew")
         .report
-        .counterexample
-        .unwrap();
+        .counterexample()
+        .unwrap()
+        .clone();
     let record = position(&cx, "Record(T1)");
     let last = cx.steps.len() - 1;
     assert!(record < last);
@@ -202,8 +204,9 @@ fn option_two_aborts_a_durable_commit() {
 fn the_unfixed_reader_site_is_reachable() {
     let cx = judge("ssi_readerunfixed_reader_window")
         .report
-        .counterexample
-        .unwrap();
+        .counterexample()
+        .unwrap()
+        .clone();
     let check_t1 = position(&cx, "Check(T1)");
     let read = position(&cx, "Read(T2, a)");
     let end_t1 = position(&cx, "End(T1)");
@@ -221,8 +224,8 @@ fn the_unfixed_reader_site_is_reachable() {
 #[test]
 fn the_fix_still_over_aborts_because_of_an_aborted_peer() {
     let judged = judge("ssi_fix_overabort_write_skew");
-    assert_eq!(judged.report.outcome, Outcome::Holds);
-    let witness = &judged.report.witnesses[0];
+    assert_eq!(*judged.report.outcome(), Outcome::Holds);
+    let witness = &judged.report.witnesses()[0];
     assert_eq!(witness.property, "OverAbortByAbortedPeer");
     let abort = position(witness, "AppAbort(T1)");
     let write = position(witness, "Write(T2, bob)");

@@ -1,12 +1,14 @@
 //! The expected-outcome suite, pinned: every outcome, every reference state count, and the
 //! shortest counterexample of every expected failure.
 
-use loadbearing::run::run;
+use loadbearing::run::{run, run_typed};
 use loadbearing::suite::{self, override_constants, parse_set, Config, Expected};
 use loadbearing_refinement::{Options, Outcome};
+use loadbearing_specs::epoch::Epoch;
+use loadbearing_specs::single_writer_store::SwsState;
 
 fn configs() -> Vec<Config> {
-    suite::load(&suite::default_path()).expect("the shipped suite loads")
+    suite::built_in().expect("the shipped suite loads")
 }
 
 /// The single-writer tower's configs (the SSI configs are pinned in tests/it/ssi.rs, the actor
@@ -44,7 +46,7 @@ fn every_config_is_classified_as_expected_with_the_reference_state_count() {
         let judged = run(&config, &Options::default()).unwrap();
         assert!(judged.ok(), "{}: {:?}", config.name, judged.mismatch);
         if let Some(states) = config.states {
-            assert_eq!(judged.report.distinct_states, states, "{}", config.name);
+            assert_eq!(judged.report.distinct_states(), states, "{}", config.name);
         }
     }
 }
@@ -67,8 +69,8 @@ fn holding_configs_reach_exactly_the_tlc_counts() {
     ];
     for (name, states) in reference {
         let judged = run(&config(name), &Options::default()).unwrap();
-        assert_eq!(judged.report.outcome, Outcome::Holds, "{name}");
-        assert_eq!(judged.report.distinct_states, states, "{name}");
+        assert_eq!(*judged.report.outcome(), Outcome::Holds, "{name}");
+        assert_eq!(judged.report.distinct_states(), states, "{name}");
     }
 }
 
@@ -161,7 +163,7 @@ fn every_expected_failure_has_its_shortest_counterexample() {
     );
     for (name, actions, loop_start) in pinned {
         let judged = run(&config(name), &Options::default()).unwrap();
-        let cx = judged.report.counterexample.expect(name);
+        let cx = judged.report.counterexample().expect(name);
         assert_eq!(&cx.actions(), actions, "{name}");
         assert_eq!(cx.loop_start, *loop_start, "{name}");
         let Expected::Violates(property) = &judged.config.expected else {
@@ -174,11 +176,25 @@ fn every_expected_failure_has_its_shortest_counterexample() {
 #[test]
 fn the_epoch_counterexample_regresses_the_mapped_hwm() {
     let judged = run(&config("epoch_refines"), &Options::default()).unwrap();
-    let images = judged.report.counterexample.unwrap().abstract_step.unwrap();
+    let images = judged
+        .report
+        .counterexample()
+        .unwrap()
+        .abstract_step
+        .clone()
+        .unwrap();
     let hwm =
         |side: &Vec<(String, String)>| side.iter().find(|(k, _)| k == "hwm").unwrap().1.clone();
     assert_eq!(hwm(&images.before), "[2]");
     assert_eq!(hwm(&images.after), "[1]");
+    // The same finding as data: the abstract states themselves, in SingleWriterStore's types.
+    let (_, report, _) = run_typed::<Epoch>(&config("epoch_refines"), &Options::default()).unwrap();
+    let finding = report.counterexample.unwrap().abstract_step.unwrap();
+    assert_eq!(&*finding.model, "SingleWriterStore");
+    let state =
+        |s: &loadbearing_refinement::AbstractState| s.downcast_ref::<SwsState>().unwrap().hwm[0];
+    assert_eq!(state(finding.before.as_ref().unwrap()), 2);
+    assert_eq!(state(&finding.after), 1);
 }
 
 /// Removing any guard from a holding config turns it red, by the property that guard protects.
@@ -199,7 +215,7 @@ fn removing_a_guard_fails_by_property_name() {
         let judged = run(&mutant, &Options::default()).unwrap();
         assert!(!judged.ok(), "{name} with {set} still passes");
         assert_eq!(
-            judged.report.outcome,
+            *judged.report.outcome(),
             Outcome::Violates(property.into()),
             "{name} with {set}"
         );
@@ -218,7 +234,7 @@ fn larger_constants_keep_every_guarded_design_holding() {
         let sets: Vec<_> = sets.iter().map(|s| parse_set(s).unwrap()).collect();
         override_constants(&mut c, &sets).unwrap();
         let judged = run(&c, &Options::default()).unwrap();
-        assert_eq!(judged.report.outcome, Outcome::Holds, "{name} {sets:?}");
+        assert_eq!(*judged.report.outcome(), Outcome::Holds, "{name} {sets:?}");
         assert!(
             judged.ok(),
             "an overridden config is not held to the reference count"

@@ -62,9 +62,9 @@ pub fn cache_dir() -> PathBuf {
     PathBuf::from(home).join(format!(".cache/loadbearing/kafka-{KAFKA_VERSION}"))
 }
 
-fn fetch_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-kafka.sh")
-}
+/// `scripts/fetch-kafka.sh`, compiled in so that an installed binary (`conform --backend kafka`)
+/// needs no checkout; `.ci/setup.d/30-kafka.sh` runs the same file to prefetch.
+const FETCH_SCRIPT: &str = include_str!("../scripts/fetch-kafka.sh");
 
 /// The jar folder, resolving it with Maven on first use.
 pub fn ensure_jars() -> Result<PathBuf, String> {
@@ -84,12 +84,15 @@ pub fn ensure_jars() -> Result<PathBuf, String> {
         "resolving Apache Kafka {KAFKA_VERSION} jars with Maven into {} (first use)",
         jars.display()
     );
+    // `bash -c SCRIPT NAME ARG`: NAME is the script's $0, the cache folder its $1.
     let out = Command::new("bash")
-        .arg(fetch_script())
+        .arg("-c")
+        .arg(FETCH_SCRIPT)
+        .arg("fetch-kafka.sh")
         .arg(&cache)
         .env("LOADBEARING_KAFKA_VERSION", KAFKA_VERSION)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", fetch_script().display()))?;
+        .map_err(|e| format!("cannot run bash (for fetch-kafka.sh): {e}"))?;
     if !out.status.success() || !jars.join(".complete").exists() {
         return Err(format!(
             "resolving the Kafka jars failed: {}{}",

@@ -11,7 +11,7 @@ use loadbearing_refinement::conform;
 use loadbearing_specs::ssi::{Ssi, SsiState};
 use stateright::Model;
 
-use crate::trace::Event;
+use crate::trace::SsiEvent;
 
 /// Why a trace is not a behaviour of the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub struct Conforms {
 /// Checks `events` against `model` with the project's generic trace checker
 /// (`loadbearing_refinement::conform`, reading events through the SSI model's adapter in
 /// `loadbearing_specs::ssi::conform`), then replays the witness to give the final model state.
-pub fn validate(model: &Ssi, events: &[Event]) -> Result<Conforms, Divergence> {
+pub fn validate(model: &Ssi, events: &[SsiEvent]) -> Result<Conforms, Divergence> {
     let verdict = conform::validate(model, events, conform::Limits::default());
     if let Some(d) = verdict.divergence {
         let tried = d.tried.first();

@@ -28,11 +28,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::{Map, Value};
-
 pub use loadbearing_specs::ssi::PastCheck;
 
-use crate::trace::{Event, NoTrace, Tracer};
+use crate::trace::{NoTrace, SsiEvent, Tracer, Txn as TraceTxn};
 
 pub type TxnId = usize;
 pub type Page = usize;
@@ -228,6 +226,18 @@ impl Failure {
             self,
             Failure::SnapshotUnsafe | Failure::SnapshotConflict | Failure::RecheckConflict
         )
+    }
+
+    /// The model's name for the failure, as traces carry it.
+    pub fn model(self) -> loadbearing_specs::ssi::Failure {
+        use loadbearing_specs::ssi::Failure as Model;
+        match self {
+            Failure::SnapshotUnsafe => Model::SnapshotUnsafe,
+            Failure::SnapshotConflict => Model::SnapshotConflict,
+            Failure::WriteConflict => Model::WriteConflict,
+            Failure::RecheckConflict => Model::RecheckConflict,
+            Failure::AppAbort => Model::AppAbort,
+        }
     }
 
     fn error(self) -> Error {
@@ -594,17 +604,7 @@ impl Engine {
         }
     }
 
-    fn emit(
-        &self,
-        inner: &Inner,
-        t: TxnId,
-        action: &str,
-        args: Map<String, Value>,
-        vars: Map<String, Value>,
-    ) {
-        let mut event = Event::new(Some(&inner.txns[t].name), action);
-        event.args = args;
-        event.vars = vars;
+    fn emit(&self, event: SsiEvent) {
         self.tracer.step(&event);
     }
 
@@ -658,13 +658,17 @@ impl Engine {
     fn read(&self, t: TxnId, key: &str) -> Result<Option<i64>, Error> {
         let mut inner = self.lock();
         Self::expect(&inner, t, "Read", Phase::Exec)?;
-        let args = obj([("key", key.into())]);
         let seen = inner.visible(t, key);
         if !self.variant.plain_si {
             if self.reader_path(&mut inner, t, key).is_err() {
                 inner.fail(t, Failure::SnapshotConflict);
                 inner.txns[t].failed_op = Some((key.to_string(), false));
-                self.emit(&inner, t, "Read", args, failed(Failure::SnapshotConflict));
+                self.emit(SsiEvent::Read {
+                    txn: traced(t),
+                    key: key.to_string(),
+                    value: None,
+                    failed: Some(Failure::SnapshotConflict.model()),
+                });
                 return Err(Error::SnapshotConflict);
             }
             inner
@@ -679,7 +683,12 @@ impl Engine {
             writer: seen.and_then(|v| v.writer),
             value,
         });
-        self.emit(&inner, t, "Read", args, obj([("value", value.into())]));
+        self.emit(SsiEvent::Read {
+            txn: traced(t),
+            key: key.to_string(),
+            value,
+            failed: None,
+        });
         Ok(value)
     }
 
@@ -689,7 +698,6 @@ impl Engine {
     fn scan(&self, t: TxnId, page: Page) -> Result<BTreeMap<String, i64>, Error> {
         let mut inner = self.lock();
         Self::expect(&inner, t, "Scan", Phase::Exec)?;
-        let args = obj([("page", page.into())]);
         let keys: Vec<String> = inner
             .data
             .keys()
@@ -703,7 +711,12 @@ impl Engine {
             if !self.variant.plain_si && self.reader_path(&mut inner, t, key).is_err() {
                 inner.fail(t, Failure::SnapshotConflict);
                 inner.txns[t].failed_op = Some((key.clone(), false));
-                self.emit(&inner, t, "Scan", args, failed(Failure::SnapshotConflict));
+                self.emit(SsiEvent::Scan {
+                    txn: traced(t),
+                    page: page as u64,
+                    rows: None,
+                    failed: Some(Failure::SnapshotConflict.model()),
+                });
                 return Err(Error::SnapshotConflict);
             }
             if let Some(v) = version {
@@ -720,28 +733,31 @@ impl Engine {
         }
         inner.txns[t].reads.extend(seen);
         inner.txns[t].scanned.push(page);
-        let shown: Map<String, Value> =
-            rows.iter().map(|(k, v)| (k.clone(), (*v).into())).collect();
-        self.emit(
-            &inner,
-            t,
-            "Scan",
-            args,
-            obj([("rows", Value::Object(shown))]),
-        );
+        self.emit(SsiEvent::Scan {
+            txn: traced(t),
+            page: page as u64,
+            rows: Some(rows.clone()),
+            failed: None,
+        });
         Ok(rows)
     }
 
     fn write(&self, t: TxnId, key: &str, value: i64) -> Result<(), Error> {
         let mut inner = self.lock();
         Self::expect(&inner, t, "Write", Phase::Exec)?;
-        let args = obj([("key", key.into()), ("value", value.into())]);
+        let write = |failed: Option<Failure>| SsiEvent::Write {
+            txn: traced(t),
+            key: key.to_string(),
+            value: Some(value),
+            skipped: false,
+            failed: failed.map(Failure::model),
+        };
         match self.writer_path(&mut inner, t, key) {
             Ok(()) => {}
             Err(why) => {
                 inner.fail(t, why);
                 inner.txns[t].failed_op = Some((key.to_string(), true));
-                self.emit(&inner, t, "Write", args, failed(why));
+                self.emit(write(Some(why)));
                 return Err(why.error());
             }
         }
@@ -756,7 +772,7 @@ impl Engine {
         if !inner.txns[t].writes.iter().any(|k| k == key) {
             inner.txns[t].writes.push(key.to_string());
         }
-        self.emit(&inner, t, "Write", args, Map::new());
+        self.emit(write(None));
         Ok(())
     }
 
@@ -812,8 +828,13 @@ impl Engine {
     fn skip_write(&self, t: TxnId, key: &str) -> Result<(), Error> {
         let inner = self.lock();
         Self::expect(&inner, t, "Write", Phase::Exec)?;
-        let args = obj([("key", key.into()), ("skipped", true.into())]);
-        self.emit(&inner, t, "Write", args, Map::new());
+        self.emit(SsiEvent::Write {
+            txn: traced(t),
+            key: key.to_string(),
+            value: None,
+            skipped: true,
+            failed: None,
+        });
         Ok(())
     }
 
@@ -824,20 +845,20 @@ impl Engine {
         let txn = &inner.txns[t];
         if !v.plain_si && v.commit_check && txn.rconf && txn.wconf {
             inner.fail(t, Failure::SnapshotConflict);
-            self.emit(
-                &inner,
-                t,
-                "Check",
-                Map::new(),
-                failed(Failure::SnapshotConflict),
-            );
+            self.emit(SsiEvent::Check {
+                txn: traced(t),
+                failed: Some(Failure::SnapshotConflict.model()),
+            });
             return Err(Error::SnapshotConflict);
         }
         let txn = &mut inner.txns[t];
         txn.phase = Phase::Checked;
         // The fix: publish the passed check in the same critical section.
         txn.sichecked = !v.plain_si && v.past_check != PastCheck::Status;
-        self.emit(&inner, t, "Check", Map::new(), Map::new());
+        self.emit(SsiEvent::Check {
+            txn: traced(t),
+            failed: None,
+        });
         Ok(())
     }
 
@@ -855,7 +876,7 @@ impl Engine {
         inner.log.push((t, writes));
         inner.txns[t].phase = Phase::Recorded;
         inner.txns[t].recorded = true;
-        self.emit(&inner, t, "Record", Map::new(), Map::new());
+        self.emit(SsiEvent::Record { txn: traced(t) });
         Ok(())
     }
 
@@ -867,13 +888,10 @@ impl Engine {
         if !v.plain_si && v.recheck_after_record && txn.rconf && txn.wconf {
             // Option 2: an abort after the commit record is durable (CommitRecordFinal).
             inner.fail(t, Failure::RecheckConflict);
-            self.emit(
-                &inner,
-                t,
-                "End",
-                Map::new(),
-                failed(Failure::RecheckConflict),
-            );
+            self.emit(SsiEvent::End {
+                txn: traced(t),
+                failed: Some(Failure::RecheckConflict.model()),
+            });
             return Err(Error::RecheckConflict);
         }
         inner.clock += 1;
@@ -884,7 +902,10 @@ impl Engine {
         if v.drop_markers_at_commit {
             inner.remove_markers(t);
         }
-        self.emit(&inner, t, "End", Map::new(), Map::new());
+        self.emit(SsiEvent::End {
+            txn: traced(t),
+            failed: None,
+        });
         inner.reclaim();
         Ok(())
     }
@@ -893,7 +914,7 @@ impl Engine {
         let mut inner = self.lock();
         Self::expect(&inner, t, "AppAbort", Phase::Exec)?;
         inner.fail(t, Failure::AppAbort);
-        self.emit(&inner, t, "AppAbort", Map::new(), Map::new());
+        self.emit(SsiEvent::AppAbort { txn: traced(t) });
         Ok(())
     }
 
@@ -917,7 +938,7 @@ impl Engine {
         }
         inner.data.retain(|_, v| !v.is_empty());
         inner.txns[t].cleaned = true;
-        self.emit(&inner, t, "Cleanup", Map::new(), Map::new());
+        self.emit(SsiEvent::Cleanup { txn: traced(t) });
         inner.reclaim();
         Ok(())
     }
@@ -993,17 +1014,15 @@ impl Engine {
         let txn = &mut inner.txns[t];
         txn.status = Status::Running;
         txn.snapshot = clock;
-        self.emit(&inner, t, "Begin", Map::new(), Map::new());
+        self.emit(SsiEvent::Begin { txn: traced(t) });
         Ok(())
     }
 }
 
-fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
-fn failed(why: Failure) -> Map<String, Value> {
-    obj([("failed", why.name().into())])
+/// The transaction as the model names it: the engine's ids are registration order, as the
+/// model's transactions are.
+fn traced(t: TxnId) -> TraceTxn {
+    TraceTxn(u8::try_from(t).expect("fewer than 256 transactions"))
 }
 
 /// Which commit step just completed, for [`Txn::commit_with`]'s hook.
@@ -1249,15 +1268,19 @@ mod tests {
         t.abort().unwrap();
         assert!(matches!(t.check(), Err(Error::NotAllowed(_))));
         t.cleanup().unwrap();
-        let lines: Vec<String> = rec.events().iter().map(|e| e.to_line()).collect();
+        let lines: Vec<String> = rec
+            .events()
+            .iter()
+            .map(loadbearing_refinement::conform::TraceEvent::to_line)
+            .collect();
         assert_eq!(
             lines,
             [
-                r#"{"v":1,"actor":"T1","action":"Begin"}"#,
-                r#"{"v":1,"actor":"T1","action":"Read","args":{"key":"x"},"vars":{"value":0}}"#,
-                r#"{"v":1,"actor":"T1","action":"Write","args":{"key":"x","skipped":true}}"#,
-                r#"{"v":1,"actor":"T1","action":"AppAbort"}"#,
-                r#"{"v":1,"actor":"T1","action":"Cleanup"}"#,
+                r#"{"v":2,"vocabulary":"ssi","action":"Begin","txn":"T1"}"#,
+                r#"{"v":2,"vocabulary":"ssi","action":"Read","txn":"T1","key":"x","value":0}"#,
+                r#"{"v":2,"vocabulary":"ssi","action":"Write","txn":"T1","key":"x","skipped":true}"#,
+                r#"{"v":2,"vocabulary":"ssi","action":"AppAbort","txn":"T1"}"#,
+                r#"{"v":2,"vocabulary":"ssi","action":"Cleanup","txn":"T1"}"#,
             ]
         );
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::engine::{Engine, Error, Status, Variant};
 use crate::program::{Outcome, Script, Session, StmtKind};
-use crate::trace::{Event, Recorder};
+use crate::trace::{Recorder, SsiEvent};
 
 /// One model action, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub struct Replayed {
     pub steps: Vec<StepResult>,
     /// Statuses, failures, committed values, and the serializability verdict.
     pub outcome: Outcome,
-    pub trace: Vec<Event>,
+    pub trace: Vec<SsiEvent>,
 }
 
 impl Replayed {

@@ -19,7 +19,7 @@ use crate::analysis::{self, Need};
 use crate::conform;
 use crate::engine::{CommitStep, Engine, Error, Variant};
 use crate::program::{engine_outcome, script, Observed, Outcome, Plan, Script, TxnResult};
-use crate::trace::{Event, Recorder, SsiEvent};
+use crate::trace::{Recorder, SsiEvent};
 
 /// A point in a transaction's life, where waits are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -436,7 +436,7 @@ pub fn run_txn(
 /// One attempt on the engine: the outcome, the trace, and the engine's transactions.
 pub struct EngineAttempt {
     pub outcome: Outcome,
-    pub trace: Vec<Event>,
+    pub trace: Vec<SsiEvent>,
     pub needs: Vec<(usize, Need)>,
     pub timeouts: usize,
     /// For the model's workloads: the model's verdict on the trace (Err: the divergence).
@@ -529,7 +529,7 @@ pub struct Tally {
     pub example_divergence: Option<String>,
     /// The engine's trace of the first attempt (NDJSON material for `loadbearing conform`).
     #[serde(skip)]
-    pub first_trace: Option<Vec<Event>>,
+    pub first_trace: Option<Vec<SsiEvent>>,
 }
 
 impl Tally {
@@ -571,7 +571,7 @@ impl Tally {
 }
 
 /// A history in a few words: the engine's events in order, then the final state.
-pub fn history_text(trace: &[Event], outcome: &Outcome) -> String {
+pub fn history_text(trace: &[SsiEvent], outcome: &Outcome) -> String {
     let steps: Vec<String> = trace.iter().map(SsiEvent::brief).collect();
     format!("{}; final {}", steps.join("; "), outcome.state_text())
 }

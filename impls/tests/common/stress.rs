@@ -116,21 +116,6 @@ impl StressReport {
     }
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Run the stress; `kill` (if any) is called once, a third into the run, and must kill the
 /// server with -9 and restart it before returning.
 pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>) -> StressReport {
@@ -158,15 +143,18 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
             let (clock, stop, log, keys) = (&clock, &stop, &log, &keys);
             let (back, applied_back) = (&back, &applied_back);
             scope.spawn(move || {
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678_9ABC_DEF1));
+                // The workspace's one seeded generator (fastrand), one stream per writer.
+                let mut rng = fastrand::Rng::with_seed(
+                    0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678_9ABC_DEF1),
+                );
                 let mut mine = Vec::new();
                 let mut seq = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let key = rng.below(keys.len() as u64) as usize;
+                    let key = rng.usize(..keys.len());
                     let now = clock.fetch_add(1, Ordering::Relaxed);
-                    let offset = now - rng.below(cfg.lag);
+                    let offset = now - rng.u64(..cfg.lag);
                     seq += 1;
-                    let value = if rng.below(1000) < cfg.delete_per_mille {
+                    let value = if rng.u64(..1000) < cfg.delete_per_mille {
                         None
                     } else {
                         Some(format!("w{w}-s{seq}-o{offset}").into_bytes())

@@ -2,6 +2,7 @@
 
 pub mod conform;
 pub mod serial;
+pub mod trace;
 pub mod workload;
 
 use std::fmt;
@@ -35,8 +36,9 @@ pub enum Phase {
     Recorded,
 }
 
-/// Why a transaction aborted: libdb's error kinds, or the application's choice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a transaction aborted: libdb's error kinds, or the application's choice. In a trace,
+/// its name (`"SnapshotUnsafe"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Failure {
     SnapshotConflict,
     SnapshotUnsafe,
@@ -44,6 +46,18 @@ pub enum Failure {
     AppAbort,
     /// Option 2: the re-check after the durable commit record.
     RecheckConflict,
+}
+
+impl Failure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Failure::SnapshotConflict => "SnapshotConflict",
+            Failure::SnapshotUnsafe => "SnapshotUnsafe",
+            Failure::WriteConflict => "WriteConflict",
+            Failure::AppAbort => "AppAbort",
+            Failure::RecheckConflict => "RecheckConflict",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,136 @@
+//! Why a conformance run could not be carried out. A run that was carried out and found the
+//! implementation at odds with its model is not an error: that is the result's verdict.
+
+use loadbearing_expected::suite::SuiteError;
+use loadbearing_impls::flow::FlowError;
+use loadbearing_impls::{ReadError, WriteError};
+use loadbearing_impls_kafka::group_commit::CommitError;
+
+use crate::backend::BackendKind;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No target of the table has this name.
+    #[error("unknown target `{name}`; targets are: {}", known.join(", "))]
+    UnknownTarget {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    /// A target was asked to run on a backend it does not run on.
+    #[error("{target}: runs on {} (--backend), not {backend}", names(runs_on))]
+    WrongBackend {
+        target: &'static str,
+        runs_on: &'static [BackendKind],
+        backend: BackendKind,
+    },
+    /// This build has no client for the backend (its Cargo feature was left out).
+    #[error(
+        "the {0} backend is not compiled into this build: rebuild with `--features {0}` (or `--features full`)"
+    )]
+    NotCompiled(BackendKind),
+    /// A part of the harness that needs another backend than the one given.
+    #[error("{needs}, not {backend}")]
+    Unsupported {
+        needs: &'static str,
+        backend: BackendKind,
+    },
+    /// A throwaway server could not be started.
+    #[error("cannot start {0}: {1}")]
+    ServerStart(BackendKind, String),
+    /// A session, connection or topic of the implementation could not be opened.
+    #[error("{what}: {reason}")]
+    Open { what: &'static str, reason: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{during}: {source}")]
+    Flow {
+        during: &'static str,
+        source: FlowError,
+    },
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// A config of the suite could not be used as asked.
+    #[error("{config}: {problem}")]
+    Config {
+        config: String,
+        problem: ConfigProblem,
+    },
+    /// A model step of a path the harness drives is not enabled in the model.
+    #[error("step {step} {action}: not enabled in the model")]
+    NotEnabled { step: usize, action: String },
+    /// An implementation value the model has no reading of.
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// The implementation did not report a step the harness relies on: the instrumentation,
+    /// not the design, is at fault.
+    #[error("the harness: {0}")]
+    Harness(String),
+}
+
+/// Why a must-fail config's counterexample could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigProblem {
+    #[error("no such config in the suite")]
+    Unknown,
+    #[error("a {found} config, not {wanted}")]
+    WrongModel {
+        found: &'static str,
+        wanted: &'static str,
+    },
+    #[error("the check failed: {0}")]
+    Check(String),
+    #[error("has no counterexample")]
+    NoCounterexample,
+    #[error("the refinement gives no {0}")]
+    NoAbstractStep(String),
+    #[error("the engine cannot take the path: {0}")]
+    Engine(String),
+    /// The config's constants do not build the model asked for.
+    #[error("its constants do not build the model: {0}")]
+    Constants(loadbearing_specs::knobs::KnobError),
+}
+
+/// An implementation value outside what the model can represent.
+#[derive(Debug, thiserror::Error)]
+pub enum ValueError {
+    #[error("offset {0} is outside the model's range")]
+    OffsetOutOfRange(u64),
+    #[error("a row value line is not an offset: {0:?}")]
+    NotAnOffset(String),
+}
+
+impl Error {
+    /// A flow operation the harness needs that failed for another reason than a fence.
+    pub(crate) fn flow(during: &'static str) -> impl FnOnce(FlowError) -> Error {
+        move |source| Error::Flow { during, source }
+    }
+
+    pub(crate) fn config(config: &str, problem: ConfigProblem) -> Error {
+        Error::Config {
+            config: config.to_string(),
+            problem,
+        }
+    }
+
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
+        allow(dead_code)
+    )]
+    pub(crate) fn open(what: &'static str) -> impl FnOnce(String) -> Error {
+        move |reason| Error::Open { what, reason }
+    }
+}
+
+fn names(kinds: &[BackendKind]) -> String {
+    kinds
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(" or ")
+}

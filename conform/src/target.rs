@@ -1,0 +1,176 @@
+//! A conformance target: an implementation built one way, the model it must (or must not)
+//! follow, and how it is exercised; its result, and the one judge of every result.
+
+use std::time::Instant;
+
+use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
+use serde::Serialize;
+
+use crate::backend::{Backend, BackendKind};
+use crate::error::Error;
+
+/// What a target must show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    /// The implementation as designed: every trace is a behaviour of the model, and every
+    /// model path driven through it agrees with the model.
+    Conforms,
+    /// A planted mutant (or a rejected design): conformance must catch it.
+    Diverges,
+}
+
+impl Expect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Expect::Conforms => "conforms",
+            Expect::Diverges => "diverges",
+        }
+    }
+}
+
+/// One conformance target. The table of them is [`crate::targets::ALL`].
+pub trait Target: Sync {
+    /// The name `conform` takes and reports.
+    fn name(&self) -> &'static str;
+
+    /// The model the implementation's traces are validated against, on `backend`.
+    fn model(&self, backend: BackendKind) -> &'static str;
+
+    /// The backends it runs on; the first is its default.
+    fn backends(&self) -> &'static [BackendKind];
+
+    /// What it must show.
+    fn expect(&self) -> Expect;
+
+    /// Exercises the implementation, both ways, and records what it saw in `result` (the
+    /// verdict is [`TargetResult::judge`]'s, from what was recorded).
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error>;
+}
+
+/// How a target runs.
+pub struct Settings {
+    pub backend: Backend,
+    /// Traces per target (runs of the implementation; for the model paths, random walks).
+    pub traces: usize,
+    /// Concurrent writers in the store races and group commits.
+    pub writers: usize,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetResult {
+    pub target: &'static str,
+    pub model: &'static str,
+    pub backend: &'static str,
+    pub seed: u64,
+    pub traces: usize,
+    pub events: usize,
+    pub conforming: usize,
+    pub divergences: Vec<Divergence>,
+    /// Divergences found in all (only the first few are kept in `divergences`).
+    pub divergent_traces: usize,
+    /// What this target must show.
+    pub expected: Expect,
+    pub ok: bool,
+    pub seconds: f64,
+    /// Time spent validating traces (the rest drives the implementation).
+    pub validation_seconds: f64,
+    /// Model → implementation: model steps driven, and the mismatches between the
+    /// implementation and the model.
+    pub steps: usize,
+    pub mismatches: Vec<String>,
+    /// Must-fail configs whose counterexample was driven through the implementation.
+    pub replays: Vec<Replay>,
+}
+
+/// A must-fail config's counterexample driven through the broken and the guarded
+/// implementation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Replay {
+    pub config: String,
+    /// The model steps, in order.
+    pub steps: Vec<String>,
+    /// What the broken implementation did (the violation, reproduced).
+    pub broken: String,
+    /// What the guarded implementation did with the same schedule.
+    pub guarded: String,
+}
+
+impl TargetResult {
+    fn new(target: &dyn Target, settings: &Settings) -> TargetResult {
+        TargetResult {
+            target: target.name(),
+            model: target.model(settings.backend.kind()),
+            backend: settings.backend.name(),
+            seed: settings.seed,
+            traces: 0,
+            events: 0,
+            conforming: 0,
+            divergences: Vec::new(),
+            divergent_traces: 0,
+            expected: target.expect(),
+            ok: false,
+            seconds: 0.0,
+            validation_seconds: 0.0,
+            steps: 0,
+            mismatches: Vec::new(),
+            replays: Vec::new(),
+        }
+    }
+
+    /// Validates one trace and counts it; the first few divergences are kept.
+    pub fn tally<M: Conform>(&mut self, model: &M, events: &[M::Event]) {
+        self.traces += 1;
+        self.events += events.len();
+        let validating = Instant::now();
+        let verdict = validate(model, events, Limits::default());
+        self.validation_seconds += validating.elapsed().as_secs_f64();
+        if verdict.conforming {
+            self.conforming += 1;
+        } else {
+            self.divergent_traces += 1;
+            if self.divergences.len() < 3 {
+                self.divergences.extend(verdict.divergence);
+            }
+        }
+    }
+
+    /// The verdict, the same for every target: no mismatch between a driven model path and
+    /// the implementation (a replayed counterexample that did not do what it must is one),
+    /// and the traces show what the target must show: all of them conform, or at least one
+    /// diverges.
+    pub fn judge(&mut self) {
+        let traces_as_expected = match self.expected {
+            Expect::Conforms => self.conforming == self.traces,
+            Expect::Diverges => self.divergent_traces > 0,
+        };
+        self.ok = traces_as_expected && self.mismatches.is_empty();
+    }
+}
+
+/// Whether `target` can run on `kind` in this build: one it runs on, and compiled in.
+pub fn check_backend(target: &dyn Target, kind: BackendKind) -> Result<(), Error> {
+    if !target.backends().contains(&kind) {
+        return Err(Error::WrongBackend {
+            target: target.name(),
+            runs_on: target.backends(),
+            backend: kind,
+        });
+    }
+    if !kind.compiled_in() {
+        return Err(Error::NotCompiled(kind));
+    }
+    Ok(())
+}
+
+/// Runs `target` on `settings.backend`, which must be one it runs on.
+pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Error> {
+    check_backend(target, settings.backend.kind())?;
+    let started = Instant::now();
+    let mut result = TargetResult::new(target, settings);
+    target.run(settings, &mut result)?;
+    result.judge();
+    result.seconds = started.elapsed().as_secs_f64();
+    Ok(result)
+}

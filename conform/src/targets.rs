@@ -1,0 +1,64 @@
+//! The table of every conformance target, in the order `conform --list` prints them. Target
+//! names, backend checks and the run loop read this table; nothing else lists the targets.
+
+use crate::error::Error;
+use crate::target::Target;
+
+pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
+pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
+pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
+pub use crate::ssi::{SSI, SSI_PREFIX};
+pub use crate::store::{COMPOUND, REPLAY, STORE, STORE_LWW};
+
+/// Every target.
+pub static ALL: [&dyn Target; 18] = [
+    &STORE,
+    &STORE_LWW,
+    &REPLAY,
+    &COMPOUND,
+    &FLOW,
+    &FLOW_LWW,
+    &FLOW_HARD_DELETE,
+    &FENCE,
+    &FENCE_OFF,
+    &GROUP_COMMIT,
+    &GROUP_COMMIT_UNGATED,
+    &KAFKA,
+    &KAFKA_DECOUPLED,
+    &KAFKA_UNSEEDED,
+    &KAFKA_UNFENCED,
+    &EPOCH,
+    &SSI,
+    &SSI_PREFIX,
+];
+
+/// The target of this name.
+pub fn find(name: &str) -> Result<&'static dyn Target, Error> {
+    ALL.iter()
+        .copied()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| Error::UnknownTarget {
+            name: name.to_string(),
+            known: names(),
+        })
+}
+
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|t| t.name()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut seen = std::collections::HashSet::new();
+        for t in ALL {
+            assert!(seen.insert(t.name()), "{} twice", t.name());
+            assert_eq!(find(t.name()).unwrap().name(), t.name());
+            assert!(!t.backends().is_empty(), "{} runs nowhere", t.name());
+        }
+        assert!(matches!(find("nope"), Err(Error::UnknownTarget { .. })));
+    }
+}
