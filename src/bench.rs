@@ -8,6 +8,24 @@ use loadbearing_specs::knobs::Value;
 use loadbearing_expected::run::run;
 use loadbearing_expected::suite::{override_constants, Config};
 
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("benchmark base config `{0}` is not in the suite")]
+    MissingConfig(&'static str),
+    /// The larger constants do not fit the config's model.
+    #[error("{config}: {reason}")]
+    Constants {
+        config: &'static str,
+        reason: String,
+    },
+    /// A check or a conformance run failed before it gave a result.
+    #[error("{reason}")]
+    Run { reason: String },
+    #[error("{0}: its default backend is a server")]
+    ServerBackend(&'static str),
+}
+
 /// Each benchmark is a suite config at larger constants.
 pub const RUNS: &[(&str, &[(&str, u64)])] = &[
     ("cassandra_refines", &[("MaxOffset", 10)]),
@@ -49,19 +67,22 @@ pub fn measure(
     configs: &[Config],
     threads: usize,
     timeout: Option<Duration>,
-) -> Result<Vec<Measured>, String> {
+) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
     for (name, sets) in RUNS {
         let mut config = configs
             .iter()
             .find(|c| c.name == *name)
-            .ok_or_else(|| format!("benchmark base config `{name}` is not in the suite"))?
+            .ok_or(BenchError::MissingConfig(name))?
             .clone();
         let sets: Vec<(String, Value)> = sets
             .iter()
             .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
             .collect();
-        override_constants(&mut config, &sets).map_err(|e| e.to_string())?;
+        override_constants(&mut config, &sets).map_err(|e| BenchError::Constants {
+            config: name,
+            reason: e.to_string(),
+        })?;
         let label = format!(
             "{name} {}",
             sets.iter()
@@ -77,7 +98,9 @@ pub fn measure(
         };
         reset_peak_rss();
         eprintln!("bench: {label}");
-        let judged = run(&config, &options).map_err(|e| e.to_string())?;
+        let judged = run(&config, &options).map_err(|e| BenchError::Run {
+            reason: e.to_string(),
+        })?;
         results.push(Measured {
             label,
             outcome: judged.report.outcome().clone(),
@@ -136,11 +159,11 @@ pub struct ConformMeasured {
     pub peak_rss: Option<u64>,
 }
 
-pub fn measure_conformance() -> Result<Vec<ConformMeasured>, String> {
+pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
     let mut results = Vec::new();
     for &(target, traces) in CONFORM_RUNS {
         let backend = crate::conform::Backend::embedded(target.backends()[0])
-            .ok_or_else(|| format!("{}: its default backend is a server", target.name()))?;
+            .ok_or(BenchError::ServerBackend(target.name()))?;
         let settings = crate::conform::Settings {
             backend,
             traces,
@@ -149,7 +172,9 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, String> {
         };
         reset_peak_rss();
         eprintln!("bench: conform {}", target.name());
-        let r = crate::conform::run(target, &settings).map_err(|e| e.to_string())?;
+        let r = crate::conform::run(target, &settings).map_err(|e| BenchError::Run {
+            reason: e.to_string(),
+        })?;
         results.push(ConformMeasured {
             target: r.target,
             backend: r.backend,

@@ -6,7 +6,7 @@
 //! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
 //! bad input or when PostgreSQL cannot be started.
 
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use clap::ValueEnum;
 use loadbearing_ssi_engine::engine::Variant;
@@ -14,6 +14,41 @@ use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::postgres::{PgServer, PgTier};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{musts, run_engine, scenarios, Scenario, Tally};
+
+use crate::Verdict;
+
+/// Why the tier could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolationError {
+    #[error("unknown variant `{name}`; the variants are all, main, none, {}", Variant::NAMES.join(", "))]
+    UnknownVariant { name: String },
+    #[error("no scenario matches `{filter}`; the scenarios are {known}")]
+    NoScenario { filter: String, known: String },
+    #[error("--attempts must be at least 1")]
+    NoAttempts,
+    #[error("nothing to run: --variant none without --postgres")]
+    NothingToRun,
+    /// Checked before the engine runs: a missing client is bad input, not a late surprise.
+    #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
+    PostgresNotCompiledIn,
+    #[error("PostgreSQL: {0}")]
+    PostgresStart(String),
+    /// A connection or a scenario on PostgreSQL failed.
+    #[error("{0}")]
+    Postgres(String),
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    WriteTrace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum IsolationFormat {
@@ -49,7 +84,7 @@ pub struct Args {
 }
 
 /// The variant names `--variant` selects.
-pub fn variants(spec: &str) -> Result<Vec<&'static str>, String> {
+pub fn variants(spec: &str) -> Result<Vec<&'static str>, IsolationError> {
     match spec {
         "all" => return Ok(Variant::NAMES.to_vec()),
         "main" => return Ok(Variant::MAIN.to_vec()),
@@ -63,17 +98,14 @@ pub fn variants(spec: &str) -> Result<Vec<&'static str>, String> {
                 .iter()
                 .copied()
                 .find(|v| *v == name)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown variant `{name}`; the variants are all, main, none, {}",
-                        Variant::NAMES.join(", ")
-                    )
+                .ok_or_else(|| IsolationError::UnknownVariant {
+                    name: name.to_string(),
                 })
         })
         .collect()
 }
 
-fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, String> {
+fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, IsolationError> {
     let all = scenarios();
     let chosen: Vec<Scenario> = all
         .iter()
@@ -82,41 +114,46 @@ fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, String> {
         .collect();
     if chosen.is_empty() {
         let names: Vec<&str> = all.iter().map(|s| s.name).collect();
-        return Err(format!(
-            "no scenario matches `{}`; the scenarios are {}",
-            filter.as_deref().unwrap_or(""),
-            names.join(", ")
-        ));
+        return Err(IsolationError::NoScenario {
+            filter: filter.clone().unwrap_or_default(),
+            known: names.join(", "),
+        });
     }
     Ok(chosen)
 }
 
 /// One NDJSON file per engine tally: its first attempt's step events.
-fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), IsolationError> {
+    std::fs::create_dir_all(dir).map_err(|source| IsolationError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for t in tallies {
         if let Some(trace) = &t.first_trace {
             let path = dir.join(format!("{}-{}.ndjson", t.store, t.scenario));
-            std::fs::write(&path, loadbearing_ssi_engine::trace::to_ndjson(trace))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, loadbearing_ssi_engine::trace::to_ndjson(trace)).map_err(
+                |source| IsolationError::WriteTrace {
+                    path: path.clone(),
+                    source,
+                },
+            )?;
         }
     }
     Ok(())
 }
 
 /// Runs the tier as the options say and prints the report.
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.attempts == 0 {
-        return Err("--attempts must be at least 1".into());
+        return Err(IsolationError::NoAttempts);
     }
     let variants = variants(&args.variant)?;
     let chosen = selected(&args.scenario)?;
     if variants.is_empty() && !args.postgres {
-        return Err("nothing to run: --variant none without --postgres".into());
+        return Err(IsolationError::NothingToRun);
     }
     if args.postgres && !cfg!(feature = "postgres") {
-        // Before the engine runs: a missing client is bad input, not a late surprise.
-        return Err("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)".into());
+        return Err(IsolationError::PostgresNotCompiledIn);
     }
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
@@ -126,10 +163,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     #[cfg(feature = "postgres")]
     if args.postgres {
-        let server = PgServer::start().map_err(|e| format!("PostgreSQL: {e}"))?;
-        let mut tier = PgTier::connect(&server.conn_str())?;
+        let server = PgServer::start().map_err(|e| IsolationError::PostgresStart(e.to_string()))?;
+        let mut tier = PgTier::connect(&server.conn_str())
+            .map_err(|e| IsolationError::Postgres(e.to_string()))?;
         for s in &chosen {
-            tallies.push(tier.run(s, args.attempts, args.jitter_us)?);
+            tallies.push(
+                tier.run(s, args.attempts, args.jitter_us)
+                    .map_err(|e| IsolationError::Postgres(e.to_string()))?,
+            );
         }
         server.stop();
     }
@@ -140,8 +181,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     match args.format {
         IsolationFormat::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&report::json(&tallies, &verdict))
-                .map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(&report::json(&tallies, &verdict))?
         ),
         IsolationFormat::Table => {
             println!(
@@ -178,9 +218,5 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             }
         }
     }
-    Ok(if verdict.is_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(Verdict::of(verdict.is_ok()))
 }

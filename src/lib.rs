@@ -8,6 +8,9 @@ pub mod isolation;
 pub mod mutate;
 pub mod render;
 pub mod trace;
+pub mod verdict;
+
+pub use verdict::Verdict;
 
 // The suite, the judge and conformance moved into crates of their own; these names keep the
 // CLI modules and the integration tests reading as before.

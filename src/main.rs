@@ -1,7 +1,7 @@
 //! `loadbearing`: check that every guard of a design is load-bearing.
 //!
-//! `main` only maps a result to an exit code: 0 every outcome as expected, 1 some outcome
-//! differs, 2 bad input or an incomplete run.
+//! Every subcommand returns one [`Verdict`]; `main` alone maps it to an exit code: 0 every
+//! outcome as expected, 1 some outcome differs, 2 an incomplete run or bad input.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +14,7 @@ use loadbearing::render;
 use loadbearing::run::{run, Judged};
 use loadbearing::suite::{self, Config};
 use loadbearing::trace;
+use loadbearing::Verdict;
 use loadbearing_refinement::Options;
 
 mod run_actors;
@@ -168,26 +169,34 @@ enum Command {
     },
 }
 
+/// Bad input of any kind, reported as `error: …`: the one catch-all, here in `main` only; the
+/// library modules return their own error enums.
+type BadInput = Box<dyn std::error::Error>;
+
+/// The one place a verdict becomes an exit code.
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match execute(cli) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
+    let verdict = match execute(Cli::parse()) {
+        Ok(verdict) => verdict,
+        Err(problem) => {
+            eprintln!("error: {problem}");
+            Verdict::BadInput
         }
+    };
+    match verdict {
+        Verdict::AsExpected => ExitCode::SUCCESS,
+        Verdict::Differs => ExitCode::from(1),
+        Verdict::Incomplete | Verdict::BadInput => ExitCode::from(2),
     }
 }
 
-fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, String> {
+fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, suite::SuiteError> {
     match cli_suite {
         Some(path) => suite::load(path),
         None => suite::built_in(),
     }
-    .map_err(|e| e.to_string())
 }
 
-fn execute(cli: Cli) -> Result<ExitCode, String> {
+fn execute(cli: Cli) -> Result<Verdict, BadInput> {
     match cli.command {
         Command::List { format } => {
             let configs = load(&cli.suite)?;
@@ -195,7 +204,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 Format::Table => print!("{}", render::list_table(&configs)),
                 Format::Json => println!("{}", pretty(&render::list_json(&configs))),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Verdict::AsExpected)
         }
         Command::Check {
             filters,
@@ -208,13 +217,13 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let configs = load(&cli.suite)?;
             let mut selected = suite::select(configs, &filters);
             if selected.is_empty() {
-                return Err(format!(
+                return Err(BadInput::from(format!(
                     "no config matches {filters:?}; `loadbearing list` shows them"
-                ));
+                )));
             }
             let sets = sets
                 .iter()
-                .map(|s| suite::parse_set(s).map_err(|e| e.to_string()))
+                .map(|s| suite::parse_set(s))
                 .collect::<Result<Vec<_>, _>>()?;
             for config in &mut selected {
                 suite::override_constants(config, &sets)
@@ -245,7 +254,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             }
             if list {
                 print!("{}", conform_targets());
-                return Ok(ExitCode::SUCCESS);
+                return Ok(Verdict::AsExpected);
             }
             let wanted = backend;
             let targets: Vec<&dyn conform::Target> = if targets.is_empty() {
@@ -265,9 +274,9 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     .collect::<Result<Vec<_>, _>>()?
             };
             if !(1..=8).contains(&writers) {
-                return Err(format!(
+                return Err(BadInput::from(format!(
                     "--writers {writers}: the models hold 1 to 8 writers"
-                ));
+                )));
             }
             // Every target must run where asked: nothing is silently skipped.
             let mut plan = Vec::new();
@@ -275,7 +284,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 let kind = wanted.unwrap_or(target.backends()[0]);
                 // Before anything runs: a target on a backend it does not run on, or a server
                 // backend left out of this build (the error names its feature), is bad input.
-                conform::target::check_backend(target, kind).map_err(|e| e.to_string())?;
+                conform::target::check_backend(target, kind)?;
                 plan.push((target, kind));
             }
             let seed = seed.unwrap_or_else(|| {
@@ -287,7 +296,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let mut servers = conform::Servers::default();
             let mut results = Vec::new();
             for (target, kind) in plan {
-                let backend = servers.backend(kind).map_err(|e| e.to_string())?;
+                let backend = servers.backend(kind)?;
                 eprintln!(
                     "conform: {} on {} (seed {seed})",
                     target.name(),
@@ -299,7 +308,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     writers,
                     seed,
                 };
-                results.push(conform::run(target, &settings).map_err(|e| e.to_string())?);
+                results.push(conform::run(target, &settings)?);
             }
             match format {
                 Format::Table => print!("{}", conform_table(&results)),
@@ -309,11 +318,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 ),
             }
             eprintln!("seed {seed}: rerun with --seed {seed}");
-            Ok(if results.iter().all(|r| r.ok) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(Verdict::of(results.iter().all(|r| r.ok)))
         }
         Command::Mutate {
             filters,
@@ -323,9 +328,9 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let configs = load(&cli.suite)?;
             let selected = suite::select(configs.clone(), &filters);
             if selected.is_empty() {
-                return Err(format!(
+                return Err(BadInput::from(format!(
                     "no config matches {filters:?}; `loadbearing list` shows them"
-                ));
+                )));
             }
             let explanations = mutate::built_in_explanations()?;
             let options = Options {
@@ -348,11 +353,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     g.model, g.guard
                 );
             }
-            Ok(if unexplained.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(Verdict::of(unexplained.is_empty()))
         }
         Command::Trace {
             config,
@@ -386,17 +387,15 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             Ok(if traced.judged.incomplete() {
-                ExitCode::from(2)
-            } else if traced.judged.ok() {
-                ExitCode::SUCCESS
+                Verdict::Incomplete
             } else {
-                ExitCode::from(1)
+                Verdict::of(traced.judged.ok())
             })
         }
         Command::Explore { config, port, sets } => {
             let config = one_config(&cli.suite, &config, &sets)?;
             loadbearing::explore::serve(&config, port)?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Verdict::AsExpected)
         }
         Command::Docs { check } => {
             let configs = load(&cli.suite)?;
@@ -406,16 +405,12 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                     eprintln!("out of date: {path}");
                 }
                 eprintln!("regenerate with `cargo run -- docs`");
-                return Ok(ExitCode::from(1));
+                return Ok(Verdict::Differs);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Verdict::AsExpected)
         }
-        Command::Isolation(args) => loadbearing::isolation::run(args),
-        Command::RunActors { system, millis } => Ok(if run_actors::main(&system, millis)? {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
+        Command::Isolation(args) => Ok(loadbearing::isolation::run(args)?),
+        Command::RunActors { system, millis } => Ok(run_actors::main(&system, millis)?),
         Command::Bench {
             threads,
             timeout_secs,
@@ -430,13 +425,17 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
             let conformance = loadbearing::bench::measure_conformance()?;
             println!();
             print!("{}", loadbearing::bench::conformance_table(&conformance));
-            Ok(ExitCode::SUCCESS)
+            Ok(Verdict::AsExpected)
         }
     }
 }
 
 /// One config by its exact name, with `--set` overrides applied.
-fn one_config(suite_path: &Option<PathBuf>, name: &str, sets: &[String]) -> Result<Config, String> {
+fn one_config(
+    suite_path: &Option<PathBuf>,
+    name: &str,
+    sets: &[String],
+) -> Result<Config, BadInput> {
     let configs = load(suite_path)?;
     let Some(mut config) = configs.iter().find(|c| c.name == name).cloned() else {
         let near: Vec<&str> = configs
@@ -444,24 +443,24 @@ fn one_config(suite_path: &Option<PathBuf>, name: &str, sets: &[String]) -> Resu
             .filter(|c| c.name.contains(name))
             .map(|c| c.name.as_str())
             .collect();
-        return Err(if near.is_empty() {
+        return Err(BadInput::from(if near.is_empty() {
             format!("no config named `{name}`; `loadbearing list` shows them")
         } else {
             format!(
                 "no config named `{name}`; did you mean {}?",
                 near.join(", ")
             )
-        });
+        }));
     };
     let sets = sets
         .iter()
-        .map(|s| suite::parse_set(s).map_err(|e| e.to_string()))
+        .map(|s| suite::parse_set(s))
         .collect::<Result<Vec<_>, _>>()?;
     suite::override_constants(&mut config, &sets).map_err(|e| format!("{}: {e}", config.name))?;
     Ok(config)
 }
 
-fn check(selected: &[Config], options: &Options, format: Format) -> Result<ExitCode, String> {
+fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdict, BadInput> {
     let started = Instant::now();
     if let Format::Table = format {
         println!("{}", render::table_header());
@@ -500,12 +499,13 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<ExitC
             started.elapsed().as_secs_f64()
         ),
     }
-    Ok(if errors > 0 || incomplete > 0 {
-        ExitCode::from(2)
-    } else if ok == judged.len() {
-        ExitCode::SUCCESS
+    // One bad config was reported and the run went on; the verdict remembers it.
+    Ok(if errors > 0 {
+        Verdict::BadInput
+    } else if incomplete > 0 {
+        Verdict::Incomplete
     } else {
-        ExitCode::from(1)
+        Verdict::of(ok == judged.len())
     })
 }
 
@@ -574,7 +574,7 @@ fn conform_file(
     model: &str,
     sets: &[String],
     format: Format,
-) -> Result<ExitCode, String> {
+) -> Result<Verdict, BadInput> {
     use loadbearing_specs::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
@@ -590,10 +590,10 @@ fn conform_file(
             )
         })?;
     for set in sets {
-        let (name, value) = suite::parse_set(set).map_err(|e| e.to_string())?;
+        let (name, value) = suite::parse_set(set)?;
         given.insert(name, value);
     }
-    let constants = resolve(&given).map_err(|e| e.to_string())?;
+    let constants = resolve(&given)?;
     let verdict = validate(
         &constants,
         &text,
@@ -619,11 +619,7 @@ fn conform_file(
             ),
         },
     }
-    Ok(if verdict.conforming {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(Verdict::of(verdict.conforming))
 }
 
 fn pretty(value: &serde_json::Value) -> String {

@@ -13,6 +13,50 @@ use serde::{Deserialize, Serialize};
 use loadbearing_expected::run::run;
 use loadbearing_expected::suite::{override_constants, Config, Expected};
 
+/// Why guard mutation could not run (every other finding is data in [`Coverage`]).
+#[derive(Debug, thiserror::Error)]
+pub enum MutateError {
+    /// The written reasons for guards allowed not to be caught do not load.
+    #[error("{origin}: {problem}")]
+    Explanations {
+        /// The file, or `expected/guards.toml (built in)`.
+        origin: String,
+        problem: ExplanationProblem,
+    },
+    /// A config names a model the registry does not have.
+    #[error("{config}: unknown model `{model}`")]
+    UnknownModel { config: String, model: String },
+    /// The guard's knob could not be set to its removed value.
+    #[error("{config}: {reason}")]
+    Removal { config: String, reason: String },
+    /// Checking a mutant failed before it gave an outcome.
+    #[error("{config}: {reason}")]
+    Check { config: String, reason: String },
+    /// A mutant hit a budget: no verdict on the guard may be drawn from it.
+    #[error("{config} without {knob}: {property} incomplete ({why})")]
+    Incomplete {
+        config: String,
+        knob: String,
+        property: String,
+        why: String,
+    },
+}
+
+/// What is wrong with a file of written reasons.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplanationProblem {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("{0}")]
+    Toml(toml::de::Error),
+    #[error("unknown model `{0}`")]
+    UnknownModel(String),
+    #[error("{model} declares no guard `{guard}`")]
+    NoSuchGuard { model: String, guard: String },
+    #[error("{model} / {guard}: the reason is empty")]
+    EmptyReason { model: String, guard: String },
+}
+
 /// One property's verdict on one mutant, checked on its own.
 #[derive(Clone, Debug, Serialize)]
 pub struct Catch {
@@ -96,17 +140,22 @@ struct Explanation {
 pub const BUILT_IN_EXPLANATIONS: &str = include_str!("../expected/guards.toml");
 
 /// The project's reasons for guards that are allowed not to be caught (the ones compiled in).
-pub fn built_in_explanations() -> Result<BTreeMap<(String, String), String>, String> {
+pub fn built_in_explanations() -> Result<BTreeMap<(String, String), String>, MutateError> {
     parse_explanations(BUILT_IN_EXPLANATIONS, "expected/guards.toml (built in)")
 }
 
 /// Reads the written reasons for guards that are allowed not to be caught; a missing file
 /// gives none.
-pub fn load_explanations(path: &Path) -> Result<BTreeMap<(String, String), String>, String> {
+pub fn load_explanations(path: &Path) -> Result<BTreeMap<(String, String), String>, MutateError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => {
+            return Err(MutateError::Explanations {
+                origin: path.display().to_string(),
+                problem: ExplanationProblem::Read(e),
+            })
+        }
     };
     parse_explanations(&text, &path.display().to_string())
 }
@@ -114,24 +163,30 @@ pub fn load_explanations(path: &Path) -> Result<BTreeMap<(String, String), Strin
 /// The reasons in `text`; errors name `source`.
 fn parse_explanations(
     text: &str,
-    source: &str,
-) -> Result<BTreeMap<(String, String), String>, String> {
-    let file: ExplanationFile = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+    origin: &str,
+) -> Result<BTreeMap<(String, String), String>, MutateError> {
+    let fail = |problem| MutateError::Explanations {
+        origin: origin.to_string(),
+        problem,
+    };
+    let file: ExplanationFile =
+        toml::from_str(text).map_err(|e| fail(ExplanationProblem::Toml(e)))?;
     let mut reasons = BTreeMap::new();
     for e in file.not_load_bearing {
-        let entry = registry::find(&e.model)
-            .ok_or_else(|| format!("{source}: unknown model `{}`", e.model))?;
+        let Some(entry) = registry::find(&e.model) else {
+            return Err(fail(ExplanationProblem::UnknownModel(e.model)));
+        };
         if !entry.guards.iter().any(|g| g.name() == e.guard) {
-            return Err(format!(
-                "{source}: {} declares no guard `{}`",
-                e.model, e.guard
-            ));
+            return Err(fail(ExplanationProblem::NoSuchGuard {
+                model: e.model,
+                guard: e.guard,
+            }));
         }
         if e.reason.trim().is_empty() {
-            return Err(format!(
-                "{source}: {} / {}: the reason is empty",
-                e.model, e.guard
-            ));
+            return Err(fail(ExplanationProblem::EmptyReason {
+                model: e.model,
+                guard: e.guard,
+            }));
         }
         reasons.insert((e.model, e.guard), e.reason);
     }
@@ -145,11 +200,14 @@ pub fn mutate(
     suite: &[Config],
     explanations: &BTreeMap<(String, String), String>,
     options: &Options,
-) -> Result<Coverage, String> {
+) -> Result<Coverage, MutateError> {
     let mut mutants = Vec::new();
     let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
-        let entry = registry::find(config.model).ok_or("unknown model")?;
+        let entry = registry::find(config.model).ok_or_else(|| MutateError::UnknownModel {
+            config: config.name.clone(),
+            model: config.model.to_string(),
+        })?;
         checked
             .entry(config.model.to_string())
             .or_default()
@@ -174,7 +232,7 @@ pub fn mutate(
     let mut guards = Vec::new();
     let mut properties = Vec::new();
     for (model, props) in &checked {
-        let entry = registry::find(model).ok_or("unknown model")?;
+        let entry = registry::find(model).expect("every model here was found for its config");
         for guard in entry.guards {
             let of_guard = mutants
                 .iter()
@@ -224,14 +282,20 @@ pub fn mutate(
 
 /// Checks each of the config's properties on its own against the mutant, so every property that
 /// catches the missing guard is named, not only the first one found.
-fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catch>, String> {
+fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catch>, MutateError> {
     let mut mutant = config.clone();
-    override_constants(&mut mutant, &[guard.removing_set()]).map_err(|e| e.to_string())?;
+    override_constants(&mut mutant, &[guard.removing_set()]).map_err(|e| MutateError::Removal {
+        config: config.name.clone(),
+        reason: e.to_string(),
+    })?;
     let mut found = Vec::new();
     for property in &config.properties {
         let mut single = mutant.clone();
         single.properties = vec![property.clone()];
-        let judged = run(&single, options).map_err(|e| e.to_string())?;
+        let judged = run(&single, options).map_err(|e| MutateError::Check {
+            config: config.name.clone(),
+            reason: e.to_string(),
+        })?;
         let steps = judged.report.counterexample().map(|cx| cx.len());
         match judged.report.outcome().clone() {
             Outcome::Holds => {}
@@ -245,11 +309,12 @@ fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catc
                 steps,
             }),
             Outcome::Incomplete(why) => {
-                return Err(format!(
-                    "{} without {}: {property} incomplete ({why})",
-                    config.name,
-                    guard.knob()
-                ))
+                return Err(MutateError::Incomplete {
+                    config: config.name.clone(),
+                    knob: guard.knob().to_string(),
+                    property: property.clone(),
+                    why: why.to_string(),
+                })
             }
         }
     }

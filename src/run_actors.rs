@@ -17,6 +17,35 @@ use loadbearing_specs::vocab::{Cell, Offsets, Ops};
 use stateright::actor::{spawn, Actor, ActorModelAction, Command, Id, Out};
 use stateright::Model;
 
+use crate::Verdict;
+
+/// Why a run could not be made or replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunActorsError {
+    #[error("unknown actor system `{0}`; available: cassandra")]
+    UnknownSystem(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("no initial state for the log")]
+    NoInitialState,
+}
+
+/// A message or a stored record that does not decode (the actors' wire and disk formats).
+#[derive(Debug, thiserror::Error)]
+enum CodecError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("bad storage: {0}")]
+    Storage(String),
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> RunActorsError {
+    move |source| RunActorsError::Io { what, source }
+}
+
 /// One logged event, in model ids.
 #[derive(Clone, Debug)]
 pub enum Event {
@@ -106,15 +135,15 @@ impl Actor for Wired {
     }
 }
 
-fn to_bytes(msg: &Msg) -> Result<Vec<u8>, String> {
-    serde_json::to_vec(msg).map_err(|e| e.to_string())
+fn to_bytes(msg: &Msg) -> Result<Vec<u8>, CodecError> {
+    Ok(serde_json::to_vec(msg)?)
 }
 
-fn from_bytes(bytes: &[u8]) -> Result<Msg, String> {
-    serde_json::from_slice(bytes).map_err(|e| e.to_string())
+fn from_bytes(bytes: &[u8]) -> Result<Msg, CodecError> {
+    Ok(serde_json::from_slice(bytes)?)
 }
 
-fn disk_to_bytes(disk: &Disk) -> Result<Vec<u8>, String> {
+fn disk_to_bytes(disk: &Disk) -> Result<Vec<u8>, CodecError> {
     Ok(match disk {
         Disk::Store(d) => format!(
             "S {} {} {} {} {}",
@@ -125,10 +154,10 @@ fn disk_to_bytes(disk: &Disk) -> Result<Vec<u8>, String> {
     .into_bytes())
 }
 
-fn disk_from_bytes(bytes: &[u8]) -> Result<Disk, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+fn disk_from_bytes(bytes: &[u8]) -> Result<Disk, CodecError> {
+    let text = String::from_utf8_lossy(bytes);
     let parts: Vec<&str> = text.split_whitespace().collect();
-    let bad = || format!("bad storage: {text}");
+    let bad = || CodecError::Storage(text.to_string());
     match parts.as_slice() {
         ["F", pos] => Ok(Disk::Flow(pos.parse().map_err(|_| bad())?)),
         ["S", present, deleted, offset, contents, overwrote] => Ok(Disk::Store(StoreDisk {
@@ -151,14 +180,14 @@ pub struct RunReport {
     pub final_vars: Vec<(&'static str, String)>,
 }
 
-fn free_port() -> Result<u16, String> {
-    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
-    Ok(socket.local_addr().map_err(|e| e.to_string())?.port())
+fn free_port() -> Result<u16, RunActorsError> {
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("no free UDP port"))?;
+    Ok(socket.local_addr().map_err(io("no free UDP port"))?.port())
 }
 
 /// Runs the shipped design (persist, delete, persist; two zombie writes) for `millis` and
 /// replays its log in the actor model.
-pub fn run_cassandra(millis: u64) -> Result<RunReport, String> {
+pub fn run_cassandra(millis: u64) -> Result<RunReport, RunActorsError> {
     let max_offset = 3;
     // persist 1, delete 2, persist 3
     let op = Ops(1 << 2);
@@ -168,9 +197,9 @@ pub fn run_cassandra(millis: u64) -> Result<RunReport, String> {
         ..CassandraActorsParams::default()
     });
     let dir = std::env::temp_dir().join(format!("loadbearing-actors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir).map_err(io("cannot create the actors' folder"))?;
     // `spawn` keeps each actor's storage in `<address>.storage` under the working directory.
-    std::env::set_current_dir(&dir).map_err(|e| e.to_string())?;
+    std::env::set_current_dir(&dir).map_err(io("cannot enter the actors' folder"))?;
     let mut ids = [Id::from(0usize); 3];
     for id in &mut ids {
         *id = Id::from(SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port()?));
@@ -214,7 +243,7 @@ pub fn run_cassandra(millis: u64) -> Result<RunReport, String> {
         .init_states()
         .into_iter()
         .find(|s| s.history.op == op)
-        .ok_or("no initial state for the log")?;
+        .ok_or(RunActorsError::NoInitialState)?;
     let mut diverged_at = None;
     for (i, event) in events.iter().enumerate() {
         let action = match event {
@@ -255,12 +284,10 @@ pub fn run_cassandra(millis: u64) -> Result<RunReport, String> {
     })
 }
 
-/// Prints the run's log and verdict; the exit code is 0 when the model follows the whole log.
-pub fn main(system: &str, millis: u64) -> Result<bool, String> {
+/// Prints the run's log and verdict: as expected when the model follows the whole log.
+pub fn main(system: &str, millis: u64) -> Result<Verdict, RunActorsError> {
     if system != "cassandra" {
-        return Err(format!(
-            "unknown actor system `{system}`; available: cassandra"
-        ));
+        return Err(RunActorsError::UnknownSystem(system.to_string()));
     }
     let report = run_cassandra(millis)?;
     for (i, event) in report.events.iter().enumerate() {
@@ -284,11 +311,11 @@ pub fn main(system: &str, millis: u64) -> Result<bool, String> {
             for (k, v) in &report.final_vars {
                 println!("  {k} = {v}");
             }
-            Ok(true)
+            Ok(Verdict::AsExpected)
         }
         Some((i, why)) => {
             println!("the actor model cannot follow event {i}: {why}");
-            Ok(false)
+            Ok(Verdict::Differs)
         }
     }
 }

@@ -232,12 +232,6 @@ pub(crate) enum Payload<'a> {
 }
 
 impl Payload<'_> {
-    pub(crate) fn kind(&self) -> crate::trace::WriteKind {
-        match self {
-            Payload::Value(_) => crate::trace::WriteKind::Persist,
-            Payload::Tombstone => crate::trace::WriteKind::Delete,
-        }
-    }
     pub(crate) fn bytes(&self) -> Option<&[u8]> {
         match self {
             Payload::Value(v) => Some(v),

@@ -12,13 +12,25 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::store::{Offset, Read, WriteError};
+use crate::store::{Offset, Payload, Read, WriteError};
 
 /// A persist or a tombstone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteKind {
     Persist,
     Delete,
+}
+
+// Here rather than beside `Payload` in store.rs: the store knows nothing of traces, so the two
+// modules do not import each other.
+impl Payload<'_> {
+    /// How a trace names a write of this payload.
+    pub(crate) fn kind(&self) -> WriteKind {
+        match self {
+            Payload::Value(_) => WriteKind::Persist,
+            Payload::Tombstone => WriteKind::Delete,
+        }
+    }
 }
 
 /// What one statement did.

@@ -32,27 +32,15 @@ pub struct Options {
     pub progress: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A check asked of a model that it cannot answer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
+    #[error("unknown property `{name}`; this model has: {}", available.join(", "))]
     UnknownProperty {
         name: String,
         available: Vec<String>,
     },
 }
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SpecError::UnknownProperty { name, available } => write!(
-                f,
-                "unknown property `{name}`; this model has: {}",
-                available.join(", ")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SpecError {}
 
 /// Every property name a model answers to, in its own order.
 pub fn property_names<M: Spec>(model: &M) -> Vec<String> {

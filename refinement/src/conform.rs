@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::fingerprint::{fingerprint, BuildIdentity};
+use crate::path::Path;
 use crate::spec::Spec;
 
 mod wire;
@@ -129,26 +130,73 @@ impl Default for Limits {
     }
 }
 
-/// A node of the witness forest: how a candidate state was reached.
-struct Node {
+/// A node of the witness forest: how a candidate state was reached. A root is an initial
+/// candidate, by its index in the forest's `roots`.
+struct Node<A> {
     parent: Option<usize>,
-    action: Option<String>,
+    action: Option<A>,
+    /// Whether `action` was a silent step (taken between events, reported by none).
+    silent: bool,
 }
 
-fn path(nodes: &[Node], mut at: usize) -> Vec<String> {
-    let mut actions = Vec::new();
+impl<A> Node<A> {
+    fn root() -> Self {
+        Node {
+            parent: None,
+            action: None,
+            silent: false,
+        }
+    }
+
+    fn step(parent: usize, action: A, silent: bool) -> Self {
+        Node {
+            parent: Some(parent),
+            action: Some(action),
+            silent,
+        }
+    }
+}
+
+/// The steps from a root to node `at`: the root's node index, then each action with whether
+/// it was silent, in order.
+fn steps<A>(nodes: &[Node<A>], mut at: usize) -> (usize, Vec<(&A, bool)>) {
+    let mut steps = Vec::new();
     loop {
         let node = &nodes[at];
         if let Some(a) = &node.action {
-            actions.push(a.clone());
+            steps.push((a, node.silent));
         }
         match node.parent {
             Some(p) => at = p,
             None => break,
         }
     }
-    actions.reverse();
-    actions
+    steps.reverse();
+    (at, steps)
+}
+
+/// The model path to node `at` as people read it: each action as the model formats it, a
+/// silent step marked so.
+fn path<M: Conform>(model: &M, nodes: &[Node<M::Action>], at: usize) -> Vec<String> {
+    steps(nodes, at)
+        .1
+        .into_iter()
+        .map(|(action, silent)| {
+            let shown = model.format_action(action);
+            if silent {
+                format!("{shown} (silent)")
+            } else {
+                shown
+            }
+        })
+        .collect()
+}
+
+/// A verdict with the model path a fitting trace follows, in the model's own states and
+/// actions (silent steps included).
+pub struct Validated<S, A> {
+    pub verdict: Verdict,
+    pub path: Option<Path<S, A>>,
 }
 
 /// Fingerprints already seen: they are hashes already, so they are not hashed again.
@@ -159,15 +207,25 @@ const REPORTS_ANOTHER: &str = "the event reports another action";
 
 /// Checks whether `events` is a behaviour of `model`.
 pub fn validate<M: Conform>(model: &M, events: &[M::Event], limits: Limits) -> Verdict {
-    let mut nodes: Vec<Node> = Vec::new();
+    validate_path(model, events, limits).verdict
+}
+
+/// Checks whether `events` is a behaviour of `model`, and for one that is, the model path it
+/// follows as typed states and actions.
+pub fn validate_path<M: Conform>(
+    model: &M,
+    events: &[M::Event],
+    limits: Limits,
+) -> Validated<M::State, M::Action> {
+    let mut nodes: Vec<Node<M::Action>> = Vec::new();
     let mut frontier: Vec<(M::State, usize)> = Vec::new();
+    // Each initial candidate with its root node.
+    let mut roots: Vec<(usize, M::State)> = Vec::new();
     let mut seen = Seen::default();
     for state in model.initial_candidates(events) {
         if seen.insert(fingerprint(&state)) {
-            nodes.push(Node {
-                parent: None,
-                action: None,
-            });
+            nodes.push(Node::root());
+            roots.push((nodes.len() - 1, state.clone()));
             frontier.push((state, nodes.len() - 1));
         }
     }
@@ -197,41 +255,69 @@ pub fn validate<M: Conform>(model: &M, events: &[M::Event], limits: Limits) -> V
                 if model.observe(state, &after, event).is_ok()
                     && next_seen.insert(fingerprint(&after))
                 {
-                    nodes.push(Node {
-                        parent: Some(*node),
-                        action: Some(model.format_action(&action)),
-                    });
+                    nodes.push(Node::step(*node, action, false));
                     next.push((after, nodes.len() - 1));
                 }
             }
         }
         if next.is_empty() {
             let divergence = explain(model, event, i, &closure, &nodes, limits);
-            return Verdict {
-                events: events.len(),
-                conforming: false,
-                witness: None,
-                divergence: Some(divergence),
-                max_candidates,
+            return Validated {
+                verdict: Verdict {
+                    events: events.len(),
+                    conforming: false,
+                    witness: None,
+                    divergence: Some(divergence),
+                    max_candidates,
+                },
+                path: None,
             };
         }
         max_candidates = max_candidates.max(next.len());
         frontier = next;
     }
-    Verdict {
-        events: events.len(),
-        conforming: true,
-        witness: frontier.first().map(|(_, node)| path(&nodes, *node)),
-        divergence: None,
-        max_candidates,
+    let end = frontier.first().map(|(_, node)| *node);
+    Validated {
+        verdict: Verdict {
+            events: events.len(),
+            conforming: true,
+            witness: end.map(|node| path(model, &nodes, node)),
+            divergence: None,
+            max_candidates,
+        },
+        path: end.map(|node| typed_path(model, &nodes, &roots, node)),
     }
+}
+
+/// The typed path to node `at`: its root's initial state, then each action applied in turn
+/// (each one was enabled there when the forest grew, and `next_state` is a function).
+fn typed_path<M: Conform>(
+    model: &M,
+    nodes: &[Node<M::Action>],
+    roots: &[(usize, M::State)],
+    at: usize,
+) -> Path<M::State, M::Action> {
+    let (root, steps) = steps(nodes, at);
+    let init = roots
+        .iter()
+        .find(|(node, _)| *node == root)
+        .map(|(_, state)| state.clone())
+        .expect("every root of the forest is an initial candidate");
+    let mut path = Path::new(init);
+    for (action, _) in steps {
+        let next = model
+            .next_state(path.last_state(), action.clone())
+            .expect("an action of the forest is enabled where it was taken");
+        path.push(action.clone(), next);
+    }
+    path
 }
 
 /// The states reachable by up to `bound` silent steps (the states themselves included).
 fn silent_closure<M: Conform>(
     model: &M,
     frontier: Vec<(M::State, usize)>,
-    nodes: &mut Vec<Node>,
+    nodes: &mut Vec<Node<M::Action>>,
     bound: usize,
 ) -> Vec<(M::State, usize)> {
     let mut seen: Seen = frontier.iter().map(|(s, _)| fingerprint(s)).collect();
@@ -250,10 +336,7 @@ fn silent_closure<M: Conform>(
                 }
                 if let Some(after) = model.next_state(state, action.clone()) {
                     if seen.insert(fingerprint(&after)) {
-                        nodes.push(Node {
-                            parent: Some(*node),
-                            action: Some(format!("{} (silent)", model.format_action(&action))),
-                        });
+                        nodes.push(Node::step(*node, action, true));
                         next_layer.push((after, nodes.len() - 1));
                     }
                 }
@@ -273,7 +356,7 @@ fn explain<M: Conform>(
     event: &M::Event,
     index: usize,
     closure: &[(M::State, usize)],
-    nodes: &[Node],
+    nodes: &[Node<M::Action>],
     limits: Limits,
 ) -> Divergence {
     let mut tried = Vec::new();
@@ -331,7 +414,7 @@ fn explain<M: Conform>(
         as_written: event.to_line(),
         prefix: closure
             .first()
-            .map(|(_, n)| path(nodes, *n))
+            .map(|(_, n)| path(model, nodes, *n))
             .unwrap_or_default(),
         tried,
         candidates: closure.len(),

@@ -1,13 +1,10 @@
-//! Refinement by step simulation under a refinement mapping.
+//! Refinement by step simulation: what a refinement property answers about concrete states.
 //!
 //! Every concrete step must map to a stutter (the image is unchanged) or to a step of the
-//! abstract model, and every initial state must map to an abstract initial state.
-
-use std::collections::HashSet;
-use std::sync::Arc;
+//! abstract model, and every initial state must map to an abstract initial state. The one
+//! implementation, through a mapping function, is [`crate::mapped::MappedRefinement`].
 
 use crate::image::{AbstractAction, AbstractState, AbstractStep};
-use crate::spec::Spec;
 
 /// How one concrete step was matched.
 #[derive(Clone, Debug)]
@@ -44,116 +41,4 @@ pub trait Refinement<S>: Send + Sync {
     /// The image of `state` under the mapping: what the explorer shows beside each concrete
     /// state.
     fn image(&self, state: &S) -> AbstractState;
-}
-
-type Mapping<S, A> = Box<dyn Fn(&S) -> A + Send + Sync>;
-
-/// A refinement of abstract model `A` through a mapping function.
-pub struct MappedRefinement<S, A: Spec> {
-    name: &'static str,
-    abstract_name: Arc<str>,
-    abstract_model: Arc<A>,
-    map: Mapping<S, A::State>,
-    abstract_inits: HashSet<A::State>,
-}
-
-/// A model's name as people know it: its type's name without the module path or parameters.
-fn short_type_name<A>() -> &'static str {
-    let full = std::any::type_name::<A>();
-    let short = full.split('<').next().unwrap_or(full);
-    short.rsplit("::").next().unwrap_or(short)
-}
-
-impl<S, A: Spec + 'static> MappedRefinement<S, A> {
-    pub fn new(
-        name: &'static str,
-        abstract_model: A,
-        map: impl Fn(&S) -> A::State + Send + Sync + 'static,
-    ) -> Self {
-        let abstract_inits = abstract_model.init_states().into_iter().collect();
-        MappedRefinement {
-            name,
-            abstract_name: short_type_name::<A>().into(),
-            abstract_model: Arc::new(abstract_model),
-            map: Box::new(map),
-            abstract_inits,
-        }
-    }
-
-    fn state(&self, state: A::State) -> AbstractState {
-        AbstractState::new(&self.abstract_model, state)
-    }
-
-    fn finding(&self, before: Option<A::State>, after: A::State) -> AbstractStep {
-        AbstractStep {
-            model: Arc::clone(&self.abstract_name),
-            before: before.map(|s| self.state(s)),
-            after: self.state(after),
-        }
-    }
-}
-
-impl<S, A: Spec + 'static> Refinement<S> for MappedRefinement<S, A> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn abstract_model(&self) -> &str {
-        &self.abstract_name
-    }
-
-    fn image(&self, state: &S) -> AbstractState {
-        self.state((self.map)(state))
-    }
-
-    fn check_init(&self, state: &S) -> Result<(), AbstractStep> {
-        let image = (self.map)(state);
-        if self.abstract_inits.contains(&image) {
-            Ok(())
-        } else {
-            Err(self.finding(None, image))
-        }
-    }
-
-    fn check_step(&self, before: &S, after: &S) -> Result<StepMatch, AbstractStep> {
-        let from = (self.map)(before);
-        let to = (self.map)(after);
-        if from == to {
-            return Ok(StepMatch::Stutter);
-        }
-        let mut actions = Vec::new();
-        self.abstract_model.actions(&from, &mut actions);
-        for action in actions {
-            if self
-                .abstract_model
-                .next_state(&from, action.clone())
-                .as_ref()
-                == Some(&to)
-            {
-                return Ok(StepMatch::Simulates(AbstractAction::new(
-                    &self.abstract_model,
-                    action,
-                )));
-            }
-        }
-        Err(self.finding(Some(from), to))
-    }
-
-    fn check_steps(&self, before: &S, afters: &[S]) -> Vec<(usize, AbstractStep)> {
-        let from = (self.map)(before);
-        let mut successors: Option<Vec<A::State>> = None;
-        let mut failures = Vec::new();
-        for (i, after) in afters.iter().enumerate() {
-            let to = (self.map)(after);
-            if to == from {
-                continue;
-            }
-            let successors =
-                successors.get_or_insert_with(|| self.abstract_model.next_states(&from));
-            if !successors.contains(&to) {
-                failures.push((i, self.finding(Some(from.clone()), to)));
-            }
-        }
-        failures
-    }
 }

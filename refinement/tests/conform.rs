@@ -2,7 +2,8 @@
 //! divergence report.
 
 use loadbearing_refinement::conform::{
-    parse_ndjson, to_ndjson, validate, Conform, Limits, LineError, TraceEvent,
+    parse_ndjson, to_ndjson, validate, validate_path, Conform, Limits, LineError, TraceEvent,
+    Validated,
 };
 use loadbearing_refinement::{Spec, Variables};
 use serde::{Deserialize, Serialize};
@@ -184,6 +185,47 @@ fn stutter_events_and_silent_steps_are_accepted() {
     assert!(
         !validate(&Counters, &events, none).conforming,
         "the silent step is needed"
+    );
+}
+
+#[test]
+fn a_fitting_trace_follows_a_typed_model_path_from_the_initial_state_it_pins() {
+    // The second event pins the initial state with a = 5; the silent tick comes first.
+    let events = vec![
+        inc(0),
+        saw(inc(0), "a", 7),
+        Event::Inc {
+            counter: 1,
+            a: None,
+            b: None,
+            ticked: Some(true),
+        },
+    ];
+    let Validated { verdict, path } = validate_path(&Counters, &events, Limits::default());
+    assert!(verdict.conforming, "{:?}", verdict.divergence);
+    let path = path.expect("a fitting trace has a typed witness");
+    assert_eq!(*path.init(), ([5, 0], false));
+    assert_eq!(*path.last_state(), ([7, 1], true));
+    let actions: Vec<Action> = path.actions().copied().collect();
+    let logged: Vec<Action> = actions
+        .iter()
+        .copied()
+        .filter(|a| *a != Action::Tick)
+        .collect();
+    assert_eq!(logged, [Action::Inc(0), Action::Inc(0), Action::Inc(1)]);
+    // The witness is the same path as people read it.
+    let shown: Vec<String> = actions
+        .iter()
+        .map(|a| match a {
+            Action::Tick => format!("{} (silent)", Counters.format_action(a)),
+            _ => Counters.format_action(a),
+        })
+        .collect();
+    assert_eq!(verdict.witness.unwrap(), shown);
+    let diverging = validate_path(&Counters, &[saw(inc(0), "a", 3)], Limits::default());
+    assert!(
+        diverging.path.is_none(),
+        "a trace that does not fit has no path"
     );
 }
 

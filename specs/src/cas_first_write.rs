@@ -6,41 +6,10 @@ use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
-use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::first_write::{all_offsets, FirstWriteParams};
 use crate::{Configured, Guard};
 
-pub const MAX_WRITERS: usize = 8;
-
-/// The stored row as the compound sees it: `{present, offset}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Row {
-    pub present: bool,
-    pub offset: u8,
-}
-
-impl Row {
-    pub const ABSENT: Row = Row {
-        present: false,
-        offset: 0,
-    };
-
-    pub fn present(offset: u8) -> Row {
-        Row {
-            present: true,
-            offset,
-        }
-    }
-}
-
-impl fmt::Display for Row {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.present {
-            write!(f, "Present({})", self.offset)
-        } else {
-            write!(f, "Absent")
-        }
-    }
-}
+pub use crate::first_write::{Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pc {
@@ -120,22 +89,6 @@ pub struct CasFirstWrite {
     pub insert_if_not_exists: bool,
     /// A writer that lost the insert race retries the conditional UPDATE once.
     pub retry: bool,
-}
-
-/// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
-/// included on purpose: `Present(0)` differs from `Absent`.
-pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
-    let base = max as u64 + 1;
-    (0..base.pow(writers as u32))
-        .map(|mut code| {
-            let mut off = [0; MAX_WRITERS];
-            for slot in off.iter_mut().take(writers as usize) {
-                *slot = (code % base) as u8;
-                code /= base;
-            }
-            off
-        })
-        .collect()
 }
 
 impl CasFirstWrite {
@@ -307,70 +260,28 @@ impl Spec for CasFirstWrite {
     }
 }
 
-/// The constants, as the spec names them; CasFirstWriteAtomic reads the same ones.
-impl CasFirstWrite {
-    pub const WRITERS: Nat = Nat::new(
-        "Writers",
-        1,
-        MAX_WRITERS as u64,
-        2,
-        "how many writers (the set {w1..wN})",
-    );
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        0,
-        15,
-        2,
-        "each writer persists an offset in 0..MaxOffset",
-    );
-    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
-    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
-    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
-        "InsertIfNotExists",
-        true,
-        "the INSERT carries IF NOT EXISTS",
-    );
-    pub const RETRY: Flag = Flag::new(
-        "Retry",
-        true,
-        "a writer that lost the insert race retries the UPDATE once",
-    );
-}
-
-impl Params for CasFirstWrite {
-    const KNOBS: &'static [Knob] = &[
-        Self::WRITERS.knob(),
-        Self::MAX_OFFSET.knob(),
-        Self::GUARDED.knob(),
-        Self::REAP.knob(),
-        Self::INSERT_IF_NOT_EXISTS.knob(),
-        Self::RETRY.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(CasFirstWrite {
-            writers: k.get(Self::WRITERS)?,
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            guarded: k.get(Self::GUARDED)?,
-            reap: k.get(Self::REAP)?,
-            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
-            retry: k.get(Self::RETRY)?,
-        })
-    }
-}
-
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
     const DOC: &'static str = include_str!("cas_first_write.md");
-    type Params = CasFirstWrite;
+    type Params = FirstWriteParams;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("offset condition", Self::GUARDED),
-        Guard::off("insert-if-not-exists", Self::INSERT_IF_NOT_EXISTS),
-        Guard::off("retry", Self::RETRY),
+        Guard::off("offset condition", FirstWriteParams::GUARDED),
+        Guard::off(
+            "insert-if-not-exists",
+            FirstWriteParams::INSERT_IF_NOT_EXISTS,
+        ),
+        Guard::off("retry", FirstWriteParams::RETRY),
     ];
 
-    fn build(params: CasFirstWrite) -> Self {
-        params
+    fn build(params: FirstWriteParams) -> Self {
+        CasFirstWrite {
+            writers: params.writers,
+            max_offset: params.max_offset,
+            guarded: params.guarded,
+            reap: params.reap,
+            insert_if_not_exists: params.insert_if_not_exists,
+            retry: params.retry,
+        }
     }
 }
 

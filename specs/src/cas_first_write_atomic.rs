@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::Model;
 
-use crate::cas_first_write::{all_offsets, CasFirstWrite, Row, MAX_WRITERS};
+use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicPc {
@@ -194,9 +194,9 @@ impl crate::Configured for CasFirstWriteAtomic {
     const DOC: &'static str = include_str!("cas_first_write_atomic.md");
     /// The same constants as CasFirstWrite; the atomic upsert has no INSERT and no retry, so it
     /// ignores those two.
-    type Params = CasFirstWrite;
+    type Params = FirstWriteParams;
 
-    fn build(params: CasFirstWrite) -> Self {
+    fn build(params: FirstWriteParams) -> Self {
         CasFirstWriteAtomic {
             writers: params.writers,
             max_offset: params.max_offset,

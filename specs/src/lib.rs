@@ -11,6 +11,7 @@ pub mod cassandra;
 pub mod cassandra_actors;
 pub mod conform_common;
 pub mod epoch;
+pub mod first_write;
 pub mod group_commit;
 pub mod guard;
 pub mod kafka;

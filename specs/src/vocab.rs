@@ -18,14 +18,19 @@ impl From<Offsets> for Vec<u8> {
     }
 }
 
+/// An offset a set of offsets cannot hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("offset {0} is out of range (0..=31)")]
+pub struct OffsetOutOfRange(pub u8);
+
 impl TryFrom<Vec<u8>> for Offsets {
-    type Error = String;
-    fn try_from(members: Vec<u8>) -> Result<Offsets, String> {
+    type Error = OffsetOutOfRange;
+    fn try_from(members: Vec<u8>) -> Result<Offsets, OffsetOutOfRange> {
         members.into_iter().try_fold(Offsets::EMPTY, |set, o| {
             if o < 32 {
                 Ok(set.with(o))
             } else {
-                Err(format!("offset {o} is out of range (0..=31)"))
+                Err(OffsetOutOfRange(o))
             }
         })
     }

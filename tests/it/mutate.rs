@@ -168,5 +168,18 @@ fn an_explanation_for_an_undeclared_guard_is_an_error() {
     .unwrap();
     let err = mutate::load_explanations(&path).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(err.contains("declares no guard `luck`"), "{err}");
+    assert!(
+        matches!(
+            &err,
+            mutate::MutateError::Explanations {
+                problem: mutate::ExplanationProblem::NoSuchGuard { model, guard },
+                ..
+            } if model == "Kafka" && guard == "luck"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("declares no guard `luck`"),
+        "{err}"
+    );
 }

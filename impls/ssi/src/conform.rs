@@ -49,9 +49,10 @@ pub struct Conforms {
 
 /// Checks `events` against `model` with the project's generic trace checker
 /// (`loadbearing_refinement::conform`, reading events through the SSI model's adapter in
-/// `loadbearing_specs::ssi::conform`), then replays the witness to give the final model state.
+/// `loadbearing_specs::ssi::conform`); the final model state is the end of the typed witness.
 pub fn validate(model: &Ssi, events: &[SsiEvent]) -> Result<Conforms, Divergence> {
-    let verdict = conform::validate(model, events, conform::Limits::default());
+    let conform::Validated { verdict, path } =
+        conform::validate_path(model, events, conform::Limits::default());
     if let Some(d) = verdict.divergence {
         let tried = d.tried.first();
         let why: Vec<String> = tried
@@ -77,21 +78,16 @@ pub fn validate(model: &Ssi, events: &[SsiEvent]) -> Result<Conforms, Divergence
             prefix: d.prefix,
         });
     }
-    let path = verdict.witness.unwrap_or_default();
-    let mut state = model
-        .init_states()
-        .into_iter()
-        .next()
-        .expect("the SSI model has one initial state");
-    for name in &path {
-        let mut enabled = Vec::new();
-        model.actions(&state, &mut enabled);
-        let action = enabled
+    // A trace that fits has a witness: the typed path ends in the model state it leaves.
+    let state = match &path {
+        Some(path) => path.last_state().clone(),
+        None => model
+            .init_states()
             .into_iter()
-            .find(|a| &model.format_action(a) == name)
-            .expect("the witness is a model path");
-        state = model.next_state(&state, action).expect("enabled");
-    }
+            .next()
+            .expect("the SSI model has one initial state"),
+    };
+    let path = verdict.witness.unwrap_or_default();
     Ok(Conforms { path, state })
 }
 

@@ -1,0 +1,121 @@
+//! What the two first-write models share: their constants, the stored row, the bound on
+//! writers, and every assignment of offsets to writers. `CasFirstWrite` (the compound) refines
+//! `CasFirstWriteAtomic`, so the compound imports the atomic model; both import this module,
+//! and the atomic model needs nothing of the compound's.
+
+use std::fmt;
+
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+
+pub const MAX_WRITERS: usize = 8;
+
+/// The stored row as the compound sees it: `{present, offset}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Row {
+    pub present: bool,
+    pub offset: u8,
+}
+
+impl Row {
+    pub const ABSENT: Row = Row {
+        present: false,
+        offset: 0,
+    };
+
+    pub fn present(offset: u8) -> Row {
+        Row {
+            present: true,
+            offset,
+        }
+    }
+}
+
+impl fmt::Display for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.present {
+            write!(f, "Present({})", self.offset)
+        } else {
+            write!(f, "Absent")
+        }
+    }
+}
+
+/// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
+/// included on purpose: `Present(0)` differs from `Absent`.
+pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
+    let base = max as u64 + 1;
+    (0..base.pow(writers as u32))
+        .map(|mut code| {
+            let mut off = [0; MAX_WRITERS];
+            for slot in off.iter_mut().take(writers as usize) {
+                *slot = (code % base) as u8;
+                code /= base;
+            }
+            off
+        })
+        .collect()
+}
+
+/// The constants of both first-write models (the atomic one ignores `InsertIfNotExists` and
+/// `Retry`: it has no INSERT and no retry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstWriteParams {
+    pub writers: u8,
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub reap: bool,
+    pub insert_if_not_exists: bool,
+    pub retry: bool,
+}
+
+/// The constants, as the spec names them.
+impl FirstWriteParams {
+    pub const WRITERS: Nat = Nat::new(
+        "Writers",
+        1,
+        MAX_WRITERS as u64,
+        2,
+        "how many writers (the set {w1..wN})",
+    );
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        0,
+        15,
+        2,
+        "each writer persists an offset in 0..MaxOffset",
+    );
+    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
+    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
+    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
+        "InsertIfNotExists",
+        true,
+        "the INSERT carries IF NOT EXISTS",
+    );
+    pub const RETRY: Flag = Flag::new(
+        "Retry",
+        true,
+        "a writer that lost the insert race retries the UPDATE once",
+    );
+}
+
+impl Params for FirstWriteParams {
+    const KNOBS: &'static [Knob] = &[
+        Self::WRITERS.knob(),
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::REAP.knob(),
+        Self::INSERT_IF_NOT_EXISTS.knob(),
+        Self::RETRY.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(FirstWriteParams {
+            writers: k.get(Self::WRITERS)?,
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            reap: k.get(Self::REAP)?,
+            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
+            retry: k.get(Self::RETRY)?,
+        })
+    }
+}
