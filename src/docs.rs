@@ -178,8 +178,8 @@ fn removed_guards(entry: &ModelEntry, flipped: &[String]) -> Vec<&'static str> {
     entry
         .guards
         .iter()
-        .filter(|g| flipped.contains(&format!("{}={}", g.knob, g.removed.value())))
-        .map(|g| g.name)
+        .filter(|g| flipped.contains(&g.removal()))
+        .map(|g| g.name())
         .collect()
 }
 
@@ -504,7 +504,7 @@ fn model_md(
         let _ = writeln!(out, "| guard | removed by | must-fail configs |");
         let _ = writeln!(out, "|---|---|---|");
         for g in entry.guards {
-            let removal = format!("{}={}", g.knob, g.removed.value());
+            let removal = g.removal();
             let pairs: Vec<String> = cs
                 .iter()
                 .filter(|c| c.expected != Expected::Holds)
@@ -516,7 +516,7 @@ fn model_md(
             } else {
                 pairs.join(", ")
             };
-            let _ = writeln!(out, "| {} | `{removal}` | {pairs} |", g.name);
+            let _ = writeln!(out, "| {} | `{removal}` | {pairs} |", g.name());
         }
     }
     let _ = writeln!(out, "\n## Configs\n");

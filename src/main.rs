@@ -575,14 +575,14 @@ fn conform_file(
     sets: &[String],
     format: Format,
 ) -> Result<Verdict, BadInput> {
-    use loadbearing_specs::knobs::{Constants, Resolved};
+    use loadbearing_specs::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
     let (model_name, mut given) = match configs.iter().find(|c| c.name == model) {
         Some(config) => (config.model.to_string(), config.constants.values().clone()),
         None => (model.to_string(), Constants::new()),
     };
-    let (knobs, validate) =
+    let (resolve, validate) =
         loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
             format!(
                 "`{model}` is neither a config nor a model that reads implementation traces ({})",
@@ -593,7 +593,7 @@ fn conform_file(
         let (name, value) = suite::parse_set(set)?;
         given.insert(name, value);
     }
-    let constants = Resolved::new(&model_name, knobs, &given)?;
+    let constants = resolve(&given)?;
     let verdict = validate(
         &constants,
         &text,

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use loadbearing_refinement::{Options, Outcome};
-use loadbearing_specs::registry;
+use loadbearing_specs::{registry, Guard};
 use serde::{Deserialize, Serialize};
 
 use loadbearing_expected::run::run;
@@ -176,7 +176,7 @@ fn parse_explanations(
         let Some(entry) = registry::find(&e.model) else {
             return Err(fail(ExplanationProblem::UnknownModel(e.model)));
         };
-        if !entry.guards.iter().any(|g| g.name == e.guard) {
+        if !entry.guards.iter().any(|g| g.name() == e.guard) {
             return Err(fail(ExplanationProblem::NoSuchGuard {
                 model: e.model,
                 guard: e.guard,
@@ -213,19 +213,17 @@ pub fn mutate(
             .or_default()
             .extend(config.properties.iter().cloned());
         for guard in entry.guards {
-            let removed = guard.removed.value();
-            let removal = format!("{}={}", guard.knob, removed);
-            let already_off = config.constants.values().get(guard.knob) == Some(&removed);
+            let already_off = guard.is_removed_in(&config.constants);
             let mut mutant = Mutant {
                 config: config.name.clone(),
                 model: config.model.to_string(),
-                guard: guard.name.to_string(),
-                removal,
+                guard: guard.name().to_string(),
+                removal: guard.removal(),
                 caught_by: Vec::new(),
                 not_applicable: already_off,
             };
             if !already_off {
-                mutant.caught_by = catches(config, guard.knob, removed, options)?;
+                mutant.caught_by = catches(config, guard, options)?;
             }
             mutants.push(mutant);
         }
@@ -238,26 +236,25 @@ pub fn mutate(
         for guard in entry.guards {
             let of_guard = mutants
                 .iter()
-                .filter(|m| &m.model == model && m.guard == guard.name);
+                .filter(|m| &m.model == model && m.guard == guard.name());
             let caught_by: BTreeSet<String> = of_guard
                 .flat_map(|m| m.caught_by.iter().map(|c| c.property.clone()))
                 .collect();
-            let removed = guard.removed.value();
             let must_fail_pair = suite
                 .iter()
                 .find(|c| {
                     c.model == model
                         && c.expected != Expected::Holds
-                        && c.constants.values().get(guard.knob) == Some(&removed)
+                        && guard.is_removed_in(&c.constants)
                 })
                 .map(|c| c.name.clone());
             guards.push(GuardVerdict {
                 model: model.clone(),
-                guard: guard.name.to_string(),
+                guard: guard.name().to_string(),
                 caught_by: caught_by.into_iter().collect(),
                 must_fail_pair,
                 explained: explanations
-                    .get(&(model.clone(), guard.name.to_string()))
+                    .get(&(model.clone(), guard.name().to_string()))
                     .cloned(),
             });
         }
@@ -285,18 +282,11 @@ pub fn mutate(
 
 /// Checks each of the config's properties on its own against the mutant, so every property that
 /// catches the missing guard is named, not only the first one found.
-fn catches(
-    config: &Config,
-    knob: &str,
-    removed: loadbearing_specs::knobs::Value,
-    options: &Options,
-) -> Result<Vec<Catch>, MutateError> {
+fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catch>, MutateError> {
     let mut mutant = config.clone();
-    override_constants(&mut mutant, &[(knob.to_string(), removed)]).map_err(|e| {
-        MutateError::Removal {
-            config: config.name.clone(),
-            reason: e.to_string(),
-        }
+    override_constants(&mut mutant, &[guard.removing_set()]).map_err(|e| MutateError::Removal {
+        config: config.name.clone(),
+        reason: e.to_string(),
     })?;
     let mut found = Vec::new();
     for property in &config.properties {
@@ -321,7 +311,7 @@ fn catches(
             Outcome::Incomplete(why) => {
                 return Err(MutateError::Incomplete {
                     config: config.name.clone(),
-                    knob: knob.to_string(),
+                    knob: guard.knob().to_string(),
                     property: property.clone(),
                     why: why.to_string(),
                 })

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadbearing_specs::cassandra_actors::{
-    actor_name, CassandraActors, Disk, Msg, NetKind, Node, NodeState, StoreDisk, Timer,
+    actor_name, CassandraActors, CassandraActorsParams, Disk, Msg, NetKind, Node, NodeState,
+    StoreDisk, Timer,
 };
 use loadbearing_specs::vocab::{Cell, Offsets, Ops};
 use stateright::actor::{spawn, Actor, ActorModelAction, Command, Id, Out};
@@ -190,18 +191,11 @@ pub fn run_cassandra(millis: u64) -> Result<RunReport, RunActorsError> {
     let max_offset = 3;
     // persist 1, delete 2, persist 3
     let op = Ops(1 << 2);
-    let model = CassandraActors::new(
+    let model = CassandraActors::new(CassandraActorsParams {
         max_offset,
-        true,
-        true,
-        false,
-        NetKind::Unordered,
-        false,
-        0,
-        false,
-        false,
-        2,
-    );
+        network: NetKind::Unordered,
+        ..CassandraActorsParams::default()
+    });
     let dir = std::env::temp_dir().join(format!("loadbearing-actors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(io("cannot create the actors' folder"))?;
     // `spawn` keeps each actor's storage in `<address>.storage` under the working directory.

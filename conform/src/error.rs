@@ -93,6 +93,9 @@ pub enum ConfigProblem {
     NoAbstractStep(String),
     #[error("the engine cannot take the path: {0}")]
     Engine(String),
+    /// The config's constants do not build the model asked for.
+    #[error("its constants do not build the model: {0}")]
+    Constants(loadbearing_specs::knobs::KnobError),
 }
 
 /// An implementation value outside what the model can represent.

@@ -85,7 +85,9 @@ pub fn suite_model<M: loadbearing_specs::Configured>(
             },
         ));
     }
-    Ok((M::from_knobs(&config.constants), config))
+    let model = M::from_knobs(&config.constants)
+        .map_err(|e| Error::config(config_name, ConfigProblem::Constants(e)))?;
+    Ok((model, config))
 }
 
 /// A config's shortest counterexample, checked afresh on `model`, as the model's own actions

@@ -173,7 +173,8 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         let Expected::Violates(property) = &config.expected else {
             continue; // replays.toml names must-fail configs only (checked on load)
         };
-        let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants);
+        let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants)
+            .map_err(|e| Error::config(&config.name, ConfigProblem::Constants(e)))?;
         let variant = variant_of(&model).ok_or_else(|| {
             Error::config(
                 &config.name,

@@ -5,6 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{
     check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
 };
+use loadbearing_specs::knobs::KnobError;
 use loadbearing_specs::registry;
 use loadbearing_specs::Configured;
 
@@ -65,6 +66,9 @@ pub enum RunError {
     },
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// The config's constants do not make this model (they were resolved for another one).
+    #[error(transparent)]
+    Constants(#[from] KnobError),
 }
 
 /// The properties and spec formula a config checks.
@@ -96,7 +100,7 @@ pub fn run_typed<M: Configured>(
             wanted: M::NAME,
         });
     }
-    let model = M::from_knobs(&config.constants);
+    let model = M::from_knobs(&config.constants)?;
     let report = check_model(&model, config, options)?;
     let mismatch = judge(config, report.outcome.clone(), report.distinct_states);
     Ok((model, report, mismatch))

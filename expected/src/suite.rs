@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use loadbearing_specs::knobs::{Constants, Resolved, Value};
+use loadbearing_specs::knobs::{Constants, KnobError, Resolved, Value};
 use loadbearing_specs::registry::{self, ModelEntry};
 use serde::{Deserialize, Serialize};
 
@@ -89,19 +89,76 @@ pub struct Config {
 pub struct SuiteError {
     pub source: Source,
     pub config: Option<String>,
-    pub message: String,
+    /// Boxed: what can be wrong is large, and every `load` result would carry its size.
+    pub problem: Box<Problem>,
 }
 
 impl fmt::Display for SuiteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.config {
-            Some(name) => write!(f, "{}: config `{name}`: {}", self.source, self.message),
-            None => write!(f, "{}: {}", self.source, self.message),
+            Some(name) => write!(f, "{}: config `{name}`: {}", self.source, self.problem),
+            None => write!(f, "{}: {}", self.source, self.problem),
         }
     }
 }
 
-impl std::error::Error for SuiteError {}
+impl std::error::Error for SuiteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.problem.as_ref())
+    }
+}
+
+/// What is wrong with a suite file, or with one config in it.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    #[error("cannot read: {0}")]
+    Unreadable(#[from] std::io::Error),
+    #[error("{0}")]
+    Syntax(#[from] toml::de::Error),
+    #[error("is defined twice")]
+    DefinedTwice,
+    #[error(transparent)]
+    UnknownModel(#[from] UnknownModel),
+    #[error("constant `{name}` = {value} is not a natural number, a boolean or a name")]
+    NotAValue { name: String, value: toml::Value },
+    #[error(transparent)]
+    Constant(#[from] KnobError),
+    #[error("checks no property")]
+    NoProperty,
+    #[error("unknown property `{property}` for {model}; it has: {}", available.join(", "))]
+    UnknownProperty {
+        property: String,
+        model: &'static str,
+        available: Vec<String>,
+    },
+    #[error("expected `{0}` is not `holds`, `deadlock` or `violates <Property>`")]
+    NotAnExpectation(String),
+    #[error("expects a violation of `{0}`, which it does not check")]
+    ViolationUnchecked(String),
+    #[error("gives a reference state count, but only a config that holds explores every state")]
+    StatesOfAFailure,
+}
+
+/// A model name the registry does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown model `{name}`; models are: {}", known.join(", "))]
+pub struct UnknownModel {
+    pub name: String,
+    pub known: Vec<&'static str>,
+}
+
+/// What is wrong with a `--set NAME=VALUE`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    #[error("--set `{0}` is not NAME=VALUE")]
+    NotAnAssignment(String),
+    #[error("--set {name}: `{value}` is empty")]
+    EmptyValue { name: String, value: String },
+    #[error("--set: {0}")]
+    Constant(#[from] KnobError),
+    #[error(transparent)]
+    UnknownModel(#[from] UnknownModel),
+}
 
 /// Where a suite's text came from, as its errors name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,39 +193,39 @@ pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {
     let text = std::fs::read_to_string(path).map_err(|e| SuiteError {
         source: source.clone(),
         config: None,
-        message: format!("cannot read: {e}"),
+        problem: Box::new(e.into()),
     })?;
     parse(&text, source)
 }
 
 /// A suite's text, validated; errors name `source`.
 pub fn parse(text: &str, source: Source) -> Result<Vec<Config>, SuiteError> {
-    let fail = |config: Option<&str>, message: String| SuiteError {
+    let fail = |config: Option<&str>, problem: Problem| SuiteError {
         source: source.clone(),
         config: config.map(str::to_string),
-        message,
+        problem: Box::new(problem),
     };
-    let file: File = toml::from_str(text).map_err(|e| fail(None, e.to_string()))?;
+    let file: File = toml::from_str(text).map_err(|e| fail(None, e.into()))?;
     let mut configs: Vec<Config> = Vec::new();
     for raw in file.config {
         let name = raw.name.clone();
-        let config = validate(raw).map_err(|m| fail(Some(&name), m))?;
+        let config = validate(raw).map_err(|p| fail(Some(&name), p))?;
         if configs.iter().any(|c| c.name == config.name) {
-            return Err(fail(Some(&name), "is defined twice".into()));
+            return Err(fail(Some(&name), Problem::DefinedTwice));
         }
         configs.push(config);
     }
     Ok(configs)
 }
 
-fn model_entry(name: &str) -> Result<ModelEntry, String> {
-    registry::find(name).ok_or_else(|| {
-        let known: Vec<&str> = registry::models().iter().map(|m| m.name).collect();
-        format!("unknown model `{name}`; models are: {}", known.join(", "))
+fn model_entry(name: &str) -> Result<ModelEntry, UnknownModel> {
+    registry::find(name).ok_or_else(|| UnknownModel {
+        name: name.to_string(),
+        known: registry::models().iter().map(|m| m.name).collect(),
     })
 }
 
-fn validate(raw: RawConfig) -> Result<Config, String> {
+fn validate(raw: RawConfig) -> Result<Config, Problem> {
     let entry = model_entry(&raw.model)?;
     let mut given = Constants::new();
     for (key, value) in raw.constants {
@@ -177,45 +234,36 @@ fn validate(raw: RawConfig) -> Result<Config, String> {
             toml::Value::Integer(n) if n >= 0 => Value::Nat(n as u64),
             toml::Value::String(name) => Value::Name(name),
             other => {
-                return Err(format!(
-                    "constant `{key}` = {other} is not a natural number, a boolean or a name"
-                ))
+                return Err(Problem::NotAValue {
+                    name: key,
+                    value: other,
+                })
             }
         };
         given.insert(key, value);
     }
-    let constants = Resolved::new(entry.name, entry.knobs, &given).map_err(|e| e.to_string())?;
+    let constants = (entry.resolve)(&given)?;
     let available = (entry.properties)(&constants);
     if raw.properties.is_empty() {
-        return Err("checks no property".into());
+        return Err(Problem::NoProperty);
     }
     for property in &raw.properties {
         if !available.contains(property) {
-            return Err(format!(
-                "unknown property `{property}` for {}; it has: {}",
-                entry.name,
-                available.join(", ")
-            ));
+            return Err(Problem::UnknownProperty {
+                property: property.clone(),
+                model: entry.name,
+                available,
+            });
         }
     }
-    let expected = Expected::parse(&raw.expected).ok_or_else(|| {
-        format!(
-            "expected `{}` is not `holds`, `deadlock` or `violates <Property>`",
-            raw.expected
-        )
-    })?;
+    let expected = Expected::parse(&raw.expected).ok_or(Problem::NotAnExpectation(raw.expected))?;
     if let Expected::Violates(property) = &expected {
         if !raw.properties.contains(property) {
-            return Err(format!(
-                "expects a violation of `{property}`, which it does not check"
-            ));
+            return Err(Problem::ViolationUnchecked(property.clone()));
         }
     }
     if raw.states.is_some() && expected != Expected::Holds {
-        return Err(
-            "gives a reference state count, but only a config that holds explores every state"
-                .into(),
-        );
+        return Err(Problem::StatesOfAFailure);
     }
     Ok(Config {
         name: raw.name,
@@ -239,7 +287,7 @@ pub fn select(configs: Vec<Config>, filters: &[String]) -> Vec<Config> {
 }
 
 /// Applies `--set NAME=VALUE` to one config, revalidating its constants.
-pub fn override_constants(config: &mut Config, sets: &[(String, Value)]) -> Result<(), String> {
+pub fn override_constants(config: &mut Config, sets: &[(String, Value)]) -> Result<(), SetError> {
     if sets.is_empty() {
         return Ok(());
     }
@@ -248,19 +296,68 @@ pub fn override_constants(config: &mut Config, sets: &[(String, Value)]) -> Resu
     for (name, value) in sets {
         given.insert(name.clone(), value.clone());
     }
-    let constants =
-        Resolved::new(entry.name, entry.knobs, &given).map_err(|e| format!("--set: {e}"))?;
+    let constants = (entry.resolve)(&given)?;
     config.overridden = constants != config.constants;
     config.constants = constants;
     Ok(())
 }
 
 /// Parses one `--set NAME=VALUE`.
-pub fn parse_set(text: &str) -> Result<(String, Value), String> {
+pub fn parse_set(text: &str) -> Result<(String, Value), SetError> {
     let (name, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("--set `{text}` is not NAME=VALUE"))?;
-    let value =
-        Value::parse(value.trim()).ok_or_else(|| format!("--set {name}: `{value}` is empty"))?;
+        .ok_or_else(|| SetError::NotAnAssignment(text.to_string()))?;
+    let value = Value::parse(value.trim()).ok_or_else(|| SetError::EmptyValue {
+        name: name.to_string(),
+        value: value.to_string(),
+    })?;
     Ok((name.trim().to_string(), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> Config {
+        built_in()
+            .expect("the shipped suite loads")
+            .into_iter()
+            .find(|c| c.name == name)
+            .expect("the config is shipped")
+    }
+
+    #[test]
+    fn a_bad_set_says_what_is_wrong() {
+        assert_eq!(
+            parse_set("Cap"),
+            Err(SetError::NotAnAssignment("Cap".into()))
+        );
+        assert_eq!(
+            parse_set("Cap=").unwrap_err().to_string(),
+            "--set Cap: `` is empty"
+        );
+        let mut config = shipped("gc_cap1");
+        let err = override_constants(&mut config, &[parse_set("Bogus=1").unwrap()]).unwrap_err();
+        assert!(
+            matches!(err, SetError::Constant(KnobError::Unknown { ref name, .. }) if name == "Bogus"),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "--set: GroupCommit has no constant `Bogus`; its constants are: N, Cap, Gated"
+        );
+        let err = override_constants(&mut config, &[parse_set("N=99").unwrap()]).unwrap_err();
+        assert_eq!(err.to_string(), "--set: constant `N` = 99 is outside 1..=8");
+    }
+
+    #[test]
+    fn a_set_that_changes_nothing_keeps_the_reference_count() {
+        let mut config = shipped("gc_cap1");
+        let before = config.constants.clone();
+        override_constants(&mut config, &[parse_set("Gated=true").unwrap()]).unwrap();
+        assert!(!config.overridden);
+        override_constants(&mut config, &[parse_set("Gated=false").unwrap()]).unwrap();
+        assert!(config.overridden);
+        assert_ne!(config.constants, before);
+    }
 }

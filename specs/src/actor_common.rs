@@ -4,6 +4,8 @@ use std::fmt::Display;
 
 use stateright::actor::{ActorModelAction, Id, Network};
 
+use crate::knobs::Choices;
+
 /// The network a config chooses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetKind {
@@ -11,15 +13,19 @@ pub enum NetKind {
     Unordered,
 }
 
-impl NetKind {
-    /// A config's `Network` constant: `unordered`, or ordered per connection by default.
-    pub fn named(name: &str) -> NetKind {
+/// A config's `Network` constant: ordered per connection, or messages race each other.
+impl Choices for NetKind {
+    const NAMES: &'static [&'static str] = &["ordered", "unordered"];
+    fn named(name: &str) -> Option<NetKind> {
         match name {
-            "unordered" => NetKind::Unordered,
-            _ => NetKind::Ordered,
+            "ordered" => Some(NetKind::Ordered),
+            "unordered" => Some(NetKind::Unordered),
+            _ => None,
         }
     }
+}
 
+impl NetKind {
     pub fn empty<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(self) -> Network<M> {
         match self {
             NetKind::Ordered => Network::new_ordered([]),

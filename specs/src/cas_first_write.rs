@@ -6,8 +6,7 @@ use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
-use crate::first_write::{self, all_offsets};
-use crate::knobs::{Knob, Resolved};
+use crate::first_write::{all_offsets, FirstWriteParams};
 use crate::{Configured, Guard};
 
 pub use crate::first_write::{Row, MAX_WRITERS};
@@ -264,21 +263,24 @@ impl Spec for CasFirstWrite {
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
     const DOC: &'static str = include_str!("cas_first_write.md");
+    type Params = FirstWriteParams;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("offset condition", "Guarded"),
-        Guard::off("insert-if-not-exists", "InsertIfNotExists"),
-        Guard::off("retry", "Retry"),
+        Guard::off("offset condition", FirstWriteParams::GUARDED),
+        Guard::off(
+            "insert-if-not-exists",
+            FirstWriteParams::INSERT_IF_NOT_EXISTS,
+        ),
+        Guard::off("retry", FirstWriteParams::RETRY),
     ];
-    const KNOBS: &'static [Knob] = first_write::KNOBS;
 
-    fn from_knobs(k: &Resolved) -> Self {
+    fn build(params: FirstWriteParams) -> Self {
         CasFirstWrite {
-            writers: k.small("Writers"),
-            max_offset: k.small("MaxOffset"),
-            guarded: k.flag("Guarded"),
-            reap: k.flag("Reap"),
-            insert_if_not_exists: k.flag("InsertIfNotExists"),
-            retry: k.flag("Retry"),
+            writers: params.writers,
+            max_offset: params.max_offset,
+            guarded: params.guarded,
+            reap: params.reap,
+            insert_if_not_exists: params.insert_if_not_exists,
+            retry: params.retry,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::Model;
 
-use crate::first_write::{all_offsets, Row, MAX_WRITERS};
+use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicPc {
@@ -192,14 +192,16 @@ use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 impl crate::Configured for CasFirstWriteAtomic {
     const NAME: &'static str = "CasFirstWriteAtomic";
     const DOC: &'static str = include_str!("cas_first_write_atomic.md");
-    const KNOBS: &'static [crate::knobs::Knob] = crate::first_write::KNOBS;
+    /// The same constants as CasFirstWrite; the atomic upsert has no INSERT and no retry, so it
+    /// ignores those two.
+    type Params = FirstWriteParams;
 
-    fn from_knobs(k: &crate::knobs::Resolved) -> Self {
+    fn build(params: FirstWriteParams) -> Self {
         CasFirstWriteAtomic {
-            writers: k.small("Writers"),
-            max_offset: k.small("MaxOffset"),
-            guarded: k.flag("Guarded"),
-            reap: k.flag("Reap"),
+            writers: params.writers,
+            max_offset: params.max_offset,
+            guarded: params.guarded,
+            reap: params.reap,
         }
     }
 }

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
@@ -193,33 +193,48 @@ impl Spec for Cassandra {
     }
 }
 
+/// The constants, as the spec names them.
+impl Cassandra {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+    pub const GUARDED: Flag = Flag::new(
+        "Guarded",
+        true,
+        "writes carry the offset compare-and-set (IF offset <= o)",
+    );
+    pub const TOMBSTONE: Flag = Flag::new(
+        "Tombstone",
+        true,
+        "a delete keeps the row as an offset-carrying tombstone",
+    );
+}
+
+impl Params for Cassandra {
+    const KNOBS: &'static [Knob] = &[
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::TOMBSTONE.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(Cassandra {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            tombstone: k.get(Self::TOMBSTONE)?,
+        })
+    }
+}
+
 impl Configured for Cassandra {
     const NAME: &'static str = "Cassandra";
     const DOC: &'static str = include_str!("cassandra.md");
+    type Params = Cassandra;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("offset condition", "Guarded"),
-        Guard::off("tombstone", "Tombstone"),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
-        Knob::flag(
-            "Guarded",
-            true,
-            "writes carry the offset compare-and-set (IF offset <= o)",
-        ),
-        Knob::flag(
-            "Tombstone",
-            true,
-            "a delete keeps the row as an offset-carrying tombstone",
-        ),
+        Guard::off("offset condition", Self::GUARDED),
+        Guard::off("tombstone", Self::TOMBSTONE),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        Cassandra {
-            max_offset: k.small("MaxOffset"),
-            guarded: k.flag("Guarded"),
-            tombstone: k.flag("Tombstone"),
-        }
+    fn build(params: Cassandra) -> Self {
+        params
     }
 }
 

@@ -14,7 +14,7 @@ pub use crate::actor_common::NetKind;
 use crate::actor_common::{in_flight, swimlane};
 
 use crate::cassandra::{Cassandra, CassandraState};
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
@@ -531,10 +531,9 @@ impl Actor for Node {
 pub type ActorState = ActorModelState<Node, History>;
 pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
 
-/// The actor system for every event log: one Stateright `ActorModel` per log (the actors read
-/// it as configuration), the log itself kept in the history for the mapping.
-#[derive(Clone)]
-pub struct CassandraActors {
+/// The constants of the actor model, one field per knob (declared below, as the spec names them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CassandraActorsParams {
     pub max_offset: u8,
     pub guarded: bool,
     pub tombstone: bool,
@@ -545,6 +544,13 @@ pub struct CassandraActors {
     pub crash_flow: bool,
     pub crash_store: bool,
     pub zombie_writes: u8,
+}
+
+/// The actor system for every event log: one Stateright `ActorModel` per log (the actors read
+/// it as configuration), the log itself kept in the history for the mapping.
+#[derive(Clone)]
+pub struct CassandraActors {
+    pub params: CassandraActorsParams,
     systems: Vec<ActorModel<Node, (), History>>,
 }
 
@@ -593,19 +599,19 @@ fn record_in(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
 }
 
 impl CassandraActors {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        max_offset: u8,
-        guarded: bool,
-        tombstone: bool,
-        compound: bool,
-        network: NetKind,
-        lossy: bool,
-        retries: u8,
-        crash_flow: bool,
-        crash_store: bool,
-        zombie_writes: u8,
-    ) -> CassandraActors {
+    pub fn new(params: CassandraActorsParams) -> CassandraActors {
+        let CassandraActorsParams {
+            max_offset,
+            guarded,
+            tombstone,
+            compound,
+            network,
+            lossy,
+            retries,
+            crash_flow,
+            crash_store,
+            zombie_writes,
+        } = params;
         let systems = Ops::all(max_offset)
             .map(|op| {
                 let flow = |zombie| Node::Flow {
@@ -640,19 +646,7 @@ impl CassandraActors {
                     .record_msg_out(record_out)
             })
             .collect();
-        CassandraActors {
-            max_offset,
-            guarded,
-            tombstone,
-            compound,
-            network,
-            lossy,
-            retries,
-            crash_flow,
-            crash_store,
-            zombie_writes,
-            systems,
-        }
+        CassandraActors { params, systems }
     }
 
     fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
@@ -711,7 +705,7 @@ impl CassandraActors {
     /// The shipped shared-state design the actors must refine.
     pub fn shipped(&self) -> Cassandra {
         Cassandra {
-            max_offset: self.max_offset,
+            max_offset: self.params.max_offset,
             guarded: true,
             tombstone: true,
         }
@@ -721,8 +715,8 @@ impl CassandraActors {
         match action {
             ActorModelAction::Crash(id) => match usize::from(*id) {
                 // One flow crash: each restart re-sends, so repeated crashes grow the channels.
-                OWNER => self.crash_flow && !Self::flow(s, OWNER).restarted,
-                STORE => self.crash_store,
+                OWNER => self.params.crash_flow && !Self::flow(s, OWNER).restarted,
+                STORE => self.params.crash_store,
                 _ => false,
             },
             // Reads are never lost: a lost read is a retried read, and the mapping would need
@@ -821,15 +815,15 @@ impl Model for CassandraActors {
                 one_key::no_corrupt_durable(m, s)
             }),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
-                let max = m.max_offset;
+                let max = m.params.max_offset;
                 let owner = Self::flow(s, OWNER);
                 one_key::row_in_range(Self::store(s).row, max)
                     && owner.pos <= max
                     && owner.contents.within(1, max)
-                    && Self::flow(s, ZOMBIE).pos <= m.zombie_writes
+                    && Self::flow(s, ZOMBIE).pos <= m.params.zombie_writes
             }),
             Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
-                s.history.decided == m.max_offset
+                s.history.decided == m.params.max_offset
             }),
             Property::sometimes("StaleDeliveredAfterOwner", |_, s: &ActorState| {
                 s.history.stale_after_owner
@@ -859,7 +853,7 @@ impl Model for CassandraActors {
 /// the actors (the same as `Cassandra::log`/`row` of `Self::image`, without building it).
 impl OneKey for CassandraActors {
     fn max_offset(&self) -> u8 {
-        self.max_offset
+        self.params.max_offset
     }
     fn log(s: &ActorState) -> Ops {
         s.history.op
@@ -871,7 +865,7 @@ impl OneKey for CassandraActors {
 
 impl Spec for CassandraActors {
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.network, actor_name);
+        let network = in_flight(&s.network, self.params.network, actor_name);
         let disk = Self::store(s);
         let crashed: Vec<&str> = (0..3)
             .filter(|&i| s.crashed[i])
@@ -882,7 +876,7 @@ impl Spec for CassandraActors {
             None => "-".into(),
         };
         vec![
-            ("op", s.history.op.render(self.max_offset)),
+            ("op", s.history.op.render(self.params.max_offset)),
             ("stored", disk.row.to_string()),
             ("overwrote", disk.overwrote.to_string()),
             ("owner", Self::flow_text(Self::flow(s, OWNER), false)),
@@ -910,88 +904,120 @@ impl Spec for CassandraActors {
     }
 }
 
-impl Configured for CassandraActors {
-    const NAME: &'static str = "CassandraActors";
-    const DOC: &'static str = include_str!("cassandra_actors.md");
-    const GUARDS: &'static [Guard] = &[
-        Guard::off("offset condition in the LWT", "Guarded"),
-        Guard::off("tombstone", "Tombstone"),
-    ];
+/// The constants, as the model's write-up names them.
+impl CassandraActorsParams {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset");
+    pub const GUARDED: Flag = Flag::new(
+        "Guarded",
+        true,
+        "the store applies a write only under IF offset <= o",
+    );
+    pub const TOMBSTONE: Flag = Flag::new(
+        "Tombstone",
+        true,
+        "a delete keeps the row as an offset-carrying tombstone",
+    );
+    pub const COMPOUND: Flag = Flag::new(
+        "Compound",
+        false,
+        "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
+    );
+    pub const NETWORK: Choice<NetKind> = Choice::new(
+        "Network",
+        "ordered",
+        "ordered per connection, or messages race each other",
+    );
+    pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
+    pub const RETRIES: Nat = Nat::new(
+        "Retries",
+        0,
+        2,
+        0,
+        "times a client resends an LWT whose reply did not come (unknown outcome)",
+    );
+    pub const CRASH_FLOW: Flag = Flag::new(
+        "CrashFlow",
+        false,
+        "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
+    );
+    pub const CRASH_STORE: Flag = Flag::new(
+        "CrashStore",
+        false,
+        "the store node may crash and restart with its durable row",
+    );
+    pub const ZOMBIE_WRITES: Nat =
+        Nat::new("ZombieWrites", 0, 4, 2, "writes the zombie flow starts");
+}
+
+impl Params for CassandraActorsParams {
     const KNOBS: &'static [Knob] = &[
-        Knob::nat("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset"),
-        Knob::flag(
-            "Guarded",
-            true,
-            "the store applies a write only under IF offset <= o",
-        ),
-        Knob::flag(
-            "Tombstone",
-            true,
-            "a delete keeps the row as an offset-carrying tombstone",
-        ),
-        Knob::flag(
-            "Compound",
-            false,
-            "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
-        ),
-        Knob::choice(
-            "Network",
-            &["ordered", "unordered"],
-            "ordered",
-            "ordered per connection, or messages race each other",
-        ),
-        Knob::flag("Lossy", false, "LWT requests and replies may be lost"),
-        Knob::nat(
-            "Retries",
-            0,
-            2,
-            0,
-            "times a client resends an LWT whose reply did not come (unknown outcome)",
-        ),
-        Knob::flag(
-            "CrashFlow",
-            false,
-            "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
-        ),
-        Knob::flag(
-            "CrashStore",
-            false,
-            "the store node may crash and restart with its durable row",
-        ),
-        Knob::nat("ZombieWrites", 0, 4, 2, "writes the zombie flow starts"),
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::TOMBSTONE.knob(),
+        Self::COMPOUND.knob(),
+        Self::NETWORK.knob(),
+        Self::LOSSY.knob(),
+        Self::RETRIES.knob(),
+        Self::CRASH_FLOW.knob(),
+        Self::CRASH_STORE.knob(),
+        Self::ZOMBIE_WRITES.knob(),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        CassandraActors::new(
-            k.small("MaxOffset"),
-            k.flag("Guarded"),
-            k.flag("Tombstone"),
-            k.flag("Compound"),
-            NetKind::named(k.choice("Network")),
-            k.flag("Lossy"),
-            k.small("Retries"),
-            k.flag("CrashFlow"),
-            k.flag("CrashStore"),
-            k.small("ZombieWrites"),
-        )
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(CassandraActorsParams {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            tombstone: k.get(Self::TOMBSTONE)?,
+            compound: k.get(Self::COMPOUND)?,
+            network: k.get(Self::NETWORK)?,
+            lossy: k.get(Self::LOSSY)?,
+            retries: k.get(Self::RETRIES)?,
+            crash_flow: k.get(Self::CRASH_FLOW)?,
+            crash_store: k.get(Self::CRASH_STORE)?,
+            zombie_writes: k.get(Self::ZOMBIE_WRITES)?,
+        })
     }
 }
 
-/// The spec's own constants for a quick model: MaxOffset 2, the shipped guards.
+impl Configured for CassandraActors {
+    const NAME: &'static str = "CassandraActors";
+    const DOC: &'static str = include_str!("cassandra_actors.md");
+    type Params = CassandraActorsParams;
+    const GUARDS: &'static [Guard] = &[
+        Guard::off(
+            "offset condition in the LWT",
+            CassandraActorsParams::GUARDED,
+        ),
+        Guard::off("tombstone", CassandraActorsParams::TOMBSTONE),
+    ];
+
+    fn build(params: CassandraActorsParams) -> Self {
+        CassandraActors::new(params)
+    }
+}
+
+/// The spec's own constants for a quick model: MaxOffset 2, the shipped guards, the knobs'
+/// defaults (a test pins that they agree).
+impl Default for CassandraActorsParams {
+    fn default() -> Self {
+        CassandraActorsParams {
+            max_offset: 2,
+            guarded: true,
+            tombstone: true,
+            compound: false,
+            network: NetKind::Ordered,
+            lossy: false,
+            retries: 0,
+            crash_flow: false,
+            crash_store: false,
+            zombie_writes: 2,
+        }
+    }
+}
+
 impl Default for CassandraActors {
     fn default() -> Self {
-        CassandraActors::new(
-            2,
-            true,
-            true,
-            false,
-            NetKind::Ordered,
-            false,
-            0,
-            false,
-            false,
-            2,
-        )
+        CassandraActors::new(CassandraActorsParams::default())
     }
 }
 
@@ -1019,5 +1045,18 @@ mod tests {
             &["RefCassandra", "RefSafeSpec", "INV_NoStaleOverwrite"],
         );
         assert_eq!(r.outcome, Verdict::Holds, "{r:?}");
+    }
+
+    #[test]
+    fn the_default_constants_are_the_knobs_defaults() {
+        let defaults = crate::knobs::Resolved::resolve::<CassandraActorsParams>(
+            CassandraActors::NAME,
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            CassandraActorsParams::from_resolved(&defaults).unwrap(),
+            CassandraActorsParams::default()
+        );
     }
 }

@@ -4,7 +4,7 @@ use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::kafka::owner_fold;
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Ops};
 use crate::Configured;
@@ -166,21 +166,28 @@ impl Spec for Epoch {
     }
 }
 
+/// The constant, as the spec names it.
+impl Epoch {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+}
+
+impl Params for Epoch {
+    const KNOBS: &'static [Knob] = &[Self::MAX_OFFSET.knob()];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(Epoch {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+        })
+    }
+}
+
 impl Configured for Epoch {
     const NAME: &'static str = "Epoch";
     const DOC: &'static str = include_str!("epoch.md");
-    const KNOBS: &'static [Knob] = &[Knob::nat(
-        "MaxOffset",
-        1,
-        20,
-        3,
-        "events at offsets 1..MaxOffset",
-    )];
+    type Params = Epoch;
 
-    fn from_knobs(k: &Resolved) -> Self {
-        Epoch {
-            max_offset: k.small("MaxOffset"),
-        }
+    fn build(params: Epoch) -> Self {
+        params
     }
 }
 

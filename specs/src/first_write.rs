@@ -1,11 +1,11 @@
-//! What the two first-write models share: the stored row, the bound on writers, and every
-//! assignment of offsets to writers. `CasFirstWrite` (the compound) refines
+//! What the two first-write models share: their constants, the stored row, the bound on
+//! writers, and every assignment of offsets to writers. `CasFirstWrite` (the compound) refines
 //! `CasFirstWriteAtomic`, so the compound imports the atomic model; both import this module,
 //! and the atomic model needs nothing of the compound's.
 
 use std::fmt;
 
-use crate::knobs::Knob;
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 
 pub const MAX_WRITERS: usize = 8;
 
@@ -58,31 +58,64 @@ pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
 
 /// The constants of both first-write models (the atomic one ignores `InsertIfNotExists` and
 /// `Retry`: it has no INSERT and no retry).
-pub(crate) const KNOBS: &[Knob] = &[
-    Knob::nat(
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstWriteParams {
+    pub writers: u8,
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub reap: bool,
+    pub insert_if_not_exists: bool,
+    pub retry: bool,
+}
+
+/// The constants, as the spec names them.
+impl FirstWriteParams {
+    pub const WRITERS: Nat = Nat::new(
         "Writers",
         1,
         MAX_WRITERS as u64,
         2,
         "how many writers (the set {w1..wN})",
-    ),
-    Knob::nat(
+    );
+    pub const MAX_OFFSET: Nat = Nat::new(
         "MaxOffset",
         0,
         15,
         2,
         "each writer persists an offset in 0..MaxOffset",
-    ),
-    Knob::flag("Guarded", true, "the UPDATEs carry IF offset <= o"),
-    Knob::flag("Reap", false, "a TTL may reap the row at any time"),
-    Knob::flag(
+    );
+    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
+    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
+    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
         "InsertIfNotExists",
         true,
         "the INSERT carries IF NOT EXISTS",
-    ),
-    Knob::flag(
+    );
+    pub const RETRY: Flag = Flag::new(
         "Retry",
         true,
         "a writer that lost the insert race retries the UPDATE once",
-    ),
-];
+    );
+}
+
+impl Params for FirstWriteParams {
+    const KNOBS: &'static [Knob] = &[
+        Self::WRITERS.knob(),
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::REAP.knob(),
+        Self::INSERT_IF_NOT_EXISTS.knob(),
+        Self::RETRY.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(FirstWriteParams {
+            writers: k.get(Self::WRITERS)?,
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            reap: k.get(Self::REAP)?,
+            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
+            retry: k.get(Self::RETRY)?,
+        })
+    }
+}

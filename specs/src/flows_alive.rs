@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 /// At most this many partitions (a set of them is a bitmask of a `u8`).
@@ -176,37 +176,52 @@ impl Spec for FlowsAlive {
     }
 }
 
+/// The constants, as the spec names them.
+impl FlowsAlive {
+    pub const PARTITIONS: Nat = Nat::new(
+        "Partitions",
+        1,
+        MAX_PARTITIONS as u64,
+        2,
+        "partitions p1..pPartitions the node may be assigned",
+    );
+    pub const MAX_GEN: Nat = Nat::new(
+        "MaxGen",
+        0,
+        30,
+        3,
+        "rebalances bump the generation up to MaxGen",
+    );
+    pub const AWAIT_TEARDOWN: Flag = Flag::new(
+        "AwaitTeardown",
+        true,
+        "revoke awaits the flow's teardown before the node owns the new generation",
+    );
+}
+
+impl Params for FlowsAlive {
+    const KNOBS: &'static [Knob] = &[
+        Self::PARTITIONS.knob(),
+        Self::MAX_GEN.knob(),
+        Self::AWAIT_TEARDOWN.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(FlowsAlive {
+            partitions: k.get(Self::PARTITIONS)?,
+            max_gen: k.get(Self::MAX_GEN)?,
+            await_teardown: k.get(Self::AWAIT_TEARDOWN)?,
+        })
+    }
+}
+
 impl Configured for FlowsAlive {
     const NAME: &'static str = "FlowsAlive";
     const DOC: &'static str = include_str!("flows_alive.md");
-    const GUARDS: &'static [Guard] = &[Guard::off("awaited flow teardown", "AwaitTeardown")];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat(
-            "Partitions",
-            1,
-            MAX_PARTITIONS as u64,
-            2,
-            "partitions p1..pPartitions the node may be assigned",
-        ),
-        Knob::nat(
-            "MaxGen",
-            0,
-            30,
-            3,
-            "rebalances bump the generation up to MaxGen",
-        ),
-        Knob::flag(
-            "AwaitTeardown",
-            true,
-            "revoke awaits the flow's teardown before the node owns the new generation",
-        ),
-    ];
+    type Params = FlowsAlive;
+    const GUARDS: &'static [Guard] = &[Guard::off("awaited flow teardown", Self::AWAIT_TEARDOWN)];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        FlowsAlive {
-            partitions: k.small("Partitions"),
-            max_gen: k.small("MaxGen"),
-            await_teardown: k.flag("AwaitTeardown"),
-        }
+    fn build(params: FlowsAlive) -> Self {
+        params
     }
 }

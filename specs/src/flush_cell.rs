@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Params, Resolved};
 use crate::{Configured, Guard};
 
 /// The buffer values a producer may append: two are enough for one value to overwrite another.
@@ -163,19 +163,32 @@ impl Spec for FlushCell {
     }
 }
 
-impl Configured for FlushCell {
-    const NAME: &'static str = "FlushCell";
-    const DOC: &'static str = include_str!("flush_cell.md");
-    const GUARDS: &'static [Guard] = &[Guard::off("poll-thread serialization", "Serialized")];
-    const KNOBS: &'static [Knob] = &[Knob::flag(
+/// The constant, as the spec names it.
+impl FlushCell {
+    pub const SERIALIZED: Flag = Flag::new(
         "Serialized",
         true,
         "an Append cannot land between a flush's database.write and its markPersisted",
-    )];
+    );
+}
 
-    fn from_knobs(k: &Resolved) -> Self {
-        FlushCell {
-            serialized: k.flag("Serialized"),
-        }
+impl Params for FlushCell {
+    const KNOBS: &'static [Knob] = &[Self::SERIALIZED.knob()];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(FlushCell {
+            serialized: k.get(Self::SERIALIZED)?,
+        })
+    }
+}
+
+impl Configured for FlushCell {
+    const NAME: &'static str = "FlushCell";
+    const DOC: &'static str = include_str!("flush_cell.md");
+    type Params = FlushCell;
+    const GUARDS: &'static [Guard] = &[Guard::off("poll-thread serialization", Self::SERIALIZED)];
+
+    fn build(params: FlushCell) -> Self {
+        params
     }
 }

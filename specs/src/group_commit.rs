@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 pub const MAX_WRITERS: usize = 8;
@@ -230,32 +230,43 @@ impl Spec for GroupCommit {
     }
 }
 
+/// The constants, as the spec names them.
+impl GroupCommit {
+    pub const N: Nat = Nat::new(
+        "N",
+        1,
+        MAX_WRITERS as u64,
+        3,
+        "writers 1..N; writer w writes offset w",
+    );
+    pub const CAP: Nat = Nat::new("Cap", 1, 64, 1, "at most Cap queued writes per transaction");
+    pub const GATED: Flag = Flag::new(
+        "Gated",
+        true,
+        "the flow schedules offset o only once 1..o are durable",
+    );
+}
+
+impl Params for GroupCommit {
+    const KNOBS: &'static [Knob] = &[Self::N.knob(), Self::CAP.knob(), Self::GATED.knob()];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(GroupCommit {
+            n: k.get(Self::N)?,
+            cap: k.get(Self::CAP)?,
+            gated: k.get(Self::GATED)?,
+        })
+    }
+}
+
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
     const DOC: &'static str = include_str!("group_commit.md");
-    const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", "Gated")];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat(
-            "N",
-            1,
-            MAX_WRITERS as u64,
-            3,
-            "writers 1..N; writer w writes offset w",
-        ),
-        Knob::nat("Cap", 1, 64, 1, "at most Cap queued writes per transaction"),
-        Knob::flag(
-            "Gated",
-            true,
-            "the flow schedules offset o only once 1..o are durable",
-        ),
-    ];
+    type Params = GroupCommit;
+    const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", Self::GATED)];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        GroupCommit {
-            n: k.small("N"),
-            cap: k.small("Cap"),
-            gated: k.flag("Gated"),
-        }
+    fn build(params: GroupCommit) -> Self {
+        params
     }
 }
 

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
@@ -227,33 +227,48 @@ impl Spec for Kafka {
     }
 }
 
+/// The constants, as the spec names them.
+impl Kafka {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+    pub const COUPLED: Flag = Flag::new(
+        "Coupled",
+        true,
+        "capturing the new generation tears the revoked flow down",
+    );
+    pub const SEEDED: Flag = Flag::new(
+        "Seeded",
+        true,
+        "the zombie's flush carries an input offset, so it is gated",
+    );
+}
+
+impl Params for Kafka {
+    const KNOBS: &'static [Knob] = &[
+        Self::MAX_OFFSET.knob(),
+        Self::COUPLED.knob(),
+        Self::SEEDED.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(Kafka {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            coupled: k.get(Self::COUPLED)?,
+            seeded: k.get(Self::SEEDED)?,
+        })
+    }
+}
+
 impl Configured for Kafka {
     const NAME: &'static str = "Kafka";
     const DOC: &'static str = include_str!("kafka.md");
+    type Params = Kafka;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("capture coupling", "Coupled"),
-        Guard::off("seed", "Seeded"),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset"),
-        Knob::flag(
-            "Coupled",
-            true,
-            "capturing the new generation tears the revoked flow down",
-        ),
-        Knob::flag(
-            "Seeded",
-            true,
-            "the zombie's flush carries an input offset, so it is gated",
-        ),
+        Guard::off("capture coupling", Self::COUPLED),
+        Guard::off("seed", Self::SEEDED),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        Kafka {
-            max_offset: k.small("MaxOffset"),
-            coupled: k.flag("Coupled"),
-            seeded: k.flag("Seeded"),
-        }
+    fn build(params: Kafka) -> Self {
+        params
     }
 }
 

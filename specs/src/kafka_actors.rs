@@ -14,7 +14,7 @@ use crate::actor_common::{in_flight, swimlane};
 
 use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops};
 use crate::{Configured, Guard};
@@ -377,14 +377,20 @@ impl Actor for Node {
 pub type ActorState = ActorModelState<Node, History>;
 pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
 
-#[derive(Clone)]
-pub struct KafkaActors {
+/// The constants of the actor model, one field per knob (declared below, as the spec names them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KafkaActorsParams {
     pub max_offset: u8,
     pub coupled: bool,
     pub seeded: bool,
     pub generation_check: bool,
     pub network: NetKind,
     pub zombie_commits: u8,
+}
+
+#[derive(Clone)]
+pub struct KafkaActors {
+    pub params: KafkaActorsParams,
     systems: Vec<ActorModel<Node, (), History>>,
 }
 
@@ -408,14 +414,15 @@ fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
 }
 
 impl KafkaActors {
-    pub fn new(
-        max_offset: u8,
-        coupled: bool,
-        seeded: bool,
-        generation_check: bool,
-        network: NetKind,
-        zombie_commits: u8,
-    ) -> KafkaActors {
+    pub fn new(params: KafkaActorsParams) -> KafkaActors {
+        let KafkaActorsParams {
+            max_offset,
+            coupled,
+            seeded,
+            generation_check,
+            network,
+            zombie_commits,
+        } = params;
         let systems = Ops::all(max_offset)
             .map(|op| {
                 let flow = |zombie| Node::Flow {
@@ -441,15 +448,7 @@ impl KafkaActors {
                 .record_msg_out(record_out)
             })
             .collect();
-        KafkaActors {
-            max_offset,
-            coupled,
-            seeded,
-            generation_check,
-            network,
-            zombie_commits,
-            systems,
-        }
+        KafkaActors { params, systems }
     }
 
     fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
@@ -502,7 +501,7 @@ impl KafkaActors {
 
     pub fn shipped(&self) -> Kafka {
         Kafka {
-            max_offset: self.max_offset,
+            max_offset: self.params.max_offset,
             coupled: true,
             seeded: true,
         }
@@ -552,11 +551,11 @@ impl Model for KafkaActors {
                 !Self::broker(s).overwrote
             }),
             Property::always("INV_CaptureCoupled", |m: &Self, s: &ActorState| {
-                let k = Self::image(m.seeded, s);
+                let k = Self::image(m.params.seeded, s);
                 !k.z_alive || k.z_captured_gen != k.live_gen
             }),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
-                let max = m.max_offset;
+                let max = m.params.max_offset;
                 let owner = Self::flow(s, OWNER);
                 one_key::row_in_range(Self::broker(s).topic, max)
                     && owner.pos <= max
@@ -567,7 +566,7 @@ impl Model for KafkaActors {
                 Self::broker(s).rebalanced && !Self::flow(s, ZOMBIE).alive
             }),
             Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
-                s.history.decided == m.max_offset
+                s.history.decided == m.params.max_offset
             }),
         ]
     }
@@ -577,7 +576,7 @@ impl Model for KafkaActors {
 /// the actors (the same as `Kafka::log`/`row` of `Self::image`, without building it).
 impl OneKey for KafkaActors {
     fn max_offset(&self) -> u8 {
-        self.max_offset
+        self.params.max_offset
     }
     fn log(s: &ActorState) -> Ops {
         s.history.op
@@ -589,12 +588,12 @@ impl OneKey for KafkaActors {
 
 impl Spec for KafkaActors {
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.network, actor_name);
+        let network = in_flight(&s.network, self.params.network, actor_name);
         let b = Self::broker(s);
         let owner = Self::flow(s, OWNER);
         let z = Self::flow(s, ZOMBIE);
         vec![
-            ("op", s.history.op.render(self.max_offset)),
+            ("op", s.history.op.render(self.params.max_offset)),
             ("topic", b.topic.to_string()),
             ("overwrote", b.overwrote.to_string()),
             ("liveGen", b.live_gen.to_string()),
@@ -628,7 +627,7 @@ impl Spec for KafkaActors {
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
-        let seeded = self.seeded;
+        let seeded = self.params.seeded;
         vec![
             Box::new(MappedRefinement::new(
                 "RefKafka",
@@ -644,55 +643,90 @@ impl Spec for KafkaActors {
     }
 }
 
+/// The constants, as the model's write-up names them.
+impl KafkaActorsParams {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset");
+    pub const COUPLED: Flag = Flag::new(
+        "Coupled",
+        true,
+        "capturing the new generation tears the revoked flow down",
+    );
+    pub const SEEDED: Flag = Flag::new(
+        "Seeded",
+        true,
+        "the zombie's transaction carries an input offset, so it is gated",
+    );
+    pub const GENERATION_CHECK: Flag = Flag::new(
+        "GenerationCheck",
+        true,
+        "the transaction coordinator rejects an offset commit from a stale generation",
+    );
+    pub const NETWORK: Choice<NetKind> = Choice::new(
+        "Network",
+        "ordered",
+        "ordered per connection, or messages race each other",
+    );
+    pub const ZOMBIE_COMMITS: Nat = Nat::new(
+        "ZombieCommits",
+        0,
+        4,
+        2,
+        "transactions the zombie flow starts",
+    );
+}
+
+impl Params for KafkaActorsParams {
+    const KNOBS: &'static [Knob] = &[
+        Self::MAX_OFFSET.knob(),
+        Self::COUPLED.knob(),
+        Self::SEEDED.knob(),
+        Self::GENERATION_CHECK.knob(),
+        Self::NETWORK.knob(),
+        Self::ZOMBIE_COMMITS.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(KafkaActorsParams {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            coupled: k.get(Self::COUPLED)?,
+            seeded: k.get(Self::SEEDED)?,
+            generation_check: k.get(Self::GENERATION_CHECK)?,
+            network: k.get(Self::NETWORK)?,
+            zombie_commits: k.get(Self::ZOMBIE_COMMITS)?,
+        })
+    }
+}
+
+/// The spec's own constants: MaxOffset 2, the shipped guards, two zombie commits (the knobs'
+/// defaults; a test pins that they agree).
+impl Default for KafkaActorsParams {
+    fn default() -> Self {
+        KafkaActorsParams {
+            max_offset: 2,
+            coupled: true,
+            seeded: true,
+            generation_check: true,
+            network: NetKind::Ordered,
+            zombie_commits: 2,
+        }
+    }
+}
+
 impl Configured for KafkaActors {
     const NAME: &'static str = "KafkaActors";
     const DOC: &'static str = include_str!("kafka_actors.md");
+    type Params = KafkaActorsParams;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("capture coupling", "Coupled"),
-        Guard::off("seed", "Seeded"),
-        Guard::off("generation check in the coordinator", "GenerationCheck"),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset"),
-        Knob::flag(
-            "Coupled",
-            true,
-            "capturing the new generation tears the revoked flow down",
-        ),
-        Knob::flag(
-            "Seeded",
-            true,
-            "the zombie's transaction carries an input offset, so it is gated",
-        ),
-        Knob::flag(
-            "GenerationCheck",
-            true,
-            "the transaction coordinator rejects an offset commit from a stale generation",
-        ),
-        Knob::choice(
-            "Network",
-            &["ordered", "unordered"],
-            "ordered",
-            "ordered per connection, or messages race each other",
-        ),
-        Knob::nat(
-            "ZombieCommits",
-            0,
-            4,
-            2,
-            "transactions the zombie flow starts",
+        Guard::off("capture coupling", KafkaActorsParams::COUPLED),
+        Guard::off("seed", KafkaActorsParams::SEEDED),
+        Guard::off(
+            "generation check in the coordinator",
+            KafkaActorsParams::GENERATION_CHECK,
         ),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        KafkaActors::new(
-            k.small("MaxOffset"),
-            k.flag("Coupled"),
-            k.flag("Seeded"),
-            k.flag("GenerationCheck"),
-            NetKind::named(k.choice("Network")),
-            k.small("ZombieCommits"),
-        )
+    fn build(params: KafkaActorsParams) -> Self {
+        KafkaActors::new(params)
     }
 }
 
@@ -702,7 +736,10 @@ mod tests {
 
     #[test]
     fn the_actors_draw_their_sequence_diagram() {
-        let model = KafkaActors::new(2, true, true, true, NetKind::Ordered, 1);
+        let model = KafkaActors::new(KafkaActorsParams {
+            zombie_commits: 1,
+            ..KafkaActorsParams::default()
+        });
         let init = model.init_states().remove(0);
         let mut actions = Vec::new();
         model.actions(&init, &mut actions);
@@ -711,5 +748,18 @@ mod tests {
             .as_svg(path)
             .expect("an actor model draws its messages");
         assert!(svg.starts_with("<svg"), "{svg}");
+    }
+
+    #[test]
+    fn the_default_constants_are_the_knobs_defaults() {
+        let defaults = crate::knobs::Resolved::resolve::<KafkaActorsParams>(
+            KafkaActors::NAME,
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            KafkaActorsParams::from_resolved(&defaults).unwrap(),
+            KafkaActorsParams::default()
+        );
     }
 }

@@ -1,8 +1,14 @@
 //! A model's constants (TLA+ CONSTANTS, our "knobs"): declared with their ranges, validated on
 //! load, so a typo or an out-of-range value is an error rather than a silently different model.
+//!
+//! Each model declares its knobs once, as typed constants ([`Nat`], [`Flag`], [`Choice`]); its
+//! [`Params`] lists them for the command line and the suite file, reads them back with
+//! [`Resolved::get`] (a flag reads as `bool`, a number as `u8`, a choice as its own enum), and
+//! its guards ([`crate::Guard`]) name the same constants, so a misspelt knob does not compile.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Serialize;
 
@@ -58,7 +64,9 @@ pub enum Kind {
     },
 }
 
-/// One constant of a model: its name as the spec writes it, its range, and its default.
+/// One constant of a model as the command line, the suite file and the docs see it: its name as
+/// the spec writes it, its range, and its default. Made only from a typed declaration
+/// ([`Nat::knob`], [`Flag::knob`], [`Choice::knob`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Knob {
     pub name: &'static str,
@@ -67,41 +75,6 @@ pub struct Knob {
 }
 
 impl Knob {
-    pub const fn nat(
-        name: &'static str,
-        min: u64,
-        max: u64,
-        default: u64,
-        meaning: &'static str,
-    ) -> Knob {
-        Knob {
-            name,
-            kind: Kind::Nat { min, max, default },
-            meaning,
-        }
-    }
-
-    pub const fn flag(name: &'static str, default: bool, meaning: &'static str) -> Knob {
-        Knob {
-            name,
-            kind: Kind::Bool { default },
-            meaning,
-        }
-    }
-
-    pub const fn choice(
-        name: &'static str,
-        choices: &'static [&'static str],
-        default: &'static str,
-        meaning: &'static str,
-    ) -> Knob {
-        Knob {
-            name,
-            kind: Kind::Choice { choices, default },
-            meaning,
-        }
-    }
-
     pub fn default_value(&self) -> Value {
         match self.kind {
             Kind::Nat { default, .. } => Value::Nat(default),
@@ -111,63 +84,249 @@ impl Knob {
     }
 }
 
+/// A number knob. Models keep their numbers small (they size arrays and bitsets), so a number
+/// reads as `u8`, and a range that does not fit one does not compile.
+#[derive(Clone, Copy, Debug)]
+pub struct Nat(Knob);
+
+impl Nat {
+    pub const fn new(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: u64,
+        meaning: &'static str,
+    ) -> Nat {
+        assert!(
+            min <= default && default <= max,
+            "a number knob's default lies in its range"
+        );
+        assert!(max <= u8::MAX as u64, "a number knob reads as u8");
+        Nat(Knob {
+            name,
+            kind: Kind::Nat { min, max, default },
+            meaning,
+        })
+    }
+}
+
+/// A switch, usually a guard of the design or a fault the environment may inject.
+#[derive(Clone, Copy, Debug)]
+pub struct Flag(Knob);
+
+impl Flag {
+    pub const fn new(name: &'static str, default: bool, meaning: &'static str) -> Flag {
+        Flag(Knob {
+            name,
+            kind: Kind::Bool { default },
+            meaning,
+        })
+    }
+}
+
+/// The values of a choice knob: every name a config may write, and what each one means.
+pub trait Choices: Sized + 'static {
+    /// The names, in the order errors and docs list them.
+    const NAMES: &'static [&'static str];
+    /// The value one of [`Self::NAMES`] stands for (`None` for any other name).
+    fn named(name: &str) -> Option<Self>;
+}
+
+/// A knob whose value is one of the names of `C` (a workload, a predicate, a network).
+pub struct Choice<C> {
+    knob: Knob,
+    values: PhantomData<fn() -> C>,
+}
+
+// Derived impls would require `C: Clone`; a choice knob is a declaration, whatever `C` is.
+impl<C> Clone for Choice<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Choice<C> {}
+
+impl<C> fmt::Debug for Choice<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Choice").field(&self.knob).finish()
+    }
+}
+
+impl<C: Choices> Choice<C> {
+    pub const fn new(name: &'static str, default: &'static str, meaning: &'static str) -> Self {
+        assert!(
+            is_one_of(default, C::NAMES),
+            "a choice knob's default is one of its choices"
+        );
+        Choice {
+            knob: Knob {
+                name,
+                kind: Kind::Choice {
+                    choices: C::NAMES,
+                    default,
+                },
+                meaning,
+            },
+            values: PhantomData,
+        }
+    }
+
+    /// Whether `name` is one of this knob's choices (usable in constants, for guards).
+    pub const fn offers(&self, name: &str) -> bool {
+        is_one_of(name, C::NAMES)
+    }
+}
+
+/// A typed knob declaration: its untyped face, and how it reads a validated value.
+pub trait Typed: Copy {
+    /// What the model reads: `u8`, `bool`, or the choice's own type.
+    type Value;
+    fn knob(self) -> Knob;
+    /// `None` when `value` is not of this declaration's kind (or a choice names nothing).
+    fn read(self, value: &Value) -> Option<Self::Value>;
+}
+
+impl Nat {
+    pub const fn knob(self) -> Knob {
+        self.0
+    }
+}
+
+impl Flag {
+    pub const fn knob(self) -> Knob {
+        self.0
+    }
+}
+
+impl<C> Choice<C> {
+    pub const fn knob(self) -> Knob {
+        self.knob
+    }
+}
+
+impl Typed for Nat {
+    type Value = u8;
+    fn knob(self) -> Knob {
+        self.0
+    }
+    fn read(self, value: &Value) -> Option<u8> {
+        match value {
+            Value::Nat(n) => u8::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl Typed for Flag {
+    type Value = bool;
+    fn knob(self) -> Knob {
+        self.0
+    }
+    fn read(self, value: &Value) -> Option<bool> {
+        match value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+impl<C: Choices> Typed for Choice<C> {
+    type Value = C;
+    fn knob(self) -> Knob {
+        self.knob
+    }
+    fn read(self, value: &Value) -> Option<C> {
+        match value {
+            Value::Name(name) => C::named(name),
+            _ => None,
+        }
+    }
+}
+
+/// `a == b`, in a constant.
+pub(crate) const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `names.contains(&name)`, in a constant.
+pub(crate) const fn is_one_of(name: &str, names: &[&str]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if same(name, names[i]) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// A model's typed parameters: the knobs it declares, and the one place that reads them.
+pub trait Params: Sized {
+    /// Every knob, in the order `list`, errors and docs show them.
+    const KNOBS: &'static [Knob];
+    /// Reads every knob out of constants resolved against [`Self::KNOBS`].
+    fn from_resolved(knobs: &Resolved) -> Result<Self, KnobError>;
+}
+
 pub type Constants = BTreeMap<String, Value>;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum KnobError {
+    #[error("{model} has no constant `{name}`; its constants are: {}", known.join(", "))]
     Unknown {
         model: String,
         name: String,
         known: Vec<String>,
     },
+    #[error("constant `{name}` takes {expected}, not `{got}`")]
     WrongType {
         name: String,
         expected: String,
         got: String,
     },
+    #[error("constant `{name}` = {value} is outside {min}..={max}")]
     OutOfRange {
         name: String,
         value: u64,
         min: u64,
         max: u64,
     },
+    /// The model reads a knob its [`Params::KNOBS`] leaves out: a bug in the model.
+    #[error("the model reads constant `{name}`, which it does not declare")]
+    Undeclared { name: &'static str },
+    /// The model reads a knob with a declaration other than the one it lists, or a choice name
+    /// means nothing to it: a bug in the model.
+    #[error("the model cannot read constant `{name}` = `{value}` as it declares it")]
+    Unreadable { name: &'static str, value: String },
 }
 
-impl fmt::Display for KnobError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KnobError::Unknown { model, name, known } => write!(
-                f,
-                "{model} has no constant `{name}`; its constants are: {}",
-                known.join(", ")
-            ),
-            KnobError::WrongType {
-                name,
-                expected,
-                got,
-            } => {
-                write!(f, "constant `{name}` takes {expected}, not `{got}`")
-            }
-            KnobError::OutOfRange {
-                name,
-                value,
-                min,
-                max,
-            } => {
-                write!(f, "constant `{name}` = {value} is outside {min}..={max}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for KnobError {}
-
-/// Constants checked against a model's knobs, defaults filled in.
+/// Constants checked against a model's knobs, defaults filled in. Made by [`Resolved::resolve`],
+/// which also builds the model's parameters from them once, so every problem is found there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved(Constants);
 
 impl Resolved {
-    pub fn new(model: &str, knobs: &[Knob], given: &Constants) -> Result<Resolved, KnobError> {
+    /// Checks `given` against the knobs of `P` (names, kinds, ranges), fills in the defaults,
+    /// and reads `P` from the result, so a model that cannot be built is an error here.
+    pub fn resolve<P: Params>(model: &str, given: &Constants) -> Result<Resolved, KnobError> {
+        let resolved = Resolved::validate(model, P::KNOBS, given)?;
+        P::from_resolved(&resolved)?;
+        Ok(resolved)
+    }
+
+    fn validate(model: &str, knobs: &[Knob], given: &Constants) -> Result<Resolved, KnobError> {
         for name in given.keys() {
             if !knobs.iter().any(|k| k.name == name) {
                 return Err(KnobError::Unknown {
@@ -216,32 +375,153 @@ impl Resolved {
         Ok(Resolved(values))
     }
 
-    pub fn nat(&self, name: &str) -> u64 {
-        match self.0.get(name) {
-            Some(Value::Nat(n)) => *n,
-            other => panic!("knob `{name}` is not a declared number: {other:?}"),
-        }
+    /// The value of one declared knob, typed as the declaration reads it.
+    pub fn get<K: Typed>(&self, knob: K) -> Result<K::Value, KnobError> {
+        let name = knob.knob().name;
+        let value = self.0.get(name).ok_or(KnobError::Undeclared { name })?;
+        knob.read(value).ok_or_else(|| KnobError::Unreadable {
+            name,
+            value: value.to_string(),
+        })
     }
 
-    pub fn small(&self, name: &str) -> u8 {
-        u8::try_from(self.nat(name)).expect("knob ranges keep numbers small")
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        match self.0.get(name) {
-            Some(Value::Bool(b)) => *b,
-            other => panic!("knob `{name}` is not a declared flag: {other:?}"),
-        }
-    }
-
-    pub fn choice(&self, name: &str) -> &str {
-        match self.0.get(name) {
-            Some(Value::Name(choice)) => choice,
-            other => panic!("knob `{name}` is not a declared choice: {other:?}"),
-        }
-    }
-
+    /// Every knob's value by name, as configs and `--set` write them.
     pub fn values(&self) -> &Constants {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    enum Colour {
+        Red,
+        Blue,
+    }
+
+    impl Choices for Colour {
+        const NAMES: &'static [&'static str] = &["red", "blue", "green"];
+        fn named(name: &str) -> Option<Colour> {
+            match name {
+                "red" => Some(Colour::Red),
+                "blue" => Some(Colour::Blue),
+                _ => None,
+            }
+        }
+    }
+
+    const SIZE: Nat = Nat::new("Size", 1, 9, 3, "how big");
+    const ON: Flag = Flag::new("On", true, "a switch");
+    const COLOUR: Choice<Colour> = Choice::new("Colour", "red", "a colour");
+    const UNLISTED: Flag = Flag::new("Unlisted", false, "declared, never listed");
+    /// Same name as `SIZE`, another kind: a model that mixes them cannot read it.
+    const SIZE_AS_FLAG: Flag = Flag::new("Size", false, "a mistake");
+
+    struct Toy {
+        size: u8,
+        on: bool,
+        colour: Colour,
+    }
+
+    impl Params for Toy {
+        const KNOBS: &'static [Knob] = &[SIZE.knob(), ON.knob(), COLOUR.knob()];
+        fn from_resolved(k: &Resolved) -> Result<Toy, KnobError> {
+            Ok(Toy {
+                size: k.get(SIZE)?,
+                on: k.get(ON)?,
+                colour: k.get(COLOUR)?,
+            })
+        }
+    }
+
+    fn given(pairs: &[(&str, Value)]) -> Constants {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn typed_reads_see_defaults_and_given_values() {
+        let k = Resolved::resolve::<Toy>("Toy", &Constants::new()).unwrap();
+        let toy = Toy::from_resolved(&k).unwrap();
+        assert_eq!((toy.size, toy.on, toy.colour), (3, true, Colour::Red));
+        let k = Resolved::resolve::<Toy>(
+            "Toy",
+            &given(&[
+                ("Size", Value::Nat(9)),
+                ("On", Value::Bool(false)),
+                ("Colour", Value::Name("blue".into())),
+            ]),
+        )
+        .unwrap();
+        let toy = Toy::from_resolved(&k).unwrap();
+        assert_eq!((toy.size, toy.on, toy.colour), (9, false, Colour::Blue));
+    }
+
+    #[test]
+    fn bad_values_are_clear_errors() {
+        let err = |pairs: &[(&str, Value)]| {
+            Resolved::resolve::<Toy>("Toy", &given(pairs))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(&[("Sise", Value::Nat(2))]),
+            "Toy has no constant `Sise`; its constants are: Size, On, Colour"
+        );
+        assert_eq!(
+            err(&[("Size", Value::Nat(10))]),
+            "constant `Size` = 10 is outside 1..=9"
+        );
+        assert_eq!(
+            err(&[("On", Value::Nat(1))]),
+            "constant `On` takes true or false, not `1`"
+        );
+        assert_eq!(
+            err(&[("Colour", Value::Name("pink".into()))]),
+            "constant `Colour` takes one of red, blue, green, not `pink`"
+        );
+        assert_eq!(
+            err(&[("Size", Value::Bool(true))]),
+            "constant `Size` takes a number in 1..=9, not `true`"
+        );
+    }
+
+    #[test]
+    fn a_model_that_misreads_its_own_knobs_fails_to_resolve() {
+        // A declared choice that means nothing to the model is found when resolving.
+        let e = Resolved::resolve::<Toy>("Toy", &given(&[("Colour", Value::Name("green".into()))]))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            KnobError::Unreadable {
+                name: "Colour",
+                value: "green".into()
+            }
+        );
+        let k = Resolved::resolve::<Toy>("Toy", &Constants::new()).unwrap();
+        assert_eq!(
+            k.get(UNLISTED),
+            Err(KnobError::Undeclared { name: "Unlisted" })
+        );
+        assert_eq!(
+            k.get(SIZE_AS_FLAG),
+            Err(KnobError::Unreadable {
+                name: "Size",
+                value: "3".into()
+            })
+        );
+    }
+
+    #[test]
+    fn constants_compare_names() {
+        assert!(same("Guarded", "Guarded"));
+        assert!(!same("Guarded", "Guarde"));
+        assert!(!same("Guarded", "guarded"));
+        assert!(COLOUR.offers("green"));
+        assert!(!COLOUR.offers("pink"));
     }
 }

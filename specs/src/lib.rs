@@ -15,6 +15,7 @@ pub mod first_write;
 pub mod flows_alive;
 pub mod flush_cell;
 pub mod group_commit;
+pub mod guard;
 pub mod kafka;
 pub mod kafka_actors;
 pub mod knobs;
@@ -28,10 +29,11 @@ pub mod vocab;
 
 use loadbearing_refinement::Spec;
 
-use knobs::{Knob, Resolved, Value};
+pub use guard::{Guard, Setting};
+use knobs::{Constants, KnobError, Params, Resolved};
 
-/// A model that a config can build: its name in `expected/`, its constants, and how the
-/// constants make an instance.
+/// A model that a config can build: its name in `expected/`, its typed parameters, its guards,
+/// and how the parameters make an instance.
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
     /// The model described for people: its variables, actions with their guards and effects,
@@ -39,50 +41,21 @@ pub trait Configured: Spec + 'static {
     /// and, through the registry, the prose of the model's page that `loadbearing docs` writes,
     /// so the installed binary carries it and the two cannot drift.
     const DOC: &'static str;
-    const KNOBS: &'static [Knob];
-    /// The design's guards, each a switch the model already reads.
+    /// The model's constants, typed; their knobs are `<Self::Params as Params>::KNOBS`.
+    type Params: Params;
+    /// The design's guards, each a switch the model already reads (a knob of `Self::Params`,
+    /// which the registry checks when it compiles).
     const GUARDS: &'static [Guard] = &[];
-    fn from_knobs(knobs: &Resolved) -> Self;
-}
 
-/// A guard of a design, named as its write-up names it: the knob that switches it and the
-/// setting that removes it. Guard-mutation coverage flips each one in turn.
-#[derive(Clone, Copy, Debug)]
-pub struct Guard {
-    pub name: &'static str,
-    pub knob: &'static str,
-    pub removed: Setting,
-}
+    fn build(params: Self::Params) -> Self;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Setting {
-    Flag(bool),
-    Choice(&'static str),
-}
-
-impl Setting {
-    pub fn value(self) -> Value {
-        match self {
-            Setting::Flag(b) => Value::Bool(b),
-            Setting::Choice(name) => Value::Name(name.to_string()),
-        }
-    }
-}
-
-impl Guard {
-    pub const fn off(name: &'static str, knob: &'static str) -> Guard {
-        Guard {
-            name,
-            knob,
-            removed: Setting::Flag(false),
-        }
+    /// The model that resolved constants describe.
+    fn from_knobs(knobs: &Resolved) -> Result<Self, KnobError> {
+        Self::Params::from_resolved(knobs).map(Self::build)
     }
 
-    pub const fn set(name: &'static str, knob: &'static str, removed: Setting) -> Guard {
-        Guard {
-            name,
-            knob,
-            removed,
-        }
+    /// The model with `given` constants and defaults for the rest.
+    fn from_constants(given: &Constants) -> Result<Self, KnobError> {
+        Self::from_knobs(&Resolved::resolve::<Self::Params>(Self::NAME, given)?)
     }
 }

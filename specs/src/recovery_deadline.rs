@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 /// How the recovery read has ended, if it has.
@@ -177,42 +177,59 @@ impl Spec for RecoveryDeadline {
     }
 }
 
+/// The constants, as the spec names them.
+impl RecoveryDeadline {
+    pub const TRIP_AT: Nat = Nat::new("TripAt", 0, 30, 2, "the tripwire fires at this many ticks");
+    pub const DEADLINE: Nat = Nat::new(
+        "Deadline",
+        0,
+        30,
+        4,
+        "the member is evicted at this many ticks of recovery (max.poll.interval.ms)",
+    );
+    pub const TRIPWIRE: Flag = Flag::new("Tripwire", true, "the read loop has a tripwire at all");
+    pub const NO_PROGRESS_TRIP: Flag = Flag::new(
+        "NoProgressTrip",
+        true,
+        "the tripwire counts consecutive ticks without progress, not total ticks",
+    );
+    pub const HEALTHY_PROGRESS: Flag = Flag::new(
+        "HealthyProgress",
+        true,
+        "platform fact: the read can advance and complete (false: the #849 hang)",
+    );
+}
+
+impl Params for RecoveryDeadline {
+    const KNOBS: &'static [Knob] = &[
+        Self::TRIP_AT.knob(),
+        Self::DEADLINE.knob(),
+        Self::TRIPWIRE.knob(),
+        Self::NO_PROGRESS_TRIP.knob(),
+        Self::HEALTHY_PROGRESS.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(RecoveryDeadline {
+            trip_at: k.get(Self::TRIP_AT)?,
+            deadline: k.get(Self::DEADLINE)?,
+            tripwire: k.get(Self::TRIPWIRE)?,
+            no_progress_trip: k.get(Self::NO_PROGRESS_TRIP)?,
+            healthy_progress: k.get(Self::HEALTHY_PROGRESS)?,
+        })
+    }
+}
+
 impl Configured for RecoveryDeadline {
     const NAME: &'static str = "RecoveryDeadline";
     const DOC: &'static str = include_str!("recovery_deadline.md");
+    type Params = RecoveryDeadline;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("no-progress tripwire", "Tripwire"),
-        Guard::off("tripwire keyed on no-progress", "NoProgressTrip"),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat("TripAt", 0, 30, 2, "the tripwire fires at this many ticks"),
-        Knob::nat(
-            "Deadline",
-            0,
-            30,
-            4,
-            "the member is evicted at this many ticks of recovery (max.poll.interval.ms)",
-        ),
-        Knob::flag("Tripwire", true, "the read loop has a tripwire at all"),
-        Knob::flag(
-            "NoProgressTrip",
-            true,
-            "the tripwire counts consecutive ticks without progress, not total ticks",
-        ),
-        Knob::flag(
-            "HealthyProgress",
-            true,
-            "platform fact: the read can advance and complete (false: the #849 hang)",
-        ),
+        Guard::off("no-progress tripwire", Self::TRIPWIRE),
+        Guard::off("tripwire keyed on no-progress", Self::NO_PROGRESS_TRIP),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        RecoveryDeadline {
-            trip_at: k.small("TripAt"),
-            deadline: k.small("Deadline"),
-            tripwire: k.flag("Tripwire"),
-            no_progress_trip: k.flag("NoProgressTrip"),
-            healthy_progress: k.flag("HealthyProgress"),
-        }
+    fn build(params: RecoveryDeadline) -> Self {
+        params
     }
 }

@@ -15,9 +15,10 @@ use crate::epoch::Epoch;
 use crate::flows_alive::FlowsAlive;
 use crate::flush_cell::FlushCell;
 use crate::group_commit::GroupCommit;
+use crate::guard::check_guards;
 use crate::kafka::Kafka;
 use crate::kafka_actors::KafkaActors;
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Constants, Knob, KnobError, Params, Resolved};
 use crate::recovery_deadline::RecoveryDeadline;
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
@@ -26,6 +27,10 @@ use crate::{Configured, Guard};
 use loadbearing_refinement::conform::{
     parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
 };
+
+/// Checks constants against a model's knobs and builds its parameters from them: the one place
+/// a bad `--set` or suite value becomes an error.
+pub type Resolve = fn(&Constants) -> Result<Resolved, KnobError>;
 
 /// Checks the model a config's constants build, behind the registry's one face.
 pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
@@ -36,6 +41,7 @@ pub struct ModelEntry {
     pub doc: &'static str,
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
+    pub resolve: Resolve,
     /// Checks the model the constants build; the report hides the model's types (a caller
     /// that knows them takes the typed report back with `typed`).
     pub check: CheckFn,
@@ -45,20 +51,33 @@ pub struct ModelEntry {
     pub view: fn(&Resolved, &CheckSpec) -> Box<dyn View>,
 }
 
+/// The model that constants made by its own [`ModelEntry::resolve`] describe. That already built
+/// its parameters from them once, so building it again cannot fail.
+fn model<M: Configured>(knobs: &Resolved) -> M {
+    M::from_knobs(knobs).expect("constants this model resolved build it")
+}
+
+fn resolve<M: Configured>(given: &Constants) -> Result<Resolved, KnobError> {
+    Resolved::resolve::<M::Params>(M::NAME, given)
+}
+
 fn entry<M: Configured>() -> ModelEntry {
+    // Every guard names a knob the model declares, with its kind: a compile-time error otherwise.
+    const { check_guards(<M::Params as Params>::KNOBS, M::GUARDS) };
     ModelEntry {
         name: M::NAME,
         doc: M::DOC,
-        knobs: M::KNOBS,
+        knobs: <M::Params as Params>::KNOBS,
         guards: M::GUARDS,
+        resolve: resolve::<M>,
         check: |knobs, spec, options| {
-            let model = Arc::new(M::from_knobs(knobs));
+            let model = Arc::new(model::<M>(knobs));
             let report = check(model.as_ref(), spec, options)?;
             Ok(erase(model, report))
         },
-        properties: |knobs| property_names(&M::from_knobs(knobs)),
-        fairness: |knobs| M::from_knobs(knobs).fairness_groups(),
-        view: |knobs, spec| view(M::from_knobs(knobs), spec),
+        properties: |knobs| property_names(&model::<M>(knobs)),
+        fairness: |knobs| model::<M>(knobs).fairness_groups(),
+        view: |knobs, spec| view(model::<M>(knobs), spec),
     }
 }
 
@@ -90,17 +109,17 @@ pub type ConformFn = fn(&Resolved, &str, Limits) -> Result<Verdict, TraceError>;
 /// A model an implementation trace can be checked against, with its constants.
 struct ConformEntry {
     name: &'static str,
-    knobs: &'static [Knob],
+    resolve: Resolve,
     conform: ConformFn,
 }
 
 fn conform_entry<M: Configured + Conform>() -> ConformEntry {
     ConformEntry {
         name: M::NAME,
-        knobs: M::KNOBS,
+        resolve: resolve::<M>,
         conform: |knobs, ndjson, limits| {
             let events = parse_ndjson::<M::Event>(ndjson)?;
-            Ok(validate(&M::from_knobs(knobs), &events, limits))
+            Ok(validate(&model::<M>(knobs), &events, limits))
         },
     }
 }
@@ -120,12 +139,13 @@ fn conformance_entries() -> [ConformEntry; 8] {
     ]
 }
 
-/// The models an implementation trace can be checked against, with their constants.
-pub fn conformance(name: &str) -> Option<(&'static [Knob], ConformFn)> {
+/// The models an implementation trace can be checked against: how to resolve their constants,
+/// and the validator.
+pub fn conformance(name: &str) -> Option<(Resolve, ConformFn)> {
     conformance_entries()
         .into_iter()
         .find(|e| e.name == name)
-        .map(|e| (e.knobs, e.conform))
+        .map(|e| (e.resolve, e.conform))
 }
 
 /// The models that read implementation traces.
@@ -150,6 +170,7 @@ pub fn refinement_target_doc(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knobs::{Kind, Value};
 
     #[test]
     fn the_conformance_table_names_every_trace_model_once() {
@@ -169,5 +190,81 @@ mod tests {
         );
         assert!(names.iter().all(|n| conformance(n).is_some()));
         assert!(conformance("SingleWriterStore").is_none());
+    }
+
+    /// Every value a knob's declaration allows at its edges: both ends of a range, both
+    /// settings of a flag, every choice.
+    fn edge_values(knob: &Knob) -> Vec<Value> {
+        match knob.kind {
+            Kind::Nat { min, max, .. } => vec![Value::Nat(min), Value::Nat(max)],
+            Kind::Bool { .. } => vec![Value::Bool(false), Value::Bool(true)],
+            Kind::Choice { choices, .. } => {
+                choices.iter().map(|c| Value::Name(c.to_string())).collect()
+            }
+        }
+    }
+
+    /// A model that reads a knob it does not list, or lists a choice it cannot read, fails here
+    /// (the typed reads return an error), for every model and every edge value of every knob.
+    #[test]
+    fn every_model_builds_from_every_edge_of_every_knob() {
+        let mut built = 0;
+        for entry in models() {
+            let defaults = (entry.resolve)(&Constants::new())
+                .unwrap_or_else(|e| panic!("{}: defaults: {e}", entry.name));
+            assert_eq!(defaults.values().len(), entry.knobs.len(), "{}", entry.name);
+            for knob in entry.knobs {
+                for value in edge_values(knob) {
+                    let given = Constants::from([(knob.name.to_string(), value.clone())]);
+                    // Resolving builds the model's parameters from every knob.
+                    let resolved = (entry.resolve)(&given).unwrap_or_else(|e| {
+                        panic!("{} with {}={value}: {e}", entry.name, knob.name)
+                    });
+                    assert_eq!(resolved.values().get(knob.name), Some(&value));
+                    built += 1;
+                }
+            }
+        }
+        for name in conformance_models() {
+            let (resolve, _) = conformance(name).unwrap();
+            resolve(&Constants::new()).unwrap_or_else(|e| panic!("{name}: defaults: {e}"));
+        }
+        assert!(built >= 90, "only {built} builds");
+    }
+
+    #[test]
+    fn knob_names_are_distinct_within_a_model() {
+        for entry in models() {
+            let mut names: Vec<&str> = entry.knobs.iter().map(|k| k.name).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), entry.knobs.len(), "{}", entry.name);
+        }
+    }
+
+    /// The guards name declared knobs with their kind (also a compile-time check in `entry`),
+    /// the defaults are the shipped design with every guard in place, and removing any one guard
+    /// still makes a model.
+    #[test]
+    fn every_guard_removes_a_declared_knob_from_the_shipped_design() {
+        let mut guards = 0;
+        for entry in models() {
+            check_guards(entry.knobs, entry.guards);
+            let defaults = (entry.resolve)(&Constants::new()).unwrap();
+            for guard in entry.guards {
+                assert!(
+                    !guard.is_removed_in(&defaults),
+                    "{}: the defaults already remove {}",
+                    entry.name,
+                    guard.name()
+                );
+                let (knob, value) = guard.removing_set();
+                let removed = (entry.resolve)(&Constants::from([(knob, value)]))
+                    .unwrap_or_else(|e| panic!("{} without {}: {e}", entry.name, guard.name()));
+                assert!(guard.is_removed_in(&removed), "{}", guard.name());
+                guards += 1;
+            }
+        }
+        assert!(guards >= 19, "only {guards} guards checked");
     }
 }

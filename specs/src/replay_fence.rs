@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -118,24 +118,35 @@ impl Spec for ReplayFence {
     }
 }
 
+/// The constants, as the spec names them.
+impl ReplayFence {
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset");
+    pub const FIX: Flag = Flag::new(
+        "Fix",
+        true,
+        "present max(cur, recovered high water), not cur",
+    );
+}
+
+impl Params for ReplayFence {
+    const KNOBS: &'static [Knob] = &[Self::MAX_OFFSET.knob(), Self::FIX.knob()];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(ReplayFence {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            fix: k.get(Self::FIX)?,
+        })
+    }
+}
+
 impl Configured for ReplayFence {
     const NAME: &'static str = "ReplayFence";
     const DOC: &'static str = include_str!("replay_fence.md");
-    const GUARDS: &'static [Guard] = &[Guard::off("replay fence", "Fix")];
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset"),
-        Knob::flag(
-            "Fix",
-            true,
-            "present max(cur, recovered high water), not cur",
-        ),
-    ];
+    type Params = ReplayFence;
+    const GUARDS: &'static [Guard] = &[Guard::off("replay fence", Self::FIX)];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        ReplayFence {
-            max_offset: k.small("MaxOffset"),
-            fix: k.flag("Fix"),
-        }
+    fn build(params: ReplayFence) -> Self {
+        params
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
+use crate::knobs::{Knob, KnobError, Nat, Params, Resolved};
 use crate::vocab::{Offsets, Op};
 use crate::Configured;
 
@@ -235,25 +235,36 @@ impl Spec for SingleWriterStore {
     }
 }
 
+/// The constants, as the spec names them.
+impl SingleWriterStore {
+    pub const KEYS: Nat = Nat::new(
+        "Keys",
+        1,
+        MAX_KEYS as u64,
+        1,
+        "how many keys (the set {k1..kN})",
+    );
+    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 15, 3, "events at offsets 1..MaxOffset");
+}
+
+impl Params for SingleWriterStore {
+    const KNOBS: &'static [Knob] = &[Self::KEYS.knob(), Self::MAX_OFFSET.knob()];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(SingleWriterStore {
+            keys: k.get(Self::KEYS)?,
+            max_offset: k.get(Self::MAX_OFFSET)?,
+        })
+    }
+}
+
 impl Configured for SingleWriterStore {
     const NAME: &'static str = "SingleWriterStore";
     const DOC: &'static str = include_str!("single_writer_store.md");
-    const KNOBS: &'static [Knob] = &[
-        Knob::nat(
-            "Keys",
-            1,
-            MAX_KEYS as u64,
-            1,
-            "how many keys (the set {k1..kN})",
-        ),
-        Knob::nat("MaxOffset", 1, 15, 3, "events at offsets 1..MaxOffset"),
-    ];
+    type Params = SingleWriterStore;
 
-    fn from_knobs(k: &Resolved) -> Self {
-        SingleWriterStore {
-            keys: k.small("Keys"),
-            max_offset: k.small("MaxOffset"),
-        }
+    fn build(params: SingleWriterStore) -> Self {
+        params
     }
 }
 

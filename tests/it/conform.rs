@@ -11,7 +11,7 @@ use loadbearing::conform::{
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
 use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
-use loadbearing_specs::knobs::{Constants, Resolved, Value};
+use loadbearing_specs::knobs::{Constants, Value};
 use loadbearing_specs::ssi::trace::{SsiEvent as E, Txn};
 use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
@@ -89,7 +89,7 @@ fn ssi(past_check: &str) -> Ssi {
     let mut given = Constants::new();
     given.insert("Workload".into(), Value::Name("write_skew".into()));
     given.insert("PastCheck".into(), Value::Name(past_check.into()));
-    Ssi::from_knobs(&Resolved::new("SSI", Ssi::KNOBS, &given).unwrap())
+    Ssi::from_constants(&given).unwrap()
 }
 
 /// The #136 trigger as an engine would log it.

@@ -111,14 +111,14 @@ fn the_pre_fix_counterexample_is_the_136_trigger() {
 /// The fix turns the same window into DB_SNAPSHOT_UNSAFE for T2.
 #[test]
 fn with_the_fix_the_trigger_schedule_fails_the_writer_unsafe() {
-    use loadbearing_specs::knobs::{Constants, Resolved, Value};
+    use loadbearing_specs::knobs::{Constants, Value};
     use loadbearing_specs::ssi::{Failure, Ssi, SsiAction, Status};
     use loadbearing_specs::Configured;
     use stateright::Model;
 
     let mut given = Constants::new();
     given.insert("Workload".into(), Value::Name("write_skew".into()));
-    let model = Ssi::from_knobs(&Resolved::new("SSI", Ssi::KNOBS, &given).unwrap());
+    let model = Ssi::from_constants(&given).unwrap();
     let schedule = [
         SsiAction::Begin(0),
         SsiAction::Exec(0, 0),

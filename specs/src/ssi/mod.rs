@@ -10,8 +10,8 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Knob, Resolved};
-use crate::{Configured, Guard, Setting};
+use crate::knobs::{Choice, Choices, Flag, Knob, KnobError, Params, Resolved};
+use crate::{Configured, Guard};
 use workload::{eval, Stmt, Workload};
 
 pub const MAX_TXNS: usize = 3;
@@ -683,51 +683,101 @@ fn actor_of(action: &SsiAction) -> u8 {
     }
 }
 
+impl Choices for Workload {
+    const NAMES: &'static [&'static str] = workload::NAMES;
+    fn named(name: &str) -> Option<Workload> {
+        workload::named(name)
+    }
+}
+
+impl Choices for PastCheck {
+    const NAMES: &'static [&'static str] = &["status", "published", "not_running"];
+    fn named(name: &str) -> Option<PastCheck> {
+        match name {
+            "status" => Some(PastCheck::Status),
+            "published" => Some(PastCheck::Published),
+            "not_running" => Some(PastCheck::NotRunning),
+            _ => None,
+        }
+    }
+}
+
+/// The constants, as the model's write-up names them.
+impl Ssi {
+    pub const WORKLOAD: Choice<Workload> =
+        Choice::new("Workload", "write_skew", "the transactions' programs");
+    pub const PAST_CHECK: Choice<PastCheck> = Choice::new(
+        "PastCheck",
+        "published",
+        "is a peer past its check: status (pre-fix #136), published SICHECKED (the fix), not_running (rejected)",
+    );
+    pub const READER_SITE_FIXED: Flag = Flag::new(
+        "ReaderSiteFixed",
+        true,
+        "the reader (buffer-pool) site uses the same predicate",
+    );
+    pub const OPTIMIZATION: Flag = Flag::new(
+        "Optimization",
+        true,
+        "the writer path's \"reader will abort itself\" rule",
+    );
+    pub const COMMIT_CHECK: Flag = Flag::new(
+        "CommitCheck",
+        true,
+        "CHECK aborts a pivot (both flags) at commit",
+    );
+    pub const DROP_MARKERS_AT_COMMIT: Flag = Flag::new(
+        "DropMarkersAtCommit",
+        false,
+        "SIREAD markers vanish at commit",
+    );
+    pub const RECHECK_AFTER_RECORD: Flag = Flag::new(
+        "RecheckAfterRecord",
+        false,
+        "option 2: re-check after the durable commit record",
+    );
+    pub const PLAIN_SI: Flag = Flag::new("PlainSI", false, "snapshot isolation with no SSI at all");
+}
+
+impl Params for Ssi {
+    const KNOBS: &'static [Knob] = &[
+        Self::WORKLOAD.knob(),
+        Self::PAST_CHECK.knob(),
+        Self::READER_SITE_FIXED.knob(),
+        Self::OPTIMIZATION.knob(),
+        Self::COMMIT_CHECK.knob(),
+        Self::DROP_MARKERS_AT_COMMIT.knob(),
+        Self::RECHECK_AFTER_RECORD.knob(),
+        Self::PLAIN_SI.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(Ssi {
+            workload: k.get(Self::WORKLOAD)?,
+            past_check: k.get(Self::PAST_CHECK)?,
+            reader_site_fixed: k.get(Self::READER_SITE_FIXED)?,
+            optimization: k.get(Self::OPTIMIZATION)?,
+            commit_check: k.get(Self::COMMIT_CHECK)?,
+            drop_markers_at_commit: k.get(Self::DROP_MARKERS_AT_COMMIT)?,
+            recheck_after_record: k.get(Self::RECHECK_AFTER_RECORD)?,
+            plain_si: k.get(Self::PLAIN_SI)?,
+        })
+    }
+}
+
 impl Configured for Ssi {
     const NAME: &'static str = "SSI";
     const DOC: &'static str = include_str!("ssi.md");
+    type Params = Ssi;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("pivot check", "CommitCheck"),
-        Guard::set("SICHECKED", "PastCheck", Setting::Choice("status")),
-        Guard::off("reader site", "ReaderSiteFixed"),
-        Guard::set(
-            "markers survive commit",
-            "DropMarkersAtCommit",
-            Setting::Flag(true),
-        ),
-        Guard::set("SSI", "PlainSI", Setting::Flag(true)),
-    ];
-    const KNOBS: &'static [Knob] = &[
-        Knob::choice("Workload", workload::NAMES, "write_skew", "the transactions' programs"),
-        Knob::choice(
-            "PastCheck",
-            &["status", "published", "not_running"],
-            "published",
-            "is a peer past its check: status (pre-fix #136), published SICHECKED (the fix), not_running (rejected)",
-        ),
-        Knob::flag("ReaderSiteFixed", true, "the reader (buffer-pool) site uses the same predicate"),
-        Knob::flag("Optimization", true, "the writer path's \"reader will abort itself\" rule"),
-        Knob::flag("CommitCheck", true, "CHECK aborts a pivot (both flags) at commit"),
-        Knob::flag("DropMarkersAtCommit", false, "SIREAD markers vanish at commit"),
-        Knob::flag("RecheckAfterRecord", false, "option 2: re-check after the durable commit record"),
-        Knob::flag("PlainSI", false, "snapshot isolation with no SSI at all"),
+        Guard::off("pivot check", Self::COMMIT_CHECK),
+        Guard::choice("SICHECKED", Self::PAST_CHECK, "status"),
+        Guard::off("reader site", Self::READER_SITE_FIXED),
+        Guard::on("markers survive commit", Self::DROP_MARKERS_AT_COMMIT),
+        Guard::on("SSI", Self::PLAIN_SI),
     ];
 
-    fn from_knobs(k: &Resolved) -> Self {
-        Ssi {
-            workload: workload::named(k.choice("Workload"))
-                .expect("knob choices are workload names"),
-            past_check: match k.choice("PastCheck") {
-                "status" => PastCheck::Status,
-                "not_running" => PastCheck::NotRunning,
-                _ => PastCheck::Published,
-            },
-            reader_site_fixed: k.flag("ReaderSiteFixed"),
-            optimization: k.flag("Optimization"),
-            commit_check: k.flag("CommitCheck"),
-            drop_markers_at_commit: k.flag("DropMarkersAtCommit"),
-            recheck_after_record: k.flag("RecheckAfterRecord"),
-            plain_si: k.flag("PlainSI"),
-        }
+    fn build(params: Ssi) -> Self {
+        params
     }
 }
