@@ -13,14 +13,15 @@ use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
 use loadbearing_refinement::conform::{validate, Limits};
-use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Writer};
+use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use stateright::Model;
 
 use crate::error::Error;
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Scheduler, Scripted};
-use crate::store::{event_of, row_of, StoreFactory};
-use crate::target::{Replay, Settings, TargetResult};
+use crate::store::{event_of, row_of, StoreFactory, COMPOUND};
+use crate::target::{Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 /// The scheduler's actor index of the reaper (after the writers).
@@ -90,10 +91,7 @@ fn scripted(
                     scheduler.wait_turn(REAPER);
                     // The reap's event hands the turn on; a reap that finds no row has no
                     // event, so the script cannot go on: stop there.
-                    let reaped = reaper.reap(key).map_err(|reason| Error::Open {
-                        what: "reaping the row",
-                        reason,
-                    })?;
+                    let reaped = reaper.reap(key).map_err(Error::open("reaping the row"))?;
                     if !reaped {
                         scheduler.finished(REAPER);
                         return Err(Error::Harness(format!(
@@ -127,10 +125,11 @@ fn scripted(
     })
 }
 
-/// The three compound configs on PostgreSQL, each on the matching broken store and on the
-/// guarded one.
+/// The compound's must-fail configs (the replay data's for `compound`) on PostgreSQL, each on
+/// the matching broken store and on the guarded one.
 pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-    for config in ["casfw_no_ine", "casfw_noretry", "casfw_spurious"] {
+    for spec in replays::driven_by(COMPOUND.name())? {
+        let config = spec.config.as_str();
         let Cx {
             model,
             states,
@@ -148,7 +147,8 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
         .compound()
         .with_guards(guards);
         let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
-        let run = scripted(&broken, config, &states[0].off, &path)?;
+        let off = &states[0].off;
+        let run = scripted(&broken, config, off, &path)?;
         result.steps += path.len();
         let verdict = validate(&model, &run.events, Limits::default());
         if verdict.witness.as_ref() != Some(&shown) || run.early.is_some() {
@@ -165,19 +165,15 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
                 last.stored
             ));
         }
-        let evidence = violation_on_store(config, &run);
-        let broken_did = match &evidence {
-            Some(fact) => fact.clone(),
-            None => {
-                result
-                    .mismatches
-                    .push(format!("{config}: the violation did not show on the store"));
-                "did not reproduce".into()
-            }
-        };
-        let guarded_did = if model.reap && guards == CompoundGuards::default() {
+        let evidence = violation_on_store(spec.shows, &run, off);
+        let broken_outcome = ReplayOutcome::of(spec.shows, evidence.is_some());
+        let broken_did = evidence.unwrap_or_else(|| "did not reproduce".into());
+        let (guarded_outcome, guarded_did) = if model.reap && guards == CompoundGuards::default() {
             // Reaping is not a guard that was removed: the design itself has this outcome.
-            "the same store: a TTL reap between the lost insert and the retry is the design's own limit (docs/models/casfirstwrite.md)".to_string()
+            (
+                ReplayOutcome::NotDriven,
+                "the same store: a TTL reap between the lost insert and the retry is the design's own limit (docs/models/casfirstwrite.md)".to_string(),
+            )
         } else {
             let guarded = StoreFactory::new(
                 settings.backend.clone(),
@@ -185,7 +181,7 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
                 "cx_compound_guarded",
             )?
             .compound();
-            let run = scripted(&guarded, config, &states[0].off, &path)?;
+            let run = scripted(&guarded, config, off, &path)?;
             result.steps += path.len();
             let guarded_model = CasFirstWrite {
                 insert_if_not_exists: true,
@@ -199,21 +195,24 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
                     verdict.divergence.map(|d| d.text())
                 ));
             }
-            match violation_on_store(config, &run) {
-                Some(fact) => {
-                    result
-                        .mismatches
-                        .push(format!("{config} on the guarded store: {fact}"));
-                    fact
-                }
-                None => format!("no violation; the writers ended {}", outcomes(&run.results)),
+            match violation_on_store(spec.shows, &run, off) {
+                Some(fact) => (ReplayOutcome::Reproduced(spec.shows), fact),
+                None => (
+                    ReplayOutcome::Refused,
+                    format!("no violation; the writers ended {}", outcomes(&run.results)),
+                ),
             }
         };
+        result
+            .mismatches
+            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
         result.replays.push(Replay {
             config: config.into(),
             steps: shown,
             broken: broken_did,
             guarded: guarded_did,
+            broken_outcome,
+            guarded_outcome,
         });
     }
     Ok(())
@@ -233,30 +232,25 @@ fn outcomes(results: &[(usize, Result<(), WriteError>)]) -> String {
         .join(", ")
 }
 
-/// The config's violation, as the store's own events and results show it.
-fn violation_on_store(config: &str, run: &Run) -> Option<String> {
-    match config {
-        // A stale write landed: checked against the guarded model, the store's trace says so.
-        "casfw_no_ine" => {
-            let guarded = CasFirstWrite {
-                writers: MAX_WRITERS as u8,
-                max_offset: u8::MAX,
-                guarded: true,
-                reap: false,
-                insert_if_not_exists: true,
-                retry: true,
-            };
-            let verdict = validate(&guarded, &run.events, Limits::default());
-            let d = verdict.divergence?;
-            let why = d
-                .tried
-                .iter()
-                .flat_map(|t| &t.allowed)
-                .find(|a| a.why_not.contains("a stale write landed"))?;
-            Some(format!("{}: {}", why.action, why.why_not))
+/// Whether `violation` shows in what the store did (its writers' results, its row, its own
+/// step events), and how.
+fn violation_on_store(violation: Violation, run: &Run, off: &[u8]) -> Option<String> {
+    match violation {
+        // A writer's acknowledged write was overwritten by a lower offset.
+        Violation::StaleOverwrite => {
+            let stored = run.row.offset()?;
+            run.results.iter().find_map(|(w, r)| {
+                let written = u64::from(off[*w]);
+                (r.is_ok() && written > stored).then(|| {
+                    format!(
+                        "w{}'s acknowledged write at offset {written} was overwritten by offset {stored}: a stale write landed",
+                        w + 1
+                    )
+                })
+            })
         }
         // A writer gave up although nothing higher was stored.
-        "casfw_noretry" => run.results.iter().find_map(|(w, r)| match r {
+        Violation::UnjustifiedConflict => run.results.iter().find_map(|(w, r)| match r {
             Err(WriteError::Conflict(c)) if c.attempted >= c.stored => Some(format!(
                 "w{} got a conflict for offset {} while the row held {}: its write was lost, not refused",
                 w + 1,
@@ -265,12 +259,20 @@ fn violation_on_store(config: &str, run: &Run) -> Option<String> {
             )),
             _ => None,
         }),
-        // The row vanished between the lost insert and the retry.
-        _ => run.results.iter().find_map(|(w, r)| match r {
-            Err(e @ WriteError::Failed { reason, .. }) if reason.contains("spurious") => {
-                Some(format!("w{}: {e}", w + 1))
-            }
+        // The retry found the row gone (reaped after the lost insert): a conflict for nothing.
+        Violation::SpuriousConflict => run.events.iter().find_map(|event| match event {
+            FirstWriteEvent::RetryUpdate(Statement {
+                writer,
+                offset,
+                outcome: Some(Outcome::RowAbsent),
+                ..
+            }) => Some(format!(
+                "w{}: the retry of offset {offset} found no row (reaped after the lost insert): a spurious conflict, nothing was written",
+                writer.0 + 1
+            )),
             _ => None,
         }),
+        // Not a violation the compound's store can show.
+        _ => None,
     }
 }

@@ -55,6 +55,8 @@ pub enum Error {
     Commit(#[from] CommitError),
     #[error(transparent)]
     Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Replays(#[from] loadbearing_expected::replays::ReplaysError),
     /// A config of the suite could not be used as asked.
     #[error("{config}: {problem}")]
     Config {
@@ -119,8 +121,11 @@ impl Error {
         not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
         allow(dead_code)
     )]
-    pub(crate) fn open(what: &'static str) -> impl FnOnce(String) -> Error {
-        move |reason| Error::Open { what, reason }
+    pub(crate) fn open<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> Error {
+        move |reason| Error::Open {
+            what,
+            reason: reason.to_string(),
+        }
     }
 }
 

@@ -30,10 +30,12 @@ use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::Error;
 use crate::observe::{cell_of, contents_of};
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded, Turnstile};
 use crate::store::{StoreFactory, STORES};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
+use loadbearing_expected::replays::ReplaySpec;
 
 /// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
 /// nothing per offset, but the owner and zombies should collide often).
@@ -502,41 +504,22 @@ fn guarded_model(max_offset: u8) -> Cassandra {
     }
 }
 
-/// A must-fail Cassandra config replayed by a flow target: its counterexample on flows over a
-/// store built `broken`, and on the guarded store.
-pub struct CassandraCx {
-    pub config: &'static str,
-    pub broken: Mode,
-}
-
 /// An owner and zombie partition flows overlapping on one store built `mode`, against the
-/// guarded Cassandra model; then the must-fail configs' counterexamples driven through the
-/// flows.
+/// guarded Cassandra model; then the must-fail configs' counterexamples the replay data names
+/// for it driven through the flows: a mutant's must reproduce on its broken store and be
+/// refused by the guarded one; the guarded target drives them on the guarded store only.
 pub struct FlowTarget {
     name: &'static str,
     mode: Mode,
     expect: Expect,
-    /// The counterexamples it drives. A mutant's must reproduce on its broken store and be
-    /// refused by the guarded one; the guarded target drives them on the guarded store only.
-    replays: &'static [CassandraCx],
 }
 
-/// The flows on the guarded store: the guarded flow under both counterexamples' schedules is
-/// refused, never corrupted.
+/// The flows on the guarded store: the guarded flow under the mutants' counterexamples'
+/// schedules is refused, never corrupted.
 pub static FLOW: FlowTarget = FlowTarget {
     name: "flow",
     mode: Mode::Guarded,
     expect: Expect::Conforms,
-    replays: &[
-        CassandraCx {
-            config: "cassandra_unguarded",
-            broken: Mode::LastWriteWins,
-        },
-        CassandraCx {
-            config: "cassandra_notomb",
-            broken: Mode::HardDelete,
-        },
-    ],
 };
 
 /// The same flows on the last-write-wins store (planted mutant).
@@ -544,10 +527,6 @@ pub static FLOW_LWW: FlowTarget = FlowTarget {
     name: "flow-lww",
     mode: Mode::LastWriteWins,
     expect: Expect::Diverges,
-    replays: &[CassandraCx {
-        config: "cassandra_unguarded",
-        broken: Mode::LastWriteWins,
-    }],
 };
 
 /// The same flows with the tombstone turned into a hard delete (planted mutant).
@@ -555,17 +534,24 @@ pub static FLOW_HARD_DELETE: FlowTarget = FlowTarget {
     name: "flow-hard-delete",
     mode: Mode::HardDelete,
     expect: Expect::Diverges,
-    replays: &[
-        CassandraCx {
-            config: "cassandra_notomb",
-            broken: Mode::HardDelete,
-        },
-        CassandraCx {
-            config: "cassandra_notomb_refines",
-            broken: Mode::HardDelete,
-        },
-    ],
 };
+
+const FLOW_TARGETS: [&FlowTarget; 3] = [&FLOW, &FLOW_LWW, &FLOW_HARD_DELETE];
+
+/// The store mode of the flow target that reproduces `spec` (the broken build its
+/// counterexample runs on).
+fn broken_mode(spec: &ReplaySpec) -> Result<Mode, Error> {
+    FLOW_TARGETS
+        .iter()
+        .find(|t| replays::reproduces(spec, t.name))
+        .map(|t| t.mode)
+        .ok_or_else(|| {
+            Error::Harness(format!(
+                "{}: no flow target reproduces it, so no store is built its broken way",
+                spec.config
+            ))
+        })
+}
 
 impl Target for FlowTarget {
     fn name(&self) -> &'static str {
@@ -600,14 +586,29 @@ impl Target for FlowTarget {
             let events = racing_flow_trace(&factory, &key, log, schedule.next_u64())?;
             result.tally(&model, &events);
         }
-        for cx in self.replays {
-            let r = replay_cassandra_cx(settings, cx.config, cx.broken)?;
+        for spec in replays::driven_by(self.name)? {
+            let r = replay_cassandra_cx(settings, &spec.config, broken_mode(&spec)?)?;
             result.steps += r.steps;
-            result.replays.push(r.record());
-            match self.expect {
-                Expect::Conforms => result.mismatches.extend(r.guarded_mismatches),
-                Expect::Diverges => result.mismatches.extend(r.mismatches()),
+            let reproducing = replays::reproduces(&spec, self.name);
+            let (broken, guarded) = (r.outcome(&r.broken, spec.shows), r.guarded_outcome());
+            if reproducing {
+                result
+                    .mismatches
+                    .extend(r.broken.mismatches.iter().cloned());
             }
+            result
+                .mismatches
+                .extend(r.guarded_mismatches.iter().cloned());
+            // The guarded target drives only the guarded store's refusal.
+            let judged_broken = if reproducing {
+                broken
+            } else {
+                ReplayOutcome::NotDriven
+            };
+            result
+                .mismatches
+                .extend(replays::judge(&spec, judged_broken, guarded));
+            result.replays.push(r.record(broken, guarded));
         }
         Ok(())
     }
@@ -706,7 +707,7 @@ pub fn replay_cassandra(
 
 /// A counterexample replayed on the broken implementation and on the guarded one.
 pub struct CxReplay {
-    pub config: &'static str,
+    pub config: String,
     /// The model steps, as the checker shows them.
     pub shown: Vec<String>,
     pub broken: CassandraReplay,
@@ -715,24 +716,46 @@ pub struct CxReplay {
     pub steps: usize,
 }
 
-impl CxReplay {
-    /// The violation really appears on the broken implementation.
-    pub fn reproduced(&self) -> bool {
-        match self.config {
-            "cassandra_unguarded" => self.broken.regressed,
-            "cassandra_notomb_refines" => self.broken.vanished,
-            _ => self.broken.corrupted,
+impl CassandraReplay {
+    /// Whether `violation` showed on this run (the violations a flow over a store can show).
+    pub fn shows(&self, violation: Violation) -> bool {
+        match violation {
+            Violation::StaleOverwrite => self.regressed,
+            Violation::RowVanished => self.vanished,
+            Violation::CorruptFold => self.corrupted,
+            _ => false,
         }
     }
 
-    /// On the guarded implementation the violation never appeared (for the stale overwrite,
-    /// because the guard refused the write).
-    pub fn refused(&self) -> bool {
-        !self.guarded.regressed && !self.guarded.corrupted && !self.guarded.vanished
+    /// The first of the violations a flow can show that did show.
+    fn any_violation(&self) -> Option<Violation> {
+        [
+            Violation::StaleOverwrite,
+            Violation::RowVanished,
+            Violation::CorruptFold,
+        ]
+        .into_iter()
+        .find(|v| self.shows(*v))
+    }
+}
+
+impl CxReplay {
+    /// The broken run's outcome for the config's violation.
+    pub fn outcome(&self, run: &CassandraReplay, violation: Violation) -> ReplayOutcome {
+        ReplayOutcome::of(violation, run.shows(violation))
+    }
+
+    /// On the guarded implementation no violation may appear (for the stale overwrite, because
+    /// the guard refused the write).
+    pub fn guarded_outcome(&self) -> ReplayOutcome {
+        match self.guarded.any_violation() {
+            Some(v) => ReplayOutcome::Reproduced(v),
+            None => ReplayOutcome::Refused,
+        }
     }
 
     /// For the result's `replays`: what each implementation did with the schedule.
-    pub fn record(&self) -> Replay {
+    pub fn record(&self, broken: ReplayOutcome, guarded: ReplayOutcome) -> Replay {
         let did = |r: &CassandraReplay| {
             let facts: Vec<&str> = [
                 (r.regressed, "a lower offset overwrote a higher one"),
@@ -757,31 +780,13 @@ impl CxReplay {
             format!("rows {}: {what}", render_rows(&r.rows))
         };
         Replay {
-            config: self.config.to_string(),
+            config: self.config.clone(),
             steps: self.shown.clone(),
             broken: did(&self.broken),
             guarded: did(&self.guarded),
+            broken_outcome: broken,
+            guarded_outcome: guarded,
         }
-    }
-
-    pub fn mismatches(&self) -> Vec<String> {
-        let mut all = self.broken.mismatches.clone();
-        all.extend(self.guarded_mismatches.iter().cloned());
-        if !self.reproduced() {
-            all.push(format!(
-                "{}'s counterexample did not reproduce on the broken store (rows: {})",
-                self.config,
-                render_rows(&self.broken.rows)
-            ));
-        }
-        if !self.refused() {
-            all.push(format!(
-                "{}'s counterexample was not refused by the guarded store (rows: {})",
-                self.config,
-                render_rows(&self.guarded.rows)
-            ));
-        }
-        all
     }
 }
 
@@ -796,7 +801,7 @@ fn render_rows(rows: &[Cell]) -> String {
 /// the same schedule on the guarded store (against the guarded model).
 pub fn replay_cassandra_cx(
     settings: &Settings,
-    config: &'static str,
+    config: &str,
     broken: Mode,
 ) -> Result<CxReplay, Error> {
     let Cx {
@@ -816,7 +821,7 @@ pub fn replay_cassandra_cx(
         &path,
     )?;
     Ok(CxReplay {
-        config,
+        config: config.to_string(),
         shown: path.iter().map(|a| model.format_action(a)).collect(),
         steps: broken.steps + guarded.steps,
         guarded_mismatches: guarded.mismatches.clone(),
@@ -958,8 +963,6 @@ pub static FENCE_OFF: FenceTarget = FenceTarget {
     fence: false,
 };
 
-const FENCE_CONFIGS: [&str; 2] = ["replay_fix_off", "replay_fix_off_live"];
-
 impl Target for FenceTarget {
     fn name(&self) -> &'static str {
         self.name
@@ -993,7 +996,8 @@ impl Target for FenceTarget {
             let events = fence_trace(&factory, &key, self.fence, &mut schedule)?;
             result.tally(&model, &events);
         }
-        for config in FENCE_CONFIGS {
+        for spec in replays::driven_by(self.name)? {
+            let config = spec.config.as_str();
             let cx = replay_fence_cx(settings, config)?;
             result.steps += cx.steps;
             let did = |r: &FenceReplay| {
@@ -1005,32 +1009,39 @@ impl Target for FenceTarget {
                     "the owner neither completed nor self-fenced".to_string()
                 }
             };
+            let broken = ReplayOutcome::of(spec.shows, cx.broken.shows(spec.shows));
+            let guarded = match cx.fixed.violation() {
+                Some(v) => ReplayOutcome::Reproduced(v),
+                None => ReplayOutcome::Refused,
+            };
             result.replays.push(Replay {
                 config: config.into(),
                 steps: cx.shown.clone(),
                 broken: did(&cx.broken),
                 guarded: did(&cx.fixed),
+                broken_outcome: broken,
+                guarded_outcome: guarded,
             });
-            let fixed_completes = !cx.fixed.self_fenced && cx.fixed.completed;
-            if self.fence {
-                result
-                    .mismatches
-                    .extend(cx.fixed.mismatches.iter().cloned());
-            } else {
+            let reproducing = replays::reproduces(&spec, self.name);
+            if reproducing {
                 result
                     .mismatches
                     .extend(cx.broken.mismatches.iter().cloned());
-                if !cx.broken.self_fenced {
-                    result.mismatches.push(format!(
-                        "{config}'s schedule: the owner without the fence did not self-fence"
-                    ));
-                }
+            } else {
+                result
+                    .mismatches
+                    .extend(cx.fixed.mismatches.iter().cloned());
             }
-            if !fixed_completes {
-                result.mismatches.push(format!(
-                    "{config}'s schedule: the owner with the fence on did not complete"
-                ));
-            }
+            // The fenced owner must complete on every schedule; the unfenced one must show the
+            // config's violation when this target is the one built that way.
+            let judged_broken = if reproducing {
+                broken
+            } else {
+                ReplayOutcome::NotDriven
+            };
+            result
+                .mismatches
+                .extend(replays::judge(&spec, judged_broken, guarded));
         }
         Ok(())
     }
@@ -1045,6 +1056,23 @@ pub struct FenceReplay {
     /// After the schedule, the owner folded the rest of the log and flushed without error.
     pub completed: bool,
     pub steps: usize,
+}
+
+impl FenceReplay {
+    /// Whether `violation` showed (the violations a restarted owner can show).
+    pub fn shows(&self, violation: Violation) -> bool {
+        match violation {
+            Violation::SelfFence => self.self_fenced,
+            Violation::NeverCompletes => !self.completed,
+            _ => false,
+        }
+    }
+
+    fn violation(&self) -> Option<Violation> {
+        [Violation::SelfFence, Violation::NeverCompletes]
+            .into_iter()
+            .find(|v| self.shows(*v))
+    }
 }
 
 /// The restarted owner as ReplayFence sees it: the stored offset, and whether it self-fenced.

@@ -32,9 +32,11 @@ use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::Error;
 use crate::kafka::PRODUCERS;
 use crate::paths::{all_paths, random_walk};
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
+use loadbearing_expected::replays::ReplaySpec;
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
@@ -116,7 +118,7 @@ impl Target for GroupCommitTarget {
         if gated {
             replay_paths(settings, &mut schedule, result)
         } else {
-            reproduce_ungated(result)
+            reproduce_ungated(self.name, result)
         }
     }
 }
@@ -571,21 +573,29 @@ fn replay_paths(
 /// schedules are driven: the checker's (it must reproduce on the ungated implementation), and
 /// the shortest one in which the flow keeps that order (it must reproduce on the ungated
 /// implementation and be refused by the gated one).
-fn reproduce_ungated(result: &mut TargetResult) -> Result<(), Error> {
+fn reproduce_ungated(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+    for spec in replays::driven_by(target)? {
+        reproduce(&spec, result)?;
+    }
+    Ok(())
+}
+
+fn reproduce(spec: &ReplaySpec, result: &mut TargetResult) -> Result<(), Error> {
     let Cx {
         model,
         path: shortest,
         ..
-    } = counterexample::<Model>("gc_ungated")?;
+    } = counterexample::<Model>(&spec.config)?;
     let in_order = shortest_in_flow_order(&model).ok_or_else(|| {
-        Error::Harness(
-            "gc_ungated: no counterexample in which the flow offers before it schedules".into(),
-        )
+        Error::Harness(format!(
+            "{}: no counterexample in which the flow offers before it schedules",
+            spec.config
+        ))
     })?;
     for (name, path, must_refuse) in [
-        ("gc_ungated", &shortest, false),
+        (spec.config.clone(), &shortest, false),
         (
-            "gc_ungated (flow offers before it schedules)",
+            format!("{} (flow offers before it schedules)", spec.config),
             &in_order,
             true,
         ),
@@ -594,22 +604,30 @@ fn reproduce_ungated(result: &mut TargetResult) -> Result<(), Error> {
         let guarded = drive(&model, path, true)?;
         result.steps += 2 * path.len();
         result.mismatches.extend(broken.mismatches);
-        if broken.leading.is_none() {
-            result.mismatches.push(format!(
-                "{name} on the ungated group commit: the committed offset never led the durable writes"
-            ));
-        }
-        if let Some(leading) = &guarded.leading {
-            if must_refuse {
-                result
-                    .mismatches
-                    .push(format!("{name} on the gated group commit: {leading}"));
+        let broken_outcome = ReplayOutcome::of(spec.shows, broken.leading.is_some());
+        let guarded_outcome = match (&guarded.refused, &guarded.leading) {
+            (_, Some(_)) => ReplayOutcome::Reproduced(Violation::OffsetAheadOfDurable),
+            (Some(_), None) => ReplayOutcome::Refused,
+            (None, None) => ReplayOutcome::NotDriven,
+        };
+        // The gate sees only offered writes: the gated implementation must refuse the schedule
+        // the real flow can take (offers before it schedules), not the checker's, which runs
+        // ahead of an offer.
+        let judged_guarded = if must_refuse {
+            match guarded_outcome {
+                ReplayOutcome::NotDriven => {
+                    result.mismatches.push(format!(
+                        "{name} on the gated group commit: no step was refused"
+                    ));
+                    ReplayOutcome::NotDriven
+                }
+                other => other,
             }
-        }
-        if must_refuse && guarded.refused.is_none() {
-            result.mismatches.push(format!(
-                "{name} on the gated group commit: no step was refused"
-            ));
+        } else {
+            ReplayOutcome::NotDriven
+        };
+        for m in replays::judge(spec, broken_outcome, judged_guarded) {
+            result.mismatches.push(format!("{name}: {m}"));
         }
         let guarded_did = match (&guarded.refused, &guarded.leading) {
             (Some(refused), _) => refused.clone(),
@@ -619,10 +637,12 @@ fn reproduce_ungated(result: &mut TargetResult) -> Result<(), Error> {
             (None, None) => "not refused, no violation".into(),
         };
         result.replays.push(Replay {
-            config: "gc_ungated".into(),
+            config: spec.config.clone(),
             steps: path.iter().map(|a| format!("{a:?}")).collect(),
             broken: broken.leading.unwrap_or_else(|| "did not reproduce".into()),
             guarded: guarded_did,
+            broken_outcome,
+            guarded_outcome,
         });
     }
     Ok(())

@@ -65,9 +65,11 @@ use crate::driver::{drive_expecting, refusing_states, Applied, Compare, Harness}
 use crate::error::Error;
 use crate::observe::{cell_of, contents_of};
 use crate::paths::random_walk;
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
+use loadbearing_expected::replays::ReplaySpec;
 
 /// The backends the Kafka design runs on.
 pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
@@ -1080,7 +1082,7 @@ fn guarded_topics(guarded: &Kafka, init: &KafkaState, moves: &[Move]) -> Vec<Cel
 /// A must-fail config's counterexample replayed on the broken variant and the guarded design.
 #[derive(Clone, Debug)]
 pub struct CxReplay {
-    pub config: &'static str,
+    pub spec: ReplaySpec,
     pub log: String,
     pub path: Vec<Move>,
     pub broken: Replayed,
@@ -1103,37 +1105,35 @@ fn schedule_of<M: Configured + OneKey>(
     Ok((model.max_offset(), M::log(&states[0]), moves, topics))
 }
 
-/// Which model a must-fail config's counterexample is a path of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CxModel {
-    Kafka,
-    Epoch,
-}
-
-/// The must-fail config a mutant reproduces, and the model of its counterexample.
-#[derive(Clone, Copy, Debug)]
-pub struct KafkaCx {
-    pub config: &'static str,
-    pub model: CxModel,
-}
-
 /// Replays the mutant's config counterexample on its variant and on the guarded design.
 pub fn replay_counterexample(target: &KafkaTarget) -> Result<CxReplay, Error> {
     replay_counterexample_on(&Backend::MEMORY, target)
 }
 
-/// The same, on `backend`.
+/// The must-fail config `target` reproduces (the replay data's), on `backend`.
 pub fn replay_counterexample_on(
     backend: &Backend,
     target: &KafkaTarget,
 ) -> Result<CxReplay, Error> {
-    let cx = target
-        .cx
+    let spec = replays::driven_by(target.name)?
+        .into_iter()
+        .next()
         .ok_or_else(|| Error::Harness(format!("{}: no counterexample", target.name)))?;
-    // The model's topic after each step: what the broken variant must show.
-    let (max, ops, path, broken_topics) = match cx.model {
-        CxModel::Epoch => schedule_of::<Epoch>(cx.config, Move::of_epoch)?,
-        CxModel::Kafka => schedule_of::<Kafka>(cx.config, Move::of_kafka)?,
+    replay_config_on(backend, target, spec)
+}
+
+fn replay_config_on(
+    backend: &Backend,
+    target: &KafkaTarget,
+    spec: ReplaySpec,
+) -> Result<CxReplay, Error> {
+    // The model's topic after each step: what the broken variant must show. The counterexample
+    // is a path of the config's model, the Kafka one or the rejected Epoch design's.
+    let model = crate::suite_config(&spec.config)?.model;
+    let (max, ops, path, broken_topics) = if model == <Epoch as Configured>::NAME {
+        schedule_of::<Epoch>(&spec.config, Move::of_epoch)?
+    } else {
+        schedule_of::<Kafka>(&spec.config, Move::of_kafka)?
     };
     let guarded = Kafka {
         max_offset: max,
@@ -1147,11 +1147,11 @@ pub fn replay_counterexample_on(
         .ok_or_else(|| Error::Harness("the guarded model has the log".into()))?;
     let guarded_topics = guarded_topics(&guarded, &guarded_init, &path);
     Ok(CxReplay {
-        config: cx.config,
         log: ops.render(max),
         broken: drive(backend, target.variant, ops, max, &path, &broken_topics)?,
         guarded: drive(backend, Variant::GUARDED, ops, max, &path, &guarded_topics)?,
         path,
+        spec,
     })
 }
 
@@ -1183,21 +1183,36 @@ fn guarded_walks(settings: &Settings, result: &mut TargetResult) -> Result<(), E
     Ok(())
 }
 
-/// Checks the replayed counterexample's facts; what is missing goes to the mismatches.
+impl Replayed {
+    /// The broken variant reproduced the zombie's violation: its commit landed and the topic
+    /// moved back.
+    fn reproduced(&self) -> ReplayOutcome {
+        ReplayOutcome::of(
+            Violation::ZombieCommitLanded,
+            self.zombie_landed && self.regressed,
+        )
+    }
+
+    /// The guarded design refused it: no zombie commit landed, and the topic never moved back.
+    fn refused(&self) -> ReplayOutcome {
+        ReplayOutcome::of(
+            Violation::ZombieCommitLanded,
+            self.zombie_landed || self.regressed,
+        )
+    }
+}
+
+/// Judges the replayed counterexample by its typed outcomes; what is missing goes to the
+/// mismatches.
 fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
     result.steps += cx.broken.topics.len() + cx.guarded.topics.len();
     let shown: Vec<String> = cx.path.iter().map(|m| format!("{m:?}")).collect();
-    let schedule = format!("{} ({}, log {})", cx.config, shown.join(", "), cx.log);
-    if !cx.broken.zombie_landed || !cx.broken.regressed {
+    let schedule = format!("{} ({}, log {})", cx.spec.config, shown.join(", "), cx.log);
+    let (broken, guarded) = (cx.broken.reproduced(), cx.guarded.refused());
+    for m in replays::judge(&cx.spec, broken, guarded) {
         result.mismatches.push(format!(
-            "{schedule} on the broken variant: zombie commit landed {}, topic regressed {}",
-            cx.broken.zombie_landed, cx.broken.regressed
-        ));
-    }
-    if cx.guarded.zombie_landed || cx.guarded.regressed {
-        result.mismatches.push(format!(
-            "{schedule} on the guarded design: zombie commit landed {}, topic regressed {}",
-            cx.guarded.zombie_landed, cx.guarded.regressed
+            "{m}; {schedule}: on the broken variant zombie commit landed {}, topic regressed {}; on the guarded design {}, {}",
+            cx.broken.zombie_landed, cx.broken.regressed, cx.guarded.zombie_landed, cx.guarded.regressed
         ));
     }
     result
@@ -1219,10 +1234,12 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
         format!("topic {}: {what}", topics.join(" → "))
     };
     result.replays.push(Replay {
-        config: format!("{} (log {})", cx.config, cx.log),
+        config: format!("{} (log {})", cx.spec.config, cx.log),
         steps: shown,
         broken: did(&cx.broken),
         guarded: did(&cx.guarded),
+        broken_outcome: broken,
+        guarded_outcome: guarded,
     });
 }
 
@@ -1232,8 +1249,6 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
 pub struct KafkaTarget {
     name: &'static str,
     variant: Variant,
-    /// The must-fail config a mutant reproduces; `None` for the design as built.
-    cx: Option<KafkaCx>,
 }
 
 impl KafkaTarget {
@@ -1247,7 +1262,6 @@ impl KafkaTarget {
 pub static KAFKA: KafkaTarget = KafkaTarget {
     name: "kafka",
     variant: Variant::GUARDED,
-    cx: None,
 };
 
 /// The capture decoupled from the teardown (planted mutant).
@@ -1257,10 +1271,6 @@ pub static KAFKA_DECOUPLED: KafkaTarget = KafkaTarget {
         coupled: false,
         ..Variant::GUARDED
     },
-    cx: Some(KafkaCx {
-        config: "kafka_decoupled",
-        model: CxModel::Kafka,
-    }),
 };
 
 /// Transactions carrying no offset until the first schedule (planted mutant).
@@ -1270,10 +1280,6 @@ pub static KAFKA_UNSEEDED: KafkaTarget = KafkaTarget {
         seeded: false,
         ..Variant::GUARDED
     },
-    cx: Some(KafkaCx {
-        config: "kafka_unseeded",
-        model: CxModel::Kafka,
-    }),
 };
 
 /// The generation not checked (planted mutant). It checks no generation, so nothing gates its
@@ -1284,10 +1290,6 @@ pub static KAFKA_UNFENCED: KafkaTarget = KafkaTarget {
         design: Design::Unfenced,
         ..Variant::GUARDED
     },
-    cx: Some(KafkaCx {
-        config: "kafka_unseeded",
-        model: CxModel::Kafka,
-    }),
 };
 
 /// The rejected producer-epoch design, against the Kafka model (its counterexample must land on
@@ -1298,10 +1300,6 @@ pub static EPOCH: KafkaTarget = KafkaTarget {
         design: Design::ProducerEpoch,
         ..Variant::GUARDED
     },
-    cx: Some(KafkaCx {
-        config: "epoch_refines",
-        model: CxModel::Epoch,
-    }),
 };
 
 impl Target for KafkaTarget {
@@ -1318,9 +1316,10 @@ impl Target for KafkaTarget {
     }
 
     fn expect(&self) -> Expect {
-        match self.cx {
-            None => Expect::Conforms,
-            Some(_) => Expect::Diverges,
+        if self.variant == Variant::GUARDED {
+            Expect::Conforms
+        } else {
+            Expect::Diverges
         }
     }
 
@@ -1361,12 +1360,12 @@ impl Target for KafkaTarget {
                 ))
             );
         }
-        match self.cx {
-            Some(_) => {
-                let cx = replay_counterexample_on(&settings.backend, self)?;
-                judge_cx(&cx, result);
-            }
-            None => guarded_walks(settings, result)?,
+        if self.variant == Variant::GUARDED {
+            guarded_walks(settings, result)?;
+        }
+        for spec in replays::driven_by(self.name)? {
+            let cx = replay_config_on(&settings.backend, self, spec)?;
+            judge_cx(&cx, result);
         }
         Ok(())
     }

@@ -31,6 +31,7 @@ pub mod group_commit;
 pub mod kafka;
 pub mod observe;
 pub mod paths;
+pub mod replays;
 pub mod schedule;
 pub mod ssi;
 pub mod store;

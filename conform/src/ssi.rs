@@ -25,6 +25,7 @@ use crate::backend::BackendKind;
 use crate::counterexample_path;
 use crate::error::{ConfigProblem, Error};
 use crate::paths::random_walk;
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use loadbearing_expected::suite::Expected;
@@ -100,7 +101,7 @@ impl Target for SsiTarget {
         }
         if self.fixed() {
             replay_random_paths(settings, &mut schedule, result)?;
-            replay_counterexamples(result)?;
+            replay_counterexamples(self.name, result)?;
         }
         Ok(())
     }
@@ -166,11 +167,11 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
 
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
 /// fixed engine.
-fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
-    let configs = loadbearing_expected::suite::built_in()?;
-    for config in configs.iter().filter(|c| c.model == "SSI") {
+fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+    for spec in replays::driven_by(target)? {
+        let config = crate::suite_config(&spec.config)?;
         let Expected::Violates(property) = &config.expected else {
-            continue;
+            continue; // replays.toml names must-fail configs only (checked on load)
         };
         let model = <Ssi as loadbearing_specs::Configured>::from_knobs(&config.constants);
         let variant = variant_of(&model).ok_or_else(|| {
@@ -191,19 +192,17 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
             .witness
             .as_ref()
             == Some(&shown);
+        // What the engine variant showed: it followed the path to the violating state, and
+        // (for a serializability counterexample) committed a non-serializable history.
+        let showed = match spec.shows {
+            Violation::ViolatingPath => followed,
+            Violation::NonSerializableHistory => followed && !broken.outcome.serializable,
+            _ => false,
+        };
+        let broken_outcome = ReplayOutcome::of(spec.shows, showed);
         let broken_did = if !followed {
-            result.mismatches.push(format!(
-                "{}: the engine did not follow the counterexample step for step",
-                config.name
-            ));
             "did not follow the counterexample".to_string()
-        } else if property == "Serializable" {
-            if broken.outcome.serializable {
-                result.mismatches.push(format!(
-                    "{}: the engine's history is serializable",
-                    config.name
-                ));
-            }
+        } else if spec.shows == Violation::NonSerializableHistory {
             format!(
                 "committed {:?}, serializable: {}",
                 broken.outcome.state, broken.outcome.serializable
@@ -220,12 +219,14 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
                 ConfigProblem::Engine(format!("the fixed engine: {e}")),
             )
         })?;
-        if !fixed.outcome.serializable {
-            result.mismatches.push(format!(
-                "{}: the fixed engine's history is not serializable",
-                config.name
-            ));
-        }
+        // The fixed engine must stay serializable on every counterexample's schedule.
+        let guarded_outcome = ReplayOutcome::of(
+            Violation::NonSerializableHistory,
+            !fixed.outcome.serializable,
+        );
+        result
+            .mismatches
+            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
         let refusals: Vec<String> = fixed
             .steps
             .iter()
@@ -244,6 +245,8 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
                     format!(" ({})", refusals.join(", "))
                 }
             ),
+            broken_outcome,
+            guarded_outcome,
         });
     }
     Ok(())

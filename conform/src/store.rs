@@ -16,6 +16,7 @@ use crate::backend::{Backend, BackendKind};
 use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::Error;
 use crate::paths::{all_paths, random_walk};
+use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Scheduler, Seeded, Turnstile};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{atomic_schedule, AtomicSchedule};
@@ -592,52 +593,52 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Erro
         result.steps += path.len();
         result.mismatches.extend(mismatches);
     }
-    // The must-fail config, mapped onto the store: it must reproduce on the broken store and be
-    // refused on the guarded one.
-    let AtomicSchedule {
-        model,
-        init,
-        schedule,
-    } = atomic_schedule("casfw_unguarded")?;
-    let guarded_model = CasFirstWriteAtomic {
-        guarded: true,
-        ..model.clone()
-    };
-    key += 1;
-    let (_, regressed_lww) = replay(&lww, &format!("cx{key}"), &model, &init, &schedule)?;
-    let (_, regressed_guarded) = replay(
-        &guarded,
-        &format!("cx{key}"),
-        &guarded_model,
-        &init,
-        &schedule,
-    )?;
-    result.traces += 2;
-    result.steps += 2 * schedule.len();
-    if !regressed_lww {
-        result.mismatches.push(
-            "casfw_unguarded replayed on the last-write-wins store did not regress the row".into(),
-        );
-    }
-    if regressed_guarded {
+    // The must-fail configs (the replay data's for this target), mapped onto the store: each
+    // must reproduce on the broken store and be refused on the guarded one.
+    for spec in replays::driven_by(REPLAY.name())? {
+        let AtomicSchedule {
+            model,
+            init,
+            schedule,
+        } = atomic_schedule(&spec.config)?;
+        let guarded_model = CasFirstWriteAtomic {
+            guarded: true,
+            ..model.clone()
+        };
+        key += 1;
+        let (_, regressed_lww) = replay(&lww, &format!("cx{key}"), &model, &init, &schedule)?;
+        let (_, regressed_guarded) = replay(
+            &guarded,
+            &format!("cx{key}"),
+            &guarded_model,
+            &init,
+            &schedule,
+        )?;
+        result.traces += 2;
+        result.steps += 2 * schedule.len();
+        // What this store can show of a must-fail config: a lower offset over a higher one.
+        let seen = |regressed: bool| ReplayOutcome::of(Violation::StaleOverwrite, regressed);
+        let (broken_outcome, guarded_outcome) = (seen(regressed_lww), seen(regressed_guarded));
         result
             .mismatches
-            .push("casfw_unguarded replayed on the guarded store regressed the row".into());
+            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
+        result.replays.push(Replay {
+            config: spec.config.clone(),
+            steps: schedule.iter().map(|a| format!("{a:?}")).collect(),
+            broken: if regressed_lww {
+                "the last-write-wins store let the lower offset overwrite the higher one".into()
+            } else {
+                "did not reproduce".into()
+            },
+            guarded: if regressed_guarded {
+                "regressed the row".into()
+            } else {
+                "refused the stale write (typed conflict); the row kept the higher offset".into()
+            },
+            broken_outcome,
+            guarded_outcome,
+        });
     }
-    result.replays.push(Replay {
-        config: "casfw_unguarded".into(),
-        steps: schedule.iter().map(|a| format!("{a:?}")).collect(),
-        broken: if regressed_lww {
-            "the last-write-wins store let the lower offset overwrite the higher one".into()
-        } else {
-            "did not reproduce".into()
-        },
-        guarded: if regressed_guarded {
-            "regressed the row".into()
-        } else {
-            "refused the stale write (typed conflict); the row kept the higher offset".into()
-        },
-    });
     result.conforming = result.traces - result.mismatches.len().min(result.traces);
     Ok(())
 }

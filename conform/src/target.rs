@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};
 use crate::error::Error;
+use crate::replays::ReplayOutcome;
 
 /// What a target must show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -95,6 +96,9 @@ pub struct Replay {
     pub broken: String,
     /// What the guarded implementation did with the same schedule.
     pub guarded: String,
+    /// The same, typed: what the verdict was judged on.
+    pub broken_outcome: ReplayOutcome,
+    pub guarded_outcome: ReplayOutcome,
 }
 
 impl TargetResult {

@@ -28,8 +28,8 @@ use scylla::value::{CqlValue, Row};
 use tokio::runtime::Runtime;
 
 use crate::store::{
-    check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
-    WriteError,
+    check_offset, BackendError, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore,
+    StoreOptions, WriteError,
 };
 use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step, WriteKind};
 
@@ -62,25 +62,30 @@ fn prepared(mut p: PreparedStatement, consistency: Consistency) -> PreparedState
 impl CassandraCluster {
     /// Connect to `node` (`host:port`), create the keyspace (SimpleStrategy, replication 1) and
     /// the table if needed, and prepare the statements. Names must be plain CQL identifiers.
-    pub fn connect(node: &str, keyspace: &str, table: &str) -> Result<Self, String> {
+    pub fn connect(node: &str, keyspace: &str, table: &str) -> Result<Self, BackendError> {
         for name in [keyspace, table] {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("not a plain CQL identifier: {name:?}"));
+                return Err(BackendError::NotAnIdentifier(name.to_string()));
             }
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|e| format!("tokio runtime: {e}"))?;
+            .map_err(BackendError::while_::<std::io::Error>(
+                "starting the tokio runtime",
+            ))?;
         let (session, statements) = rt.block_on(async {
             let session = SessionBuilder::new()
                 .known_node(node)
                 .connection_timeout(Duration::from_secs(5))
                 .build()
                 .await
-                .map_err(|e| format!("cannot connect to Cassandra at {node}: {e}"))?;
-            let ddl = |e: ExecutionError| format!("schema: {e}");
+                .map_err(|e| BackendError::Database {
+                    what: "connecting",
+                    reason: format!("{node}: {e}"),
+                })?;
+            let ddl = BackendError::while_::<ExecutionError>("creating the schema");
             session
                 .query_unpaged(
                     format!(
@@ -101,11 +106,19 @@ impl CassandraCluster {
                 )
                 .await
                 .map_err(ddl)?;
-            session.await_schema_agreement().await.map_err(|e| format!("schema agreement: {e}"))?;
+            session
+                .await_schema_agreement()
+                .await
+                .map_err(BackendError::while_("schema agreement"))?;
             let t = format!("{keyspace}.{table}");
             let prep = |cql: String| {
                 let session = &session;
-                async move { session.prepare(cql).await.map_err(|e| format!("prepare: {e}")) }
+                async move {
+                    session
+                        .prepare(cql)
+                        .await
+                        .map_err(BackendError::while_("preparing the statements"))
+                }
             };
             let statements = Statements {
                 // A SERIAL read completes any in-flight Paxos round first: linearizable.
@@ -128,7 +141,7 @@ impl CassandraCluster {
                     Consistency::Quorum,
                 ),
             };
-            Ok::<_, String>((session, statements))
+            Ok::<_, BackendError>((session, statements))
         })?;
         Ok(CassandraCluster {
             rt: Arc::new(rt),
@@ -151,11 +164,11 @@ impl CassandraCluster {
     }
 
     /// Run a CQL statement without parameters (for tests and set-up).
-    pub fn execute(&self, cql: &str) -> Result<(), String> {
+    pub fn execute(&self, cql: &str) -> Result<(), BackendError> {
         self.rt
             .block_on(self.session.query_unpaged(cql.to_string(), &[]))
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(BackendError::while_("running a statement"))
     }
 }
 
@@ -215,17 +228,24 @@ impl CassandraStore {
             .map_or(0, |t| t.as_secs_f64().ceil().max(1.0) as i32)
     }
 
-    fn lwt_result(result: scylla::response::query_result::QueryResult) -> Result<Lwt, String> {
+    fn lwt_result(
+        result: scylla::response::query_result::QueryResult,
+    ) -> Result<Lwt, BackendError> {
         let rows = result
             .into_rows_result()
-            .map_err(|e| format!("LWT without a result row: {e}"))?;
+            .map_err(BackendError::while_("reading the LWT's result row"))?;
         let specs = rows.column_specs();
         let applied_at = specs
             .get_by_name("[applied]")
             .map(|(i, _)| i)
-            .ok_or("no [applied] column")?;
+            .ok_or_else(|| BackendError::Database {
+                what: "reading the LWT's result row",
+                reason: "no [applied] column".into(),
+            })?;
         let offset_at = specs.get_by_name("offset").map(|(i, _)| i);
-        let row: Row = rows.first_row().map_err(|e| format!("LWT result: {e}"))?;
+        let row: Row = rows
+            .first_row()
+            .map_err(BackendError::while_("reading the LWT's result row"))?;
         let applied = matches!(
             row.columns.get(applied_at),
             Some(Some(CqlValue::Boolean(true)))
@@ -262,14 +282,17 @@ impl CassandraStore {
                 Ok(Lwt::NotApplied(None)) => {
                     (Ok(Lwt::NotApplied(None)), StatementOutcome::RowAbsent)
                 }
-                Err(reason) => (
-                    Err(WriteError::Indeterminate {
-                        key: key.into(),
-                        attempted: offset,
-                        reason: reason.clone(),
-                    }),
-                    StatementOutcome::Indeterminate(reason),
-                ),
+                Err(e) => {
+                    let reason = e.to_string();
+                    (
+                        Err(WriteError::Indeterminate {
+                            key: key.into(),
+                            attempted: offset,
+                            reason: reason.clone(),
+                        }),
+                        StatementOutcome::Indeterminate(reason),
+                    )
+                }
             },
             Err(e) => {
                 let (indeterminate, reason) = classify(&e);

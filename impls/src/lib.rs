@@ -37,6 +37,6 @@ pub mod store;
 pub mod trace;
 
 pub use store::{
-    CompoundGuards, Conflict, Mode, Offset, Read, ReadError, SnapshotStore, StoreOptions,
-    WriteError,
+    BackendError, CompoundGuards, Conflict, Mode, Offset, Read, ReadError, SnapshotStore,
+    StoreOptions, WriteError,
 };

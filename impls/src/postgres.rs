@@ -25,8 +25,8 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
 use crate::store::{
-    check_offset, CompoundGuards, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore,
-    StoreOptions, WriteError,
+    check_offset, BackendError, CompoundGuards, Conflict, Mode, Offset, Payload, Read, ReadError,
+    SnapshotStore, StoreOptions, WriteError,
 };
 use crate::trace::{no_trace, CompoundStep, SharedTracer, StatementOutcome, Step};
 
@@ -169,7 +169,11 @@ impl Sql {
 
 impl PostgresStore {
     /// Connect and create the table if needed. `table` must be a plain SQL identifier.
-    pub fn connect(conn_str: &str, table: &str, options: StoreOptions) -> Result<Self, String> {
+    pub fn connect(
+        conn_str: &str,
+        table: &str,
+        options: StoreOptions,
+    ) -> Result<Self, BackendError> {
         Self::connect_traced(conn_str, table, options, no_trace())
     }
 
@@ -178,15 +182,16 @@ impl PostgresStore {
         table: &str,
         options: StoreOptions,
         tracer: SharedTracer,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, BackendError> {
         if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("not a plain table name: {table:?}"));
+            return Err(BackendError::NotAnIdentifier(table.to_string()));
         }
-        let mut client = Client::connect(conn_str, NoTls).map_err(|e| e.to_string())?;
+        let setup = BackendError::while_::<postgres::Error>;
+        let mut client = Client::connect(conn_str, NoTls).map_err(setup("connecting"))?;
         // Concurrent `CREATE TABLE IF NOT EXISTS` can collide in the catalog: serialize them.
-        let mut tx = client.transaction().map_err(|e| e.to_string())?;
+        let mut tx = client.transaction().map_err(setup("creating the table"))?;
         tx.execute("SELECT pg_advisory_xact_lock(7320732)", &[])
-            .map_err(|e| e.to_string())?;
+            .map_err(setup("creating the table"))?;
         tx.batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS {table} (
                 key text PRIMARY KEY,
@@ -195,8 +200,8 @@ impl PostgresStore {
                 expires_at timestamptz
             )"
         ))
-        .map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| e.to_string())?;
+        .map_err(setup("creating the table"))?;
+        tx.commit().map_err(setup("creating the table"))?;
         Ok(PostgresStore {
             conn_str: conn_str.to_string(),
             table: table.to_string(),
@@ -234,10 +239,13 @@ impl PostgresStore {
 
     /// Remove the key's row now, as a TTL expiry would (the model's `ReapRow`), and report it.
     /// Returns whether there was a row.
-    pub fn reap(&self, key: &str) -> Result<bool, String> {
+    pub fn reap(&self, key: &str) -> Result<bool, BackendError> {
         let removed = self
             .with_client(|c| c.query_opt(&self.sql.reap, &[&key]))
-            .map_err(|e| format!("reap {key}: {e:?}"))?;
+            .map_err(|e| BackendError::Database {
+                what: "reaping",
+                reason: format!("{key}: {e:?}"),
+            })?;
         if let Some(row) = &removed {
             self.tracer.step(&Step::ReapRow {
                 backend: BACKEND,

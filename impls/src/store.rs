@@ -122,6 +122,39 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+/// A session, keyspace or table that could not be opened or set up, or a maintenance statement
+/// (a reap, a set-up statement) that failed. Writes fail with [`WriteError`], reads with
+/// [`ReadError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendError {
+    /// A keyspace or table name that is not a plain identifier (names are spliced into SQL
+    /// and CQL).
+    NotAnIdentifier(String),
+    /// The database or its client refused while doing `what`.
+    Database { what: &'static str, reason: String },
+}
+
+impl BackendError {
+    /// A failure while doing `what`, for `map_err`.
+    pub fn while_<E: fmt::Display>(what: &'static str) -> impl Fn(E) -> BackendError + Copy {
+        move |e| BackendError::Database {
+            what,
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendError::NotAnIdentifier(name) => write!(f, "not a plain identifier: {name:?}"),
+            BackendError::Database { what, reason } => write!(f, "{what}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
 /// How writes are gated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

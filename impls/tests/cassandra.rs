@@ -31,9 +31,11 @@ impl Backend for Cassandra {
     }
     fn reap_row(&self, key: &str) -> Result<(), String> {
         // Keys come from unique_key: [a-z0-9-] only.
-        self.cluster.execute(&format!(
-            "DELETE FROM loadbearing.snapshots WHERE key = '{key}'"
-        ))
+        self.cluster
+            .execute(&format!(
+                "DELETE FROM loadbearing.snapshots WHERE key = '{key}'"
+            ))
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -12,10 +12,13 @@ use crate::cas_first_write_atomic::CasFirstWriteAtomic;
 use crate::cassandra::Cassandra;
 use crate::cassandra_actors::CassandraActors;
 use crate::epoch::Epoch;
+use crate::flows_alive::FlowsAlive;
+use crate::flush_cell::FlushCell;
 use crate::group_commit::GroupCommit;
 use crate::kafka::Kafka;
 use crate::kafka_actors::KafkaActors;
 use crate::knobs::{Knob, Resolved};
+use crate::recovery_deadline::RecoveryDeadline;
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
@@ -72,6 +75,10 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<Ssi>(),
         entry::<CassandraActors>(),
         entry::<KafkaActors>(),
+        // The #835 suite's models with no counterpart in the tower.
+        entry::<FlowsAlive>(),
+        entry::<FlushCell>(),
+        entry::<RecoveryDeadline>(),
     ]
 }
 

@@ -233,7 +233,7 @@ fn counterexamples_reproduce_on_the_broken_variants_and_the_guarded_design_refus
         assert_ne!(cx.broken.topics, cx.guarded.topics, "{name}");
         println!(
             "{name}: {} {:?} log {}\n  broken  {:?}\n  guarded {:?}",
-            cx.config,
+            cx.spec.config,
             cx.path,
             cx.log,
             cx.broken
@@ -253,7 +253,7 @@ fn counterexamples_reproduce_on_the_broken_variants_and_the_guarded_design_refus
 #[test]
 fn the_epoch_counterexample_is_the_late_init_then_a_stale_commit() {
     let cx = replay_counterexample(&targets::EPOCH).unwrap();
-    assert_eq!(cx.config, "epoch_refines");
+    assert_eq!(cx.spec.config, "epoch_refines");
     assert!(cx.path.contains(&Move::ZombieInit), "{:?}", cx.path);
     let init = cx.path.iter().position(|m| *m == Move::ZombieInit).unwrap();
     let commit = cx

@@ -19,4 +19,5 @@ mod mutate;
 mod snapshots;
 mod ssi;
 mod suite;
+mod suite_835;
 mod trace;

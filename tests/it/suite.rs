@@ -12,11 +12,12 @@ fn configs() -> Vec<Config> {
 }
 
 /// The single-writer tower's configs (the SSI configs are pinned in tests/it/ssi.rs, the actor
-/// level's in tests/it/actors.rs).
+/// level's in tests/it/actors.rs, the #835 suite's in tests/it/suite_835.rs).
 fn tower() -> Vec<Config> {
     configs()
         .into_iter()
         .filter(|c| c.model != "SSI" && !c.model.ends_with("Actors"))
+        .filter(|c| !crate::suite_835::MODELS.contains(&c.model))
         .collect()
 }
 

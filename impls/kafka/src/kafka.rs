@@ -376,12 +376,42 @@ impl<C: ConsumerContext + 'static> GroupMetadataSource for LiveGroupMetadata<C> 
     }
 }
 
+/// A Kafka client call that failed (`what` was being done), or a wait for the broker that ran
+/// out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientError {
+    Client { what: String, reason: String },
+    Timeout { what: String, after: Duration },
+}
+
+impl ClientError {
+    /// A failure while doing `what`, for `map_err`.
+    pub fn while_<E: std::fmt::Display>(what: impl Into<String>) -> impl FnOnce(E) -> ClientError {
+        let what = what.into();
+        move |e| ClientError::Client {
+            what,
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Client { what, reason } => write!(f, "{what}: {reason}"),
+            ClientError::Timeout { what, after } => write!(f, "{what} within {after:?}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
 /// Create topics (1 replica); `compacted` ones get `cleanup.policy=compact`.
-pub fn create_topics(bootstrap: &str, topics: &[(&str, i32, bool)]) -> Result<(), String> {
+pub fn create_topics(bootstrap: &str, topics: &[(&str, i32, bool)]) -> Result<(), ClientError> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
-        .map_err(|e| format!("admin client: {e}"))?;
+        .map_err(ClientError::while_("admin client"))?;
     let new: Vec<NewTopic<'_>> = topics
         .iter()
         .map(|(name, partitions, compacted)| {
@@ -395,10 +425,13 @@ pub fn create_topics(bootstrap: &str, topics: &[(&str, i32, bool)]) -> Result<()
         .collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = futures::executor::block_on(admin.create_topics(&new, &opts))
-        .map_err(|e| format!("create topics: {e}"))?;
+        .map_err(ClientError::while_("create topics"))?;
     for r in results {
         if let Err((name, code)) = r {
-            return Err(format!("create topic {name}: {code}"));
+            return Err(ClientError::Client {
+                what: format!("create topic {name}"),
+                reason: code.to_string(),
+            });
         }
     }
     Ok(())
@@ -410,10 +443,10 @@ pub fn produce_input(
     topic: &str,
     partition: i32,
     records: &[(&str, &[u8])],
-) -> Result<(), String> {
+) -> Result<(), ClientError> {
     let producer: BaseProducer = producer_config(bootstrap)
         .create()
-        .map_err(|e| e.to_string())?;
+        .map_err(ClientError::while_("input producer"))?;
     for (key, payload) in records {
         producer
             .send(
@@ -422,9 +455,11 @@ pub fn produce_input(
                     .key(*key)
                     .payload(*payload),
             )
-            .map_err(|(e, _)| e.to_string())?;
+            .map_err(|(e, _)| ClientError::while_("produce input")(e))?;
     }
-    producer.flush(TXN_TIMEOUT).map_err(|e| e.to_string())
+    producer
+        .flush(TXN_TIMEOUT)
+        .map_err(ClientError::while_("flush input"))
 }
 
 /// Why recovery did not complete.
@@ -528,7 +563,7 @@ pub fn committed_offset(
     group: &str,
     topic: &str,
     partition: i32,
-) -> Result<Option<i64>, String> {
+) -> Result<Option<i64>, ClientError> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", group)
@@ -536,7 +571,7 @@ pub fn committed_offset(
         .set("enable.auto.commit", "false")
         .set("log_level", "3")
         .create()
-        .map_err(|e| e.to_string())?;
+        .map_err(ClientError::while_("offset consumer"))?;
     committed_of(&consumer, topic, partition)
 }
 
@@ -546,12 +581,12 @@ pub(crate) fn committed_of<C: ConsumerContext>(
     consumer: &BaseConsumer<C>,
     topic: &str,
     partition: i32,
-) -> Result<Option<i64>, String> {
+) -> Result<Option<i64>, ClientError> {
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition(topic, partition);
     let got = consumer
         .committed_offsets(tpl, Duration::from_secs(20))
-        .map_err(|e| e.to_string())?;
+        .map_err(ClientError::while_("committed offsets"))?;
     Ok(got
         .find_partition(topic, partition)
         .and_then(|e| e.offset().to_raw())

@@ -1,9 +1,13 @@
-//! Model → engine: a counterexample's action names, as `loadbearing trace --format json`
-//! prints them (`Begin(T1)`, `Read(T1, bob)`, `Write(T1, alice)`, `Check(T1)`, …), driven
-//! through the engine in order on one thread.
+//! Model → engine: a model path driven through the engine in order on one thread. A caller
+//! holding the model's own actions gives them typed ([`replay_path`]); a person gives their
+//! names, as `loadbearing trace --format json` prints them (`Begin(T1)`, `Read(T1, bob)`,
+//! `Write(T1, alice)`, `Check(T1)`, …), parsed here ([`replay`]).
 
 use std::fmt;
 use std::sync::Arc;
+
+use loadbearing_specs::ssi::workload::Stmt;
+use loadbearing_specs::ssi::{Ssi, SsiAction};
 
 use crate::engine::{Engine, Error, Status, Variant};
 use crate::program::{Outcome, Script, Session, StmtKind};
@@ -36,6 +40,47 @@ impl Action {
             | Action::End(t)
             | Action::AppAbort(t)
             | Action::Cleanup(t) => *t,
+        }
+    }
+}
+
+impl Action {
+    /// The engine step a model action takes: for a statement, the read or write of the key the
+    /// model's workload names there.
+    pub fn of(model: &Ssi, action: &SsiAction) -> Action {
+        let txn = |t: u8| t as usize;
+        match *action {
+            SsiAction::Begin(t) => Action::Begin(txn(t)),
+            SsiAction::Exec(t, stmt) => {
+                let key = |k: usize| model.workload.keys[k].to_string();
+                match &model.workload.programs[txn(t)][stmt as usize] {
+                    Stmt::Read(k) => Action::Read(txn(t), key(*k)),
+                    Stmt::Write { key: k, .. } => Action::Write(txn(t), key(*k)),
+                }
+            }
+            SsiAction::Check(t) => Action::Check(txn(t)),
+            SsiAction::Record(t) => Action::Record(txn(t)),
+            SsiAction::End(t) => Action::End(txn(t)),
+            SsiAction::AppAbort(t) => Action::AppAbort(txn(t)),
+            SsiAction::Cleanup(t) => Action::Cleanup(txn(t)),
+        }
+    }
+}
+
+/// As the model names the action (and [`parse`] reads it back).
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.txn() + 1;
+        match self {
+            Action::Begin(_) => write!(f, "Begin(T{t})"),
+            Action::Read(_, k) => write!(f, "Read(T{t}, {k})"),
+            Action::Write(_, k) => write!(f, "Write(T{t}, {k})"),
+            Action::Exec(_, i) => write!(f, "Exec(T{t}, {i})"),
+            Action::Check(_) => write!(f, "Check(T{t})"),
+            Action::Record(_) => write!(f, "Record(T{t})"),
+            Action::End(_) => write!(f, "End(T{t})"),
+            Action::AppAbort(_) => write!(f, "AppAbort(T{t})"),
+            Action::Cleanup(_) => write!(f, "Cleanup(T{t})"),
         }
     }
 }
@@ -137,18 +182,54 @@ pub fn replay<S: AsRef<str>>(
     variant: Variant,
     actions: &[S],
 ) -> Result<Replayed, ReplayError> {
+    drive(
+        script,
+        variant,
+        actions.iter().map(AsRef::as_ref).map(|text| {
+            let parsed = parse(text);
+            (text.to_string(), parsed)
+        }),
+    )
+}
+
+/// Drives the model's own `actions` (a path of `model`) through a fresh engine of `variant`
+/// running `script`, as [`replay`] drives their names.
+pub fn replay_path(
+    script: &Script,
+    variant: Variant,
+    model: &Ssi,
+    actions: &[SsiAction],
+) -> Result<Replayed, ReplayError> {
+    drive(
+        script,
+        variant,
+        actions.iter().map(|a| {
+            let action = Action::of(model, a);
+            (action.to_string(), Ok(Some(action)))
+        }),
+    )
+}
+
+/// The replay itself: each step as it is shown, and the engine action it takes (`None`: no
+/// step, as `Init`; `Err`: a name that is no action).
+fn drive(
+    script: &Script,
+    variant: Variant,
+    actions: impl Iterator<Item = (String, Result<Option<Action>, String>)>,
+) -> Result<Replayed, ReplayError> {
     let recorder = Recorder::new();
     let engine = Engine::new(variant, script.layout()).with_tracer(recorder.clone() as Arc<_>);
     script.load(&engine);
     let mut session = Session::new(script, &engine);
     let mut steps = Vec::new();
-    for (index, text) in actions.iter().map(AsRef::as_ref).enumerate() {
+    for (index, (text, action)) in actions.enumerate() {
+        let text = text.as_str();
         let fail = |message: String| ReplayError {
             index,
             action: text.to_string(),
             message,
         };
-        let Some(action) = parse(text).map_err(fail)? else {
+        let Some(action) = action.map_err(fail)? else {
             continue;
         };
         let t = action.txn();

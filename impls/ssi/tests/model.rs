@@ -6,7 +6,7 @@ use loadbearing_specs::ssi::workload;
 use loadbearing_ssi_engine::conform::{committed, validate};
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Script, TxnResult};
-use loadbearing_ssi_engine::replay::replay;
+use loadbearing_ssi_engine::replay::{parse, replay, replay_path, Action};
 use loadbearing_ssi_engine::trace::{parse_ndjson, to_ndjson};
 use stateright::Model;
 
@@ -48,6 +48,37 @@ fn the_model_finds_the_136_trigger_schedule_pinned_here() {
         counterexample("prefix", "write_skew", "Serializable"),
         TRIGGER
     );
+}
+
+#[test]
+fn the_model_s_own_actions_drive_the_engine_as_their_names_do() {
+    let prefix = Variant::named("prefix").unwrap();
+    let model = prefix.model(workload::named("write_skew").unwrap());
+    let spec = CheckSpec {
+        properties: vec!["Serializable".to_string()],
+        fair: false,
+        allow_end_states: true,
+    };
+    let report = check(&model, &spec, &Options::default()).unwrap();
+    let actions: Vec<_> = report
+        .counterexample
+        .unwrap()
+        .path
+        .actions()
+        .copied()
+        .collect();
+    for a in &actions {
+        let step = Action::of(&model, a);
+        assert_eq!(step.to_string(), model.format_action(a));
+        assert_eq!(parse(&step.to_string()), Ok(Some(step)));
+    }
+    let s = script("write_skew").unwrap();
+    let typed = replay_path(&s, prefix, &model, &actions).unwrap();
+    let named = replay(&s, prefix, &TRIGGER).unwrap();
+    assert_eq!(typed.steps, named.steps);
+    assert_eq!(typed.outcome.state_text(), named.outcome.state_text());
+    assert_eq!(typed.outcome.serializable, named.outcome.serializable);
+    assert_eq!(typed.trace, named.trace);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use rdkafka::message::Message;
 use rdkafka::ClientContext;
 
 use super::{InputRecord, TearDown};
-use crate::kafka::{committed_of, group_metadata_of};
+use crate::kafka::{committed_of, group_metadata_of, ClientError};
 use crate::trace::{KafkaStep, SharedKafkaTracer};
 
 /// The member's consumer context: the rebalance callback.
@@ -91,7 +91,7 @@ impl Member {
         name: &str,
         config: &MemberConfig,
         tracer: SharedKafkaTracer,
-    ) -> Result<Member, String> {
+    ) -> Result<Member, ClientError> {
         let context = MemberContext {
             name: name.to_string(),
             tracer,
@@ -123,10 +123,10 @@ impl Member {
             )
             .set("log_level", "3")
             .create_with_context(context)
-            .map_err(|e| format!("consumer {name}: {e}"))?;
+            .map_err(ClientError::while_(format!("consumer {name}")))?;
         consumer
             .subscribe(&[topic])
-            .map_err(|e| format!("subscribe {name}: {e}"))?;
+            .map_err(ClientError::while_(format!("subscribe {name}")))?;
         Ok(Member {
             consumer: Arc::new(consumer),
             name: name.to_string(),
@@ -145,7 +145,7 @@ impl Member {
 
     /// Poll (running the rebalance callback) until assigned or `timeout`; the records
     /// polled meanwhile are returned.
-    pub fn poll_until_assigned(&self, timeout: Duration) -> Result<Vec<InputRecord>, String> {
+    pub fn poll_until_assigned(&self, timeout: Duration) -> Result<Vec<InputRecord>, ClientError> {
         let deadline = Instant::now() + timeout;
         let mut records = Vec::new();
         loop {
@@ -155,14 +155,17 @@ impl Member {
                 }
             }
             if Instant::now() > deadline {
-                return Err(format!("{} not assigned within {timeout:?}", self.name));
+                return Err(ClientError::Timeout {
+                    what: format!("{} not assigned", self.name),
+                    after: timeout,
+                });
             }
             records.extend(self.poll(Duration::from_millis(100))?);
         }
     }
 
     /// One poll: at most one record (the rebalance callback runs inside).
-    pub fn poll(&self, timeout: Duration) -> Result<Option<InputRecord>, String> {
+    pub fn poll(&self, timeout: Duration) -> Result<Option<InputRecord>, ClientError> {
         match self.consumer.poll(timeout) {
             None => Ok(None),
             Some(Ok(m)) => Ok(Some(InputRecord {
@@ -184,16 +187,19 @@ impl Member {
     }
 
     /// Poll until `n` records arrived (or `timeout`).
-    pub fn poll_records(&self, n: usize, timeout: Duration) -> Result<Vec<InputRecord>, String> {
+    pub fn poll_records(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Vec<InputRecord>, ClientError> {
         let deadline = Instant::now() + timeout;
         let mut out = Vec::new();
         while out.len() < n {
             if Instant::now() > deadline {
-                return Err(format!(
-                    "{}: {} of {n} records within {timeout:?}",
-                    self.name,
-                    out.len()
-                ));
+                return Err(ClientError::Timeout {
+                    what: format!("{}: {} of {n} records", self.name, out.len()),
+                    after: timeout,
+                });
             }
             out.extend(self.poll(Duration::from_millis(100))?);
         }
@@ -211,7 +217,7 @@ impl Member {
     }
 
     /// The committed offset of an assigned partition (read_committed: stable offsets only).
-    pub fn committed(&self, topic: &str, partition: i32) -> Result<Option<i64>, String> {
+    pub fn committed(&self, topic: &str, partition: i32) -> Result<Option<i64>, ClientError> {
         committed_of(&self.consumer, topic, partition)
     }
 }

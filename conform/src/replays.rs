@@ -1,0 +1,117 @@
+//! Which must-fail configs a target drives, read from the suite's replay data
+//! (`expected/replays.toml`), and the typed outcome of each replay.
+
+pub use loadbearing_expected::replays::Violation;
+use loadbearing_expected::replays::{self, ReplaySpec};
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::targets;
+
+/// The shipped replays, checked against the suite and the target table.
+pub fn all() -> Result<Vec<ReplaySpec>, Error> {
+    let suite = loadbearing_expected::suite::built_in()?;
+    Ok(replays::load(replays::DEFAULT, &suite, &targets::names())?)
+}
+
+/// The counterexamples `target` drives, in the data's order.
+pub fn driven_by(target: &str) -> Result<Vec<ReplaySpec>, Error> {
+    Ok(all()?.into_iter().filter(|r| r.driven_by(target)).collect())
+}
+
+/// Whether `target` must reproduce `spec`'s violation (it drives the broken implementation).
+pub fn reproduces(spec: &ReplaySpec, target: &str) -> bool {
+    spec.reproduced_by.iter().any(|t| t == target)
+}
+
+/// What one implementation did with a must-fail config's counterexample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayOutcome {
+    /// The violation showed: what the implementation built the same broken way must do.
+    Reproduced(Violation),
+    /// No violation showed: what the implementation as designed must do.
+    Refused,
+    /// Not driven on this implementation.
+    NotDriven,
+}
+
+impl ReplayOutcome {
+    /// The outcome of a run in which `violation` showed or not.
+    pub fn of(violation: Violation, showed: bool) -> ReplayOutcome {
+        if showed {
+            ReplayOutcome::Reproduced(violation)
+        } else {
+            ReplayOutcome::Refused
+        }
+    }
+}
+
+/// The judge of one replay: the broken implementation (when the target drives it) must have
+/// reproduced the config's violation, and the guarded one (when it is asked to) must have
+/// refused it. Each failure is
+/// a mismatch, named by the config and what was expected.
+pub fn judge(spec: &ReplaySpec, broken: ReplayOutcome, guarded: ReplayOutcome) -> Vec<String> {
+    let mut mismatches = Vec::new();
+    if broken != ReplayOutcome::NotDriven && broken != ReplayOutcome::Reproduced(spec.shows) {
+        mismatches.push(format!(
+            "{}: the broken implementation did not reproduce the violation ({:?} expected, {broken:?})",
+            spec.config, spec.shows
+        ));
+    }
+    // NotDriven: the schedule is not one the designed implementation is asked to refuse (a
+    // design limit such as a TTL reap, or a schedule the real flow never takes).
+    if let ReplayOutcome::Reproduced(_) = guarded {
+        mismatches.push(format!(
+            "{}: the implementation as designed did not refuse it ({guarded:?})",
+            spec.config
+        ));
+    }
+    mismatches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_replays_load_against_the_target_table() {
+        let all = all().unwrap();
+        for r in &all {
+            for t in r.reproduced_by.iter().chain(&r.refused_by) {
+                assert!(targets::find(t).is_ok(), "{}: {t}", r.config);
+            }
+        }
+        assert!(driven_by("flow")
+            .unwrap()
+            .iter()
+            .any(|r| r.config == "cassandra_unguarded"));
+    }
+
+    #[test]
+    fn a_replay_is_judged_by_its_typed_outcomes() {
+        let spec = ReplaySpec {
+            config: "c".into(),
+            reproduced_by: vec!["t".into()],
+            refused_by: vec![],
+            shows: Violation::StaleOverwrite,
+        };
+        let reproduced = ReplayOutcome::Reproduced(Violation::StaleOverwrite);
+        assert!(judge(&spec, reproduced, ReplayOutcome::Refused).is_empty());
+        assert_eq!(
+            judge(&spec, ReplayOutcome::Refused, ReplayOutcome::Refused).len(),
+            1
+        );
+        assert_eq!(
+            judge(
+                &spec,
+                ReplayOutcome::Reproduced(Violation::RowVanished),
+                reproduced
+            )
+            .len(),
+            2
+        );
+        assert!(judge(&spec, ReplayOutcome::NotDriven, ReplayOutcome::Refused).is_empty());
+        assert!(judge(&spec, reproduced, ReplayOutcome::NotDriven).is_empty());
+    }
+}

@@ -1,0 +1,212 @@
+#![doc = include_str!("flows_alive.md")]
+
+use std::fmt;
+
+use loadbearing_refinement::{Spec, Variables};
+use stateright::{Model, Property};
+
+use crate::knobs::{Knob, Resolved};
+use crate::{Configured, Guard};
+
+/// At most this many partitions (a set of them is a bitmask of a `u8`).
+pub const MAX_PARTITIONS: u8 = 6;
+
+/// A set of partitions: bit `i` is partition `p{i+1}`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Partitions(pub u8);
+
+impl Partitions {
+    pub const EMPTY: Partitions = Partitions(0);
+
+    pub fn contains(self, p: u8) -> bool {
+        self.0 & (1 << p) != 0
+    }
+
+    pub fn is_subset(self, of: Partitions) -> bool {
+        self.0 & !of.0 == 0
+    }
+
+    pub fn union(self, other: Partitions) -> Partitions {
+        Partitions(self.0 | other.0)
+    }
+
+    pub fn minus(self, other: Partitions) -> Partitions {
+        Partitions(self.0 & !other.0)
+    }
+}
+
+impl fmt::Display for Partitions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let members: Vec<String> = (0..8)
+            .filter(|&p| self.contains(p))
+            .map(|p| format!("p{}", p + 1))
+            .collect();
+        write!(f, "{{{}}}", members.join(", "))
+    }
+}
+
+impl fmt::Debug for Partitions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FlowsState {
+    /// The partitions assigned to this node in the current generation.
+    pub owned: Partitions,
+    /// The partitions with a live flow in the cache.
+    pub live: Partitions,
+    /// The generation, bumped by each rebalance.
+    pub gen: u8,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlowsAction {
+    /// A rebalance assigns the node this set of partitions.
+    Rebalance(Partitions),
+    /// The deferred teardown of partition `p` (0-based) completes.
+    Teardown(u8),
+}
+
+impl fmt::Debug for FlowsAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlowsAction::Rebalance(to) => write!(f, "Rebalance({to})"),
+            FlowsAction::Teardown(p) => write!(f, "Teardown(p{})", p + 1),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowsAlive {
+    pub partitions: u8,
+    pub max_gen: u8,
+    /// Revoke awaits the flow's teardown before the node acts in the new generation.
+    pub await_teardown: bool,
+}
+
+impl FlowsAlive {
+    fn all(&self) -> Partitions {
+        Partitions(((1u16 << self.partitions) - 1) as u8)
+    }
+
+    fn type_ok(&self, s: &FlowsState) -> bool {
+        s.owned.is_subset(self.all()) && s.live.is_subset(self.all()) && s.gen <= self.max_gen
+    }
+}
+
+impl Model for FlowsAlive {
+    type State = FlowsState;
+    type Action = FlowsAction;
+
+    fn init_states(&self) -> Vec<FlowsState> {
+        vec![FlowsState {
+            owned: Partitions::EMPTY,
+            live: Partitions::EMPTY,
+            gen: 0,
+        }]
+    }
+
+    fn actions(&self, s: &FlowsState, actions: &mut Vec<FlowsAction>) {
+        if s.gen < self.max_gen {
+            actions.extend(
+                (0..=self.all().0)
+                    .map(Partitions)
+                    .filter(|&to| to != s.owned)
+                    .map(FlowsAction::Rebalance),
+            );
+        }
+        actions.extend(
+            (0..self.partitions)
+                .filter(|&p| s.live.contains(p) && !s.owned.contains(p))
+                .map(FlowsAction::Teardown),
+        );
+    }
+
+    fn next_state(&self, s: &FlowsState, action: FlowsAction) -> Option<FlowsState> {
+        let mut next = s.clone();
+        match action {
+            FlowsAction::Rebalance(to) => {
+                next.gen = s.gen + 1;
+                next.owned = to;
+                let fresh = to.minus(s.live);
+                next.live = if self.await_teardown {
+                    s.live.minus(s.owned.minus(to)).union(fresh)
+                } else {
+                    // Fire-and-forget: the revoked flows linger until their Teardown runs.
+                    s.live.union(fresh)
+                };
+            }
+            FlowsAction::Teardown(p) => next.live = s.live.minus(Partitions(1 << p)),
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("INV_FlowsAlive", |_, s: &FlowsState| {
+                s.live.is_subset(s.owned)
+            }),
+            Property::always("TypeOK", |m: &Self, s: &FlowsState| m.type_ok(s)),
+            // The first rebalance can only assign; owning exactly the last partition after the
+            // second means that rebalance revoked another one that had a live flow, so the
+            // teardown coupling was exercised.
+            Property::sometimes("RevokeTornDown", |m: &Self, s: &FlowsState| {
+                s.gen == 2 && s.owned == Partitions(1 << (m.partitions - 1)) && m.partitions > 1
+            }),
+        ]
+    }
+}
+
+impl Spec for FlowsAlive {
+    fn variables(&self, s: &FlowsState) -> Variables {
+        vec![
+            ("owned", s.owned.to_string()),
+            ("live", s.live.to_string()),
+            ("gen", s.gen.to_string()),
+        ]
+    }
+
+    fn actor(&self, action: &FlowsAction) -> String {
+        match action {
+            FlowsAction::Rebalance(_) => "coordinator".into(),
+            FlowsAction::Teardown(_) => "teardown".into(),
+        }
+    }
+}
+
+impl Configured for FlowsAlive {
+    const NAME: &'static str = "FlowsAlive";
+    const DOC: &'static str = include_str!("flows_alive.md");
+    const GUARDS: &'static [Guard] = &[Guard::off("awaited flow teardown", "AwaitTeardown")];
+    const KNOBS: &'static [Knob] = &[
+        Knob::nat(
+            "Partitions",
+            1,
+            MAX_PARTITIONS as u64,
+            2,
+            "partitions p1..pPartitions the node may be assigned",
+        ),
+        Knob::nat(
+            "MaxGen",
+            0,
+            30,
+            3,
+            "rebalances bump the generation up to MaxGen",
+        ),
+        Knob::flag(
+            "AwaitTeardown",
+            true,
+            "revoke awaits the flow's teardown before the node owns the new generation",
+        ),
+    ];
+
+    fn from_knobs(k: &Resolved) -> Self {
+        FlowsAlive {
+            partitions: k.small("Partitions"),
+            max_gen: k.small("MaxGen"),
+            await_teardown: k.flag("AwaitTeardown"),
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The #835 suite's configs, pinned against TLC 2.15's results for that suite: every holding
+//! config reaches TLC's distinct-state count, every expected failure fails for its property
+//! with a counterexample exactly as long as TLC's (TLC's depth counts states, so `depth - 1`
+//! steps), and a temporal failure is a lasso, as TLC reports it.
+
+use loadbearing::run::run;
+use loadbearing::suite::{self, Config, Expected};
+use loadbearing_refinement::Options;
+
+/// The #835 models ported so far; the tower's tests leave their configs to this module.
+pub const MODELS: &[&str] = &["FlowsAlive", "FlushCell", "RecoveryDeadline"];
+
+/// What TLC reported for one config of the #835 suite.
+#[derive(Clone, Copy, Debug)]
+enum Tlc {
+    /// The config holds; the whole reachable set has this many distinct states.
+    Holds { distinct: u64 },
+    /// An invariant fails; TLC's shortest counterexample has this many states.
+    Violates {
+        property: &'static str,
+        depth: usize,
+    },
+}
+
+/// `tlc-results.tsv` of the #835 suite, for the configs of `MODELS`.
+const TLC: &[(&str, Tlc)] = &[
+    ("flowsalive_holds", Tlc::Holds { distinct: 12 }),
+    (
+        "flowsalive_race",
+        Tlc::Violates {
+            property: "INV_FlowsAlive",
+            depth: 3,
+        },
+    ),
+    ("serial_holds", Tlc::Holds { distinct: 8 }),
+    (
+        "serial_race",
+        Tlc::Violates {
+            property: "INV_NoLostWrite",
+            depth: 4,
+        },
+    ),
+    ("recoverydeadline_hang", Tlc::Holds { distinct: 4 }),
+    ("recoverydeadline_holds", Tlc::Holds { distinct: 27 }),
+    (
+        "recoverydeadline_late",
+        Tlc::Violates {
+            property: "INV_NoSilentEviction",
+            depth: 6,
+        },
+    ),
+    (
+        "recoverydeadline_notrip",
+        Tlc::Violates {
+            property: "INV_NoSilentEviction",
+            depth: 6,
+        },
+    ),
+    (
+        "recoverydeadline_total",
+        Tlc::Violates {
+            property: "INV_OnlyStalledFails",
+            depth: 4,
+        },
+    ),
+];
+
+fn ported() -> Vec<Config> {
+    suite::built_in()
+        .expect("the shipped suite loads")
+        .into_iter()
+        .filter(|c| MODELS.contains(&c.model))
+        .collect()
+}
+
+#[test]
+fn every_ported_config_is_pinned_to_tlc() {
+    let mut names: Vec<String> = ported().into_iter().map(|c| c.name).collect();
+    let mut pinned: Vec<String> = TLC.iter().map(|(n, _)| n.to_string()).collect();
+    names.sort();
+    pinned.sort();
+    assert_eq!(names, pinned);
+}
+
+#[test]
+fn every_ported_config_matches_tlc_exactly() {
+    for config in ported() {
+        let (_, tlc) = TLC.iter().find(|(n, _)| *n == config.name).unwrap();
+        let judged = run(&config, &Options::default()).unwrap();
+        assert!(judged.ok(), "{}: {:?}", config.name, judged.mismatch);
+        match *tlc {
+            Tlc::Holds { distinct } => {
+                assert_eq!(config.expected, Expected::Holds, "{}", config.name);
+                assert_eq!(config.states, Some(distinct), "{}", config.name);
+                assert_eq!(judged.report.distinct_states(), distinct, "{}", config.name);
+            }
+            Tlc::Violates { property, depth } => {
+                assert_eq!(
+                    config.expected,
+                    Expected::Violates(property.to_string()),
+                    "{}",
+                    config.name
+                );
+                let cx = judged.report.counterexample().expect(&config.name);
+                assert_eq!(cx.property, property, "{}", config.name);
+                assert_eq!(cx.len(), depth - 1, "{}: TLC's depth {depth}", config.name);
+                assert_eq!(cx.loop_start, None, "{}", config.name);
+            }
+        }
+    }
+}
