@@ -68,6 +68,7 @@ backend_tests!(cassandra());
 #[test]
 fn first_write_compound_follows_the_model_paths() {
     common::run_or_skip(
+        "first_write_compound_follows_the_model_paths",
         cassandra(),
         common::cases::first_write_compound_follows_the_model_paths,
     );
@@ -76,6 +77,7 @@ fn first_write_compound_follows_the_model_paths() {
 #[test]
 fn forced_interleavings_lost_insert_race_and_spurious_conflict() {
     common::run_or_skip(
+        "forced_interleavings_lost_insert_race_and_spurious_conflict",
         cassandra(),
         common::cases::forced_interleavings_lost_insert_race_and_spurious_conflict,
     );

@@ -29,7 +29,7 @@ fn kill_mid_stress(sync: CommitLogSync) -> common::stress::StressReport {
     let node = match CassandraNode::start_with(sync) {
         Ok(node) => node,
         Err(e) => {
-            common::skip_or_fail(&format!("Cassandra: {e}"));
+            loadbearing_test_support::skip_or_fail("kill_mid_stress", &format!("Cassandra: {e}"));
             return Default::default();
         }
     };

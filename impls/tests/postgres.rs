@@ -93,6 +93,7 @@ mod compound {
     #[test]
     fn forced_interleavings_lost_insert_race_and_spurious_conflict() {
         crate::common::run_or_skip(
+            "forced_interleavings_lost_insert_race_and_spurious_conflict",
             postgres_compound(),
             crate::common::cases::forced_interleavings_lost_insert_race_and_spurious_conflict,
         );
@@ -101,6 +102,7 @@ mod compound {
     #[test]
     fn first_write_compound_follows_the_model_paths() {
         crate::common::run_or_skip(
+            "first_write_compound_follows_the_model_paths",
             postgres_compound(),
             crate::common::cases::first_write_compound_follows_the_model_paths,
         );

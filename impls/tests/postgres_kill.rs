@@ -32,7 +32,12 @@ impl Backend for Postgres {
 fn stress_with_server_killed_mid_run_no_stale_write_lands() {
     let pg = match PgServer::start() {
         Ok(server) => Postgres { server },
-        Err(e) => return common::skip_or_fail(&format!("PostgreSQL: {e}")),
+        Err(e) => {
+            return loadbearing_test_support::skip_or_fail(
+                "stress_with_server_killed_mid_run_no_stale_write_lands",
+                &format!("PostgreSQL: {e}"),
+            )
+        }
     };
     let kill = || {
         pg.server.kill9().expect("kill -9 the server");

@@ -79,7 +79,7 @@ fn headless(browser: &Path, url: &str, extra: &[&str]) -> Output {
 fn the_counterexample_link_opens_in_headless_chromium() {
     let Some(browser) = chromium() else {
         let reason = "no chromium on PATH (Debian: apt-get install chromium)";
-        if std::env::var("CI").as_deref() == Ok("true") {
+        if loadbearing_test_support::in_ci() {
             panic!("CI=true and {reason}: .ci/setup.d/20-chromium.sh installs it");
         }
         // Straight to the terminal: the test harness captures print!.

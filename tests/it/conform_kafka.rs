@@ -491,8 +491,9 @@ fn initial_states_are_built_from_the_ops_the_trace_reveals() {
 #[test]
 #[cfg(feature = "kafka")]
 fn on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants() {
-    let Some(broker) = loadbearing_impls_kafka::harness::broker_or_skip(
+    let Some(broker) = loadbearing_test_support::or_skip(
         "on_a_real_broker_the_design_conforms_and_the_counterexamples_land_only_on_the_mutants",
+        loadbearing_impls_kafka::harness::shared(),
     ) else {
         return;
     };

@@ -7,15 +7,15 @@
 //! folder is fresh and a *guardian* (a detached shell waiting for the test process to exit)
 //! kills the broker and removes the folder once the test process is gone, however it exits.
 //!
-//! [`shared`] returns the broker or the reason there is none; [`broker_or_skip`] turns that
-//! reason into `skipped: <reason>` outside CI and a failure in CI.
+//! [`shared`] returns the broker or the reason there is none; the tests turn that reason into
+//! `skipped: <reason>` outside CI and a failure in CI (loadbearing-test-support's `or_skip`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-pub use loadbearing_impls::harness::{free_port, in_ci};
+use loadbearing_impls::harness::free_port;
 use loadbearing_impls::harness::{fresh_dir, spawn_guardian, tail};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -360,31 +360,4 @@ pub fn shared() -> Result<&'static KafkaBroker, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-/// The shared broker, or `None` after printing `skipped: <reason>` (outside CI). In CI
-/// (`CI=true`) a missing broker fails the test instead.
-pub fn broker_or_skip(test: &str) -> Option<&'static KafkaBroker> {
-    match shared() {
-        Ok(b) => Some(b),
-        Err(reason) => {
-            if in_ci() {
-                panic!("CI=true and no Kafka broker (nothing may be skipped in CI): {reason}");
-            }
-            // Straight to stderr, past the test harness's capture: a skip must be seen.
-            use std::io::Write;
-            static BANNER: OnceLock<()> = OnceLock::new();
-            BANNER.get_or_init(|| {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "\n==================== SKIPPED ====================\n\
-                     skipped: {reason}\n\
-                     (every Kafka test of this binary is skipped; CI=true fails instead)\n\
-                     ================================================="
-                );
-            });
-            let _ = writeln!(std::io::stderr(), "skipped: {test}: {reason}");
-            None
-        }
-    }
 }

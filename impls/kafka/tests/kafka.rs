@@ -11,7 +11,13 @@ use loadbearing_impls_kafka::group_commit::{
     CommitError, Fence, GroupCommit, GroupCommitConfig, GroupMetadata, InputPartition, MemProducer,
     SnapshotWrite, TxnError, TxnProducer,
 };
-use loadbearing_impls_kafka::harness::broker_or_skip;
+use loadbearing_impls_kafka::harness::{shared, KafkaBroker};
+
+/// The broker shared by this binary's tests, or `None` after a loud skip (outside CI; in CI a
+/// missing broker fails the test).
+fn broker_or_skip(test: &str) -> Option<&'static KafkaBroker> {
+    loadbearing_test_support::or_skip(test, shared())
+}
 use loadbearing_impls_kafka::kafka::{
     self, group_metadata_of, KafkaTxnProducer, LiveGroupMetadata, PlainProducer,
 };

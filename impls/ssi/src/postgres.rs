@@ -22,7 +22,6 @@ use crate::engine::{CommitStep, Layout};
 use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
 use crate::tier::{run_txn, Conn, Scenario, Schedule, Tally};
 
-pub use loadbearing_impls::harness::in_ci;
 pub use loadbearing_impls::harness::postgres::PgServer;
 
 /// An error as the tier reports it: SQLSTATE and the reason, shortened.

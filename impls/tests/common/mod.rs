@@ -43,10 +43,9 @@ pub fn unique_key(name: &str) -> String {
 
 /// Run a case against a backend, or skip loudly when its server is unavailable: outside CI the
 /// test prints `skipped: <reason>` and passes; in CI (`CI=true`) it fails instead.
-pub fn run_or_skip(backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)) {
-    match backend {
-        Ok(b) => case(b),
-        Err(reason) => skip_or_fail(&reason),
+pub fn run_or_skip(test: &str, backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)) {
+    if let Some(b) = loadbearing_test_support::or_skip(test, backend) {
+        case(b)
     }
 }
 
@@ -54,37 +53,6 @@ pub fn run_or_skip(backend: Result<&dyn Backend, String>, case: fn(&dyn Backend)
 pub fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
-
-/// How many tests `backend_tests!` generated in this binary (for the skip summary).
-pub static LIST_LEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Outside CI: print `skipped: <reason>` loudly (a banner once per binary) and return. In CI
-/// (`CI=true`): fail.
-pub fn skip_or_fail(reason: &str) {
-    if std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false)
-    {
-        panic!("CI=true and the server is unavailable (nothing may be skipped in CI): {reason}");
-    }
-    // Straight to the process's stderr: libtest captures `eprintln!` of passing tests, and a
-    // skip must be seen.
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
-    static BANNER: OnceLock<()> = OnceLock::new();
-    BANNER.get_or_init(|| {
-        let n = LIST_LEN.load(Ordering::Relaxed);
-        let _ = writeln!(err, "\n==================== SKIPPED ====================");
-        let _ = writeln!(err, "skipped: {reason}");
-        let _ = writeln!(
-            err,
-            "skipped: all {} server-backed tests of this binary (they pass without running; CI=true fails instead)",
-            if n > 0 { n.to_string() } else { "the".into() }
-        );
-        let _ = writeln!(err, "=================================================\n");
-    });
-    let _ = writeln!(err, "skipped: {reason}");
 }
 
 /// Expands to one `#[test]` per case of the list, each running against `$backend` (an
@@ -113,13 +81,10 @@ macro_rules! backend_tests {
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
-        /// The generated tests, by name.
-        const BACKEND_TEST_LIST: &[&str] = &[$(stringify!($case)),*];
         $(
             #[test]
             fn $case() {
-                $crate::common::LIST_LEN.store(BACKEND_TEST_LIST.len(), std::sync::atomic::Ordering::Relaxed);
-                $crate::common::run_or_skip($backend, $crate::common::cases::$case);
+                $crate::common::run_or_skip(stringify!($case), $backend, $crate::common::cases::$case);
             }
         )*
     };

@@ -1,58 +1,18 @@
-//! Shared by the tests: a free port, a minimal HTTP client, the explorer as a child process
-//! that is stopped when the test ends, and the servers behind the backend tests.
+//! Shared by the tests of this binary: the explorer as a child process that is stopped when the
+//! test ends, and the servers behind the backend tests. The helpers every test binary of the
+//! workspace shares (free ports, the HTTP client, skip-or-fail) are in loadbearing-test-support.
 
 #![allow(dead_code)]
 
 pub mod servers;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A port of 127.0.0.1 that nothing listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One HTTP/1.0 request: the status code and the body. A connection reset (the explorer's
-/// HTTP server drops a connection now and then under load) is retried a few times.
-pub fn http(port: u16, method: &str, path: &str) -> (u16, String) {
-    let mut attempt = 0;
-    loop {
-        match try_http(port, method, path) {
-            Ok(response) => return response,
-            Err(e) if attempt < 5 && e.kind() == std::io::ErrorKind::ConnectionReset => {
-                attempt += 1;
-                std::thread::sleep(Duration::from_millis(50 * attempt));
-            }
-            Err(e) => panic!("{method} {path}: {e}"),
-        }
-    }
-}
-
-fn try_http(port: u16, method: &str, path: &str) -> std::io::Result<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    write!(
-        stream,
-        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
-    )?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response)?;
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {head:?}"));
-    Ok((status, body.to_string()))
-}
+use loadbearing_test_support::ChildGuard;
+pub use loadbearing_test_support::{free_port, http};
 
 /// Runs of whitespace as one space, to compare aligned text.
 pub fn collapse(text: &str) -> String {
@@ -64,7 +24,7 @@ pub struct Explorer {
     pub port: u16,
     /// What the command printed before serving: the URLs.
     pub announced: String,
-    child: Child,
+    _child: ChildGuard,
 }
 
 impl Explorer {
@@ -121,7 +81,7 @@ impl Explorer {
         Some(Explorer {
             port,
             announced,
-            child,
+            _child: ChildGuard(child),
         })
     }
 
@@ -132,12 +92,5 @@ impl Explorer {
             .find(|l| l.starts_with("the shortest counterexample"))
             .and_then(|l| l.split_whitespace().last())
             .map(str::to_string)
-    }
-}
-
-impl Drop for Explorer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

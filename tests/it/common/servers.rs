@@ -5,11 +5,12 @@
 use loadbearing::conform::{Backend, Settings};
 #[cfg(feature = "cassandra")]
 use loadbearing_impls::harness::cassandra::CassandraNode;
-use loadbearing_impls::harness::in_ci;
 #[cfg(feature = "postgres")]
 use loadbearing_impls::harness::postgres::PgServer;
 #[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::harness::KafkaBroker;
+#[cfg(any(feature = "postgres", feature = "cassandra", feature = "kafka"))]
+use loadbearing_test_support::or_skip;
 
 /// A conformance run's settings.
 pub fn settings(backend: Backend, traces: usize, writers: usize, seed: u64) -> Settings {
@@ -18,21 +19,6 @@ pub fn settings(backend: Backend, traces: usize, writers: usize, seed: u64) -> S
         traces,
         writers,
         seed,
-    }
-}
-
-#[cfg_attr(
-    not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
-    allow(dead_code)
-)]
-fn or_skip<T>(what: &str, started: Result<T, String>) -> Option<T> {
-    match started {
-        Ok(server) => Some(server),
-        Err(e) if !in_ci() => {
-            eprintln!("skipped: {what} unavailable here: {e}");
-            None
-        }
-        Err(e) => panic!("CI must provide {what}: {e}"),
     }
 }
 
