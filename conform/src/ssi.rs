@@ -17,7 +17,7 @@ use loadbearing_specs::ssi::{workload, Ssi};
 use loadbearing_ssi_engine::conform::committed;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::script;
-use loadbearing_ssi_engine::replay::replay;
+use loadbearing_ssi_engine::replay::replay_path;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 use stateright::Model;
 
@@ -124,7 +124,7 @@ fn replay_random_paths(
             let state = states.last().expect("starts with init");
             let path: Vec<String> = actions.iter().map(|a| model.format_action(a)).collect();
             result.steps += path.len();
-            let run = replay(&program, Variant::FIX, &path)
+            let run = replay_path(&program, Variant::FIX, &model, &actions)
                 .map_err(|e| Error::Harness(format!("{name}: the fixed engine cannot take {e}")))?;
             let verdict = validate(&model, &run.trace, Limits::default());
             if verdict.witness.as_ref() != Some(&path) {
@@ -187,7 +187,7 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
             Error::Harness(format!("no engine script for {}", model.workload.name))
         })?;
         result.steps += 2 * shown.len();
-        let broken = replay(&program, variant, &shown)
+        let broken = replay_path(&program, variant, &model, &path)
             .map_err(|e| Error::config(&config.name, ConfigProblem::Engine(e.to_string())))?;
         let followed = validate(&model, &broken.trace, Limits::default())
             .witness
@@ -214,7 +214,7 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
                 shown.len()
             )
         };
-        let fixed = replay(&program, Variant::FIX, &shown).map_err(|e| {
+        let fixed = replay_path(&program, Variant::FIX, &model, &path).map_err(|e| {
             Error::config(
                 &config.name,
                 ConfigProblem::Engine(format!("the fixed engine: {e}")),
