@@ -2,12 +2,12 @@
 
 use std::time::{Duration, Instant};
 
-use stateright::{Expectation, Property};
+use stateright::Expectation;
 
 use crate::explore::{explore, Budget, Finding, SafetyChecks};
 use crate::fingerprint::fingerprint;
 use crate::graph::{self, GraphError};
-use crate::liveness::{find_unfulfilled, Lasso};
+use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 use crate::spec::Spec;
@@ -42,6 +42,21 @@ pub enum SpecError {
     },
 }
 
+/// A temporal property, judged on the state graph once the safety checks pass.
+struct Temporal<M: Spec> {
+    name: &'static str,
+    condition: fn(&M, &M::State) -> bool,
+    form: Form,
+}
+
+#[derive(Clone, Copy)]
+enum Form {
+    /// `<>P`
+    Eventually,
+    /// `<>[]P`
+    EventuallyAlways,
+}
+
 /// Every property name a model answers to, in its own order.
 pub fn property_names<M: Spec>(model: &M) -> Vec<String> {
     let mut names: Vec<String> = model
@@ -49,6 +64,7 @@ pub fn property_names<M: Spec>(model: &M) -> Vec<String> {
         .iter()
         .map(|p| p.name.to_string())
         .collect();
+    names.extend(model.eventually_always().iter().map(|p| p.name.to_string()));
     names.extend(model.refinements().iter().map(|r| r.name().to_string()));
     names
 }
@@ -67,14 +83,25 @@ pub fn check<M: Spec>(
         refinements: Vec::new(),
         allow_end_states: spec.allow_end_states,
     };
-    let mut liveness: Vec<Property<M>> = Vec::new();
+    let stable = model.eventually_always();
+    let mut liveness: Vec<Temporal<M>> = Vec::new();
     for name in &spec.properties {
         if let Some(p) = properties.iter().find(|p| p.name == name) {
             match p.expectation {
                 Expectation::Always => checks.invariants.push(p.clone()),
                 Expectation::Sometimes => checks.witnesses.push(p.clone()),
-                Expectation::Eventually => liveness.push(p.clone()),
+                Expectation::Eventually => liveness.push(Temporal {
+                    name: p.name,
+                    condition: p.condition,
+                    form: Form::Eventually,
+                }),
             }
+        } else if let Some(p) = stable.iter().find(|p| p.name == name) {
+            liveness.push(Temporal {
+                name: p.name,
+                condition: p.condition,
+                form: Form::EventuallyAlways,
+            });
         } else if let Some(r) = refinements.iter().find(|r| r.name() == name) {
             checks.refinements.push(r.as_ref());
         } else {
@@ -162,7 +189,11 @@ pub fn check<M: Spec>(
     };
     for property in liveness {
         let holds = |s: &M::State| (property.condition)(model, s);
-        if let Some(lasso) = find_unfulfilled(&graph, holds, groups) {
+        let lasso = match property.form {
+            Form::Eventually => find_unfulfilled(&graph, holds, groups),
+            Form::EventuallyAlways => find_unstable(&graph, holds, groups),
+        };
+        if let Some(lasso) = lasso {
             report.outcome = Outcome::Violates(property.name.to_string());
             report.counterexample = Some(explain_lasso(
                 model,

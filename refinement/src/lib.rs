@@ -30,4 +30,4 @@ pub use path::Path;
 pub use refinement::{Refinement, StepMatch};
 pub use report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 pub use shown::{ShownAbstractStep, ShownPath, ShownStep};
-pub use spec::{Spec, Variables};
+pub use spec::{EventuallyAlways, Spec, Variables};

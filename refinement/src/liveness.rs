@@ -1,10 +1,11 @@
-//! `<>P` under weak fairness, with TLA+'s semantics.
+//! `<>P` and `<>[]P` under weak fairness, with TLA+'s semantics.
 //!
-//! A violation is a fair lasso on which P never holds. Every state may stutter, so a single
-//! state is a lasso of its own; it is fair only where every weakly-fair group is disabled.
-//! A larger strongly connected component of ¬P states admits a fair cycle iff, for each group,
-//! the group is disabled at some state of it or takes some step inside it: one cycle can then
-//! visit all of those places.
+//! A violation of `<>P` is a fair lasso on which P never holds; of `<>[]P`, a fair lasso whose
+//! loop passes a ¬P state. Every state may stutter, so a single state is a lasso of its own; it
+//! is fair only where every weakly-fair group is disabled. A larger strongly connected
+//! component admits a fair cycle iff, for each group, the group is disabled at some state of it
+//! or takes some step inside it: one cycle can then visit all of those places (and start at the
+//! ¬P state the loop must pass).
 
 use std::collections::VecDeque;
 
@@ -27,16 +28,44 @@ pub fn find_unfulfilled<S>(
     holds: impl Fn(&S) -> bool,
     groups: usize,
 ) -> Option<Lasso> {
-    let n = graph.states.len();
+    // A behaviour that never reaches P stays in ¬P states from its first state on.
     let bad: Vec<bool> = graph.states.iter().map(|s| !holds(s)).collect();
+    fair_lasso(graph, &bad, |_| true, groups)
+}
+
+/// `<>[]P` under weak fairness: a violation is a fair lasso whose loop passes a ¬P state, so P
+/// is left infinitely often (its prefix may pass through P). An initial P does not help.
+pub fn find_unstable<S>(
+    graph: &StateGraph<S>,
+    holds: impl Fn(&S) -> bool,
+    groups: usize,
+) -> Option<Lasso> {
+    let anywhere = vec![true; graph.states.len()];
+    fair_lasso(
+        graph,
+        &anywhere,
+        |s| !holds(&graph.states[s as usize]),
+        groups,
+    )
+}
+
+/// The fair lasso that stays inside `region` and whose loop starts at a state `entry_ok`
+/// accepts, with the shortest prefix: none if no such lasso exists.
+fn fair_lasso<S>(
+    graph: &StateGraph<S>,
+    region: &[bool],
+    entry_ok: impl Fn(u32) -> bool,
+    groups: usize,
+) -> Option<Lasso> {
+    let n = graph.states.len();
     let all_groups: u64 = if groups == 0 { 0 } else { (1u64 << groups) - 1 };
 
-    // ¬P states reachable through ¬P states, with shortest-path parents for the prefix.
+    // Region states reachable through the region, with shortest-path parents for the prefix.
     let mut depth = vec![u32::MAX; n];
     let mut parent = vec![u32::MAX; n];
     let mut queue = VecDeque::new();
     for &i in &graph.inits {
-        if bad[i as usize] && depth[i as usize] == u32::MAX {
+        if region[i as usize] && depth[i as usize] == u32::MAX {
             depth[i as usize] = 0;
             queue.push_back(i);
         }
@@ -46,7 +75,7 @@ pub fn find_unfulfilled<S>(
         order.push(i);
         for e in &graph.edges[i as usize] {
             let t = e.to as usize;
-            if bad[t] && depth[t] == u32::MAX {
+            if region[t] && depth[t] == u32::MAX {
                 depth[t] = depth[i as usize] + 1;
                 parent[t] = i;
                 queue.push_back(e.to);
@@ -91,10 +120,14 @@ pub fn find_unfulfilled<S>(
         if !fair {
             continue;
         }
-        let entry = *members
+        let Some(entry) = members
             .iter()
-            .min_by_key(|&&s| (depth[s as usize], s))
-            .expect("components are non-empty");
+            .copied()
+            .filter(|&s| entry_ok(s))
+            .min_by_key(|&s| (depth[s as usize], s))
+        else {
+            continue;
+        };
         let key = (depth[entry as usize], entry);
         if best.as_ref().is_none_or(|(d, e, _)| key < (*d, *e)) {
             best = Some((key.0, entry, members));
@@ -208,4 +241,71 @@ fn extend<S>(
     path.reverse();
     walk.extend(&path);
     *at = target;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Edge;
+
+    /// 0 -> 1 -> 2 by group 0; the second step is fair, the last state enables nothing.
+    fn chain(p: [bool; 3]) -> StateGraph<bool> {
+        StateGraph {
+            states: p.to_vec(),
+            inits: vec![0],
+            edges: vec![
+                vec![Edge {
+                    to: 1,
+                    group: Some(0),
+                }],
+                vec![Edge {
+                    to: 2,
+                    group: Some(0),
+                }],
+                vec![],
+            ],
+            enabled: vec![1, 1, 0],
+        }
+    }
+
+    #[test]
+    fn a_behaviour_that_passes_p_and_leaves_it_violates_eventually_always_only() {
+        let graph = chain([true, false, false]);
+        assert!(find_unfulfilled(&graph, |&p| p, 1).is_none());
+        let lasso = find_unstable(&graph, |&p| p, 1).expect("it ends stuttering in ¬P");
+        assert_eq!(lasso.prefix, [0, 1, 2]);
+        assert!(lasso.cycle.is_empty());
+    }
+
+    #[test]
+    fn eventually_always_holds_when_every_fair_end_satisfies_p() {
+        let graph = chain([false, false, true]);
+        assert!(find_unstable(&graph, |&p| p, 1).is_none());
+        // Without fairness the behaviour may stop at its first state.
+        assert_eq!(find_unstable(&graph, |&p| p, 0).unwrap().prefix, [0]);
+    }
+
+    #[test]
+    fn a_fair_loop_through_a_not_p_state_violates_eventually_always() {
+        // 0 -> 1 -> 0, both by group 0: the loop takes the group, and 1 is ¬P.
+        let graph = StateGraph {
+            states: vec![true, false],
+            inits: vec![0],
+            edges: vec![
+                vec![Edge {
+                    to: 1,
+                    group: Some(0),
+                }],
+                vec![Edge {
+                    to: 0,
+                    group: Some(0),
+                }],
+            ],
+            enabled: vec![1, 1],
+        };
+        let lasso = find_unstable(&graph, |&p| p, 1).expect("a fair loop leaves P");
+        assert_eq!(lasso.prefix, [0, 1]);
+        assert_eq!(lasso.cycle, [1, 0]);
+        assert!(find_unfulfilled(&graph, |&p| p, 1).is_none());
+    }
 }

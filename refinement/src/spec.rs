@@ -10,6 +10,29 @@ use crate::refinement::Refinement;
 /// A state's variables by the spec's names, rendered as values a person reads.
 pub type Variables = Vec<(&'static str, String)>;
 
+/// A `<>[]P` property: on every fair behaviour, P eventually holds and then holds for good.
+/// Stateright's `Property` kinds stop at `<>P`, which is weaker (a behaviour may pass through
+/// P and leave it again), so a model declares these separately.
+pub struct EventuallyAlways<M: Model> {
+    pub name: &'static str,
+    pub condition: fn(&M, &M::State) -> bool,
+}
+
+impl<M: Model> EventuallyAlways<M> {
+    pub fn new(name: &'static str, condition: fn(&M, &M::State) -> bool) -> Self {
+        EventuallyAlways { name, condition }
+    }
+}
+
+impl<M: Model> Clone for EventuallyAlways<M> {
+    fn clone(&self) -> Self {
+        EventuallyAlways {
+            name: self.name,
+            condition: self.condition,
+        }
+    }
+}
+
 /// A Stateright model with the extras our checks need: named variables for readable
 /// counterexamples, weak-fairness groups for liveness, and refinement mappings.
 ///
@@ -34,6 +57,11 @@ pub trait Spec:
     /// The weakly-fair group an action belongs to, as an index into `fairness_groups`.
     fn fairness_group(&self, _action: &Self::Action) -> Option<usize> {
         None
+    }
+
+    /// The model's `<>[]P` properties, checked under its weak fairness like `eventually` ones.
+    fn eventually_always(&self) -> Vec<EventuallyAlways<Self>> {
+        Vec::new()
     }
 
     /// The refinement properties this model can be checked against.

@@ -5,8 +5,8 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use loadbearing_refinement::{
-    check, erase, CheckSpec, MappedRefinement, Options, Outcome, Refinement, ShownPath, Spec,
-    StepMatch, Variables,
+    check, erase, CheckSpec, EventuallyAlways, MappedRefinement, Options, Outcome, Refinement,
+    ShownPath, Spec, StepMatch, Variables,
 };
 use stateright::{Model, Property};
 
@@ -55,6 +55,7 @@ impl Model for Counter {
             Property::eventually("ReachesMax", |m: &Self, s: &u8| *s == m.max),
             Property::sometimes("ReachesTwo", |_, s: &u8| *s == 2),
             Property::sometimes("ReachesNine", |_, s: &u8| *s == 9),
+            Property::eventually("AwayFromOne", |_, s: &u8| *s != 1),
         ]
     }
 }
@@ -62,6 +63,11 @@ impl Model for Counter {
 impl Spec for Counter {
     fn variables(&self, s: &u8) -> Variables {
         vec![("n", s.to_string())]
+    }
+    fn eventually_always(&self) -> Vec<EventuallyAlways<Self>> {
+        vec![EventuallyAlways::new("SettlesAwayFromOne", |_, s: &u8| {
+            *s != 1
+        })]
     }
     fn fairness_groups(&self) -> Vec<String> {
         vec!["Inc".into()]
@@ -334,6 +340,61 @@ fn weak_fairness_is_not_strong_fairness_on_a_cycle() {
         "no prefix; the loop: Inc, then Lose back to 0"
     );
     assert_eq!(cx.path.state(0), cx.path.state(2));
+}
+
+#[test]
+fn eventually_always_is_stronger_than_eventually() {
+    // 0 -> 1 -> 0 (Lose) is a fair cycle: `<>(n /= 1)` holds at once (n = 0 initially), but
+    // `<>[](n /= 1)` fails, as the loop passes n = 1 forever.
+    let model = Counter {
+        max: 2,
+        jump: false,
+        lose: true,
+    };
+    let eventually = check(&model, &spec(&["AwayFromOne"], true, true), &options()).unwrap();
+    assert_eq!(eventually.outcome, Outcome::Holds);
+    let stable = check(
+        &model,
+        &spec(&["SettlesAwayFromOne"], true, true),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(
+        stable.outcome,
+        Outcome::Violates("SettlesAwayFromOne".into())
+    );
+    let cx = stable.counterexample.unwrap();
+    let start = cx.loop_start.expect("a lasso");
+    let looped: Vec<u8> = (start..=cx.len()).map(|i| *cx.path.state(i)).collect();
+    assert!(looped.contains(&1), "the loop passes n = 1: {looped:?}");
+}
+
+#[test]
+fn eventually_always_holds_once_the_behaviour_settles() {
+    // Without Lose the counter passes n = 1 once and stutters at the maximum for good.
+    let model = Counter {
+        max: 2,
+        jump: false,
+        lose: false,
+    };
+    let report = check(
+        &model,
+        &spec(&["SettlesAwayFromOne"], true, true),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(report.outcome, Outcome::Holds);
+    // Without fairness the counter may stop at n = 1 and stutter there.
+    let unfair = check(
+        &model,
+        &spec(&["SettlesAwayFromOne"], false, true),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(
+        unfair.outcome,
+        Outcome::Violates("SettlesAwayFromOne".into())
+    );
 }
 
 #[test]

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod replay_fence;
 pub mod single_writer_store;
 pub mod ssi;
+pub mod token_sync;
 pub mod vocab;
 
 use loadbearing_refinement::Spec;

@@ -23,6 +23,7 @@ use crate::recovery_deadline::RecoveryDeadline;
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
+use crate::token_sync::TokenSync;
 use crate::{Configured, Guard};
 use loadbearing_refinement::conform::{
     parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
@@ -98,6 +99,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<FlowsAlive>(),
         entry::<FlushCell>(),
         entry::<RecoveryDeadline>(),
+        entry::<TokenSync>(),
     ]
 }
 

@@ -8,7 +8,7 @@ use loadbearing::suite::{self, Config, Expected};
 use loadbearing_refinement::Options;
 
 /// The #835 models ported so far; the tower's tests leave their configs to this module.
-pub const MODELS: &[&str] = &["FlowsAlive", "FlushCell", "RecoveryDeadline"];
+pub const MODELS: &[&str] = &["FlowsAlive", "FlushCell", "RecoveryDeadline", "TokenSync"];
 
 /// What TLC reported for one config of the #835 suite.
 #[derive(Clone, Copy, Debug)]
@@ -19,6 +19,12 @@ enum Tlc {
     Violates {
         property: &'static str,
         depth: usize,
+    },
+    /// A temporal property fails on a fair lasso (TLC's depth `-`); TLC explored this many
+    /// distinct states to find it, the whole reachable set.
+    Lasso {
+        property: &'static str,
+        distinct: u64,
     },
 }
 
@@ -63,6 +69,23 @@ const TLC: &[(&str, Tlc)] = &[
             depth: 4,
         },
     ),
+    ("tokensync_both", Tlc::Holds { distinct: 9 }),
+    (
+        "tokensync_capture",
+        Tlc::Lasso {
+            property: "Synced",
+            distinct: 9,
+        },
+    ),
+    ("tokensync_capture_assigning", Tlc::Holds { distinct: 6 }),
+    (
+        "tokensync_neither",
+        Tlc::Lasso {
+            property: "Synced",
+            distinct: 5,
+        },
+    ),
+    ("tokensync_refresh", Tlc::Holds { distinct: 9 }),
 ];
 
 fn ported() -> Vec<Config> {
@@ -105,6 +128,19 @@ fn every_ported_config_matches_tlc_exactly() {
                 assert_eq!(cx.property, property, "{}", config.name);
                 assert_eq!(cx.len(), depth - 1, "{}: TLC's depth {depth}", config.name);
                 assert_eq!(cx.loop_start, None, "{}", config.name);
+            }
+            Tlc::Lasso { property, distinct } => {
+                assert_eq!(
+                    config.expected,
+                    Expected::Violates(property.to_string()),
+                    "{}",
+                    config.name
+                );
+                let cx = judged.report.counterexample().expect(&config.name);
+                assert_eq!(cx.property, property, "{}", config.name);
+                assert!(cx.loop_start.is_some(), "{}: not a lasso", config.name);
+                // A liveness check explores the whole graph first, as TLC does.
+                assert_eq!(judged.report.distinct_states(), distinct, "{}", config.name);
             }
         }
     }
