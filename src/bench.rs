@@ -70,10 +70,8 @@ pub fn measure(
 ) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
     for (name, sets) in RUNS {
-        let mut config = configs
-            .iter()
-            .find(|c| c.name == *name)
-            .ok_or(BenchError::MissingConfig(name))?
+        let mut config = loadbearing_expected::suite::find(configs, name)
+            .map_err(|_| BenchError::MissingConfig(name))?
             .clone();
         let sets: Vec<(String, Value)> = sets
             .iter()

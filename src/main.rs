@@ -26,7 +26,7 @@ mod run_actors;
     about = "Executable specifications that prove each concurrency guard is load-bearing"
 )]
 struct Cli {
-    /// The suite of configs (default: the project's expected/configs.toml, compiled in).
+    /// A suite file to use instead of the project's suites (expected/suites/*.toml, compiled in).
     #[arg(long, global = true)]
     suite: Option<PathBuf>,
     #[command(subcommand)]
@@ -61,8 +61,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Check configs (all, or those whose name contains a FILTER) against their expected outcomes.
+    /// Check configs against their expected outcomes: all of them, or those a FILTER selects.
     Check {
+        /// A part of a config's name (`gc_`), or with a `/` of its address `suite/name`
+        /// (`kafka-flow-835/` selects one suite).
         filters: Vec<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -437,21 +439,7 @@ fn one_config(
     sets: &[String],
 ) -> Result<Config, BadInput> {
     let configs = load(suite_path)?;
-    let Some(mut config) = configs.iter().find(|c| c.name == name).cloned() else {
-        let near: Vec<&str> = configs
-            .iter()
-            .filter(|c| c.name.contains(name))
-            .map(|c| c.name.as_str())
-            .collect();
-        return Err(BadInput::from(if near.is_empty() {
-            format!("no config named `{name}`; `loadbearing list` shows them")
-        } else {
-            format!(
-                "no config named `{name}`; did you mean {}?",
-                near.join(", ")
-            )
-        }));
-    };
+    let mut config = suite::find(&configs, name)?.clone();
     let sets = sets
         .iter()
         .map(|s| suite::parse_set(s))
@@ -467,11 +455,19 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdi
     }
     let mut judged: Vec<Judged> = Vec::new();
     let mut errors = 0;
+    let mut suite_shown: Option<&str> = None;
     for config in selected {
         let options = Options {
             progress: true,
             ..options.clone()
         };
+        // Two suites may share a config name: the heading says which suite a row is in.
+        if let Format::Table = format {
+            if suite_shown != Some(config.suite.as_str()) {
+                println!("{}", render::suite_heading(&config.suite));
+                suite_shown = Some(&config.suite);
+            }
+        }
         match run(config, &options) {
             Ok(j) => {
                 if let Format::Table = format {
@@ -578,9 +574,11 @@ fn conform_file(
     use loadbearing_specs::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
-    let (model_name, mut given) = match configs.iter().find(|c| c.name == model) {
-        Some(config) => (config.model.to_string(), config.constants.values().clone()),
-        None => (model.to_string(), Constants::new()),
+    let (model_name, mut given) = match suite::find(&configs, model) {
+        Ok(config) => (config.model.to_string(), config.constants.values().clone()),
+        // Not a config: perhaps a model's name.
+        Err(suite::LookupError::NotFound { .. }) => (model.to_string(), Constants::new()),
+        Err(ambiguous) => return Err(ambiguous.into()),
     };
     let (resolve, validate) =
         loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {

@@ -22,8 +22,8 @@ pub fn list_table(configs: &[Config]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<26} {:<18} {:<34} {:>6}  constants",
-        "config", "model", "expected", "states"
+        "{:<15} {:<36} {:<18} {:<34} {:>6}  constants",
+        "suite", "config", "model", "expected", "states"
     );
     for c in configs {
         let states = c
@@ -33,7 +33,8 @@ pub fn list_table(configs: &[Config]) -> String {
         let fairness = if c.fair { "" } else { " (no fairness)" };
         let _ = writeln!(
             out,
-            "{:<26} {:<18} {:<34} {:>6}  {}{fairness}",
+            "{:<15} {:<36} {:<18} {:<34} {:>6}  {}{fairness}",
+            c.suite,
             c.name,
             c.model,
             c.expected.to_string(),
@@ -50,6 +51,7 @@ pub fn list_json(configs: &[Config]) -> Value {
             .iter()
             .map(|c| {
                 json!({
+                    "suite": c.suite,
                     "config": c.name,
                     "model": c.model,
                     "constants": c.constants.values(),
@@ -62,6 +64,11 @@ pub fn list_json(configs: &[Config]) -> Value {
             })
             .collect(),
     )
+}
+
+/// The line above a suite's rows in the `check` table.
+pub fn suite_heading(suite: &str) -> String {
+    format!("[{suite}]")
 }
 
 pub fn table_header() -> String {
@@ -217,6 +224,7 @@ pub fn swimlane(cx: &ShownPath, indent: &str) -> String {
 pub fn judged_json(j: &Judged) -> Value {
     let r = j.report.as_ref();
     let mut object = json!({
+        "suite": j.config.suite,
         "config": j.config.name,
         "model": j.config.model,
         "constants": j.config.constants.values(),

@@ -165,8 +165,8 @@ pub struct AtomicSchedule {
 
 /// A config of the shipped suite, by name.
 pub fn suite_config(config_name: &str) -> Result<loadbearing_expected::suite::Config, Error> {
-    loadbearing_expected::suite::built_in()?
-        .into_iter()
-        .find(|c| c.name == config_name)
-        .ok_or_else(|| Error::config(config_name, ConfigProblem::Unknown))
+    let suite = loadbearing_expected::suite::built_in()?;
+    loadbearing_expected::suite::find(&suite, config_name)
+        .cloned()
+        .map_err(|_| Error::config(config_name, ConfigProblem::Unknown))
 }

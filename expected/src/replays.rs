@@ -103,10 +103,8 @@ pub fn load(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for raw in file.replay {
-        let config = suite
-            .iter()
-            .find(|c| c.name == raw.config)
-            .ok_or_else(|| ReplaysError::UnknownConfig(raw.config.clone()))?;
+        let config = crate::suite::find(suite, &raw.config)
+            .map_err(|_| ReplaysError::UnknownConfig(raw.config.clone()))?;
         if !matches!(config.expected, Expected::Violates(_)) {
             return Err(ReplaysError::NotMustFail(raw.config));
         }

@@ -46,6 +46,12 @@ impl Expected {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// The suite's name, the first part of each config's address (`suite/config`). A suite
+    /// file given with `--suite` may leave it out: its name is then `local`.
+    suite: Option<String>,
+    /// What the suite is, in a line.
+    #[serde(default)]
+    about: String,
     config: Vec<RawConfig>,
 }
 
@@ -72,6 +78,9 @@ fn yes() -> bool {
 /// One validated config.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The suite it belongs to (`kafka-flow-828`, `kafka-flow-835`, `ssi`, `actors`).
+    pub suite: String,
+    /// Its name, unique within its suite; two suites may share a name.
     pub name: String,
     pub model: &'static str,
     pub constants: Resolved,
@@ -117,6 +126,12 @@ pub enum Problem {
     Syntax(#[from] toml::de::Error),
     #[error("is defined twice")]
     DefinedTwice,
+    #[error("suite `{0}` is defined twice")]
+    SuiteTwice(String),
+    #[error("suite name `{0}` is not lower-case letters, digits and `-`")]
+    BadSuiteName(String),
+    #[error("names no suite (a top-level `suite = \"...\"`)")]
+    Unnamed,
     #[error(transparent)]
     UnknownModel(#[from] UnknownModel),
     #[error("constant `{name}` = {value} is not a natural number, a boolean or a name")]
@@ -163,8 +178,8 @@ pub enum SetError {
 /// Where a suite's text came from, as its errors name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// The project's suite, compiled into the binary ([`BUILT_IN`]).
-    BuiltIn,
+    /// One of the project's suites, compiled into the binary ([`BUILT_IN`]): its file.
+    BuiltIn(&'static str),
     /// A suite file given at run time (`--suite FILE`).
     File(PathBuf),
 }
@@ -172,22 +187,62 @@ pub enum Source {
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Source::BuiltIn => write!(f, "expected/configs.toml (built in)"),
+            Source::BuiltIn(file) => write!(f, "{file} (built in)"),
             Source::File(path) => write!(f, "{}", path.display()),
         }
     }
 }
 
-/// The suite shipped with the project, compiled in so that an installed binary needs no
-/// checkout to find it.
-pub const BUILT_IN: &str = include_str!("../configs.toml");
+/// The suites shipped with the project, one file each, compiled in so that an installed binary
+/// needs no checkout to find them. `check` runs them in this order.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    (
+        "expected/suites/kafka-flow-828.toml",
+        include_str!("../suites/kafka-flow-828.toml"),
+    ),
+    (
+        "expected/suites/kafka-flow-835.toml",
+        include_str!("../suites/kafka-flow-835.toml"),
+    ),
+    (
+        "expected/suites/ssi.toml",
+        include_str!("../suites/ssi.toml"),
+    ),
+    (
+        "expected/suites/actors.toml",
+        include_str!("../suites/actors.toml"),
+    ),
+];
 
-/// The project's suite (the one compiled in).
-pub fn built_in() -> Result<Vec<Config>, SuiteError> {
-    parse(BUILT_IN, Source::BuiltIn)
+/// The suite name of a `--suite` file that gives none.
+pub const LOCAL: &str = "local";
+
+/// One suite: its name, what it is, and its configs.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub name: String,
+    pub about: String,
+    pub configs: Vec<Config>,
 }
 
-/// A suite file.
+/// The project's suites (the ones compiled in), their configs in order.
+pub fn built_in() -> Result<Vec<Config>, SuiteError> {
+    let suites = BUILT_IN
+        .iter()
+        .map(|(file, text)| parse_suite(text, Source::BuiltIn(file)))
+        .collect::<Result<Vec<_>, _>>()?;
+    join(suites, Source::BuiltIn(BUILT_IN[0].0))
+}
+
+/// The project's suites, each with its name and description.
+pub fn built_in_suites() -> Result<Vec<Suite>, SuiteError> {
+    BUILT_IN
+        .iter()
+        .map(|(file, text)| parse_suite(text, Source::BuiltIn(file)))
+        .collect()
+}
+
+/// A suite file (`--suite FILE`): it replaces the built-in suites.
 pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {
     let source = Source::File(path.to_path_buf());
     let text = std::fs::read_to_string(path).map_err(|e| SuiteError {
@@ -198,22 +253,62 @@ pub fn load(path: &Path) -> Result<Vec<Config>, SuiteError> {
     parse(&text, source)
 }
 
-/// A suite's text, validated; errors name `source`.
+/// One suite's text, validated; errors name `source`.
 pub fn parse(text: &str, source: Source) -> Result<Vec<Config>, SuiteError> {
+    Ok(parse_suite(text, source)?.configs)
+}
+
+fn parse_suite(text: &str, source: Source) -> Result<Suite, SuiteError> {
     let fail = |config: Option<&str>, problem: Problem| SuiteError {
         source: source.clone(),
         config: config.map(str::to_string),
         problem: Box::new(problem),
     };
     let file: File = toml::from_str(text).map_err(|e| fail(None, e.into()))?;
+    let name = match (file.suite, &source) {
+        (Some(name), _) => name,
+        // The project's own suites must say which they are.
+        (None, Source::BuiltIn(_)) => return Err(fail(None, Problem::Unnamed)),
+        (None, Source::File(_)) => LOCAL.to_string(),
+    };
+    let well_named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !well_named {
+        return Err(fail(None, Problem::BadSuiteName(name)));
+    }
+    let suite = name;
     let mut configs: Vec<Config> = Vec::new();
     for raw in file.config {
-        let name = raw.name.clone();
-        let config = validate(raw).map_err(|p| fail(Some(&name), p))?;
+        let config_name = raw.name.clone();
+        let config = validate(&suite, raw).map_err(|p| fail(Some(&config_name), p))?;
         if configs.iter().any(|c| c.name == config.name) {
-            return Err(fail(Some(&name), Problem::DefinedTwice));
+            return Err(fail(Some(&config_name), Problem::DefinedTwice));
         }
         configs.push(config);
+    }
+    Ok(Suite {
+        name: suite,
+        about: file.about,
+        configs,
+    })
+}
+
+/// The suites' configs in one list; a suite name may appear once.
+fn join(suites: Vec<Suite>, source: Source) -> Result<Vec<Config>, SuiteError> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut configs = Vec::new();
+    for suite in suites {
+        if seen.contains(&suite.name) {
+            return Err(SuiteError {
+                source,
+                config: None,
+                problem: Box::new(Problem::SuiteTwice(suite.name)),
+            });
+        }
+        seen.push(suite.name);
+        configs.extend(suite.configs);
     }
     Ok(configs)
 }
@@ -225,7 +320,7 @@ fn model_entry(name: &str) -> Result<ModelEntry, UnknownModel> {
     })
 }
 
-fn validate(raw: RawConfig) -> Result<Config, Problem> {
+fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
     let entry = model_entry(&raw.model)?;
     let mut given = Constants::new();
     for (key, value) in raw.constants {
@@ -266,6 +361,7 @@ fn validate(raw: RawConfig) -> Result<Config, Problem> {
         return Err(Problem::StatesOfAFailure);
     }
     Ok(Config {
+        suite: suite.to_string(),
         name: raw.name,
         model: entry.name,
         constants,
@@ -278,12 +374,85 @@ fn validate(raw: RawConfig) -> Result<Config, Problem> {
     })
 }
 
-/// Configs whose name contains any of the filters (all of them for no filter).
+impl Config {
+    /// The config's address, unique over every suite: `suite/name`.
+    pub fn address(&self) -> String {
+        format!("{}/{}", self.suite, self.name)
+    }
+
+    /// Whether a filter selects this config (see [`select`]).
+    fn matches(&self, filter: &str) -> bool {
+        if filter.contains('/') {
+            self.address().contains(filter)
+        } else {
+            self.name.contains(filter)
+        }
+    }
+
+    /// Whether `query` names this config: its address, or its bare name.
+    fn is_named(&self, query: &str) -> bool {
+        self.name == query || self.address() == query
+    }
+}
+
+/// Configs any filter matches (all of them for no filter). A filter with a `/` is matched
+/// against the address (`kafka-flow-835/` selects one suite, `835/gc` its group-commit
+/// configs); one without, against the bare name (`gc_` selects the group-commit configs of
+/// every suite), so that a suite's name does not match all its configs.
 pub fn select(configs: Vec<Config>, filters: &[String]) -> Vec<Config> {
     configs
         .into_iter()
-        .filter(|c| filters.is_empty() || filters.iter().any(|f| c.name.contains(f.as_str())))
+        .filter(|c| filters.is_empty() || filters.iter().any(|f| c.matches(f)))
         .collect()
+}
+
+/// Why a name finds no single config.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error("no config named `{query}`; {}", near_text(.near))]
+    NotFound { query: String, near: Vec<String> },
+    #[error("`{query}` names a config in more than one suite; say which: {}", .candidates.join(", "))]
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
+}
+
+fn near_text(near: &[String]) -> String {
+    if near.is_empty() {
+        "`loadbearing list` shows them".to_string()
+    } else {
+        format!("did you mean {}?", near.join(", "))
+    }
+}
+
+/// The one config `query` names: its address (`suite/name`), or a bare name no other suite
+/// shares.
+pub fn find<'a>(configs: &'a [Config], query: &str) -> Result<&'a Config, LookupError> {
+    let named: Vec<&Config> = configs.iter().filter(|c| c.is_named(query)).collect();
+    match named.as_slice() {
+        [one] => Ok(one),
+        [] => Err(LookupError::NotFound {
+            query: query.to_string(),
+            // Each by its bare name where no other suite shares it, else by its address.
+            near: configs
+                .iter()
+                .filter(|c| c.address().contains(query))
+                .map(|c| {
+                    let shared = configs.iter().filter(|o| o.name == c.name).count() > 1;
+                    if shared {
+                        c.address()
+                    } else {
+                        c.name.clone()
+                    }
+                })
+                .collect(),
+        }),
+        many => Err(LookupError::Ambiguous {
+            query: query.to_string(),
+            candidates: many.iter().map(|c| c.address()).collect(),
+        }),
+    }
 }
 
 /// Applies `--set NAME=VALUE` to one config, revalidating its constants.
@@ -348,6 +517,59 @@ mod tests {
         );
         let err = override_constants(&mut config, &[parse_set("N=99").unwrap()]).unwrap_err();
         assert_eq!(err.to_string(), "--set: constant `N` = 99 is outside 1..=8");
+    }
+
+    #[test]
+    fn a_config_is_found_by_its_address_or_an_unshared_name() {
+        let suite = |name: &str, config: &str| {
+            format!(
+                "suite = \"{name}\"\nabout = \"x\"\n[[config]]\nname = \"{config}\"\nmodel = \"GroupCommit\"\nproperties = [\"TypeOK\"]\nexpected = \"holds\"\n"
+            )
+        };
+        let parse_one = |text: String| parse_suite(&text, Source::BuiltIn("test")).unwrap();
+        let configs = join(
+            vec![
+                parse_one(suite("old", "shared")),
+                parse_one(suite("new", "shared")),
+                parse_one(suite("new-only", "alone")),
+            ],
+            Source::BuiltIn("test"),
+        )
+        .unwrap();
+        assert_eq!(find(&configs, "new/shared").unwrap().suite, "new");
+        assert_eq!(find(&configs, "alone").unwrap().address(), "new-only/alone");
+        assert_eq!(
+            find(&configs, "shared").unwrap_err(),
+            LookupError::Ambiguous {
+                query: "shared".into(),
+                candidates: vec!["old/shared".into(), "new/shared".into()],
+            }
+        );
+        assert!(matches!(
+            find(&configs, "nothing"),
+            Err(LookupError::NotFound { .. })
+        ));
+        assert_eq!(select(configs.clone(), &["new/".into()]).len(), 1);
+        assert_eq!(select(configs.clone(), &["new".into()]).len(), 0);
+        assert_eq!(select(configs.clone(), &["shared".into()]).len(), 2);
+        let twice = join(
+            vec![parse_one(suite("old", "a")), parse_one(suite("old", "b"))],
+            Source::BuiltIn("test"),
+        );
+        assert!(matches!(
+            *twice.unwrap_err().problem,
+            Problem::SuiteTwice(ref name) if name == "old"
+        ));
+        let nameless = "[[config]]\nname = \"a\"\nmodel = \"GroupCommit\"\nproperties = [\"TypeOK\"]\nexpected = \"holds\"\n";
+        let file = parse_suite(nameless, Source::File("mine.toml".into())).unwrap();
+        assert_eq!(file.configs[0].address(), "local/a");
+        let built_in = parse_suite(nameless, Source::BuiltIn("test"));
+        assert!(matches!(*built_in.unwrap_err().problem, Problem::Unnamed));
+        let bad = parse_suite(&suite("Old Suite", "a"), Source::BuiltIn("test"));
+        assert!(matches!(
+            *bad.unwrap_err().problem,
+            Problem::BadSuiteName(_)
+        ));
     }
 
     #[test]

@@ -113,7 +113,7 @@ fn the_kafka_actor_guards_fail_by_name() {
 #[test]
 fn the_cassandra_actors_run_over_udp_and_the_model_follows_their_log() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(["run-actors", "cassandra", "--millis", "2000"])
+        .args(["run-actors", "cassandra", "--millis", "6000"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

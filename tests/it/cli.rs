@@ -171,6 +171,37 @@ fn list_shows_every_config() {
         configs.len() >= 25 + 22,
         "the tower's 25 and the SSI configs"
     );
+    let suites: std::collections::BTreeSet<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["suite"].as_str().expect("every row names its suite"))
+        .collect();
+    assert_eq!(
+        suites.into_iter().collect::<Vec<_>>(),
+        ["actors", "kafka-flow-828", "kafka-flow-835", "ssi"]
+    );
+}
+
+#[test]
+fn a_filter_with_a_slash_selects_by_suite() {
+    let out = loadbearing(&["check", "kafka-flow-835/", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let in_suite = loadbearing::suite::built_in()
+        .unwrap()
+        .iter()
+        .filter(|c| c.suite == "kafka-flow-835")
+        .count();
+    assert_eq!(rows.len(), in_suite);
+    assert!(rows.iter().all(|r| r["suite"] == "kafka-flow-835"));
+    // A bare filter matches names only, so a suite's name does not select all its configs.
+    let out = loadbearing(&["check", "kafka-flow", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "no config is named so");
+    // A config by its address.
+    let out = loadbearing(&["trace", "kafka-flow-828/gc_ungated"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 /// A server backend left out of the build (its Cargo feature off) is bad input that names the

@@ -162,8 +162,10 @@ fn run_to_completion_agrees_with_our_verdict_on_every_config() {
         let (status, _) = http(explorer.port, "POST", "/.runtocompletion");
         assert_eq!(status, 200);
         let mut report = json(&explorer, "/.status");
+        // A guard against a hang, not a timing check: the largest actor config takes tens of
+        // seconds in a debug build on a loaded 2-core machine.
         let started = std::time::Instant::now();
-        while report["done"] != true && started.elapsed().as_secs() < 60 {
+        while report["done"] != true && started.elapsed().as_secs() < 600 {
             std::thread::sleep(std::time::Duration::from_millis(20));
             report = json(&explorer, "/.status");
         }
