@@ -6,7 +6,7 @@ use loadbearing_impls::flow::FlowError;
 use loadbearing_impls::{ReadError, WriteError};
 use loadbearing_impls_kafka::group_commit::CommitError;
 
-use crate::backend::BackendKind;
+use crate::backend_kind::BackendKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -30,13 +30,16 @@ use stateright::Model as _;
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::Error;
-use crate::kafka::PRODUCERS;
 use crate::paths::{all_paths, random_walk};
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 use loadbearing_expected::replays::ReplaySpec;
+
+/// The backends a transactional producer runs on: the group commit's, and so the Kafka
+/// family's (its flows commit through a group commit).
+pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.

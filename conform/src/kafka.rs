@@ -52,7 +52,7 @@ use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
-use crate::group_commit::outcome_of;
+use crate::group_commit::{outcome_of, PRODUCERS};
 use loadbearing_specs::epoch::{Epoch, EpochAction};
 use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
@@ -70,9 +70,6 @@ use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 use loadbearing_expected::replays::ReplaySpec;
-
-/// The backends the Kafka design runs on.
-pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
 
 /// Events at offsets `1..=MAX_OFFSET`: small, so that zombie commits collide with the owner.
 pub const MAX_OFFSET: u8 = 4;

@@ -8,11 +8,12 @@
 //!
 //! - [`target`]: the [`Target`] trait, a target's result and its one judge; [`targets`]: the
 //!   table of every target (what `conform --list` prints).
-//! - [`backend`]: where an implementation runs, and the servers a run starts.
+//! - [`backend`]: where an implementation runs, and the servers a run starts; [`backend_kind`]:
+//!   what a backend is (the name targets, the CLI and errors share).
 //! - [`schedule`]: every source of nondeterminism (seeded, scripted, a model path, real
 //!   threads racing) and the crate's one generator.
 //! - [`driver`]: the harness trait and the one path driver.
-//! - The families: [`store`], `compound` (PostgreSQL), [`flow`], [`group_commit`], [`kafka`],
+//! - The families: [`store`], [`compound`] (its counterexample replays: PostgreSQL), [`flow`], [`group_commit`], [`kafka`],
 //!   [`ssi`].
 //!
 //! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
@@ -22,7 +23,7 @@
 //! backend this build has no client for is [`Error::NotCompiled`], naming the feature.
 
 pub mod backend;
-#[cfg(feature = "postgres")]
+pub mod backend_kind;
 pub mod compound;
 pub mod driver;
 pub mod error;

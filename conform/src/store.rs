@@ -1,15 +1,16 @@
 //! The snapshot store family: racing writers on one store against CasFirstWriteAtomic (on
 //! Cassandra, whose persist is the three-LWT compound, against CasFirstWrite), model paths
-//! driven through the store, and the compound's statements interleaved by a seeded schedule.
+//! driven through the store, and what the `compound` target builds on: the store sessions,
+//! the compound's statements interleaved by a seeded schedule, the events they report.
 
 use std::sync::{Arc, Mutex};
 
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_specs::cas_first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
 use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
+use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use stateright::Model;
 
 use crate::backend::{Backend, BackendKind};
@@ -30,8 +31,6 @@ pub const STORES: &[BackendKind] = &[
     BackendKind::Postgres,
     BackendKind::Cassandra,
 ];
-/// The backends whose store is the three-statement compound.
-const COMPOUND_STORES: &[BackendKind] = &[BackendKind::Postgres, BackendKind::Cassandra];
 
 /// Opens store sessions on one fresh database, one per concurrent writer.
 pub struct StoreFactory {
@@ -314,7 +313,7 @@ pub fn race(
 }
 
 /// The guarded three-statement first write of `writers` writers.
-fn guarded_compound(writers: usize) -> CasFirstWrite {
+pub(crate) fn guarded_compound(writers: usize) -> CasFirstWrite {
     CasFirstWrite {
         writers: writers as u8,
         max_offset: MAX_OFFSET,
@@ -429,55 +428,6 @@ impl Target for ModelPaths {
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
         replay_all(settings, result)
-    }
-}
-
-/// PostgreSQL and Cassandra: the non-atomic three-statement first write, its statements of
-/// the writers interleaved by the seeded scheduler, against CasFirstWrite.
-pub struct Compound;
-
-pub static COMPOUND: Compound = Compound;
-
-impl Target for Compound {
-    fn name(&self) -> &'static str {
-        "compound"
-    }
-
-    fn model(&self, _: BackendKind) -> &'static str {
-        "CasFirstWrite"
-    }
-
-    fn backends(&self) -> &'static [BackendKind] {
-        COMPOUND_STORES
-    }
-
-    fn expect(&self) -> Expect {
-        Expect::Conforms
-    }
-
-    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory =
-            StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.name())?.compound();
-        let model = guarded_compound(settings.writers);
-        let mut schedule = Seeded::new(settings.seed);
-        for round in 0..settings.traces {
-            let offsets: Vec<u64> = (0..settings.writers)
-                .map(|_| schedule.below(MAX_OFFSET as u64 + 1))
-                .collect();
-            let seed = schedule.next_u64();
-            let events = scheduled_round(&factory, &format!("key{round}"), &offsets, seed)?;
-            result.tally(&model, &events);
-        }
-        if settings.backend.kind() == BackendKind::Postgres {
-            #[cfg(feature = "postgres")]
-            crate::compound::replay_counterexamples(settings, result)?;
-        } else {
-            eprintln!(
-                "conform: compound: the casfw_* counterexamples replay on PostgreSQL (its store has the mutant switches), not on {}",
-                settings.backend.name()
-            );
-        }
-        Ok(())
     }
 }
 

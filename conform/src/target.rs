@@ -30,7 +30,7 @@ impl Expect {
     }
 }
 
-/// One conformance target. The table of them is [`crate::targets::ALL`].
+/// One conformance target. The table of them is `targets::ALL`.
 pub trait Target: Sync {
     /// The name `conform` takes and reports.
     fn name(&self) -> &'static str;

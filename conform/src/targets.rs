@@ -4,11 +4,12 @@
 use crate::error::Error;
 use crate::target::Target;
 
+pub use crate::compound::COMPOUND;
 pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
 pub use crate::ssi::{SSI, SSI_PREFIX};
-pub use crate::store::{COMPOUND, REPLAY, STORE, STORE_LWW};
+pub use crate::store::{REPLAY, STORE, STORE_LWW};
 
 /// Every target.
 pub static ALL: [&dyn Target; 18] = [

@@ -10,7 +10,7 @@
 //! the event contradicts it. Data first (serde), text second.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -28,6 +28,10 @@ pub trait Conform: Spec {
     /// The model's trace vocabulary.
     type Event: TraceEvent;
 
+    /// Why an event contradicts a model step, as data (expected against observed); its
+    /// `Display` is the reason a divergence report shows.
+    type Contradiction: fmt::Display;
+
     /// The states a trace may start from. The default is every initial state; a model whose
     /// initial states are too many to enumerate builds them from what the trace reveals.
     fn initial_candidates(&self, _events: &[Self::Event]) -> Vec<Self::State> {
@@ -44,7 +48,7 @@ pub trait Conform: Spec {
         before: &Self::State,
         after: &Self::State,
         event: &Self::Event,
-    ) -> Result<(), String>;
+    ) -> Result<(), Self::Contradiction>;
 
     /// An event that reports no model action (a read, a lifecycle note): a stutter, accepted
     /// where `observe(s, s)` holds.
@@ -367,7 +371,7 @@ fn explain<M: Conform>(
             if let Err(why) = model.observe(state, state, event) {
                 allowed.push(Tried {
                     action: "(stutter)".into(),
-                    why_not: why,
+                    why_not: why.to_string(),
                 });
             }
         }
@@ -382,7 +386,7 @@ fn explain<M: Conform>(
                     None => "not enabled".to_string(),
                     Some(after) => match model.observe(state, &after, event) {
                         Ok(()) => "fits (but led to a state already tried)".to_string(),
-                        Err(why) => why,
+                        Err(why) => why.to_string(),
                     },
                 }
             };

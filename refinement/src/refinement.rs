@@ -2,7 +2,7 @@
 //!
 //! Every concrete step must map to a stutter (the image is unchanged) or to a step of the
 //! abstract model, and every initial state must map to an abstract initial state. The one
-//! implementation, through a mapping function, is [`crate::mapped::MappedRefinement`].
+//! implementation, through a mapping function, is [`MappedRefinement`](crate::MappedRefinement).
 
 use crate::image::{AbstractAction, AbstractState, AbstractStep};
 

@@ -84,8 +84,22 @@ impl TraceEvent for Event {
     }
 }
 
+/// Why an event contradicts a step of `Counters`.
+#[derive(Debug, thiserror::Error)]
+enum Contradiction {
+    #[error("{name} is {trace} in the trace, {model} in the model")]
+    Counter {
+        name: &'static str,
+        trace: u64,
+        model: u8,
+    },
+    #[error("the trace has ticked, the model has not")]
+    Ticked,
+}
+
 impl Conform for Counters {
     type Event = Event;
+    type Contradiction = Contradiction;
 
     fn reports(&self, action: &Action, event: &Event) -> bool {
         match (action, event) {
@@ -98,7 +112,7 @@ impl Conform for Counters {
         _before: &Self::State,
         after: &Self::State,
         event: &Event,
-    ) -> Result<(), String> {
+    ) -> Result<(), Contradiction> {
         let (a, b, ticked) = match event {
             Event::Inc { a, b, ticked, .. } => (*a, *b, *ticked),
             Event::Peek { a } => (*a, None, None),
@@ -106,15 +120,16 @@ impl Conform for Counters {
         for (name, i, got) in [("a", 0, a), ("b", 1, b)] {
             if let Some(v) = got {
                 if v != after.0[i] as u64 {
-                    return Err(format!(
-                        "{name} is {v} in the trace, {} in the model",
-                        after.0[i]
-                    ));
+                    return Err(Contradiction::Counter {
+                        name,
+                        trace: v,
+                        model: after.0[i],
+                    });
                 }
             }
         }
         if ticked == Some(true) && !after.1 {
-            return Err("the trace has ticked, the model has not".into());
+            return Err(Contradiction::Ticked);
         }
         Ok(())
     }

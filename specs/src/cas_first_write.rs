@@ -289,6 +289,7 @@ impl Configured for CasFirstWrite {
 /// outcome `applied`, `not_applied` (and the `stored` offset that refused it) or `row_absent`.
 impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     type Event = FirstWriteEvent;
+    type Contradiction = FirstWriteContradiction;
 
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<CasFwState> {
         vec![CasFwState::initial(revealed_offsets(events))]
@@ -321,7 +322,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         before: &CasFwState,
         _after: &CasFwState,
         event: &FirstWriteEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), FirstWriteContradiction> {
         let (insert, s) = match event {
             FirstWriteEvent::ReapRow {} => return Ok(()),
             FirstWriteEvent::Insert(s) => (true, s),
@@ -339,32 +340,24 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             (false, true) if self.update_applies(row, offset) => Outcome::Applied,
             (false, true) => Outcome::NotApplied,
         };
-        let got = s.outcome.ok_or("the event has no statement outcome")?;
+        let got = s.outcome.ok_or(FirstWriteContradiction::NoOutcome)?;
         if got != expected {
-            let stale = if got == Outcome::Applied && row.present && offset < row.offset {
-                ": a stale write landed"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "{} of offset {offset} on {row}: the implementation says {}, the model {}{stale}",
-                event.action(),
-                got.name(),
-                expected.name()
-            ));
+            return Err(FirstWriteContradiction::Outcome {
+                event: event.clone(),
+                offset,
+                row,
+                got,
+                expected,
+            });
         }
         match s.stored {
             Some(stored) if got == Outcome::NotApplied && stored != row.offset as u64 => {
-                Err(format!(
-                "the implementation reports stored offset {stored}, the model's row holds {row}"
-            ))
+                Err(FirstWriteContradiction::StoredOffset { stored, row })
             }
             _ => Ok(()),
         }
     }
 }
 
-pub mod trace;
-
-use loadbearing_refinement::conform::TraceEvent as _;
-use trace::{revealed_offsets, FirstWriteEvent, Outcome, Statement};
+use crate::first_write::contradiction::FirstWriteContradiction;
+use crate::first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome, Statement};

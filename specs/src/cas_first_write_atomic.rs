@@ -118,10 +118,11 @@ impl Spec for CasFirstWriteAtomic {
 }
 
 /// Conformance: an atomic conditional upsert (SQLite, PostgreSQL) reports a `Persist`
-/// (`crate::cas_first_write::trace::FirstWriteEvent`) that applied, or did not with the
+/// (`crate::first_write::trace::FirstWriteEvent`) that applied, or did not with the
 /// `stored` offset that refused it.
 impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     type Event = FirstWriteEvent;
+    type Contradiction = FirstWriteContradiction;
 
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<AtomicState> {
         // Each writer's offset is in its own Persist event; enumerating every assignment up
@@ -152,28 +153,21 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         before: &AtomicState,
         _after: &AtomicState,
         event: &FirstWriteEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), FirstWriteContradiction> {
         let s = event
             .statement()
-            .ok_or("a reap is not an atomic writer's step")?;
-        let applied = s
-            .outcome
-            .ok_or("the event does not say whether the write applied")?
-            == Outcome::Applied;
+            .ok_or(FirstWriteContradiction::ReapIsNoAtomicStep)?;
+        let applied = s.outcome.ok_or(FirstWriteContradiction::NoApplied)? == Outcome::Applied;
         let offset = before.off[s.writer.index()];
         let row = before.stored;
         let model_applies = self.persist_applies(row, offset);
         match (applied, model_applies) {
-            (true, false) => Err(format!(
-                "the implementation applied offset {offset} over {row}: a stale write landed"
-            )),
-            (false, true) => Err(format!(
-                "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
-            )),
+            (true, false) => Err(FirstWriteContradiction::StaleWriteLanded { offset, row }),
+            (false, true) => Err(FirstWriteContradiction::WriteRefused { offset, row }),
             (false, false) => match s.stored {
-                Some(stored) if stored != row.offset as u64 => Err(format!(
-                    "the implementation reports stored offset {stored}, the model's row holds {row}"
-                )),
+                Some(stored) if stored != row.offset as u64 => {
+                    Err(FirstWriteContradiction::StoredOffset { stored, row })
+                }
                 _ => Ok(()),
             },
             (true, true) => Ok(()),
@@ -185,7 +179,8 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     }
 }
 
-use crate::cas_first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
+use crate::first_write::contradiction::FirstWriteContradiction;
+use crate::first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
 
 /// Not a config model of its own (it is a refinement target), but traces of the atomic stores
 /// are checked against it, with the same constants as CasFirstWrite.

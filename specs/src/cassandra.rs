@@ -244,9 +244,30 @@ impl Configured for Cassandra {
 
 pub mod trace;
 
-use crate::conform_common::{check_op, expect_u64, revealed_logs};
+use crate::conform_common::{check_op, expect_u64, revealed_logs, Counter, OneKeyContradiction};
 use loadbearing_refinement::conform::Conform;
 use trace::{FlowEvent, Write};
+
+/// Why a partition flow's event contradicts a Cassandra step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CassandraContradiction {
+    #[error(transparent)]
+    OneKey(#[from] OneKeyContradiction),
+    #[error("the implementation applied offset {offset} over {row}: a stale write landed")]
+    StaleWriteLanded { offset: u8, row: Cell },
+    #[error("the implementation refused offset {offset}, but the row holds {row}: the write should have applied")]
+    WriteRefused { offset: u8, row: Cell },
+    #[error("the implementation's row is now {seen}, the model's is {model}")]
+    Row { seen: Cell, model: Cell },
+    #[error("the owner folded offset {folded}, but its next offset is {next}")]
+    FoldOffset { folded: u64, next: u8 },
+    #[error("the owner reloaded {seen}, the model's owner reloads {model} from {stored}")]
+    Reload {
+        seen: Offsets,
+        model: Offsets,
+        stored: Cell,
+    },
+}
 
 impl Cassandra {
     /// What a write event observed, compared with the model's gate and row.
@@ -256,21 +277,17 @@ impl Cassandra {
         after: &CassandraState,
         w: Write,
         offset: u8,
-    ) -> Result<(), String> {
+    ) -> Result<(), CassandraContradiction> {
         check_op(before.op, offset as u64, w.op)?;
-        expect_u64(w.presented, offset as u64, "presented offset")?;
+        expect_u64(w.presented, offset as u64, Counter::PresentedOffset)?;
         let row = before.stored;
         let gate = self.can_write(row, offset);
         match w.applied {
             Some(true) if !gate => {
-                return Err(format!(
-                    "the implementation applied offset {offset} over {row}: a stale write landed"
-                ))
+                return Err(CassandraContradiction::StaleWriteLanded { offset, row })
             }
             Some(false) if gate => {
-                return Err(format!(
-                    "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
-                ))
+                return Err(CassandraContradiction::WriteRefused { offset, row })
             }
             _ => {}
         }
@@ -279,18 +296,19 @@ impl Cassandra {
 }
 
 /// The row the implementation read back after the step, against the model's.
-fn observe_row(after: &CassandraState, seen: Option<Cell>) -> Result<(), String> {
+fn observe_row(after: &CassandraState, seen: Option<Cell>) -> Result<(), CassandraContradiction> {
     match seen {
-        Some(seen) if seen != after.stored => Err(format!(
-            "the implementation's row is now {seen}, the model's is {}",
-            after.stored
-        )),
+        Some(seen) if seen != after.stored => Err(CassandraContradiction::Row {
+            seen,
+            model: after.stored,
+        }),
         _ => Ok(()),
     }
 }
 
 impl Conform for Cassandra {
     type Event = FlowEvent;
+    type Contradiction = CassandraContradiction;
 
     /// The log is fixed per trace: every offset an event names fixes its op; the offsets no
     /// event names are enumerated (none, in a harness trace where the owner folds them all).
@@ -329,14 +347,15 @@ impl Conform for Cassandra {
         before: &CassandraState,
         after: &CassandraState,
         event: &FlowEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), CassandraContradiction> {
         match event {
             FlowEvent::OwnerFold { offset, .. } => {
                 let o = before.owner_pos + 1;
                 if *offset != o as u64 {
-                    return Err(format!(
-                        "the owner folded offset {offset}, but its next offset is {o}"
-                    ));
+                    return Err(CassandraContradiction::FoldOffset {
+                        folded: *offset,
+                        next: o,
+                    });
                 }
                 self.observe_write(before, after, event.write().expect("a fold writes"), o)
             }
@@ -348,10 +367,11 @@ impl Conform for Cassandra {
                 owner_state,
                 stored,
             } => match owner_state {
-                Some(seen) if *seen != after.owner_state => Err(format!(
-                    "the owner reloaded {seen}, the model's owner reloads {} from {}",
-                    after.owner_state, before.stored
-                )),
+                Some(seen) if *seen != after.owner_state => Err(CassandraContradiction::Reload {
+                    seen: *seen,
+                    model: after.owner_state,
+                    stored: before.stored,
+                }),
                 _ => observe_row(after, *stored),
             },
         }

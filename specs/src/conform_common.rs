@@ -1,6 +1,8 @@
 //! What the conformance adapters of the one-key models (Cassandra, Kafka, Epoch) share:
 //! reading a trace's fixed log, and comparing an event's reported values with the model's.
 
+use std::fmt;
+
 use crate::vocab::{Cell, Op, Ops};
 
 /// The logs a trace allows: the events' ops reveal the op at their offsets, the offsets no
@@ -39,32 +41,70 @@ pub(crate) fn revealed_logs(max: u8, reveals: impl IntoIterator<Item = (u64, Op)
         .collect()
 }
 
-pub(crate) fn check_op(ops: Ops, offset: u64, op: Op) -> Result<(), String> {
+/// Why an event of a one-key model contradicts the model's step, where the three models
+/// compare the same thing: the op the log holds at an offset, a counter, the topic.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OneKeyContradiction {
+    #[error("the event at offset {offset} is a {}, the model's log has a {} there", .event.name(), .model.name())]
+    Op { offset: u64, event: Op, model: Op },
+    #[error("the implementation's {counter} is {got}, the model's {model}")]
+    Counter {
+        counter: Counter,
+        got: u64,
+        model: u64,
+    },
+    #[error("the topic's last record for the key is {got}, the model's topic is {model}")]
+    Topic { got: Cell, model: Cell },
+}
+
+/// A number an event reports that the model keeps too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    PresentedOffset,
+    LiveGeneration,
+    CapturedGeneration,
+}
+
+impl fmt::Display for Counter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Counter::PresentedOffset => "presented offset",
+            Counter::LiveGeneration => "live generation",
+            Counter::CapturedGeneration => "captured generation",
+        })
+    }
+}
+
+pub(crate) fn check_op(ops: Ops, offset: u64, op: Op) -> Result<(), OneKeyContradiction> {
     let model = ops.at(offset as u8);
     if op != model {
-        return Err(format!(
-            "the event at offset {offset} is a {}, the model's log has a {} there",
-            op.name(),
-            model.name()
-        ));
+        return Err(OneKeyContradiction::Op {
+            offset,
+            event: op,
+            model,
+        });
     }
     Ok(())
 }
 
-pub(crate) fn expect_u64(got: Option<u64>, model: u64, what: &str) -> Result<(), String> {
+pub(crate) fn expect_u64(
+    got: Option<u64>,
+    model: u64,
+    counter: Counter,
+) -> Result<(), OneKeyContradiction> {
     match got {
-        Some(got) if got != model => Err(format!(
-            "the implementation's {what} is {got}, the model's {model}"
-        )),
+        Some(got) if got != model => Err(OneKeyContradiction::Counter {
+            counter,
+            got,
+            model,
+        }),
         _ => Ok(()),
     }
 }
 
-pub(crate) fn expect_topic(model: Cell, got: Option<Cell>) -> Result<(), String> {
+pub(crate) fn expect_topic(model: Cell, got: Option<Cell>) -> Result<(), OneKeyContradiction> {
     match got {
-        Some(got) if got != model => Err(format!(
-            "the topic's last record for the key is {got}, the model's topic is {model}"
-        )),
+        Some(got) if got != model => Err(OneKeyContradiction::Topic { got, model }),
         _ => Ok(()),
     }
 }

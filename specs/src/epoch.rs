@@ -198,6 +198,7 @@ impl Configured for Epoch {
 /// Epoch step.
 impl loadbearing_refinement::conform::Conform for Epoch {
     type Event = KafkaEvent;
+    type Contradiction = EpochContradiction;
 
     fn initial_candidates(&self, events: &[KafkaEvent]) -> Vec<EpochState> {
         revealed_logs(
@@ -239,14 +240,20 @@ impl loadbearing_refinement::conform::Conform for Epoch {
         before: &EpochState,
         after: &EpochState,
         event: &KafkaEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), EpochContradiction> {
         match event {
-            KafkaEvent::OwnerFold { .. } => {
-                observe_owner_fold(before.op, before.owner_pos, after.topic, event)
-            }
-            KafkaEvent::OwnerRecover { owner_state, topic } => {
-                observe_recover(after.owner_state, after.topic, *owner_state, *topic)
-            }
+            KafkaEvent::OwnerFold { .. } => Ok(observe_owner_fold(
+                before.op,
+                before.owner_pos,
+                after.topic,
+                event,
+            )?),
+            KafkaEvent::OwnerRecover { owner_state, topic } => Ok(observe_recover(
+                after.owner_state,
+                after.topic,
+                *owner_state,
+                *topic,
+            )?),
             KafkaEvent::Rebalance { .. } | KafkaEvent::ZombieInit {} => Ok(()),
             KafkaEvent::ZombieCommit {
                 offset: m,
@@ -259,19 +266,16 @@ impl loadbearing_refinement::conform::Conform for Epoch {
                     // A refused commit is a stutter (before == after); the model's own
                     // ZombieCommit always lands.
                     return if before != after {
-                        Err(format!(
-                            "the zombie's commit at offset {m} was refused, but the model's \
-                             zombie holds the highest epoch and its commit lands"
-                        ))
+                        Err(EpochContradiction::ZombieCommitRefused { offset: *m })
                     } else if before.rebalanced && before.z_epoch > 0 {
                         Ok(())
                     } else {
-                        Err("a zombie commit before the zombie initialised".into())
+                        Err(EpochContradiction::CommitBeforeInit)
                     };
                 }
-                expect_topic(after.topic, *topic)
+                Ok(expect_topic(after.topic, *topic)?)
             }
-            KafkaEvent::Poll { .. } => Err("`Poll` is not an Epoch step".into()),
+            KafkaEvent::Poll { .. } => Err(EpochContradiction::PollIsNoStep),
         }
     }
 
@@ -294,6 +298,25 @@ fn refused(event: &KafkaEvent) -> bool {
     }
 }
 
-use crate::conform_common::{check_op, expect_topic, revealed_logs};
+use crate::conform_common::{check_op, expect_topic, revealed_logs, OneKeyContradiction};
 use crate::kafka::trace::{KafkaEvent, TxnOutcome};
-use crate::kafka::{observe_owner_fold, observe_recover};
+use crate::kafka::{observe_owner_fold, observe_recover, KafkaContradiction};
+
+/// Why a Kafka flow's event contradicts an Epoch step: the owner's steps are Kafka's, the
+/// zombie's commit lands unless refused before it initialised.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EpochContradiction {
+    #[error(transparent)]
+    OneKey(#[from] OneKeyContradiction),
+    #[error(transparent)]
+    Owner(#[from] KafkaContradiction),
+    #[error(
+        "the zombie's commit at offset {offset} was refused, but the model's \
+         zombie holds the highest epoch and its commit lands"
+    )]
+    ZombieCommitRefused { offset: u64 },
+    #[error("a zombie commit before the zombie initialised")]
+    CommitBeforeInit,
+    #[error("`Poll` is not an Epoch step")]
+    PollIsNoStep,
+}

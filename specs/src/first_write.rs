@@ -1,9 +1,13 @@
 //! What the two first-write models share: their constants, the stored row, the bound on
-//! writers, and every assignment of offsets to writers. `CasFirstWrite` (the compound) refines
-//! `CasFirstWriteAtomic`, so the compound imports the atomic model; both import this module,
-//! and the atomic model needs nothing of the compound's.
+//! writers, every assignment of offsets to writers, the trace vocabulary both read (`trace`)
+//! and why an event contradicts a step (`contradiction`). `CasFirstWrite` (the compound)
+//! refines `CasFirstWriteAtomic`, so the compound imports the atomic model; both import this
+//! module, and the atomic model needs nothing of the compound's.
 
 use std::fmt;
+
+pub mod contradiction;
+pub mod trace;
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 

@@ -279,6 +279,7 @@ impl Configured for GroupCommit {
 /// The flow's last step and the final stutter are never logged.
 impl loadbearing_refinement::conform::Conform for GroupCommit {
     type Event = GcEvent;
+    type Contradiction = GcContradiction;
 
     fn reports(&self, action: &GcAction, event: &GcEvent) -> bool {
         let by = |writer: &Writer, w: &u8| *writer == Writer::Of(*w);
@@ -307,40 +308,48 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
         }
     }
 
-    fn observe(&self, before: &GcState, after: &GcState, event: &GcEvent) -> Result<(), String> {
+    fn observe(
+        &self,
+        before: &GcState,
+        after: &GcState,
+        event: &GcEvent,
+    ) -> Result<(), GcContradiction> {
         match event {
             GcEvent::Sched { o } => {
                 if *o == after.oc as u64 {
                     return Ok(());
                 }
-                Err(self.ahead_of_durable(before.done, *o).unwrap_or_else(|| {
-                    format!("the flow scheduled {o}; this step schedules {}", after.oc)
-                }))
+                Err(self
+                    .ahead_of_durable(before.done, *o)
+                    .unwrap_or(GcContradiction::Scheduled {
+                        scheduled: *o,
+                        model: after.oc,
+                    }))
             }
             GcEvent::Commit { writes, co, .. } => {
                 let drained = (after.done & !before.done).count_ones() as u64;
                 if let Some(writes) = writes {
                     if *writes != drained {
-                        return Err(format!(
-                            "the commit drained {writes} writes; the model drains {drained} (queue {:?}, Cap {})",
-                            before.queue, self.cap
-                        ));
+                        return Err(GcContradiction::Drained {
+                            reported: *writes,
+                            model: drained,
+                            queue: before.queue.clone(),
+                            cap: self.cap,
+                        });
                     }
                 }
                 match co {
-                    Some(co) if *co != after.co as u64 => Err(format!(
-                        "the transaction carries offset {co}; the model commits oc = {}",
-                        after.co
-                    )),
+                    Some(co) if *co != after.co as u64 => Err(GcContradiction::CarriedOffset {
+                        carried: *co,
+                        model: after.co,
+                    }),
                     _ => Ok(()),
                 }
             }
             GcEvent::Await { outcome, .. } | GcEvent::Transaction { outcome, .. } => {
                 match outcome {
                     Some(TxnOutcome::Committed) | None => Ok(()),
-                    Some(failed) => Err(format!(
-                        "the transaction failed ({failed}); in the model every transaction commits"
-                    )),
+                    Some(failed) => Err(GcContradiction::TransactionFailed(failed.clone())),
                 }
             }
             GcEvent::Offer { .. } | GcEvent::Acq { .. } => Ok(()),
@@ -363,32 +372,88 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
             return None;
         }
         self.ahead_of_durable(state.done, *o)
+            .map(|why| why.to_string())
     }
 }
 
 impl GroupCommit {
     /// Why the gated flow may not schedule offset `o` with `done` durable, if it may not.
-    fn ahead_of_durable(&self, done: u16, o: u64) -> Option<String> {
+    fn ahead_of_durable(&self, done: u16, o: u64) -> Option<GcContradiction> {
         if !self.gated {
             return None;
         }
-        let offsets = |durable: bool| -> Vec<String> {
+        let offsets = |durable: bool| -> Vec<u8> {
             (1..=o.min(self.n as u64) as u8)
                 .filter(|w| (done & (1 << w) != 0) == durable)
-                .map(|w| w.to_string())
                 .collect()
         };
         let missing = offsets(false);
-        (!missing.is_empty()).then(|| {
-            format!(
-                "the flow scheduled offset {o} while the writes of offsets {} were not durable (durable: {{{}}}): the committed offset would lead the durable writes",
-                missing.join(","),
-                offsets(true).join(",")
-            )
+        (!missing.is_empty()).then(|| GcContradiction::AheadOfDurable {
+            scheduled: o,
+            missing,
+            durable: offsets(true),
         })
     }
+}
+
+/// Why a group commit event contradicts a GroupCommit step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GcContradiction {
+    /// The gate: the committed offset may not lead the durable writes.
+    #[error(
+        "the flow scheduled offset {scheduled} while the writes of offsets {} were not durable \
+         (durable: {{{}}}): the committed offset would lead the durable writes",
+        comma_separated(.missing),
+        comma_separated(.durable)
+    )]
+    AheadOfDurable {
+        scheduled: u64,
+        missing: Vec<u8>,
+        durable: Vec<u8>,
+    },
+    #[error("the flow scheduled {scheduled}; this step schedules {model}")]
+    Scheduled { scheduled: u64, model: u8 },
+    #[error("the commit drained {reported} writes; the model drains {model} (queue {queue:?}, Cap {cap})")]
+    Drained {
+        reported: u64,
+        model: u64,
+        queue: Vec<u8>,
+        cap: u8,
+    },
+    #[error("the transaction carries offset {carried}; the model commits oc = {model}")]
+    CarriedOffset { carried: u64, model: u8 },
+    #[error("the transaction failed ({0}); in the model every transaction commits")]
+    TransactionFailed(TxnOutcome),
+}
+
+/// Offsets as a report lists them: `1,2,3`.
+fn comma_separated(offsets: &[u8]) -> String {
+    offsets
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 pub mod trace;
 
 use trace::{GcEvent, TxnOutcome, Writer};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduling_ahead_of_durable_writes_lists_both_sets() {
+        let why = GcContradiction::AheadOfDurable {
+            scheduled: 3,
+            missing: vec![1, 3],
+            durable: vec![2],
+        };
+        assert_eq!(
+            why.to_string(),
+            "the flow scheduled offset 3 while the writes of offsets 1,3 were not durable \
+             (durable: {2}): the committed offset would lead the durable writes"
+        );
+    }
+}

@@ -278,6 +278,7 @@ impl Configured for Kafka {
 /// searched.
 impl loadbearing_refinement::conform::Conform for Kafka {
     type Event = KafkaEvent;
+    type Contradiction = KafkaContradiction;
 
     fn initial_candidates(&self, events: &[KafkaEvent]) -> Vec<KafkaState> {
         revealed_logs(
@@ -319,7 +320,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
         before: &KafkaState,
         after: &KafkaState,
         event: &KafkaEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), KafkaContradiction> {
         match event {
             KafkaEvent::OwnerFold { .. } => {
                 observe_owner_fold(before.op, before.owner_pos, after.topic, event)
@@ -327,9 +328,11 @@ impl loadbearing_refinement::conform::Conform for Kafka {
             KafkaEvent::OwnerRecover { owner_state, topic } => {
                 observe_recover(after.owner_state, after.topic, *owner_state, *topic)
             }
-            KafkaEvent::Rebalance { live_gen } => {
-                expect_u64(*live_gen, after.live_gen as u64, "live generation")
-            }
+            KafkaEvent::Rebalance { live_gen } => Ok(expect_u64(
+                *live_gen,
+                after.live_gen as u64,
+                Counter::LiveGeneration,
+            )?),
             KafkaEvent::Poll {
                 z_captured_gen,
                 torn_down,
@@ -337,17 +340,15 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 expect_u64(
                     *z_captured_gen,
                     after.z_captured_gen as u64,
-                    "captured generation",
+                    Counter::CapturedGeneration,
                 )?;
                 match torn_down {
                     Some(torn) if *torn == after.z_alive => Err(if *torn {
-                        "the zombie's flow was torn down, but the model keeps it alive".into()
+                        KafkaContradiction::TornDownButAlive
                     } else {
-                        format!(
-                            "the zombie captured generation {} but its flow was not torn down: \
-                             the model couples the capture and the teardown",
-                            after.z_captured_gen
-                        )
+                        KafkaContradiction::CapturedNotTornDown {
+                            captured: after.z_captured_gen,
+                        }
                     }),
                     _ => Ok(()),
                 }
@@ -362,21 +363,18 @@ impl loadbearing_refinement::conform::Conform for Kafka {
                 let fenced = before.z_carries_offset && before.z_captured_gen != before.live_gen;
                 match outcome.as_ref().map(TxnOutcome::committed) {
                     Some(true) if fenced => {
-                        return Err(format!(
-                            "the zombie's commit at offset {m} was accepted, but the model fences \
-                             it (its offset commit carries generation {} while the coordinator is \
-                             at {}): a stale write landed",
-                            before.z_captured_gen, before.live_gen
-                        ))
+                        return Err(KafkaContradiction::ZombieCommitAccepted {
+                            offset: *m,
+                            captured: before.z_captured_gen,
+                            live: before.live_gen,
+                        })
                     }
                     Some(false) if !fenced => {
-                        return Err(format!(
-                        "the zombie's commit at offset {m} was refused, but the model accepts it"
-                    ))
+                        return Err(KafkaContradiction::ZombieCommitRefused { offset: *m })
                     }
                     _ => {}
                 }
-                expect_topic(after.topic, *topic)
+                Ok(expect_topic(after.topic, *topic)?)
             }
             // The Epoch design's producer init changes no Kafka variable.
             KafkaEvent::ZombieInit {} => Ok(()),
@@ -390,8 +388,44 @@ impl loadbearing_refinement::conform::Conform for Kafka {
 
 pub mod trace;
 
-use crate::conform_common::{check_op, expect_topic, expect_u64, revealed_logs};
+use crate::conform_common::{
+    check_op, expect_topic, expect_u64, revealed_logs, Counter, OneKeyContradiction,
+};
 use trace::{KafkaEvent, TxnOutcome};
+
+/// Why a Kafka flow's event contradicts a Kafka step (the owner's, shared with Epoch, and
+/// the zombie's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KafkaContradiction {
+    #[error(transparent)]
+    OneKey(#[from] OneKeyContradiction),
+    #[error("a {0:?} is not the owner's fold")]
+    NotOwnerFold(KafkaEvent),
+    #[error("the owner folded offset {folded}, the model's owner folds offset {next} next")]
+    FoldOffset { folded: u64, next: u64 },
+    #[error(
+        "the owner's transaction at offset {offset} did not commit ({outcome}), but the model's \
+         live owner is always accepted"
+    )]
+    OwnerTxnFailed { offset: u64, outcome: TxnOutcome },
+    #[error("the owner reloaded {seen}, the model's owner reloads {model}")]
+    Reload { seen: Offsets, model: Offsets },
+    #[error("the zombie's flow was torn down, but the model keeps it alive")]
+    TornDownButAlive,
+    #[error(
+        "the zombie captured generation {captured} but its flow was not torn down: \
+         the model couples the capture and the teardown"
+    )]
+    CapturedNotTornDown { captured: u8 },
+    #[error(
+        "the zombie's commit at offset {offset} was accepted, but the model fences \
+         it (its offset commit carries generation {captured} while the coordinator is \
+         at {live}): a stale write landed"
+    )]
+    ZombieCommitAccepted { offset: u64, captured: u8, live: u8 },
+    #[error("the zombie's commit at offset {offset} was refused, but the model accepts it")]
+    ZombieCommitRefused { offset: u64 },
+}
 
 /// The live owner folds the next offset and its transaction is always accepted (Kafka and
 /// Epoch alike).
@@ -400,7 +434,7 @@ pub(crate) fn observe_owner_fold(
     owner_pos: u8,
     topic: Cell,
     event: &KafkaEvent,
-) -> Result<(), String> {
+) -> Result<(), KafkaContradiction> {
     let KafkaEvent::OwnerFold {
         offset,
         op,
@@ -408,22 +442,23 @@ pub(crate) fn observe_owner_fold(
         topic: seen,
     } = event
     else {
-        return Err(format!("a {event:?} is not the owner's fold"));
+        return Err(KafkaContradiction::NotOwnerFold(event.clone()));
     };
     let o = owner_pos as u64 + 1;
     if *offset != o {
-        return Err(format!(
-            "the owner folded offset {offset}, the model's owner folds offset {o} next"
-        ));
+        return Err(KafkaContradiction::FoldOffset {
+            folded: *offset,
+            next: o,
+        });
     }
     check_op(ops, o, *op)?;
     if let Some(outcome) = outcome.as_ref().filter(|o| !o.committed()) {
-        return Err(format!(
-            "the owner's transaction at offset {o} did not commit ({outcome}), but the model's \
-             live owner is always accepted"
-        ));
+        return Err(KafkaContradiction::OwnerTxnFailed {
+            offset: o,
+            outcome: outcome.clone(),
+        });
     }
-    expect_topic(topic, *seen)
+    Ok(expect_topic(topic, *seen)?)
 }
 
 pub(crate) fn observe_recover(
@@ -431,14 +466,15 @@ pub(crate) fn observe_recover(
     topic: Cell,
     seen_state: Option<Offsets>,
     seen_topic: Option<Cell>,
-) -> Result<(), String> {
+) -> Result<(), KafkaContradiction> {
     match seen_state {
         Some(got) if got != owner_state => {
-            return Err(format!(
-                "the owner reloaded {got}, the model's owner reloads {owner_state}"
-            ))
+            return Err(KafkaContradiction::Reload {
+                seen: got,
+                model: owner_state,
+            })
         }
         _ => {}
     }
-    expect_topic(topic, seen_topic)
+    Ok(expect_topic(topic, seen_topic)?)
 }

@@ -160,8 +160,45 @@ pub mod trace;
 use loadbearing_refinement::conform::Conform;
 use trace::ReplayEvent;
 
+/// Why a replaying owner's event contradicts a ReplayFence step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayContradiction {
+    #[error("the owner recovered high water {seen}, the model's is {model}")]
+    HighWater { seen: u64, model: u8 },
+    #[error("the owner handled offset {handled}, but its next offset is {next}")]
+    FoldOffset { handled: u64, next: u8 },
+    #[error(
+        "the owner presented offset {seen}; the model presents {} = {presented} (cur={cur}, hw={hw})",
+        presents(*.fix)
+    )]
+    Presented {
+        seen: u64,
+        /// Whether the model is the fixed design (presents `max(cur, hw)`, not `cur`).
+        fix: bool,
+        presented: u8,
+        cur: u8,
+        hw: u8,
+    },
+    #[error("the owner fenced itself: its write at {presented} was refused by stored {stored}")]
+    SelfFenced { presented: u8, stored: u8 },
+    #[error("the owner's write at {presented} landed, the model refuses it (stored {stored})")]
+    WriteLanded { presented: u8, stored: u8 },
+    #[error("the stored offset is now {seen}, the model's is {model}")]
+    Stored { seen: u64, model: u8 },
+}
+
+/// The offset the design presents, as the report names it.
+fn presents(fix: bool) -> &'static str {
+    if fix {
+        "max(cur, hw)"
+    } else {
+        "cur"
+    }
+}
+
 impl Conform for ReplayFence {
     type Event = ReplayEvent;
+    type Contradiction = ReplayContradiction;
 
     fn reports(&self, action: &ReplayAction, event: &ReplayEvent) -> bool {
         match (action, event) {
@@ -179,22 +216,22 @@ impl Conform for ReplayFence {
         before: &ReplayState,
         after: &ReplayState,
         event: &ReplayEvent,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReplayContradiction> {
         if let Some(hw) = event.hw() {
             if hw != after.hw as u64 {
-                return Err(format!(
-                    "the owner recovered high water {hw}, the model's is {}",
-                    after.hw
-                ));
+                return Err(ReplayContradiction::HighWater {
+                    seen: hw,
+                    model: after.hw,
+                });
             }
         }
         match *event {
             ReplayEvent::Fold { offset, .. } => {
                 if offset != after.cur as u64 {
-                    return Err(format!(
-                        "the owner handled offset {offset}, but its next offset is {}",
-                        after.cur
-                    ));
+                    return Err(ReplayContradiction::FoldOffset {
+                        handled: offset,
+                        next: after.cur,
+                    });
                 }
                 Ok(())
             }
@@ -207,27 +244,30 @@ impl Conform for ReplayFence {
                 let presented = self.presented(before);
                 if let Some(seen) = seen_presented {
                     if seen != presented as u64 {
-                        let rule = if self.fix { "max(cur, hw)" } else { "cur" };
-                        return Err(format!(
-                            "the owner presented offset {seen}; the model presents {rule} = {presented} (cur={}, hw={})",
-                            before.cur, before.hw
-                        ));
+                        return Err(ReplayContradiction::Presented {
+                            seen,
+                            fix: self.fix,
+                            presented,
+                            cur: before.cur,
+                            hw: before.hw,
+                        });
                     }
                 }
                 if let Some(fenced) = self_fenced {
                     if fenced != after.self_fenced {
+                        let stored = before.stored;
                         return Err(if fenced {
-                            format!("the owner fenced itself: its write at {presented} was refused by stored {}", before.stored)
+                            ReplayContradiction::SelfFenced { presented, stored }
                         } else {
-                            format!("the owner's write at {presented} landed, the model refuses it (stored {})", before.stored)
+                            ReplayContradiction::WriteLanded { presented, stored }
                         });
                     }
                 }
                 match stored {
-                    Some(seen) if seen != after.stored as u64 => Err(format!(
-                        "the stored offset is now {seen}, the model's is {}",
-                        after.stored
-                    )),
+                    Some(seen) if seen != after.stored as u64 => Err(ReplayContradiction::Stored {
+                        seen,
+                        model: after.stored,
+                    }),
                     _ => Ok(()),
                 }
             }
@@ -237,5 +277,29 @@ impl Conform for ReplayFence {
     /// A crashed owner takes no more steps; the model's stutter is never logged.
     fn is_silent(&self, action: &ReplayAction) -> bool {
         matches!(action, ReplayAction::Halted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_presented_offset_names_the_designs_rule() {
+        let why = |fix| {
+            ReplayContradiction::Presented {
+                seen: 1,
+                fix,
+                presented: 3,
+                cur: 1,
+                hw: 3,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            why(true),
+            "the owner presented offset 1; the model presents max(cur, hw) = 3 (cur=1, hw=3)"
+        );
+        assert!(why(false).contains("the model presents cur = 3"));
     }
 }

@@ -185,9 +185,7 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
     let dir = std::env::temp_dir().join(format!("loadbearing-conform-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let fits = dir.join("fits.ndjson");
-    use loadbearing_specs::cas_first_write::trace::{
-        FirstWriteEvent as E, Outcome, Statement, Writer,
-    };
+    use loadbearing_specs::first_write::trace::{FirstWriteEvent as E, Outcome, Statement, Writer};
     let st = |w: u8, offset: u64, outcome: Outcome, stored: Option<u64>| Statement {
         writer: Writer(w - 1),
         offset,

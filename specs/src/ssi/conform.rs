@@ -9,8 +9,37 @@ use super::trace::SsiEvent;
 use super::workload::Stmt;
 use super::{Failure, Ssi, SsiAction, SsiState, Status};
 
+/// Why an engine step contradicts an Ssi step: the error it failed with, or the value it read
+/// or wrote.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SsiContradiction {
+    #[error("the engine failed with {}, the model with {}", .got.name(), .want.name())]
+    FailedOtherwise { got: Failure, want: Failure },
+    #[error("the engine failed with {}, the model's step succeeds", .0.name())]
+    EngineFailed(Failure),
+    #[error("the engine's step succeeded, the model fails it with {}", .0.name())]
+    ModelFails(Failure),
+    #[error("the engine read {engine}, the model reads {}", value_or_nothing(*.model))]
+    Read { engine: i64, model: Option<i8> },
+    /// The key is not one of the workload's.
+    #[error("the event writes an unknown key")]
+    UnknownKey(String),
+    #[error("the engine skipped the write, the model's condition holds")]
+    SkippedButHolds,
+    #[error("the engine wrote, the model's condition is false")]
+    WroteButFalse,
+    #[error("the engine wrote {engine}, the model writes {}", value_or_nothing(*.model))]
+    Wrote { engine: i64, model: Option<i8> },
+}
+
+/// A model value as a report shows it: the number, or `nothing`.
+fn value_or_nothing(value: Option<i8>) -> String {
+    value.map_or("nothing".into(), |v| v.to_string())
+}
+
 impl Conform for Ssi {
     type Event = SsiEvent;
+    type Contradiction = SsiContradiction;
 
     fn reports(&self, action: &SsiAction, event: &SsiEvent) -> bool {
         let by = |t: u8| event.txn().index() == t as usize;
@@ -53,7 +82,12 @@ impl Conform for Ssi {
         }
     }
 
-    fn observe(&self, before: &SsiState, after: &SsiState, event: &SsiEvent) -> Result<(), String> {
+    fn observe(
+        &self,
+        before: &SsiState,
+        after: &SsiState,
+        event: &SsiEvent,
+    ) -> Result<(), SsiContradiction> {
         let t = event.txn().index();
         let (was, now) = (&before.txns[t], &after.txns[t]);
         let model_failed = (was.status != Status::Aborted && now.status == Status::Aborted)
@@ -62,24 +96,10 @@ impl Conform for Ssi {
             .filter(|f| *f != Failure::AppAbort);
         match (event.failed(), model_failed) {
             (Some(got), Some(want)) if got != want => {
-                return Err(format!(
-                    "the engine failed with {}, the model with {}",
-                    got.name(),
-                    want.name()
-                ))
+                return Err(SsiContradiction::FailedOtherwise { got, want })
             }
-            (Some(got), None) => {
-                return Err(format!(
-                    "the engine failed with {}, the model's step succeeds",
-                    got.name()
-                ))
-            }
-            (None, Some(want)) => {
-                return Err(format!(
-                    "the engine's step succeeded, the model fails it with {}",
-                    want.name()
-                ))
-            }
+            (Some(got), None) => return Err(SsiContradiction::EngineFailed(got)),
+            (None, Some(want)) => return Err(SsiContradiction::ModelFails(want)),
             _ => {}
         }
         if model_failed.is_some() {
@@ -90,10 +110,9 @@ impl Conform for Ssi {
                 let stmt = was.pc as usize;
                 let model = now.reads[stmt];
                 match value {
-                    Some(v) if Some(*v as i8) != model => Err(format!(
-                        "the engine read {v}, the model reads {}",
-                        model.map_or("nothing".into(), |m| m.to_string())
-                    )),
+                    Some(v) if Some(*v as i8) != model => {
+                        Err(SsiContradiction::Read { engine: *v, model })
+                    }
                     _ => Ok(()),
                 }
             }
@@ -108,7 +127,7 @@ impl Conform for Ssi {
                     .keys
                     .iter()
                     .position(|k| k == key)
-                    .ok_or("the event writes an unknown key")?;
+                    .ok_or_else(|| SsiContradiction::UnknownKey(key.clone()))?;
                 let mine = |s: &SsiState| {
                     s.versions[key]
                         .iter()
@@ -117,16 +136,16 @@ impl Conform for Ssi {
                 };
                 let wrote = mine(after) != mine(before);
                 if *skipped && wrote {
-                    return Err("the engine skipped the write, the model's condition holds".into());
+                    return Err(SsiContradiction::SkippedButHolds);
                 }
                 if !skipped && !wrote && mine(after).is_none() {
-                    return Err("the engine wrote, the model's condition is false".into());
+                    return Err(SsiContradiction::WroteButFalse);
                 }
                 match value {
-                    Some(v) if mine(after) != Some(*v as i8) => Err(format!(
-                        "the engine wrote {v}, the model writes {}",
-                        mine(after).map_or("nothing".into(), |m| m.to_string())
-                    )),
+                    Some(v) if mine(after) != Some(*v as i8) => Err(SsiContradiction::Wrote {
+                        engine: *v,
+                        model: mine(after),
+                    }),
                     _ => Ok(()),
                 }
             }
@@ -138,5 +157,21 @@ impl Conform for Ssi {
             | SsiEvent::AppAbort { .. }
             | SsiEvent::Cleanup { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_the_model_lacks_reads_as_nothing() {
+        let read = |model| SsiContradiction::Read { engine: 2, model }.to_string();
+        assert_eq!(read(None), "the engine read 2, the model reads nothing");
+        assert_eq!(read(Some(1)), "the engine read 2, the model reads 1");
+        assert_eq!(
+            SsiContradiction::ModelFails(Failure::SnapshotUnsafe).to_string(),
+            "the engine's step succeeded, the model fails it with SnapshotUnsafe"
+        );
     }
 }

@@ -131,8 +131,8 @@ impl TraceEvent for FirstWriteEvent {
 
 /// Each writer's offset as its statements name it; the last event wins, a writer no event
 /// names persists offset 0.
-pub fn revealed_offsets(events: &[FirstWriteEvent]) -> [u8; crate::first_write::MAX_WRITERS] {
-    let mut off = [0; crate::first_write::MAX_WRITERS];
+pub fn revealed_offsets(events: &[FirstWriteEvent]) -> [u8; super::MAX_WRITERS] {
+    let mut off = [0; super::MAX_WRITERS];
     for s in events.iter().filter_map(FirstWriteEvent::statement) {
         if let Some(slot) = off.get_mut(s.writer.index()) {
             *slot = s.offset.min(u8::MAX as u64) as u8;

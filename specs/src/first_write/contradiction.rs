@@ -1,0 +1,86 @@
+//! Why a first-write event contradicts a model step, as data: the compound
+//! (`CasFirstWrite`) and the atomic upsert (`CasFirstWriteAtomic`) read the same vocabulary
+//! against the same row, so they share one contradiction type.
+
+use loadbearing_refinement::conform::TraceEvent as _;
+
+use super::trace::{FirstWriteEvent, Outcome};
+use super::Row;
+
+/// Why a first-write event contradicts a step of the compound (`CasFirstWrite`) or of the
+/// atomic upsert (`CasFirstWriteAtomic`): both read the same vocabulary against the same row.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FirstWriteContradiction {
+    #[error("the event has no statement outcome")]
+    NoOutcome,
+    #[error(
+        "{} of offset {offset} on {row}: the implementation says {}, the model {}{}",
+        .event.action(),
+        .got.name(),
+        .expected.name(),
+        stale_suffix(*.got, *.row, *.offset)
+    )]
+    Outcome {
+        event: FirstWriteEvent,
+        offset: u8,
+        row: Row,
+        got: Outcome,
+        expected: Outcome,
+    },
+    #[error("the implementation reports stored offset {stored}, the model's row holds {row}")]
+    StoredOffset { stored: u64, row: Row },
+    #[error("a reap is not an atomic writer's step")]
+    ReapIsNoAtomicStep,
+    #[error("the event does not say whether the write applied")]
+    NoApplied,
+    #[error("the implementation applied offset {offset} over {row}: a stale write landed")]
+    StaleWriteLanded { offset: u8, row: Row },
+    #[error("the implementation refused offset {offset}, but the row holds {row}: the write should have applied")]
+    WriteRefused { offset: u8, row: Row },
+}
+
+/// An outcome that applied an offset older than the row's is the stale write the compound
+/// exists to prevent; the report says so.
+fn stale_suffix(got: Outcome, row: Row, offset: u8) -> &'static str {
+    if got == Outcome::Applied && row.present && offset < row.offset {
+        ": a stale write landed"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::trace::{Statement, Writer};
+    use super::*;
+
+    #[test]
+    fn an_applied_older_offset_is_reported_as_a_stale_write() {
+        let insert = |outcome| Statement {
+            writer: Writer(0),
+            offset: 2,
+            outcome: Some(outcome),
+            stored: None,
+        };
+        let why = |got, expected| {
+            FirstWriteContradiction::Outcome {
+                event: FirstWriteEvent::Insert(insert(got)),
+                offset: 2,
+                row: Row::present(4),
+                got,
+                expected,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            why(Outcome::Applied, Outcome::NotApplied),
+            "Insert of offset 2 on Present(4): the implementation says applied, the model \
+             not_applied: a stale write landed"
+        );
+        assert_eq!(
+            why(Outcome::NotApplied, Outcome::Applied),
+            "Insert of offset 2 on Present(4): the implementation says not_applied, the model \
+             applied"
+        );
+    }
+}
