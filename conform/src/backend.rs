@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, ServerError};
 
 /// What a backend is, without its connection details: what a target can run on, and what the
 /// CLI's `--backend` names.
@@ -167,14 +167,15 @@ impl Servers {
             not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
             allow(unused_variables)
         )]
-        let failed = |e: String| Error::ServerStart(kind, e);
+        let failed = |e: ServerError| Error::ServerStart(kind, e);
         match kind {
             #[cfg(feature = "postgres")]
             BackendKind::Postgres => {
                 if self.postgres.is_none() {
                     eprintln!("conform: starting PostgreSQL");
                     self.postgres = Some(
-                        loadbearing_impls::harness::postgres::PgServer::start().map_err(failed)?,
+                        loadbearing_impls::harness::postgres::PgServer::start()
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.postgres.as_ref().expect("started").conn_str())
@@ -185,7 +186,7 @@ impl Servers {
                     eprintln!("conform: starting Cassandra 5");
                     self.cassandra = Some(
                         loadbearing_impls::harness::cassandra::CassandraNode::start()
-                            .map_err(failed)?,
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.cassandra.as_ref().expect("started").node())
@@ -195,7 +196,8 @@ impl Servers {
                 if self.kafka.is_none() {
                     eprintln!("conform: starting Kafka 4.4");
                     self.kafka = Some(
-                        loadbearing_impls_kafka::harness::KafkaBroker::start().map_err(failed)?,
+                        loadbearing_impls_kafka::harness::KafkaBroker::start()
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.kafka.as_ref().expect("started").bootstrap())
