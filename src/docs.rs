@@ -28,11 +28,14 @@ pub enum DocsError {
     /// A config names a model the registry does not have.
     UnknownModel(String),
     /// A model's view (where its refinement targets are read) could not be built.
-    View { config: String, reason: String },
+    View {
+        config: String,
+        source: trace::UnknownModel,
+    },
     /// The counterexample guide has a `{{snapshot:` without its closing `}}`.
     UnclosedSnapshotTag,
     /// Graphviz could not draw the tower.
-    Svg(String),
+    Svg(trace::SvgError),
     /// A file under `docs/` could not be written or removed.
     Io { path: PathBuf, source: io::Error },
 }
@@ -49,7 +52,7 @@ impl fmt::Display for DocsError {
                 write!(f, "{}: not an insta snapshot", path.display())
             }
             DocsError::UnknownModel(model) => write!(f, "unknown model {model}"),
-            DocsError::View { config, reason } => write!(f, "{config}: {reason}"),
+            DocsError::View { config, source } => write!(f, "{config}: {source}"),
             DocsError::UnclosedSnapshotTag => write!(f, "unclosed {{{{snapshot: in the guide"),
             DocsError::Svg(reason) => write!(f, "docs/tower.svg: {reason}"),
             DocsError::Io { path, source } => write!(f, "{}: {source}", path.display()),
@@ -61,6 +64,8 @@ impl std::error::Error for DocsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DocsError::Snapshot { source, .. } | DocsError::Io { source, .. } => Some(source),
+            DocsError::View { source, .. } => Some(source),
+            DocsError::Svg(source) => Some(source),
             _ => None,
         }
     }
@@ -213,9 +218,9 @@ struct Refines<'a> {
 fn refinements(configs: &[Config]) -> Result<Vec<Refines<'_>>, DocsError> {
     let mut out = Vec::new();
     for (model, cs) in by_model(configs) {
-        let view = trace::view_of(cs[0]).map_err(|reason| DocsError::View {
+        let view = trace::view_of(cs[0]).map_err(|source| DocsError::View {
             config: cs[0].name.clone(),
-            reason,
+            source,
         })?;
         for (property, target) in view.refinement_targets() {
             let checking: Vec<&Config> = cs

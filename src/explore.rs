@@ -4,10 +4,29 @@
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 
+use loadbearing_refinement::view::ViewError;
 use loadbearing_refinement::Options;
 
-use crate::trace::{self, config_line, explorer_fragment};
+use crate::trace::{self, config_line, explorer_fragment, TraceError, UnknownModel};
 use loadbearing_expected::suite::Config;
+
+/// Why the explorer could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ExploreError {
+    #[error(
+        "cannot listen on {address}: {source}; is another explorer running? pass --port with a free port"
+    )]
+    PortTaken {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    UnknownModel(#[from] UnknownModel),
+    #[error(transparent)]
+    Serve(#[from] ViewError),
+}
 
 /// What `explore` announces before it serves.
 pub struct Plan {
@@ -18,7 +37,7 @@ pub struct Plan {
     pub traced: Option<trace::Traced>,
 }
 
-pub fn plan(config: &Config, port: u16) -> Result<Plan, String> {
+pub fn plan(config: &Config, port: u16) -> Result<Plan, TraceError> {
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let url = format!("http://{address}/");
     let mut plan = Plan {
@@ -43,24 +62,23 @@ pub fn plan(config: &Config, port: u16) -> Result<Plan, String> {
 }
 
 /// Prints the URLs and serves until the process is stopped.
-pub fn serve(config: &Config, port: u16) -> Result<(), String> {
+pub fn serve(config: &Config, port: u16) -> Result<(), ExploreError> {
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     // Stateright's server panics on a taken port: find out before announcing anything.
-    drop(TcpListener::bind(address).map_err(|e| {
-        format!("cannot listen on {address}: {e}; is another explorer running? pass --port with a free port")
-    })?);
+    drop(TcpListener::bind(address).map_err(|source| ExploreError::PortTaken { address, source })?);
     let plan = plan(config, port)?;
     match &plan.traced {
-        Some(t) => serve_view(config, &plan, t.view.as_ref()),
-        None => serve_view(config, &plan, trace::view_of(config)?.as_ref()),
+        Some(t) => serve_view(config, &plan, t.view.as_ref())?,
+        None => serve_view(config, &plan, trace::view_of(config)?.as_ref())?,
     }
+    Ok(())
 }
 
 fn serve_view(
     config: &Config,
     plan: &Plan,
     view: &dyn loadbearing_refinement::view::View,
-) -> Result<(), String> {
+) -> Result<(), ViewError> {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", config_line(config));
     let _ = writeln!(out, "Stateright's explorer: {}", plan.url);
@@ -95,5 +113,5 @@ fn serve_view(
     let _ = out.flush();
     drop(out);
     let report = plan.traced.as_ref().map(|t| t.judged.report.as_ref());
-    view.serve(plan.address, report).map_err(|e| e.to_string())
+    view.serve(plan.address, report)
 }

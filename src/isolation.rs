@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use loadbearing_ssi_engine::engine::Variant;
 #[cfg(feature = "postgres")]
-use loadbearing_ssi_engine::postgres::{PgServer, PgTier};
+use loadbearing_ssi_engine::postgres::{PgServer, PgServerError, PgTier, PgTierError};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{musts, run_engine, scenarios, Scenario, Tally};
 
@@ -31,11 +31,13 @@ pub enum IsolationError {
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
     PostgresNotCompiledIn,
+    #[cfg(feature = "postgres")]
     #[error("PostgreSQL: {0}")]
-    PostgresStart(String),
+    PostgresStart(#[source] PgServerError),
     /// A connection or a scenario on PostgreSQL failed.
-    #[error("{0}")]
-    Postgres(String),
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(#[from] PgTierError),
     #[error("cannot create {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,
@@ -163,14 +165,10 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     }
     #[cfg(feature = "postgres")]
     if args.postgres {
-        let server = PgServer::start().map_err(|e| IsolationError::PostgresStart(e.to_string()))?;
-        let mut tier = PgTier::connect(&server.conn_str())
-            .map_err(|e| IsolationError::Postgres(e.to_string()))?;
+        let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
+        let mut tier = PgTier::connect(&server.conn_str())?;
         for s in &chosen {
-            tallies.push(
-                tier.run(s, args.attempts, args.jitter_us)
-                    .map_err(|e| IsolationError::Postgres(e.to_string()))?,
-            );
+            tallies.push(tier.run(s, args.attempts, args.jitter_us)?);
         }
         server.stop();
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use loadbearing_refinement::view::{ShownGraph, View};
+use loadbearing_refinement::view::{ShownGraph, View, ViewError};
 use loadbearing_refinement::{Options, ShownPath};
 use loadbearing_specs::registry;
 use petgraph::dot::{Config as DotConfig, Dot};
@@ -13,8 +13,54 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};
 
 use crate::render;
-use loadbearing_expected::run::{check_spec, run, Judged};
+use loadbearing_expected::run::{check_spec, run, Judged, RunError};
 use loadbearing_expected::suite::{Config, Expected};
+
+/// A config whose model the registry does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown model {0}")]
+pub struct UnknownModel(pub &'static str);
+
+/// Why a config could not be traced.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    UnknownModel(#[from] UnknownModel),
+    /// The counterexample could not be placed in the explorer.
+    #[error(transparent)]
+    ExplorerPath(ViewError),
+}
+
+/// Why a traced config could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    #[error("no counterexample: nothing to draw")]
+    NoCounterexample,
+    /// The state graph could not be had (too many states, or a foreign report).
+    #[error(transparent)]
+    Graph(ViewError),
+}
+
+/// Why Graphviz could not render a picture.
+#[derive(Debug, thiserror::Error)]
+pub enum SvgError {
+    #[error(
+        "cannot run Graphviz `dot` ({0}): install graphviz (apt-get install graphviz), \
+         or use --format dot and render it elsewhere"
+    )]
+    NoGraphviz(#[source] std::io::Error),
+    #[error("writing to `dot`: {0}")]
+    Write(#[source] std::io::Error),
+    #[error("waiting for `dot`: {0}")]
+    Wait(#[source] std::io::Error),
+    /// `stderr`: what `dot` printed.
+    #[error("`dot -Tsvg` failed: {stderr}")]
+    Failed { stderr: String },
+    #[error("`dot` wrote no UTF-8: {0}")]
+    NotUtf8(#[source] std::string::FromUtf8Error),
+}
 
 /// A config run for its counterexample, with what the explorer and pictures need.
 pub struct Traced {
@@ -39,18 +85,17 @@ impl Traced {
 }
 
 /// The config's model for people (explorer, paths, state graph).
-pub fn view_of(config: &Config) -> Result<Box<dyn View>, String> {
-    let entry =
-        registry::find(config.model).ok_or_else(|| format!("unknown model {}", config.model))?;
+pub fn view_of(config: &Config) -> Result<Box<dyn View>, UnknownModel> {
+    let entry = registry::find(config.model).ok_or(UnknownModel(config.model))?;
     Ok((entry.view)(&config.constants, &check_spec(config)))
 }
 
-pub fn trace(config: &Config, options: &Options) -> Result<Traced, String> {
-    let judged = run(config, options).map_err(|e| e.to_string())?;
+pub fn trace(config: &Config, options: &Options) -> Result<Traced, TraceError> {
+    let judged = run(config, options)?;
     let view = view_of(config)?;
     let explorer_path = view
         .explorer_path(judged.report.as_ref())
-        .map_err(|e| e.to_string())?;
+        .map_err(TraceError::ExplorerPath)?;
     Ok(Traced {
         judged,
         view,
@@ -143,10 +188,8 @@ const RED: &str = "#c0392b";
 
 /// The counterexample path as Graphviz DOT: one node per step (a lasso's last step is drawn
 /// back into its loop start), the offending step or state in red.
-pub fn path_dot(t: &Traced) -> Result<String, String> {
-    let cx = t
-        .counterexample()
-        .ok_or("no counterexample: nothing to draw")?;
+pub fn path_dot(t: &Traced) -> Result<String, DrawError> {
+    let cx = t.counterexample().ok_or(DrawError::NoCounterexample)?;
     let mut graph: DiGraph<(String, bool), (String, bool)> = DiGraph::new();
     let last = cx.steps.len() - 1;
     let closes_loop = matches!(cx.loop_start, Some(start) if start < last);
@@ -227,12 +270,12 @@ fn to_dot(graph: &DiGraph<(String, bool), (String, bool)>, title: &str) -> Strin
 
 /// The whole state graph of a small config as DOT, the counterexample's states and steps in
 /// red. An error past `max_states` states.
-pub fn graph_dot(t: &Traced, max_states: usize) -> Result<String, String> {
+pub fn graph_dot(t: &Traced, max_states: usize) -> Result<String, DrawError> {
     let cx = t.counterexample();
     let shown: ShownGraph = t
         .view
         .graph(Some(t.judged.report.as_ref()), max_states)
-        .map_err(|e| e.to_string())?;
+        .map_err(DrawError::Graph)?;
     let mut graph: DiGraph<(String, bool), (String, bool)> = DiGraph::new();
     let nodes: Vec<NodeIndex> = shown
         .states
@@ -271,35 +314,27 @@ pub fn graph_dot(t: &Traced, max_states: usize) -> Result<String, String> {
 }
 
 /// Renders DOT to SVG with Graphviz's `dot`, or says how to get it.
-pub fn svg(dot: &str) -> Result<String, String> {
+pub fn svg(dot: &str) -> Result<String, SvgError> {
     let mut child = Command::new("dot")
         .arg("-Tsvg")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| {
-            format!(
-                "cannot run Graphviz `dot` ({e}): install graphviz (apt-get install graphviz), \
-                 or use --format dot and render it elsewhere"
-            )
-        })?;
+        .map_err(SvgError::NoGraphviz)?;
     child
         .stdin
         .take()
         .expect("piped stdin")
         .write_all(dot.as_bytes())
-        .map_err(|e| format!("writing to `dot`: {e}"))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for `dot`: {e}"))?;
+        .map_err(SvgError::Write)?;
+    let out = child.wait_with_output().map_err(SvgError::Wait)?;
     if !out.status.success() {
-        return Err(format!(
-            "`dot -Tsvg` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(SvgError::Failed {
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
     }
-    String::from_utf8(out.stdout).map_err(|e| format!("`dot` wrote no UTF-8: {e}"))
+    String::from_utf8(out.stdout).map_err(SvgError::NotUtf8)
 }
 
 /// Whether a config is expected to fail (and so has a counterexample to show).

@@ -3,7 +3,7 @@
 
 // The kind lives below the errors (which name it); callers find it here, with the backend.
 pub use crate::backend_kind::{BackendKind, UnknownBackend};
-use crate::error::Error;
+use crate::error::{Error, ServerError};
 
 /// Where an implementation runs: the kind of backend, and for a server the address of the one
 /// this run started (a PostgreSQL connection string, a Cassandra `host:port`, a Kafka
@@ -89,14 +89,15 @@ impl Servers {
             not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
             allow(unused_variables)
         )]
-        let failed = |e: String| Error::ServerStart(kind, e);
+        let failed = |e: ServerError| Error::ServerStart(kind, e);
         match kind {
             #[cfg(feature = "postgres")]
             BackendKind::Postgres => {
                 if self.postgres.is_none() {
                     eprintln!("conform: starting PostgreSQL");
                     self.postgres = Some(
-                        loadbearing_impls::harness::postgres::PgServer::start().map_err(failed)?,
+                        loadbearing_impls::harness::postgres::PgServer::start()
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.postgres.as_ref().expect("started").conn_str())
@@ -107,7 +108,7 @@ impl Servers {
                     eprintln!("conform: starting Cassandra 5");
                     self.cassandra = Some(
                         loadbearing_impls::harness::cassandra::CassandraNode::start()
-                            .map_err(failed)?,
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.cassandra.as_ref().expect("started").node())
@@ -117,7 +118,8 @@ impl Servers {
                 if self.kafka.is_none() {
                     eprintln!("conform: starting Kafka 4.4");
                     self.kafka = Some(
-                        loadbearing_impls_kafka::harness::KafkaBroker::start().map_err(failed)?,
+                        loadbearing_impls_kafka::harness::KafkaBroker::start()
+                            .map_err(|e| failed(e.into()))?,
                     );
                 }
                 Ok(self.kafka.as_ref().expect("started").bootstrap())

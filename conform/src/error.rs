@@ -36,7 +36,7 @@ pub enum Error {
     },
     /// A throwaway server could not be started.
     #[error("cannot start {0}: {1}")]
-    ServerStart(BackendKind, String),
+    ServerStart(BackendKind, #[source] ServerError),
     /// A session, connection or topic of the implementation could not be opened.
     #[error("{what}: {reason}")]
     Open { what: &'static str, reason: String },
@@ -73,6 +73,21 @@ pub enum Error {
     /// not the design, is at fault.
     #[error("the harness: {0}")]
     Harness(String),
+}
+
+/// Why a throwaway server did not start: its launcher's error. This build's servers only (one
+/// variant per server feature; none in the default build).
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(#[from] loadbearing_impls::harness::postgres::PgServerError),
+    #[cfg(feature = "cassandra")]
+    #[error(transparent)]
+    Cassandra(#[from] loadbearing_impls::harness::cassandra::CassandraError),
+    #[cfg(feature = "kafka")]
+    #[error(transparent)]
+    Kafka(#[from] loadbearing_impls_kafka::harness::BrokerError),
 }
 
 /// Why a must-fail config's counterexample could not be had.

@@ -46,7 +46,7 @@ use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFi
 use stateright::Model;
 
 pub use backend::{Backend, BackendKind, Servers};
-pub use error::{ConfigProblem, Error};
+pub use error::{ConfigProblem, Error, ServerError};
 pub use observe::{cell_of, contents_of};
 pub use paths::{all_paths, random_walk, ModelPath};
 pub use schedule::{Rng, Schedule, Scripted, Seeded};

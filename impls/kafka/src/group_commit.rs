@@ -14,8 +14,8 @@
 //! transaction sends the offsets before any record, so a fenced writer never puts a record in
 //! the snapshot topic.
 //!
-//! The producer is a trait ([`TxnProducer`]): the real one is
-//! [`crate::kafka::KafkaTxnProducer`], the in-memory one [`MemProducer`] (tests, no broker).
+//! The producer is a trait ([`TxnProducer`]): the real one is the `kafka` module's
+//! `KafkaTxnProducer` (feature `kafka`), the in-memory one [`MemProducer`] (tests, no broker).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;

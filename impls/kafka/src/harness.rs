@@ -11,16 +11,97 @@
 //! `skipped: <reason>` outside CI and a failure in CI (loadbearing-test-support's `or_skip`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use loadbearing_impls::harness::free_port;
-use loadbearing_impls::harness::{fresh_dir, spawn_guardian, tail};
+use loadbearing_impls::harness::{free_port, fresh_dir, spawn_guardian, tail, SetupError};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
 
 pub const KAFKA_VERSION: &str = "4.4.0";
+
+/// Why no broker could be started.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    #[error(
+        "Maven (mvn) not found and no Kafka jars cached in {} (install Debian's maven \
+         package, or run scripts/fetch-kafka.sh)",
+        jars.display()
+    )]
+    NoMaven { jars: PathBuf },
+    #[error("cannot run bash (for fetch-kafka.sh): {0}")]
+    RunFetch(#[source] std::io::Error),
+    /// `output`: the script's stdout and stderr.
+    #[error("resolving the Kafka jars failed: {output}")]
+    Fetch { output: String },
+    #[error("Java not found ({}: {source}); Kafka 4.4 needs Java 17+", java.display())]
+    NoJava {
+        java: PathBuf,
+        source: std::io::Error,
+    },
+    /// `version`: what `java -version` printed.
+    #[error("Kafka 4.4 needs Java 17+, found: {version}")]
+    OldJava { version: String },
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the log {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot run the storage tool: {0}")]
+    RunStorageTool(#[source] std::io::Error),
+    #[error("waiting for the storage tool: {0}")]
+    WaitStorageTool(#[source] std::io::Error),
+    /// `log`: the tool's last output lines.
+    #[error("kafka.tools.StorageTool format did not finish within {timeout:?}: {log}")]
+    FormatTimeout { timeout: Duration, log: String },
+    #[error("kafka.tools.StorageTool format failed ({status}): {log}")]
+    Format { status: ExitStatus, log: String },
+    #[error("cannot start the broker: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("{source}\n(storage formatted in {formatted_in:?}, then waited {waited:?})")]
+    NotReady {
+        source: ReadyError,
+        formatted_in: Duration,
+        waited: Duration,
+    },
+}
+
+/// Why a started broker never answered.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadyError {
+    #[error("cannot create a client: {0}")]
+    Client(#[source] KafkaError),
+    /// `log`: the broker's last log lines.
+    #[error("the broker exited ({status}) while starting:\n{log}")]
+    Exited { status: ExitStatus, log: String },
+    #[error("the broker did not answer a metadata request within {timeout:?}:\n{log}")]
+    NoMetadata { timeout: Duration, log: String },
+}
+
+/// `std::fs::write`, the error naming the file.
+fn write(path: &Path, text: String) -> Result<(), BrokerError> {
+    std::fs::write(path, text).map_err(|source| BrokerError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The error of a log file that cannot be created or opened.
+fn log_error(path: &Path) -> impl FnOnce(std::io::Error) -> BrokerError + '_ {
+    move |source| BrokerError::Log {
+        path: path.to_path_buf(),
+        source,
+    }
+}
 
 /// A running broker.
 pub struct KafkaBroker {
@@ -67,18 +148,14 @@ pub fn cache_dir() -> PathBuf {
 const FETCH_SCRIPT: &str = include_str!("../scripts/fetch-kafka.sh");
 
 /// The jar folder, resolving it with Maven on first use.
-pub fn ensure_jars() -> Result<PathBuf, String> {
+pub fn ensure_jars() -> Result<PathBuf, BrokerError> {
     let cache = cache_dir();
     let jars = cache.join("jars");
     if jars.join(".complete").exists() {
         return Ok(jars);
     }
     if Command::new("mvn").arg("-v").output().is_err() {
-        return Err(format!(
-            "Maven (mvn) not found and no Kafka jars cached in {} (install Debian's maven \
-             package, or run scripts/fetch-kafka.sh)",
-            jars.display()
-        ));
+        return Err(BrokerError::NoMaven { jars });
     }
     eprintln!(
         "resolving Apache Kafka {KAFKA_VERSION} jars with Maven into {} (first use)",
@@ -92,30 +169,30 @@ pub fn ensure_jars() -> Result<PathBuf, String> {
         .arg(&cache)
         .env("LOADBEARING_KAFKA_VERSION", KAFKA_VERSION)
         .output()
-        .map_err(|e| format!("cannot run bash (for fetch-kafka.sh): {e}"))?;
+        .map_err(BrokerError::RunFetch)?;
     if !out.status.success() || !jars.join(".complete").exists() {
-        return Err(format!(
-            "resolving the Kafka jars failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(BrokerError::Fetch {
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
     }
     Ok(jars)
 }
 
 /// `java`, checked to be version 17 or later.
-pub fn find_java() -> Result<PathBuf, String> {
+pub fn find_java() -> Result<PathBuf, BrokerError> {
     let java = std::env::var("JAVA_HOME")
         .map(|h| PathBuf::from(h).join("bin/java"))
         .ok()
         .filter(|p| p.exists())
         .unwrap_or_else(|| PathBuf::from("java"));
-    let out = Command::new(&java).arg("-version").output().map_err(|e| {
-        format!(
-            "Java not found ({}: {e}); Kafka 4.4 needs Java 17+",
-            java.display()
-        )
-    })?;
+    let out = match Command::new(&java).arg("-version").output() {
+        Ok(out) => out,
+        Err(source) => return Err(BrokerError::NoJava { java, source }),
+    };
     let text = String::from_utf8_lossy(&out.stderr);
     let major = text
         .split('"')
@@ -124,7 +201,9 @@ pub fn find_java() -> Result<PathBuf, String> {
         .and_then(|v| v.parse::<u32>().ok())
         .unwrap_or(0);
     if major < 17 {
-        return Err(format!("Kafka 4.4 needs Java 17+, found: {}", text.trim()));
+        return Err(BrokerError::OldJava {
+            version: text.trim().to_string(),
+        });
     }
     Ok(java)
 }
@@ -158,7 +237,7 @@ fn cluster_id() -> String {
 
 impl KafkaBroker {
     /// Format fresh storage and start a broker; wait until a metadata request succeeds.
-    pub fn start() -> Result<KafkaBroker, String> {
+    pub fn start() -> Result<KafkaBroker, BrokerError> {
         let t0 = Instant::now();
         let java = find_java()?;
         let jars = ensure_jars()?;
@@ -173,7 +252,7 @@ impl KafkaBroker {
         }
         let props = dir.join("server.properties");
         let data = dir.join("data");
-        std::fs::write(
+        write(
             &props,
             format!(
                 "process.roles=broker,controller\n\
@@ -201,10 +280,9 @@ impl KafkaBroker {
                  log.flush.interval.messages=9223372036854775807\n",
                 data = data.display()
             ),
-        )
-        .map_err(|e| format!("cannot write {}: {e}", props.display()))?;
+        )?;
         let log4j = dir.join("log4j2.properties");
-        std::fs::write(
+        write(
             &log4j,
             "status = warn\n\
              appender.console.type = Console\n\
@@ -212,9 +290,9 @@ impl KafkaBroker {
              appender.console.layout.type = PatternLayout\n\
              appender.console.layout.pattern = [%d] %p %m (%c)%n\n\
              rootLogger.level = INFO\n\
-             rootLogger.appenderRef.stdout.ref = STDOUT\n",
-        )
-        .map_err(|e| e.to_string())?;
+             rootLogger.appenderRef.stdout.ref = STDOUT\n"
+                .to_string(),
+        )?;
         let classpath = format!("{}/*", jars.display());
         let log_path = dir.join("broker.log");
         let t_format = Instant::now();
@@ -237,38 +315,38 @@ impl KafkaBroker {
             .arg(&props)
             .current_dir(&dir)
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&format_log).map_err(|e| e.to_string())?)
+            .stdout(std::fs::File::create(&format_log).map_err(log_error(&format_log))?)
             .stderr(Stdio::from(
                 std::fs::OpenOptions::new()
                     .append(true)
                     .open(&format_log)
-                    .map_err(|e| e.to_string())?,
+                    .map_err(log_error(&format_log))?,
             ))
             .spawn()
-            .map_err(|e| format!("cannot run the storage tool: {e}"))?;
+            .map_err(BrokerError::RunStorageTool)?;
         let format_timeout = Duration::from_secs(180);
         let status = loop {
-            if let Some(status) = format.try_wait().map_err(|e| e.to_string())? {
+            if let Some(status) = format.try_wait().map_err(BrokerError::WaitStorageTool)? {
                 break status;
             }
             if t_format.elapsed() > format_timeout {
                 let _ = format.kill();
                 let _ = format.wait();
-                return Err(format!(
-                    "kafka.tools.StorageTool format did not finish within {format_timeout:?}: {}",
-                    tail(&format_log, 20)
-                ));
+                return Err(BrokerError::FormatTimeout {
+                    timeout: format_timeout,
+                    log: tail(&format_log, 20),
+                });
             }
             std::thread::sleep(Duration::from_millis(100));
         };
         if !status.success() {
-            return Err(format!(
-                "kafka.tools.StorageTool format failed ({status}): {}",
-                tail(&format_log, 20)
-            ));
+            return Err(BrokerError::Format {
+                status,
+                log: tail(&format_log, 20),
+            });
         }
         let formatted_in = t_format.elapsed();
-        let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
+        let log = std::fs::File::create(&log_path).map_err(log_error(&log_path))?;
         let child = Command::new(&java)
             .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC"])
             .args(["-Djava.security.egd=file:/dev/./urandom", "-cp", &classpath])
@@ -278,10 +356,10 @@ impl KafkaBroker {
             .arg(&props)
             .current_dir(&dir)
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stdout(log.try_clone().map_err(log_error(&log_path))?)
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("cannot start the broker: {e}"))?;
+            .map_err(BrokerError::Spawn)?;
         let pid = child.id();
         spawn_guardian(&format!("kill -9 {pid} 2>/dev/null"))?;
         let broker = KafkaBroker {
@@ -291,25 +369,26 @@ impl KafkaBroker {
             started_in: Duration::ZERO,
         };
         let t_ready = Instant::now();
-        broker.wait_ready(Duration::from_secs(120)).map_err(|e| {
-            format!(
-                "{e}\n(storage formatted in {formatted_in:?}, then waited {:?})",
-                t_ready.elapsed()
-            )
-        })?;
+        broker
+            .wait_ready(Duration::from_secs(120))
+            .map_err(|source| BrokerError::NotReady {
+                source,
+                formatted_in,
+                waited: t_ready.elapsed(),
+            })?;
         Ok(KafkaBroker {
             started_in: t0.elapsed(),
             ..broker
         })
     }
 
-    fn wait_ready(&self, timeout: Duration) -> Result<(), String> {
+    fn wait_ready(&self, timeout: Duration) -> Result<(), ReadyError> {
         let deadline = Instant::now() + timeout;
         let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", self.bootstrap())
             .set("log_level", "0")
             .create()
-            .map_err(|e| format!("cannot create a client: {e}"))?;
+            .map_err(ReadyError::Client)?;
         loop {
             if let Ok(Some(status)) = self
                 .child
@@ -317,10 +396,10 @@ impl KafkaBroker {
                 .unwrap_or_else(|e| e.into_inner())
                 .try_wait()
             {
-                return Err(format!(
-                    "the broker exited ({status}) while starting:\n{}",
-                    self.log_tail(40)
-                ));
+                return Err(ReadyError::Exited {
+                    status,
+                    log: self.log_tail(40),
+                });
             }
             if let Ok(md) = consumer.fetch_metadata(None, Duration::from_secs(2)) {
                 if !md.brokers().is_empty() {
@@ -328,19 +407,20 @@ impl KafkaBroker {
                 }
             }
             if Instant::now() > deadline {
-                return Err(format!(
-                    "the broker did not answer a metadata request within {timeout:?}:\n{}",
-                    self.log_tail(40)
-                ));
+                return Err(ReadyError::NoMetadata {
+                    timeout,
+                    log: self.log_tail(40),
+                });
             }
             std::thread::sleep(Duration::from_millis(250));
         }
     }
 }
 
-/// The broker shared by every test of this binary, or why there is none.
-pub fn shared() -> Result<&'static KafkaBroker, String> {
-    static BROKER: OnceLock<Result<KafkaBroker, String>> = OnceLock::new();
+/// The broker shared by every test of this binary, or why there is none (the one start's
+/// error, shared as the broker would have been).
+pub fn shared() -> Result<&'static KafkaBroker, &'static BrokerError> {
+    static BROKER: OnceLock<Result<KafkaBroker, BrokerError>> = OnceLock::new();
     BROKER
         .get_or_init(|| {
             let b = KafkaBroker::start();
@@ -359,5 +439,4 @@ pub fn shared() -> Result<&'static KafkaBroker, String> {
             b
         })
         .as_ref()
-        .map_err(Clone::clone)
 }

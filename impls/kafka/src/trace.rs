@@ -3,13 +3,15 @@
 //!
 //! | event | model action | emitted by |
 //! |---|---|---|
-//! | `OwnerFold`, `OwnerRecover` | Kafka / Epoch `OwnerFold`, `OwnerRecover` | [`crate::flow::KafkaFlow`] (also sent to the store's [`Tracer`] as its own `Step`s) |
+//! | `OwnerFold`, `OwnerRecover` | Kafka / Epoch `OwnerFold`, `OwnerRecover` | `flow::KafkaFlow` (also sent to the store's [`Tracer`] as its own `Step`s) |
 //! | `Rebalance` | Kafka / Epoch `Rebalance` | a member whose assignment came with a new generation |
 //! | `Poll` | Kafka `Poll` | the rebalance callback: the generation it captured and the flows it tore down, one step |
 //! | `ZombieCommit` | Kafka / Epoch `ZombieCommit(m)` | a revoked flow's transaction, accepted or rejected |
 //! | `ZombieInit` | Epoch `ZombieInit` | a producer with a stable `transactional.id` initialised (it takes the highest epoch) |
-//! | `offer`, `acq`, `commit`, `await_`, `sched` | GroupCommit's process steps | [`crate::group_commit::GroupCommit`] |
-//! | `transaction` | none: the outcome of the transaction a `commit` started | [`crate::group_commit::GroupCommit`] |
+//! | `offer`, `acq`, `commit`, `await_`, `sched` | GroupCommit's process steps | `group_commit::GroupCommit` |
+//! | `transaction` | none: the outcome of the transaction a `commit` started | `group_commit::GroupCommit` |
+//!
+//! The modules that emit these events depend on this one, not the other way round.
 //!
 //! The store crate's [`Tracer`] takes the store's own [`Step`] enum, which has no variant for
 //! these actions, so a [`KafkaTracer`] is a [`Tracer`] that also takes [`KafkaStep`]s: one object

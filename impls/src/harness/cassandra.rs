@@ -11,13 +11,63 @@
 //!   session connects. Killed and removed by its guardian when the test process exits.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{free_port, fresh_dir, spawn_guardian, tail};
+use super::{create_dir, free_port, fresh_dir, spawn_guardian, tail, SetupError};
 
 pub const CASSANDRA_VERSION: &str = "5.0.5";
+
+/// Why the throwaway node could not be had (its jars, its Java, its start), or killed.
+#[derive(Debug, thiserror::Error)]
+pub enum CassandraError {
+    #[error("Maven (`mvn`) not found: cannot resolve the Cassandra jars")]
+    NoMaven,
+    #[error("cannot run mvn: {0}")]
+    RunMaven(#[source] std::io::Error),
+    /// `output`: Maven's stdout and stderr.
+    #[error("Maven could not resolve cassandra-all:{CASSANDRA_VERSION} into {}: {output}", lib.display())]
+    Resolve { lib: PathBuf, output: String },
+    #[error("no Java 17 or 11 found (Cassandra 5.0 runs on those only; set LOADBEARING_JAVA)")]
+    NoJava,
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the log {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start {}: {source}", java.display())]
+    Spawn {
+        java: PathBuf,
+        source: std::io::Error,
+    },
+    /// `log`: the node's last log lines.
+    #[error("Cassandra exited at start ({status}):\n{log}")]
+    ExitedAtStart { status: ExitStatus, log: String },
+    #[error("Cassandra not ready after 240 s:\n{log}")]
+    NotReady { log: String },
+    #[error("the node is not running")]
+    NotRunning,
+    #[error("cannot kill -9 the node: {0}")]
+    Kill(#[source] std::io::Error),
+    #[error("cannot reap the killed node: {0}")]
+    Reap(#[source] std::io::Error),
+}
+
+/// `std::fs::write`, the error naming the file.
+fn write(path: &Path, text: impl AsRef<[u8]>) -> Result<(), CassandraError> {
+    std::fs::write(path, text).map_err(|source| CassandraError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 /// The cache folder holding `pom.xml`, `m2/` (Maven's local repository) and `lib/` (the jars).
 pub fn cache_dir() -> PathBuf {
@@ -50,7 +100,7 @@ const POM: &str = r#"<project xmlns="http://maven.apache.org/POM/4.0.0">
 "#;
 
 /// The jar folder, resolving it with Maven first if it is missing or incomplete.
-pub fn jars() -> Result<PathBuf, String> {
+pub fn jars() -> Result<PathBuf, CassandraError> {
     let cache = cache_dir();
     let lib = cache.join("lib");
     let complete = |lib: &Path| {
@@ -65,14 +115,12 @@ pub fn jars() -> Result<PathBuf, String> {
     if complete(&lib) {
         return Ok(lib);
     }
-    let mvn = which("mvn").ok_or("Maven (`mvn`) not found: cannot resolve the Cassandra jars")?;
-    std::fs::create_dir_all(&cache)
-        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    std::fs::write(
-        cache.join("pom.xml"),
+    let mvn = which("mvn").ok_or(CassandraError::NoMaven)?;
+    create_dir(&cache)?;
+    write(
+        &cache.join("pom.xml"),
         POM.replace("VERSION", CASSANDRA_VERSION),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let out = Command::new(mvn)
         .current_dir(&cache)
         .args([
@@ -84,14 +132,16 @@ pub fn jars() -> Result<PathBuf, String> {
         .arg(format!("-DoutputDirectory={}", lib.display()))
         .arg(format!("-Dmaven.repo.local={}", cache.join("m2").display()))
         .output()
-        .map_err(|e| format!("cannot run mvn: {e}"))?;
+        .map_err(CassandraError::RunMaven)?;
     if !out.status.success() || !complete(&lib) {
-        return Err(format!(
-            "Maven could not resolve cassandra-all:{CASSANDRA_VERSION} into {}: {}{}",
-            lib.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(CassandraError::Resolve {
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            lib,
+        });
     }
     Ok(lib)
 }
@@ -105,7 +155,7 @@ fn which(tool: &str) -> Option<PathBuf> {
 }
 
 /// A Java 17 (or 11) `java`.
-pub fn find_java() -> Result<PathBuf, String> {
+pub fn find_java() -> Result<PathBuf, CassandraError> {
     if let Ok(j) = std::env::var("LOADBEARING_JAVA") {
         return Ok(PathBuf::from(j));
     }
@@ -127,7 +177,7 @@ pub fn find_java() -> Result<PathBuf, String> {
             return Ok(java);
         }
     }
-    Err("no Java 17 or 11 found (Cassandra 5.0 runs on those only; set LOADBEARING_JAVA)".into())
+    Err(CassandraError::NoJava)
 }
 
 /// The JPMS block of Cassandra 5.0's conf/jvm17-server.options (without it the JVM dies at
@@ -185,18 +235,18 @@ pub struct CassandraNode {
 impl CassandraNode {
     /// Resolve the jars if needed, write the config, start the node and wait until CQL answers.
     /// Periodic commit-log sync (fast; not durable across `kill -9`).
-    pub fn start() -> Result<CassandraNode, String> {
+    pub fn start() -> Result<CassandraNode, CassandraError> {
         Self::start_with(CommitLogSync::Periodic)
     }
 
     /// As [`CassandraNode::start`], choosing the commit-log sync.
-    pub fn start_with(sync: CommitLogSync) -> Result<CassandraNode, String> {
+    pub fn start_with(sync: CommitLogSync) -> Result<CassandraNode, CassandraError> {
         let java = find_java()?;
         let lib = jars()?;
         let dir = fresh_dir("loadbearing-cassandra")?;
         let (storage_port, cql_port) = (free_port()?, free_port()?);
         for sub in ["data", "commitlog", "saved_caches", "hints", "cdc", "tmp"] {
-            std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
+            create_dir(&dir.join(sub))?;
         }
         let d = dir.display();
         let sync = match sync {
@@ -230,14 +280,13 @@ cas_contention_timeout: 10000ms
 read_request_timeout: 10000ms
 "
         );
-        std::fs::write(dir.join("cassandra.yaml"), yaml).map_err(|e| e.to_string())?;
-        std::fs::write(
-            dir.join("logback.xml"),
+        write(&dir.join("cassandra.yaml"), yaml)?;
+        write(
+            &dir.join("logback.xml"),
             "<configuration>\n  <appender name=\"OUT\" class=\"ch.qos.logback.core.ConsoleAppender\">\n    \
              <encoder><pattern>%-5level %date{ISO8601} %msg%n</pattern></encoder>\n  </appender>\n  \
              <root level=\"INFO\"><appender-ref ref=\"OUT\"/></root>\n</configuration>\n",
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         spawn_guardian(&format!(
             "[ -f {d}/pid ] && kill -9 $(cat {d}/pid) 2>/dev/null; sleep 1; rm -rf {d}"
         ))?;
@@ -256,13 +305,17 @@ read_request_timeout: 10000ms
         self.dir.join("cassandra.log")
     }
 
-    fn launch(&self) -> Result<(), String> {
+    fn launch(&self) -> Result<(), CassandraError> {
         let d = &self.dir;
+        let log_error = |source| CassandraError::Log {
+            path: self.log(),
+            source,
+        };
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.log())
-            .map_err(|e| e.to_string())?;
+            .map_err(log_error)?;
         let started_at = std::fs::metadata(self.log()).map(|m| m.len()).unwrap_or(0);
         let child = Command::new(&self.java)
             .args(["-Xms1G", "-Xmx1G", "-XX:+UseG1GC", "-Xss512k"])
@@ -287,10 +340,13 @@ read_request_timeout: 10000ms
             .arg(format!("{}/*", self.lib.display()))
             .arg("org.apache.cassandra.service.CassandraDaemon")
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stdout(log.try_clone().map_err(log_error)?)
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.java.display()))?;
+            .map_err(|source| CassandraError::Spawn {
+                java: self.java.clone(),
+                source,
+            })?;
         let pid = child.id();
         let _ = std::fs::write(d.join("pid"), pid.to_string());
         *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
@@ -311,16 +367,15 @@ read_request_timeout: 10000ms
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten());
             if let Some(status) = exited {
-                return Err(format!(
-                    "Cassandra exited at start ({status}):\n{}",
-                    tail(&self.log(), 40)
-                ));
+                return Err(CassandraError::ExitedAtStart {
+                    status,
+                    log: tail(&self.log(), 40),
+                });
             }
             if Instant::now() > deadline {
-                return Err(format!(
-                    "Cassandra not ready after 240 s:\n{}",
-                    tail(&self.log(), 40)
-                ));
+                return Err(CassandraError::NotReady {
+                    log: tail(&self.log(), 40),
+                });
             }
             std::thread::sleep(Duration::from_millis(250));
         }
@@ -336,21 +391,21 @@ read_request_timeout: 10000ms
     }
 
     /// Crash the node: `kill -9` the JVM (by pid) and reap it.
-    pub fn kill9(&self) -> Result<(), String> {
+    pub fn kill9(&self) -> Result<(), CassandraError> {
         let mut guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        let child = guard.as_mut().ok_or("the node is not running")?;
+        let child = guard.as_mut().ok_or(CassandraError::NotRunning)?;
         let pid = child.id();
         Command::new("kill")
             .args(["-9", &pid.to_string()])
             .status()
-            .map_err(|e| e.to_string())?;
-        child.wait().map_err(|e| e.to_string())?;
+            .map_err(CassandraError::Kill)?;
+        child.wait().map_err(CassandraError::Reap)?;
         *guard = None;
         Ok(())
     }
 
     /// Start the node again on the same folders and ports (the commit log replays).
-    pub fn restart(&self) -> Result<(), String> {
+    pub fn restart(&self) -> Result<(), CassandraError> {
         self.launch()
     }
 

@@ -19,25 +19,52 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Why a throwaway server's surroundings (its port, folder or guardian) could not be had, or
+/// why it would not die.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("no free port: {0}")]
+    NoFreePort(#[source] std::io::Error),
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the guardian (setsid sh): {0}")]
+    Guardian(#[source] std::io::Error),
+    #[error("processes {pids:?} still alive after kill -9")]
+    StillAlive { pids: Vec<u32> },
+}
+
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for a test server).
-pub fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+pub fn free_port() -> Result<u16, SetupError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(SetupError::NoFreePort)
 }
 
 /// A new empty folder under the temp dir.
-pub fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+pub fn fresh_dir(prefix: &str) -> Result<PathBuf, SetupError> {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    create_dir(&dir)?;
     Ok(dir)
 }
 
+/// `mkdir -p`, the error naming the folder.
+pub fn create_dir(dir: &Path) -> Result<(), SetupError> {
+    std::fs::create_dir_all(dir).map_err(|source| SetupError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
 /// Start the guardian: once this process is gone, run `cleanup` (a shell snippet).
-pub fn spawn_guardian(cleanup: &str) -> Result<(), String> {
+pub fn spawn_guardian(cleanup: &str) -> Result<(), SetupError> {
     let script = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {cleanup}",
         pid = std::process::id()
@@ -49,7 +76,7 @@ pub fn spawn_guardian(cleanup: &str) -> Result<(), String> {
         .stderr(Stdio::null())
         .spawn()
         .map(|_| ())
-        .map_err(|e| format!("cannot start the guardian (setsid sh): {e}"))
+        .map_err(SetupError::Guardian)
 }
 
 /// The direct children of `pid`, from /proc.
@@ -81,14 +108,16 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// `kill -9` these processes (by id) and wait until they are gone.
-pub fn kill9_and_wait(pids: &[u32], timeout: Duration) -> Result<(), String> {
+pub fn kill9_and_wait(pids: &[u32], timeout: Duration) -> Result<(), SetupError> {
     for pid in pids {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
     let deadline = Instant::now() + timeout;
     while pids.iter().any(|p| alive(*p)) {
         if Instant::now() > deadline {
-            return Err(format!("processes {pids:?} still alive after kill -9"));
+            return Err(SetupError::StillAlive {
+                pids: pids.to_vec(),
+            });
         }
         std::thread::sleep(Duration::from_millis(50));
     }

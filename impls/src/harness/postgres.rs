@@ -6,7 +6,47 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use super::{free_port, fresh_dir, kill9_and_wait, spawn_guardian, tail};
+use super::{free_port, fresh_dir, kill9_and_wait, spawn_guardian, tail, SetupError};
+
+/// Why the throwaway cluster could not be had (or crashed and restarted).
+#[derive(Debug, thiserror::Error)]
+pub enum PgServerError {
+    #[error("LOADBEARING_PG_BIN={} holds no initdb", .0.display())]
+    NoInitdbIn(PathBuf),
+    #[error(
+        "PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/initdb, no pg_config; \
+         install Debian's `postgresql` package or set LOADBEARING_PG_BIN)"
+    )]
+    NotInstalled,
+    #[error("running as root but cannot chown the cluster folder to the `postgres` user")]
+    Chown,
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("cannot run {}: {source}", tool.display())]
+    Run {
+        tool: PathBuf,
+        source: std::io::Error,
+    },
+    /// `output`: the tool's stdout and stderr.
+    #[error("initdb failed: {output}")]
+    Initdb { output: String },
+    /// `output`: the tool's stdout and stderr; `log`: the server log's last lines.
+    #[error("pg_ctl start failed: {output}\n{log}")]
+    PgCtlStart { output: String, log: String },
+    #[error("no postmaster.pid: {0}")]
+    NoPidFile(#[source] std::io::Error),
+    #[error("unreadable postmaster.pid")]
+    BadPidFile,
+}
+
+/// A finished tool's stdout then stderr, as its error shows them.
+fn printed(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
 
 pub struct PgServer {
     dir: PathBuf,
@@ -24,14 +64,11 @@ fn is_root() -> bool {
 }
 
 /// The folder holding `initdb` and `pg_ctl`.
-pub fn find_bin() -> Result<PathBuf, String> {
+pub fn find_bin() -> Result<PathBuf, PgServerError> {
     if let Ok(dir) = std::env::var("LOADBEARING_PG_BIN") {
         let dir = PathBuf::from(dir);
         if !dir.join("initdb").exists() {
-            return Err(format!(
-                "LOADBEARING_PG_BIN={} holds no initdb",
-                dir.display()
-            ));
+            return Err(PgServerError::NoInitdbIn(dir));
         }
         return Ok(dir);
     }
@@ -55,16 +92,12 @@ pub fn find_bin() -> Result<PathBuf, String> {
             return Ok(dir);
         }
     }
-    Err(
-        "PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/initdb, no pg_config; \
-         install Debian's `postgresql` package or set LOADBEARING_PG_BIN)"
-            .into(),
-    )
+    Err(PgServerError::NotInstalled)
 }
 
 impl PgServer {
     /// initdb a new cluster and start it.
-    pub fn start() -> Result<PgServer, String> {
+    pub fn start() -> Result<PgServer, PgServerError> {
         let bin = find_bin()?;
         let as_postgres = is_root();
         let dir = fresh_dir("loadbearing-pg")?;
@@ -76,10 +109,7 @@ impl PgServer {
                 .map(|s| s.success())
                 .unwrap_or(false);
             if !ok {
-                return Err(
-                    "running as root but cannot chown the cluster folder to the `postgres` user"
-                        .into(),
-                );
+                return Err(PgServerError::Chown);
             }
         }
         let data = dir.join("data");
@@ -115,17 +145,15 @@ impl PgServer {
             ],
         )?;
         if !out.status.success() {
-            return Err(format!(
-                "initdb failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
+            return Err(PgServerError::Initdb {
+                output: printed(&out),
+            });
         }
         server.pg_ctl_start()?;
         Ok(server)
     }
 
-    fn run(&self, tool: &str, args: &[&str]) -> Result<Output, String> {
+    fn run(&self, tool: &str, args: &[&str]) -> Result<Output, PgServerError> {
         let exe = self.bin.join(tool);
         let mut cmd = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -137,7 +165,7 @@ impl PgServer {
         cmd.args(args)
             .current_dir(&self.dir)
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", exe.display()))
+            .map_err(|source| PgServerError::Run { tool: exe, source })
     }
 
     fn data(&self) -> PathBuf {
@@ -148,7 +176,7 @@ impl PgServer {
         self.dir.join("server.log")
     }
 
-    fn pg_ctl_start(&self) -> Result<(), String> {
+    fn pg_ctl_start(&self) -> Result<(), PgServerError> {
         let opts = format!(
             "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200",
             self.port,
@@ -170,12 +198,10 @@ impl PgServer {
             ],
         )?;
         if !out.status.success() {
-            return Err(format!(
-                "pg_ctl start failed: {}{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr),
-                tail(&self.log(), 20)
-            ));
+            return Err(PgServerError::PgCtlStart {
+                output: printed(&out),
+                log: tail(&self.log(), 20),
+            });
         }
         Ok(())
     }
@@ -197,17 +223,17 @@ impl PgServer {
     }
 
     /// The postmaster's pid, from `postmaster.pid`.
-    pub fn postmaster_pid(&self) -> Result<u32, String> {
+    pub fn postmaster_pid(&self) -> Result<u32, PgServerError> {
         let text = std::fs::read_to_string(self.data().join("postmaster.pid"))
-            .map_err(|e| format!("no postmaster.pid: {e}"))?;
+            .map_err(PgServerError::NoPidFile)?;
         text.lines()
             .next()
             .and_then(|l| l.trim().parse().ok())
-            .ok_or_else(|| "unreadable postmaster.pid".into())
+            .ok_or(PgServerError::BadPidFile)
     }
 
     /// Crash the server: `kill -9` the postmaster and every backend, by pid.
-    pub fn kill9(&self) -> Result<(), String> {
+    pub fn kill9(&self) -> Result<(), PgServerError> {
         let pm = self.postmaster_pid()?;
         let mut pids = vec![pm];
         pids.extend(super::children_of(pm));
@@ -222,7 +248,7 @@ impl PgServer {
     }
 
     /// Start the server again on the same data folder and port (crash recovery runs).
-    pub fn restart(&self) -> Result<(), String> {
+    pub fn restart(&self) -> Result<(), PgServerError> {
         self.pg_ctl_start()
     }
 

@@ -22,7 +22,27 @@ use crate::engine::{CommitStep, Layout};
 use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
 use crate::tier::{run_txn, Conn, Scenario, Schedule, Tally};
 
-pub use loadbearing_impls::harness::postgres::PgServer;
+pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
+
+/// Why the tier's cluster could not be used (not a refused transaction: that is an outcome).
+#[derive(Debug, thiserror::Error)]
+pub enum PgTierError {
+    #[error("connect: {0}")]
+    Connect(#[source] postgres::Error),
+    #[error("session setup: {0}")]
+    SessionSetup(#[source] postgres::Error),
+    #[error("create table: {0}")]
+    CreateTable(#[source] postgres::Error),
+    #[error("resetting the table: {0}")]
+    Reset(#[source] postgres::Error),
+    #[error("reading the final state: {0}")]
+    ReadState(#[source] postgres::Error),
+}
+
+/// A step PostgreSQL refused, shown as the tier tallies it: [`label`].
+#[derive(Debug, thiserror::Error)]
+#[error("{}", label(.0))]
+pub struct Refused(#[source] pub postgres::Error);
 
 /// An error as the tier reports it: SQLSTATE and the reason, shortened.
 pub fn label(e: &postgres::Error) -> String {
@@ -40,10 +60,10 @@ pub fn label(e: &postgres::Error) -> String {
     }
 }
 
-fn connect(conn_str: &str) -> Result<Client, String> {
-    let mut c = Client::connect(conn_str, NoTls).map_err(|e| format!("connect: {e}"))?;
+fn connect(conn_str: &str) -> Result<Client, PgTierError> {
+    let mut c = Client::connect(conn_str, NoTls).map_err(PgTierError::Connect)?;
     c.batch_execute("SET enable_seqscan = off; SET client_min_messages = error")
-        .map_err(|e| format!("session setup: {e}"))?;
+        .map_err(PgTierError::SessionSetup)?;
     Ok(c)
 }
 
@@ -54,19 +74,21 @@ pub struct PgConn<'c> {
 }
 
 impl Conn for PgConn<'_> {
-    fn begin(&mut self) -> Result<(), String> {
+    type Error = Refused;
+
+    fn begin(&mut self) -> Result<(), Refused> {
         self.client
             .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")
-            .map_err(|e| label(&e))
+            .map_err(Refused)
     }
 
-    fn exec(&mut self, plan: &Plan) -> Result<Observed, String> {
+    fn exec(&mut self, plan: &Plan) -> Result<Observed, Refused> {
         match plan {
             Plan::Read(k) => self
                 .client
                 .query_opt("SELECT v FROM kv WHERE k = $1", &[k])
                 .map(|row| Observed::Value(row.map(|r| r.get::<_, i64>(0))))
-                .map_err(|e| label(&e)),
+                .map_err(Refused),
             Plan::Scan(p) => self
                 .client
                 .query(
@@ -74,7 +96,7 @@ impl Conn for PgConn<'_> {
                     &[&(*p as i32)],
                 )
                 .map(|rows| Observed::Rows(rows.iter().map(|r| r.get::<_, String>(0)).collect()))
-                .map_err(|e| label(&e)),
+                .map_err(Refused),
             Plan::Write(k, v) => {
                 let page = self.layout.page_of(k) as i32;
                 self.client
@@ -84,26 +106,26 @@ impl Conn for PgConn<'_> {
                         &[k, &page, v],
                     )
                     .map(|_| Observed::Wrote(*v))
-                    .map_err(|e| label(&e))
+                    .map_err(Refused)
             }
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }
 
-    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), String> {
+    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), Refused> {
         hook(CommitStep::Checked);
         hook(CommitStep::Recorded);
-        self.client.batch_execute("COMMIT").map_err(|e| label(&e))
+        self.client.batch_execute("COMMIT").map_err(Refused)
     }
 
-    fn app_abort(&mut self) -> Result<(), String> {
-        self.client.batch_execute("ROLLBACK").map_err(|e| label(&e))
+    fn app_abort(&mut self) -> Result<(), Refused> {
+        self.client.batch_execute("ROLLBACK").map_err(Refused)
     }
 
-    fn cleanup(&mut self) -> Result<(), String> {
+    fn cleanup(&mut self) -> Result<(), Refused> {
         // After a failed statement the transaction is aborted but open; after a failed COMMIT
         // or a ROLLBACK there is none (ROLLBACK then only warns).
-        self.client.batch_execute("ROLLBACK").map_err(|e| label(&e))
+        self.client.batch_execute("ROLLBACK").map_err(Refused)
     }
 }
 
@@ -114,7 +136,7 @@ pub struct PgTier {
 }
 
 impl PgTier {
-    pub fn connect(conn_str: &str) -> Result<PgTier, String> {
+    pub fn connect(conn_str: &str) -> Result<PgTier, PgTierError> {
         let mut admin = connect(conn_str)?;
         admin
             .batch_execute(
@@ -122,17 +144,17 @@ impl PgTier {
                  CREATE TABLE kv (k text PRIMARY KEY, page int NOT NULL, v bigint NOT NULL); \
                  CREATE INDEX kv_page ON kv (page);",
             )
-            .map_err(|e| format!("create table: {e}"))?;
+            .map_err(PgTierError::CreateTable)?;
         let clients = (0..3)
             .map(|_| connect(conn_str))
             .collect::<Result<_, _>>()?;
         Ok(PgTier { admin, clients })
     }
 
-    fn reset(&mut self, script: &Script) -> Result<(), String> {
-        let mut tx = self.admin.transaction().map_err(|e| e.to_string())?;
+    fn reset(&mut self, script: &Script) -> Result<(), PgTierError> {
+        let mut tx = self.admin.transaction().map_err(PgTierError::Reset)?;
         tx.batch_execute("DELETE FROM kv")
-            .map_err(|e| e.to_string())?;
+            .map_err(PgTierError::Reset)?;
         let layout = script.layout();
         for (k, v) in script.initial() {
             if let Some(v) = v {
@@ -140,19 +162,19 @@ impl PgTier {
                     "INSERT INTO kv (k, page, v) VALUES ($1, $2, $3)",
                     &[&k, &(layout.page_of(&k) as i32), &v],
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(PgTierError::Reset)?;
             }
         }
-        tx.commit().map_err(|e| e.to_string())
+        tx.commit().map_err(PgTierError::Reset)
     }
 
-    fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, String> {
+    fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, PgTierError> {
         let mut state = BTreeMap::new();
         for (k, _) in script.keys() {
             let v = self
                 .admin
                 .query_opt("SELECT v FROM kv WHERE k = $1", &[&k])
-                .map_err(|e| e.to_string())?
+                .map_err(PgTierError::ReadState)?
                 .map(|r| r.get::<_, i64>(0));
             state.insert(k, v);
         }
@@ -165,7 +187,7 @@ impl PgTier {
         scenario: &Scenario,
         seed: u64,
         jitter_us: u64,
-    ) -> Result<(Outcome, usize), String> {
+    ) -> Result<(Outcome, usize), PgTierError> {
         let script = script(scenario.script).expect("scenarios name known scripts");
         self.reset(&script)?;
         let sched = Schedule::new(
@@ -207,7 +229,7 @@ impl PgTier {
         scenario: &Scenario,
         attempts: usize,
         jitter_us: u64,
-    ) -> Result<Tally, String> {
+    ) -> Result<Tally, PgTierError> {
         let mut tally = Tally::new(scenario.name, "postgres");
         for i in 0..attempts {
             let (outcome, timeouts) =

@@ -85,13 +85,18 @@ impl fmt::Display for Action {
     }
 }
 
+/// A step name [`parse`] cannot read as an action of the SSI model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a model action of the SSI model: `{0}`")]
+pub struct NotAnAction(pub String);
+
 /// Parses `Name(T1)` or `Name(T1, arg)`. `Init` is not an action (None).
-pub fn parse(text: &str) -> Result<Option<Action>, String> {
+pub fn parse(text: &str) -> Result<Option<Action>, NotAnAction> {
     let text = text.trim();
     if text == "Init" {
         return Ok(None);
     }
-    let bad = || format!("not a model action of the SSI model: `{text}`");
+    let bad = || NotAnAction(text.to_string());
     let (name, rest) = text.split_once('(').ok_or_else(bad)?;
     let inner = rest.strip_suffix(')').ok_or_else(bad)?;
     let mut parts = inner.split(',').map(str::trim);
@@ -215,7 +220,7 @@ pub fn replay_path(
 fn drive(
     script: &Script,
     variant: Variant,
-    actions: impl Iterator<Item = (String, Result<Option<Action>, String>)>,
+    actions: impl Iterator<Item = (String, Result<Option<Action>, NotAnAction>)>,
 ) -> Result<Replayed, ReplayError> {
     let recorder = Recorder::new();
     let engine = Engine::new(variant, script.layout()).with_tracer(recorder.clone() as Arc<_>);
@@ -229,7 +234,7 @@ fn drive(
             action: text.to_string(),
             message,
         };
-        let Some(action) = action.map_err(fail)? else {
+        let Some(action) = action.map_err(|e| fail(e.to_string()))? else {
             continue;
         };
         let t = action.txn();

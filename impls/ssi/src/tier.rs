@@ -6,8 +6,9 @@
 //! the key-level dependency graph (`analysis`), and, for the model's workloads, every engine
 //! trace is replayed in the model (`conform`).
 //!
-//! The same scenarios run against PostgreSQL at SERIALIZABLE (`crate::postgres`), through the
-//! same [`Conn`] interface: CHECK and the commit record are no-ops there and END is `COMMIT`.
+//! The same scenarios run against PostgreSQL at SERIALIZABLE (the `postgres` module, with its
+//! feature), through the same [`Conn`] interface: CHECK and the commit record are no-ops there
+//! and END is `COMMIT`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::analysis::{self, Need};
-use crate::conform;
+use crate::conform::{self, Divergence};
 use crate::engine::{CommitStep, Engine, Error, Variant};
 use crate::program::{engine_outcome, script, Observed, Outcome, Plan, Script, TxnResult};
 use crate::trace::{Recorder, SsiEvent};
@@ -210,47 +211,53 @@ pub fn scenario(name: &str) -> Option<Scenario> {
 
 /// The store-side half of one transaction: the engine, or a PostgreSQL connection.
 pub trait Conn {
-    fn begin(&mut self) -> Result<(), String>;
-    fn exec(&mut self, plan: &Plan) -> Result<Observed, String>;
+    /// Why the store refused a step (the transaction is aborted). Its text is the abort's kind
+    /// as the tier tallies it (`SnapshotUnsafe`, `40001 rw-dependencies`).
+    type Error: std::error::Error;
+
+    fn begin(&mut self) -> Result<(), Self::Error>;
+    fn exec(&mut self, plan: &Plan) -> Result<Observed, Self::Error>;
     /// CHECK, the commit record, END (or COMMIT), calling `hook` after CHECK and after the
     /// record, where the scenario's waits inside the commit window are placed.
-    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), String>;
-    fn app_abort(&mut self) -> Result<(), String>;
+    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), Self::Error>;
+    fn app_abort(&mut self) -> Result<(), Self::Error>;
     /// After an error, before cleanup: what `plan` would have observed at the snapshot (the
     /// engine records it for judging the abort; a store that cannot says None).
     fn ghost(&mut self, _plan: &Plan) -> Option<Observed> {
         None
     }
     /// After an abort (an error, or the application's): the cleanup step.
-    fn cleanup(&mut self) -> Result<(), String>;
+    fn cleanup(&mut self) -> Result<(), Self::Error>;
 }
 
 impl Conn for crate::engine::Txn<'_> {
-    fn begin(&mut self) -> Result<(), String> {
-        crate::engine::Txn::begin(self).map_err(kind)
+    type Error = Error;
+
+    fn begin(&mut self) -> Result<(), Error> {
+        crate::engine::Txn::begin(self)
     }
-    fn exec(&mut self, plan: &Plan) -> Result<Observed, String> {
+    fn exec(&mut self, plan: &Plan) -> Result<Observed, Error> {
         Ok(match plan {
-            Plan::Read(k) => Observed::Value(self.read(k).map_err(kind)?),
-            Plan::Scan(p) => Observed::Rows(self.scan(*p).map_err(kind)?.into_keys().collect()),
+            Plan::Read(k) => Observed::Value(self.read(k)?),
+            Plan::Scan(p) => Observed::Rows(self.scan(*p)?.into_keys().collect()),
             Plan::Write(k, v) => {
-                self.write(k, *v).map_err(kind)?;
+                self.write(k, *v)?;
                 Observed::Wrote(*v)
             }
             Plan::Skip(k) => {
-                self.skip_write(k).map_err(kind)?;
+                self.skip_write(k)?;
                 Observed::Skipped
             }
         })
     }
-    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), String> {
-        self.commit_with(hook).map_err(kind)
+    fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), Error> {
+        self.commit_with(hook)
     }
-    fn app_abort(&mut self) -> Result<(), String> {
-        self.abort().map_err(kind)
+    fn app_abort(&mut self) -> Result<(), Error> {
+        self.abort()
     }
-    fn cleanup(&mut self) -> Result<(), String> {
-        crate::engine::Txn::cleanup(self).map_err(kind)
+    fn cleanup(&mut self) -> Result<(), Error> {
+        crate::engine::Txn::cleanup(self)
     }
     fn ghost(&mut self, plan: &Plan) -> Option<Observed> {
         match plan {
@@ -263,10 +270,6 @@ impl Conn for crate::engine::Txn<'_> {
             Plan::Skip(_) => Some(Observed::Skipped),
         }
     }
-}
-
-fn kind(e: Error) -> String {
-    e.to_string()
 }
 
 /// The waits of one attempt, shared by its threads.
@@ -356,16 +359,16 @@ impl Schedule {
 }
 
 /// Runs transaction t of `script` on `conn` under `sched`: what it observed, how it ended.
-pub fn run_txn(
+pub fn run_txn<C: Conn>(
     t: usize,
     script: &Script,
     scenario: &Scenario,
-    conn: &mut dyn Conn,
+    conn: &mut C,
     sched: &Schedule,
 ) -> (TxnResult, Vec<Observed>) {
     let n = script.stmt_count(t);
     let mut seen = vec![Observed::Nothing; n];
-    let aborted = |why: String, conn: &mut dyn Conn, seen: &[Observed]| {
+    let aborted = |why: String, conn: &mut C, seen: &[Observed]| {
         sched.gone(t);
         // The rest of the program, as if: for judging whether the abort was needed.
         if why != "AppAbort" {
@@ -389,7 +392,7 @@ pub fn run_txn(
     sched.wait(t, Begin);
     if let Err(e) = conn.begin() {
         sched.done(t, Begin);
-        return (aborted(e, conn, &seen), seen);
+        return (aborted(e.to_string(), conn, &seen), seen);
     }
     sched.done(t, Begin);
     for i in 0..n {
@@ -399,7 +402,7 @@ pub fn run_txn(
         sched.done(t, Stmt(i));
         match result {
             Ok(o) => seen[i] = o,
-            Err(e) => return (aborted(e, conn, &seen), seen),
+            Err(e) => return (aborted(e.to_string(), conn, &seen), seen),
         }
     }
     if scenario.app_abort == Some(t) {
@@ -408,7 +411,7 @@ pub fn run_txn(
         sched.done(t, AppAbort);
         return match r {
             Ok(()) => (aborted("AppAbort".into(), conn, &seen), seen),
-            Err(e) => (aborted(e, conn, &seen), seen),
+            Err(e) => (aborted(e.to_string(), conn, &seen), seen),
         };
     }
     sched.wait(t, Check);
@@ -429,7 +432,7 @@ pub fn run_txn(
             sched.gone(t);
             (TxnResult::Committed, seen)
         }
-        Err(e) => (aborted(e, conn, &seen), seen),
+        Err(e) => (aborted(e.to_string(), conn, &seen), seen),
     }
 }
 
@@ -440,7 +443,7 @@ pub struct EngineAttempt {
     pub needs: Vec<(usize, Need)>,
     pub timeouts: usize,
     /// For the model's workloads: the model's verdict on the trace (Err: the divergence).
-    pub conformance: Option<Result<(), String>>,
+    pub conformance: Option<Result<(), Divergence>>,
 }
 
 /// Runs `scenario` once on a fresh engine of `variant`, one thread per transaction.
@@ -484,11 +487,7 @@ pub fn attempt_engine(
     let views = engine.txns();
     let needs = analysis::judge(&views, engine.layout());
     let conformance = match &script {
-        Script::Model(w) => Some(
-            conform::validate(&variant.model(w.clone()), &trace)
-                .map(|_| ())
-                .map_err(|d| d.to_string()),
-        ),
+        Script::Model(w) => Some(conform::validate(&variant.model(w.clone()), &trace).map(|_| ())),
         Script::Predicate(_) => None,
     };
     EngineAttempt {
@@ -614,7 +613,9 @@ pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us
             match c {
                 Ok(()) => conforming.0 += 1,
                 Err(d) => {
-                    tally.example_divergence.get_or_insert_with(|| d.clone());
+                    tally
+                        .example_divergence
+                        .get_or_insert_with(|| d.to_string());
                 }
             }
         }

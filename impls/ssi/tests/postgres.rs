@@ -6,34 +6,36 @@
 use std::sync::{Mutex, OnceLock};
 
 use loadbearing_impls::harness::postgres::find_bin;
-use loadbearing_ssi_engine::postgres::{PgServer, PgTier};
+use loadbearing_ssi_engine::postgres::{PgServer, PgServerError, PgTier, PgTierError};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{run_engine, scenario, scenarios, Tally};
 
+/// Why this binary has no tier.
+#[derive(Debug, thiserror::Error)]
+enum NoTier {
+    #[error("PostgreSQL: {0}")]
+    Start(#[source] PgServerError),
+    #[error(transparent)]
+    Connect(#[from] PgTierError),
+}
+
 /// The cluster and the tier's connections, or why there are none.
-fn tier() -> Result<&'static Mutex<PgTier>, String> {
-    static TIER: OnceLock<Result<(PgServer, Mutex<PgTier>), String>> = OnceLock::new();
+fn tier() -> Result<&'static Mutex<PgTier>, &'static NoTier> {
+    static TIER: OnceLock<Result<(PgServer, Mutex<PgTier>), NoTier>> = OnceLock::new();
     TIER.get_or_init(|| {
-        let server = PgServer::start().map_err(|e| format!("PostgreSQL: {e}"))?;
+        let server = PgServer::start().map_err(NoTier::Start)?;
         let tier = PgTier::connect(&server.conn_str())?;
         Ok((server, Mutex::new(tier)))
     })
     .as_ref()
     .map(|(_, t)| t)
-    .map_err(Clone::clone)
 }
 
 /// The tier, or None after a loud skip (binaries missing, outside CI); any other failure, and
 /// any skip in CI, fails the test.
 fn tier_or_skip(test: &str) -> Option<&'static Mutex<PgTier>> {
-    let bin = find_bin().and_then(|dir| {
-        if dir.join("initdb").exists() {
-            Ok(dir)
-        } else {
-            Err(format!("no initdb in {}", dir.display()))
-        }
-    });
-    if let Err(why) = bin {
+    // find_bin returns only a folder holding initdb.
+    if let Err(why) = find_bin() {
         loadbearing_test_support::skip_or_fail(test, &why);
         return None;
     }
