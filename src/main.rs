@@ -289,6 +289,8 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 conform::target::check_backend(target, kind)?;
                 plan.push((target, kind));
             }
+            // The replay data names targets of the table (before anything runs).
+            conform::targets::replays()?;
             let seed = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

@@ -48,6 +48,13 @@ pub fn names() -> Vec<&'static str> {
     ALL.iter().map(|t| t.name()).collect()
 }
 
+/// The shipped replays, every target they name checked against this table.
+pub fn replays() -> Result<Vec<loadbearing_expected::replays::ReplaySpec>, Error> {
+    let specs = crate::replays::all()?;
+    loadbearing_expected::replays::check_targets(&specs, &names())?;
+    Ok(specs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +68,11 @@ mod tests {
             assert!(!t.backends().is_empty(), "{} runs nowhere", t.name());
         }
         assert!(matches!(find("nope"), Err(Error::UnknownTarget { .. })));
+    }
+
+    #[test]
+    fn every_replay_names_targets_of_this_table() {
+        let specs = replays().expect("the shipped replays name known targets");
+        assert!(!specs.is_empty());
     }
 }

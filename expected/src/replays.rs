@@ -99,6 +99,32 @@ pub fn load(
     suite: &[Config],
     targets: &[&str],
 ) -> Result<Vec<ReplaySpec>, ReplaysError> {
+    let specs = load_for(text, suite)?;
+    check_targets(&specs, targets)?;
+    Ok(specs)
+}
+
+/// Every target a replay names is one of `targets`.
+pub fn check_targets(specs: &[ReplaySpec], targets: &[&str]) -> Result<(), ReplaysError> {
+    for spec in specs {
+        if let Some(unknown) = spec
+            .reproduced_by
+            .iter()
+            .chain(&spec.refused_by)
+            .find(|t| !targets.contains(&t.as_str()))
+        {
+            return Err(ReplaysError::UnknownTarget {
+                config: spec.config.clone(),
+                target: unknown.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Parses `text` and checks it against `suite`; the target names are left to
+/// [`check_targets`], for a caller that cannot name the targets where it loads the data.
+pub fn load_for(text: &str, suite: &[Config]) -> Result<Vec<ReplaySpec>, ReplaysError> {
     let file: File = toml::from_str(text)?;
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -113,17 +139,6 @@ pub fn load(
         }
         if raw.reproduced_by.is_empty() {
             return Err(ReplaysError::NoReproducer(raw.config));
-        }
-        if let Some(unknown) = raw
-            .reproduced_by
-            .iter()
-            .chain(&raw.refused_by)
-            .find(|t| !targets.contains(&t.as_str()))
-        {
-            return Err(ReplaysError::UnknownTarget {
-                config: raw.config.clone(),
-                target: unknown.clone(),
-            });
         }
         out.push(ReplaySpec {
             config: raw.config,

@@ -2,66 +2,31 @@
 //! own types, behind the concrete model's `dyn Refinement`. Each value keeps the abstract model
 //! it belongs to, so it is shown (by variable, or as the abstract model formats an action) only
 //! where a person reads it, and a caller that knows the abstract model takes the typed value
-//! back with `downcast_ref`.
+//! back with `downcast_ref`. A model's values become abstract values in `abstract_of`, the one
+//! place that knows the `Spec` trait, so these types sit below it.
 
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::spec::Spec;
-
 /// What every abstract value offers without naming its model's types.
-trait Abstract: Send + Sync {
+pub(crate) trait Abstract: Send + Sync {
     fn value(&self) -> &dyn Any;
 }
 
-trait AbstractStateOf: Abstract {
+pub(crate) trait AbstractStateOf: Abstract {
     fn variables(&self) -> Vec<(String, String)>;
 }
 
-trait AbstractActionOf: Abstract {
+pub(crate) trait AbstractActionOf: Abstract {
     fn shown(&self) -> String;
-}
-
-struct Of<A: Spec, T> {
-    model: Arc<A>,
-    value: T,
-}
-
-impl<A: Spec + 'static, T: Send + Sync + 'static> Abstract for Of<A, T> {
-    fn value(&self) -> &dyn Any {
-        &self.value
-    }
-}
-
-impl<A: Spec + 'static> AbstractStateOf for Of<A, A::State> {
-    fn variables(&self) -> Vec<(String, String)> {
-        self.model
-            .variables(&self.value)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    }
-}
-
-impl<A: Spec + 'static> AbstractActionOf for Of<A, A::Action> {
-    fn shown(&self) -> String {
-        self.model.format_action(&self.value)
-    }
 }
 
 /// A state of a refinement's abstract model.
 #[derive(Clone)]
-pub struct AbstractState(Arc<dyn AbstractStateOf>);
+pub struct AbstractState(pub(crate) Arc<dyn AbstractStateOf>);
 
 impl AbstractState {
-    pub fn new<A: Spec + 'static>(model: &Arc<A>, state: A::State) -> Self {
-        AbstractState(Arc::new(Of {
-            model: Arc::clone(model),
-            value: state,
-        }))
-    }
-
     /// The state's variables by the abstract model's names, as that model renders them.
     pub fn variables(&self) -> Vec<(String, String)> {
         self.0.variables()
@@ -81,16 +46,9 @@ impl fmt::Debug for AbstractState {
 
 /// An action of a refinement's abstract model: the step a concrete step simulates.
 #[derive(Clone)]
-pub struct AbstractAction(Arc<dyn AbstractActionOf>);
+pub struct AbstractAction(pub(crate) Arc<dyn AbstractActionOf>);
 
 impl AbstractAction {
-    pub fn new<A: Spec + 'static>(model: &Arc<A>, action: A::Action) -> Self {
-        AbstractAction(Arc::new(Of {
-            model: Arc::clone(model),
-            value: action,
-        }))
-    }
-
     /// The typed action, when `T` is the abstract model's action type.
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
         self.0.value().downcast_ref()

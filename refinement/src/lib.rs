@@ -5,6 +5,7 @@
 //! three things, with typed outcomes so a caller can tell *which* property failed, and typed
 //! paths so a caller can drive an implementation along them.
 
+mod abstract_of;
 pub mod check;
 pub mod conform;
 pub mod erased;

@@ -1,6 +1,6 @@
 //! A behaviour of a model as data: its states and the actions between them, in the model's own
 //! types (as Stateright's discoveries are a `Path<State, Action>`). People read a path through
-//! [`crate::shown`]; code that drives an implementation along it reads the actions themselves.
+//! the `shown` module; code that drives an implementation along it reads the actions themselves.
 
 /// An initial state, then each action with the state it reaches.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
