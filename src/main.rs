@@ -452,8 +452,9 @@ fn one_config(
 
 fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdict, BadInput> {
     let started = Instant::now();
+    let widths = render::Widths::fitting(selected);
     if let Format::Table = format {
-        println!("{}", render::table_header());
+        println!("{}", render::table_header(widths));
     }
     let mut judged: Vec<Judged> = Vec::new();
     let mut errors = 0;
@@ -473,7 +474,7 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdi
         match run(config, &options) {
             Ok(j) => {
                 if let Format::Table = format {
-                    println!("{}", render::table_row(&j));
+                    println!("{}", render::table_row(&j, widths));
                 }
                 judged.push(j);
             }

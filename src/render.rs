@@ -71,17 +71,49 @@ pub fn suite_heading(suite: &str) -> String {
     format!("[{suite}]")
 }
 
-pub fn table_header() -> String {
+/// The `check` table's column widths, fitted to the configs it will show (rows are printed as
+/// each config finishes, so the widths are fixed before the first).
+#[derive(Clone, Copy, Debug)]
+pub struct Widths {
+    config: usize,
+    model: usize,
+    outcome: usize,
+}
+
+impl Widths {
+    pub fn fitting(configs: &[Config]) -> Widths {
+        let widest = |f: &dyn Fn(&Config) -> usize, least: usize| {
+            configs.iter().map(f).max().unwrap_or(0).max(least)
+        };
+        Widths {
+            config: widest(&|c| c.name.len(), 26),
+            model: widest(&|c| c.model.len(), 18),
+            // The actual outcome is as long as the expected one when they agree.
+            outcome: widest(&|c| c.expected.to_string().len(), 30),
+        }
+    }
+}
+
+pub fn table_header(w: Widths) -> String {
     format!(
-        "{:<26} {:<18} {:<30} {:<30} {:>9} {:>5} {:>8}",
-        "config", "model", "expected", "actual", "states", "depth", "time"
+        "{:<cw$} {:<mw$} {:<ow$} {:<ow$} {:>9} {:>5} {:>8}",
+        "config",
+        "model",
+        "expected",
+        "actual",
+        "states",
+        "depth",
+        "time",
+        cw = w.config,
+        mw = w.model,
+        ow = w.outcome,
     )
 }
 
-pub fn table_row(j: &Judged) -> String {
+pub fn table_row(j: &Judged, w: Widths) -> String {
     let mark = if j.ok() { "ok" } else { "MISMATCH" };
     let mut row = format!(
-        "{:<26} {:<18} {:<30} {:<30} {:>9} {:>5} {:>7.3}s  {mark}",
+        "{:<cw$} {:<mw$} {:<ow$} {:<ow$} {:>9} {:>5} {:>7.3}s  {mark}",
         j.config.name,
         j.config.model,
         j.config.expected.to_string(),
@@ -89,6 +121,9 @@ pub fn table_row(j: &Judged) -> String {
         j.report.distinct_states(),
         j.report.depth(),
         j.report.seconds(),
+        cw = w.config,
+        mw = w.model,
+        ow = w.outcome,
     );
     if let Some(why) = &j.mismatch {
         let _ = write!(row, "\n    {why}");

@@ -15,6 +15,7 @@ pub mod first_write;
 pub mod flows_alive;
 pub mod flush_cell;
 pub mod group_commit;
+pub mod group_commit_lanes;
 pub mod guard;
 pub mod kafka;
 pub mod kafka_actors;

@@ -15,6 +15,7 @@ use crate::epoch::Epoch;
 use crate::flows_alive::FlowsAlive;
 use crate::flush_cell::FlushCell;
 use crate::group_commit::GroupCommit;
+use crate::group_commit_lanes::GroupCommitLanes;
 use crate::guard::check_guards;
 use crate::kafka::Kafka;
 use crate::kafka_actors::KafkaActors;
@@ -100,6 +101,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<FlushCell>(),
         entry::<RecoveryDeadline>(),
         entry::<TokenSync>(),
+        entry::<GroupCommitLanes>(),
     ]
 }
 

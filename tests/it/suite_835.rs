@@ -8,7 +8,13 @@ use loadbearing::suite::{self, Config, Expected};
 use loadbearing_refinement::Options;
 
 /// The #835 models ported so far; the tower's tests leave their configs to this module.
-pub const MODELS: &[&str] = &["FlowsAlive", "FlushCell", "RecoveryDeadline", "TokenSync"];
+pub const MODELS: &[&str] = &[
+    "FlowsAlive",
+    "FlushCell",
+    "RecoveryDeadline",
+    "TokenSync",
+    "GroupCommitLanes",
+];
 
 /// What TLC reported for one config of the #835 suite.
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +92,37 @@ const TLC: &[(&str, Tlc)] = &[
         },
     ),
     ("tokensync_refresh", Tlc::Holds { distinct: 9 }),
+    ("gclanes_abort_holds", Tlc::Holds { distinct: 600 }),
+    (
+        "gclanes_abort_race",
+        Tlc::Violates {
+            property: "INV_OffsetWithinDurable",
+            depth: 7,
+        },
+    ),
+    ("gclanes_cap1", Tlc::Holds { distinct: 312 }),
+    ("gclanes_holds", Tlc::Holds { distinct: 296 }),
+    (
+        "gclanes_shared",
+        Tlc::Violates {
+            property: "INV_NoSlotSteal",
+            depth: 8,
+        },
+    ),
+    (
+        "gclanes_starve",
+        Tlc::Lasso {
+            property: "LIVE_MarkersNotStarved",
+            distinct: 192,
+        },
+    ),
+    (
+        "gclanes_ungated",
+        Tlc::Violates {
+            property: "INV_OffsetWithinDurable",
+            depth: 4,
+        },
+    ),
 ];
 
 fn ported() -> Vec<Config> {
