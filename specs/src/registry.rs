@@ -21,6 +21,8 @@ use crate::kafka::Kafka;
 use crate::kafka_actors::KafkaActors;
 use crate::knobs::{Constants, Knob, KnobError, Params, Resolved};
 use crate::recovery_deadline::RecoveryDeadline;
+use crate::recovery_read::RecoveryRead;
+use crate::recovery_read_atomic::RecoveryReadAtomic;
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
@@ -102,6 +104,8 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<RecoveryDeadline>(),
         entry::<TokenSync>(),
         entry::<GroupCommitLanes>(),
+        entry::<RecoveryReadAtomic>(),
+        entry::<RecoveryRead>(),
     ]
 }
 

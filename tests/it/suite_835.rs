@@ -14,6 +14,8 @@ pub const MODELS: &[&str] = &[
     "RecoveryDeadline",
     "TokenSync",
     "GroupCommitLanes",
+    "RecoveryReadAtomic",
+    "RecoveryRead",
 ];
 
 /// What TLC reported for one config of the #835 suite.
@@ -122,6 +124,46 @@ const TLC: &[(&str, Tlc)] = &[
             property: "INV_OffsetWithinDurable",
             depth: 4,
         },
+    ),
+    ("recoveryreadatomic_holds", Tlc::Holds { distinct: 44 }),
+    ("recoveryread_both", Tlc::Holds { distinct: 58 }),
+    ("recoveryread_both_foreign", Tlc::Holds { distinct: 134 }),
+    ("recoveryread_endoffsets_hw", Tlc::Holds { distinct: 87 }),
+    ("recoveryread_hw_foreign", Tlc::Holds { distinct: 200 }),
+    ("recoveryread_hw_unique", Tlc::Holds { distinct: 87 }),
+    (
+        "recoveryread_lso_foreign",
+        Tlc::Violates {
+            property: "RefAtomic",
+            depth: 7,
+        },
+    ),
+    ("recoveryread_lso_stable", Tlc::Holds { distinct: 56 }),
+    (
+        "recoveryread_lso_unique",
+        Tlc::Violates {
+            property: "RefAtomic",
+            depth: 6,
+        },
+    ),
+    (
+        "recoveryread_trunc_recompute",
+        Tlc::Violates {
+            property: "RefAtomic",
+            depth: 4,
+        },
+    ),
+    ("recoveryread_trunc_safe", Tlc::Holds { distinct: 538 }),
+    (
+        "recoveryread_truncate_stall",
+        Tlc::Lasso {
+            property: "Terminates",
+            distinct: 443,
+        },
+    ),
+    (
+        "recoveryread_truncate_tripwire",
+        Tlc::Holds { distinct: 538 },
     ),
 ];
 
