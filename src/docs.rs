@@ -16,7 +16,7 @@ use loadbearing_specs::registry::{self, ModelEntry};
 
 use crate::render::constants_text;
 use crate::trace;
-use loadbearing_expected::suite::{Config, Expected};
+use loadbearing_expected::suite::{self, Config, Expected};
 
 /// Why the docs could not be generated or written.
 #[derive(Debug)]
@@ -34,6 +34,8 @@ pub enum DocsError {
     },
     /// The counterexample guide has a `{{snapshot:` without its closing `}}`.
     UnclosedSnapshotTag,
+    /// The counterexample guide names a config that is not one.
+    GuideConfig(suite::LookupError),
     /// Graphviz could not draw the tower.
     Svg(trace::SvgError),
     /// A file under `docs/` could not be written or removed.
@@ -54,6 +56,7 @@ impl fmt::Display for DocsError {
             DocsError::UnknownModel(model) => write!(f, "unknown model {model}"),
             DocsError::View { config, source } => write!(f, "{config}: {source}"),
             DocsError::UnclosedSnapshotTag => write!(f, "unclosed {{{{snapshot: in the guide"),
+            DocsError::GuideConfig(e) => write!(f, "the counterexample guide: {e}"),
             DocsError::Svg(reason) => write!(f, "docs/tower.svg: {reason}"),
             DocsError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
@@ -94,9 +97,18 @@ pub fn model_page(model: &str) -> String {
     format!("models/{}.md", model.to_lowercase())
 }
 
+/// Where a config's counterexample snapshot is: one folder per suite, as two suites may share a
+/// config name.
+pub fn snapshot_path(config: &Config) -> PathBuf {
+    root()
+        .join("expected/snapshots")
+        .join(&config.suite)
+        .join(format!("{}.snap", config.name))
+}
+
 /// The text of a counterexample snapshot, without insta's header.
-pub fn snapshot(config: &str) -> Result<String, DocsError> {
-    let path = root().join(format!("expected/snapshots/{config}.snap"));
+pub fn snapshot(config: &Config) -> Result<String, DocsError> {
+    let path = snapshot_path(config);
     let text = std::fs::read_to_string(&path).map_err(|source| DocsError::Snapshot {
         path: path.clone(),
         source,
@@ -249,9 +261,9 @@ fn refinements(configs: &[Config]) -> Result<Vec<Refines<'_>>, DocsError> {
 fn config_mark(config: &Config, configs: &[Config]) -> String {
     let flipped = flips(config, configs);
     if config.expected == Expected::Holds || flipped.is_empty() {
-        format!("{} {}", mark(config), config.name)
+        format!("{} {}", mark(config), config.label)
     } else {
-        format!("{} {} ({})", mark(config), config.name, flipped.join(", "))
+        format!("{} {} ({})", mark(config), config.label, flipped.join(", "))
     }
 }
 
@@ -300,7 +312,7 @@ pub fn tower_dot(configs: &[Config]) -> Result<String, DocsError> {
             .iter()
             .partition(|c| c.expected == Expected::Holds);
         if !ok.is_empty() {
-            let names: Vec<String> = ok.iter().map(|c| format!("✓ {}", c.name)).collect();
+            let names: Vec<String> = ok.iter().map(|c| format!("✓ {}", c.label)).collect();
             let _ = writeln!(
                 out,
                 "    \"{}\" -> \"{}\" [label=\"{}\\n{}\", color=\"#1e8449\", fontcolor=\"#1e8449\"]",
@@ -360,9 +372,9 @@ fn tower_md(configs: &[Config]) -> Result<String, DocsError> {
                 .map(|c| {
                     let flipped = flips(c, configs);
                     if want_holds || flipped.is_empty() {
-                        format!("`{}`", c.name)
+                        format!("`{}`", c.label)
                     } else {
-                        format!("`{}` ({})", c.name, flipped.join(", "))
+                        format!("`{}` ({})", c.label, flipped.join(", "))
                     }
                 })
                 .collect();
@@ -390,12 +402,12 @@ fn tower_md(configs: &[Config]) -> Result<String, DocsError> {
         let holds: Vec<String> = cs
             .iter()
             .filter(|c| c.expected == Expected::Holds)
-            .map(|c| format!("`{}`", c.name))
+            .map(|c| format!("`{}`", c.label))
             .collect();
         let fails: Vec<String> = cs
             .iter()
             .filter(|c| c.expected != Expected::Holds)
-            .map(|c| format!("`{}`", c.name))
+            .map(|c| format!("`{}`", c.label))
             .collect();
         let list = |names: Vec<String>| {
             if names.is_empty() {
@@ -514,7 +526,7 @@ fn model_md(
                 .iter()
                 .filter(|c| c.expected != Expected::Holds)
                 .filter(|c| flips(c, configs).contains(&removal))
-                .map(|c| format!("[`{}`](#{})", c.name, c.name))
+                .map(|c| format!("[`{}`](#{})", c.label, c.label))
                 .collect();
             let pairs = if pairs.is_empty() {
                 "— (`loadbearing mutate` removes it from every config that holds)".to_string()
@@ -532,7 +544,7 @@ fn model_md(
         let _ = writeln!(
             out,
             "| `{}` | {}{fair} | {} | {} {} |",
-            c.name,
+            c.label,
             constants_text(c),
             c.properties.join(", "),
             mark(c),
@@ -573,15 +585,19 @@ fn model_md(
                 flipped.join(", ")
             ),
         };
-        let _ = writeln!(out, "<a id=\"{}\"></a>\n", c.name);
-        let _ = writeln!(out, "### `{}` — {what}\n", c.name);
+        let _ = writeln!(out, "<a id=\"{}\"></a>\n", c.label);
+        let _ = writeln!(out, "### `{}` — {what}\n", c.label);
         if let Some((holding, _)) = &reference {
             let against = if flipped.is_empty() {
                 "the same constants".to_string()
             } else {
                 flipped.join(", ")
             };
-            let _ = writeln!(out, "Against `{}`, which holds: {against}.\n", holding.name);
+            let _ = writeln!(
+                out,
+                "Against `{}`, which holds: {against}.\n",
+                holding.label
+            );
         }
         for part in &flipped {
             let name = part.split('=').next().unwrap_or(part);
@@ -598,12 +614,12 @@ fn model_md(
             out.push('\n');
         }
         let _ = writeln!(out, "Expected: {}.\n", c.expected);
-        let _ = writeln!(out, "```text\n{}\n```\n", snapshot(&c.name)?);
+        let _ = writeln!(out, "```text\n{}\n```\n", snapshot(c)?);
         let _ = writeln!(
             out,
             "Step through it: `loadbearing explore {}`; as a picture: \
              `loadbearing trace {} --format svg`.\n",
-            c.name, c.name
+            c.label, c.label
         );
     }
     Ok(out.trim_end().to_string() + "\n")
@@ -612,14 +628,15 @@ fn model_md(
 const READING: &str = include_str!("reading-counterexamples.md.in");
 
 /// `docs/reading-counterexamples.md`: the guide, its examples pasted from the snapshots.
-fn reading_md() -> Result<String, DocsError> {
+fn reading_md(configs: &[Config]) -> Result<String, DocsError> {
     let mut out = String::new();
     let mut rest = READING;
     while let Some(start) = rest.find("{{snapshot:") {
         out.push_str(&rest[..start]);
         let after = &rest[start + "{{snapshot:".len()..];
         let end = after.find("}}").ok_or(DocsError::UnclosedSnapshotTag)?;
-        out.push_str(&snapshot(after[..end].trim())?);
+        let config = suite::find(configs, after[..end].trim()).map_err(DocsError::GuideConfig)?;
+        out.push_str(&snapshot(config)?);
         rest = &after[end + 2..];
     }
     out.push_str(rest);
@@ -631,7 +648,10 @@ pub fn generate(configs: &[Config]) -> Result<BTreeMap<String, String>, DocsErro
     let mut files = BTreeMap::new();
     files.insert("tower.md".to_string(), tower_md(configs)?);
     files.insert("tower.dot".to_string(), tower_dot(configs)?);
-    files.insert("reading-counterexamples.md".to_string(), reading_md()?);
+    files.insert(
+        "reading-counterexamples.md".to_string(),
+        reading_md(configs)?,
+    );
     let refines = refinements(configs)?;
     for (model, cs) in by_model(configs) {
         files.insert(model_page(model), model_md(model, &cs, configs, &refines)?);

@@ -581,7 +581,6 @@ fn conform_file(
         Ok(config) => (config.model.to_string(), config.constants.values().clone()),
         // Not a config: perhaps a model's name.
         Err(suite::LookupError::NotFound { .. }) => (model.to_string(), Constants::new()),
-        Err(ambiguous) => return Err(ambiguous.into()),
     };
     let (resolve, validate) =
         loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {

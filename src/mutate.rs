@@ -205,7 +205,7 @@ pub fn mutate(
     let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
         let entry = registry::find(config.model).ok_or_else(|| MutateError::UnknownModel {
-            config: config.name.clone(),
+            config: config.label.clone(),
             model: config.model.to_string(),
         })?;
         checked
@@ -215,7 +215,7 @@ pub fn mutate(
         for guard in entry.guards {
             let already_off = guard.is_removed_in(&config.constants);
             let mut mutant = Mutant {
-                config: config.name.clone(),
+                config: config.label.clone(),
                 model: config.model.to_string(),
                 guard: guard.name().to_string(),
                 removal: guard.removal(),
@@ -247,7 +247,7 @@ pub fn mutate(
                         && c.expected != Expected::Holds
                         && guard.is_removed_in(&c.constants)
                 })
-                .map(|c| c.name.clone());
+                .map(|c| c.label.clone());
             guards.push(GuardVerdict {
                 model: model.clone(),
                 guard: guard.name().to_string(),
@@ -285,7 +285,7 @@ pub fn mutate(
 fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catch>, MutateError> {
     let mut mutant = config.clone();
     override_constants(&mut mutant, &[guard.removing_set()]).map_err(|e| MutateError::Removal {
-        config: config.name.clone(),
+        config: config.label.clone(),
         reason: e.to_string(),
     })?;
     let mut found = Vec::new();
@@ -293,7 +293,7 @@ fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catc
         let mut single = mutant.clone();
         single.properties = vec![property.clone()];
         let judged = run(&single, options).map_err(|e| MutateError::Check {
-            config: config.name.clone(),
+            config: config.label.clone(),
             reason: e.to_string(),
         })?;
         let steps = judged.report.counterexample().map(|cx| cx.len());
@@ -310,7 +310,7 @@ fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catc
             }),
             Outcome::Incomplete(why) => {
                 return Err(MutateError::Incomplete {
-                    config: config.name.clone(),
+                    config: config.label.clone(),
                     knob: guard.knob().to_string(),
                     property: property.clone(),
                     why: why.to_string(),

@@ -82,6 +82,9 @@ pub struct Config {
     pub suite: String,
     /// Its name, unique within its suite; two suites may share a name.
     pub name: String,
+    /// How people are shown it: its name, or its address where an earlier suite has the same
+    /// name (what [`find`] takes back to this config).
+    pub label: String,
     pub model: &'static str,
     pub constants: Resolved,
     pub properties: Vec<String>,
@@ -308,7 +311,12 @@ fn join(suites: Vec<Suite>, source: Source) -> Result<Vec<Config>, SuiteError> {
             });
         }
         seen.push(suite.name);
-        configs.extend(suite.configs);
+        for mut config in suite.configs {
+            if configs.iter().any(|c: &Config| c.name == config.name) {
+                config.label = config.address();
+            }
+            configs.push(config);
+        }
     }
     Ok(configs)
 }
@@ -362,6 +370,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
     }
     Ok(Config {
         suite: suite.to_string(),
+        label: raw.name.clone(),
         name: raw.name,
         model: entry.name,
         constants,
@@ -388,11 +397,6 @@ impl Config {
             self.name.contains(filter)
         }
     }
-
-    /// Whether `query` names this config: its address, or its bare name.
-    fn is_named(&self, query: &str) -> bool {
-        self.name == query || self.address() == query
-    }
 }
 
 /// Configs any filter matches (all of them for no filter). A filter with a `/` is matched
@@ -406,16 +410,11 @@ pub fn select(configs: Vec<Config>, filters: &[String]) -> Vec<Config> {
         .collect()
 }
 
-/// Why a name finds no single config.
+/// Why a name finds no config.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LookupError {
     #[error("no config named `{query}`; {}", near_text(.near))]
     NotFound { query: String, near: Vec<String> },
-    #[error("`{query}` names a config in more than one suite; say which: {}", .candidates.join(", "))]
-    Ambiguous {
-        query: String,
-        candidates: Vec<String>,
-    },
 }
 
 fn near_text(near: &[String]) -> String {
@@ -426,33 +425,30 @@ fn near_text(near: &[String]) -> String {
     }
 }
 
-/// The one config `query` names: its address (`suite/name`), or a bare name no other suite
-/// shares.
+/// The config `query` names: its address (`suite/name`), or a bare name, which means the first
+/// suite that has it in the order `list` shows (the 828 suite before the 835 suite, as a
+/// command's search path does), so a name both suites use needs the address for the second.
 pub fn find<'a>(configs: &'a [Config], query: &str) -> Result<&'a Config, LookupError> {
-    let named: Vec<&Config> = configs.iter().filter(|c| c.is_named(query)).collect();
-    match named.as_slice() {
-        [one] => Ok(one),
-        [] => Err(LookupError::NotFound {
+    configs
+        .iter()
+        .find(|c| c.address() == query)
+        .or_else(|| configs.iter().find(|c| c.name == query))
+        .ok_or_else(|| LookupError::NotFound {
             query: query.to_string(),
-            // Each by its bare name where no other suite shares it, else by its address.
+            // Each by its bare name where that finds it, else by its address.
             near: configs
                 .iter()
                 .filter(|c| c.address().contains(query))
                 .map(|c| {
-                    let shared = configs.iter().filter(|o| o.name == c.name).count() > 1;
-                    if shared {
-                        c.address()
-                    } else {
+                    let first = configs.iter().find(|o| o.name == c.name);
+                    if first.is_some_and(|f| std::ptr::eq(f, c)) {
                         c.name.clone()
+                    } else {
+                        c.address()
                     }
                 })
                 .collect(),
-        }),
-        many => Err(LookupError::Ambiguous {
-            query: query.to_string(),
-            candidates: many.iter().map(|c| c.address()).collect(),
-        }),
-    }
+        })
 }
 
 /// Applies `--set NAME=VALUE` to one config, revalidating its constants.
@@ -538,13 +534,10 @@ mod tests {
         .unwrap();
         assert_eq!(find(&configs, "new/shared").unwrap().suite, "new");
         assert_eq!(find(&configs, "alone").unwrap().address(), "new-only/alone");
-        assert_eq!(
-            find(&configs, "shared").unwrap_err(),
-            LookupError::Ambiguous {
-                query: "shared".into(),
-                candidates: vec!["old/shared".into(), "new/shared".into()],
-            }
-        );
+        // A bare name both suites use is the first suite's.
+        assert_eq!(find(&configs, "shared").unwrap().address(), "old/shared");
+        assert_eq!(configs[0].label, "shared");
+        assert_eq!(configs[1].label, "new/shared");
         assert!(matches!(
             find(&configs, "nothing"),
             Err(LookupError::NotFound { .. })

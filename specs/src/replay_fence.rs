@@ -86,6 +86,10 @@ impl Model for ReplayFence {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("INV_NoSelfFence", |_, s: &ReplayState| !s.self_fenced),
+            // The booleans are typed already; the offsets stay in 0..=MaxOffset.
+            Property::always("TypeOK", |m: &Self, s: &ReplayState| {
+                s.stored <= m.max_offset && s.cur <= m.max_offset && s.hw <= m.max_offset
+            }),
             Property::eventually("OwnerCompletes", |m: &Self, s: &ReplayState| {
                 s.cur == m.max_offset
             }),

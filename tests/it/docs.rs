@@ -26,7 +26,7 @@ fn every_must_fail_config_shows_its_counterexample_on_its_model_page() {
     let files = docs::generate(&configs).unwrap();
     for config in configs.iter().filter(|c| expects_failure(c)) {
         let page = &files[&docs::model_page(config.model)];
-        let snapshot = docs::snapshot(&config.name).unwrap();
+        let snapshot = docs::snapshot(config).unwrap();
         assert!(
             page.contains(&snapshot),
             "{}: its counterexample is not on {}",

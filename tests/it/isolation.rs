@@ -180,7 +180,12 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
         .collect();
     assert_eq!(actions.len(), 12, "{actions:?}");
     assert_eq!(actions[3], "Check(T1)");
-    assert_eq!(actions.last().unwrap(), "End(T2)");
+    // Both end, the trace closing with an `End`: which of the two ends last depends on thread
+    // timing once T2's write has landed inside T1's commit (a loaded machine flips it).
+    assert!(actions.last().unwrap().starts_with("End("), "{actions:?}");
+    for end in ["End(T1)", "End(T2)"] {
+        assert!(actions.iter().any(|a| a == end), "{end}: {actions:?}");
+    }
     // The trace is a behaviour of the pre-fix model, and not of the fix.
     use loadbearing_specs::ssi::workload;
     let prefix = loadbearing_ssi_engine::engine::Variant::named("prefix").unwrap();

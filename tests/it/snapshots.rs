@@ -1,5 +1,6 @@
 //! The counterexample of every expected failure, exactly as `loadbearing trace CONFIG` prints
-//! it, pinned as an insta snapshot in `expected/snapshots/CONFIG.snap`. A changed model shows up
+//! it, pinned as an insta snapshot in `expected/snapshots/SUITE/CONFIG.snap` (a folder per suite,
+//! as two suites may share a config name). A changed model shows up
 //! as a snapshot diff to review: `cargo insta review`, or accept them all with
 //! `INSTA_UPDATE=always cargo test --test it snapshots::` and read `git diff expected/snapshots`.
 
@@ -19,13 +20,13 @@ fn snapshot_dir() -> PathBuf {
 
 #[test]
 fn every_expected_failure_prints_its_snapshotted_counterexample() {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(snapshot_dir());
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
     let mut changed = Vec::new();
-    settings.bind(|| {
-        for config in configs().iter().filter(|c| expects_failure(c)) {
+    for config in configs().iter().filter(|c| expects_failure(c)) {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(snapshot_dir().join(&config.suite));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.bind(|| {
             let traced = trace::trace(config, &Options::default()).unwrap();
             assert!(
                 traced.judged.ok(),
@@ -40,10 +41,10 @@ fn every_expected_failure_prints_its_snapshotted_counterexample() {
                 insta::assert_snapshot!(config.name.as_str(), text);
             }));
             if checked.is_err() {
-                changed.push(config.name.clone());
+                changed.push(config.address());
             }
-        }
-    });
+        });
+    }
     assert!(
         changed.is_empty(),
         "changed counterexamples: {changed:?}\nreview them with `cargo insta review`, or accept \
@@ -58,14 +59,23 @@ fn every_snapshot_belongs_to_an_expected_failure() {
     let failing: Vec<String> = configs()
         .into_iter()
         .filter(expects_failure)
-        .map(|c| c.name)
+        .map(|c| c.address())
         .collect();
     let mut stale = Vec::new();
-    for entry in std::fs::read_dir(snapshot_dir()).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        if let Some(config) = name.strip_suffix(".snap") {
-            if !failing.iter().any(|f| f == config) {
-                stale.push(name);
+    for suite in std::fs::read_dir(snapshot_dir()).unwrap() {
+        let suite = suite.unwrap();
+        let suite_name = suite.file_name().to_string_lossy().into_owned();
+        if !suite.file_type().unwrap().is_dir() {
+            stale.push(suite_name);
+            continue;
+        }
+        for entry in std::fs::read_dir(suite.path()).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            match name.strip_suffix(".snap") {
+                Some(config) if failing.contains(&format!("{suite_name}/{config}")) => {}
+                Some(_) => stale.push(format!("{suite_name}/{name}")),
+                // insta's pending review files
+                None => {}
             }
         }
     }

@@ -16,8 +16,7 @@ fn configs() -> Vec<Config> {
 fn tower() -> Vec<Config> {
     configs()
         .into_iter()
-        .filter(|c| c.model != "SSI" && !c.model.ends_with("Actors"))
-        .filter(|c| !crate::suite_835::MODELS.contains(&c.model))
+        .filter(|c| c.suite == "kafka-flow-828")
         .collect()
 }
 
