@@ -166,8 +166,8 @@ pub struct AtomicSchedule {
 
 /// A config of the shipped suite, by name.
 pub fn suite_config(config_name: &str) -> Result<loadbearing_expected::suite::Config, Error> {
-    let suite = loadbearing_expected::suite::built_in()?;
-    loadbearing_expected::suite::find(&suite, config_name)
+    let suite = loadbearing_expected::suite::built_in_shared()?;
+    loadbearing_expected::suite::find(suite, config_name)
         .cloned()
         .map_err(|_| Error::config(config_name, ConfigProblem::Unknown))
 }

@@ -10,14 +10,24 @@ use crate::error::Error;
 /// The shipped replays, checked against the suite. Their target names are checked against the
 /// target table by the table's module (`replays` there, and its test): the table sits above
 /// the targets, which read this module, so that check cannot live here.
-pub fn all() -> Result<Vec<ReplaySpec>, Error> {
-    let suite = loadbearing_expected::suite::built_in()?;
-    Ok(replays::load_for(replays::DEFAULT, &suite)?)
+pub fn all() -> Result<&'static [ReplaySpec], Error> {
+    // Each target reads the replays it drives: parse them (and the suite) once per process.
+    static ALL: std::sync::OnceLock<Vec<ReplaySpec>> = std::sync::OnceLock::new();
+    if let Some(all) = ALL.get() {
+        return Ok(all);
+    }
+    let suite = loadbearing_expected::suite::built_in_shared()?;
+    let all = replays::load_for(replays::DEFAULT, suite)?;
+    Ok(ALL.get_or_init(|| all))
 }
 
 /// The counterexamples `target` drives, in the data's order.
 pub fn driven_by(target: &str) -> Result<Vec<ReplaySpec>, Error> {
-    Ok(all()?.into_iter().filter(|r| r.driven_by(target)).collect())
+    Ok(all()?
+        .iter()
+        .filter(|r| r.driven_by(target))
+        .cloned()
+        .collect())
 }
 
 /// Whether `target` must reproduce `spec`'s violation (it drives the broken implementation).
@@ -78,7 +88,7 @@ mod tests {
     #[test]
     fn the_shipped_replays_load_against_the_target_table() {
         let all = all().unwrap();
-        for r in &all {
+        for r in all {
             for t in r.reproduced_by.iter().chain(&r.refused_by) {
                 assert!(crate::targets::find(t).is_ok(), "{}: {t}", r.config);
             }

@@ -49,9 +49,6 @@ struct File {
     /// The suite's name, the first part of each config's address (`suite/config`). A suite
     /// file given with `--suite` may leave it out: its name is then `local`.
     suite: Option<String>,
-    /// What the suite is, in a line.
-    #[serde(default)]
-    about: String,
     config: Vec<RawConfig>,
 }
 
@@ -220,12 +217,11 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 /// The suite name of a `--suite` file that gives none.
 pub const LOCAL: &str = "local";
 
-/// One suite: its name, what it is, and its configs.
+/// One suite: its name and its configs.
 #[derive(Clone, Debug)]
-pub struct Suite {
-    pub name: String,
-    pub about: String,
-    pub configs: Vec<Config>,
+struct Suite {
+    name: String,
+    configs: Vec<Config>,
 }
 
 /// The project's suites (the ones compiled in), their configs in order.
@@ -237,12 +233,16 @@ pub fn built_in() -> Result<Vec<Config>, SuiteError> {
     join(suites, Source::BuiltIn(BUILT_IN[0].0))
 }
 
-/// The project's suites, each with its name and description.
-pub fn built_in_suites() -> Result<Vec<Suite>, SuiteError> {
-    BUILT_IN
-        .iter()
-        .map(|(file, text)| parse_suite(text, Source::BuiltIn(file)))
-        .collect()
+/// The built-in suites, parsed and validated once per process and shared: the text is compiled
+/// in, so it cannot change while the process runs. For callers that look configs up again and
+/// again (conformance reads a counterexample per replay); a failed load is not kept.
+pub fn built_in_shared() -> Result<&'static [Config], SuiteError> {
+    static SHARED: std::sync::OnceLock<Vec<Config>> = std::sync::OnceLock::new();
+    if let Some(configs) = SHARED.get() {
+        return Ok(configs);
+    }
+    let configs = built_in()?;
+    Ok(SHARED.get_or_init(|| configs))
 }
 
 /// A suite file (`--suite FILE`): it replaces the built-in suites.
@@ -293,7 +293,6 @@ fn parse_suite(text: &str, source: Source) -> Result<Suite, SuiteError> {
     }
     Ok(Suite {
         name: suite,
-        about: file.about,
         configs,
     })
 }
@@ -425,28 +424,20 @@ fn near_text(near: &[String]) -> String {
     }
 }
 
-/// The config `query` names: its address (`suite/name`), or a bare name, which means the first
-/// suite that has it in the order `list` shows (the 828 suite before the 835 suite, as a
-/// command's search path does), so a name both suites use needs the address for the second.
+/// The config `query` names: its address (`suite/name`), or its label, which is its bare name
+/// for the first suite that has that name in the order `list` shows (the 828 suite before the
+/// 835 suite, as a command's search path does); a later suite's config with the same name is
+/// labelled, and found, by its address.
 pub fn find<'a>(configs: &'a [Config], query: &str) -> Result<&'a Config, LookupError> {
     configs
         .iter()
-        .find(|c| c.address() == query)
-        .or_else(|| configs.iter().find(|c| c.name == query))
+        .find(|c| c.label == query || c.address() == query)
         .ok_or_else(|| LookupError::NotFound {
             query: query.to_string(),
-            // Each by its bare name where that finds it, else by its address.
             near: configs
                 .iter()
                 .filter(|c| c.address().contains(query))
-                .map(|c| {
-                    let first = configs.iter().find(|o| o.name == c.name);
-                    if first.is_some_and(|f| std::ptr::eq(f, c)) {
-                        c.name.clone()
-                    } else {
-                        c.address()
-                    }
-                })
+                .map(|c| c.label.clone())
                 .collect(),
         })
 }
@@ -519,7 +510,7 @@ mod tests {
     fn a_config_is_found_by_its_address_or_an_unshared_name() {
         let suite = |name: &str, config: &str| {
             format!(
-                "suite = \"{name}\"\nabout = \"x\"\n[[config]]\nname = \"{config}\"\nmodel = \"GroupCommit\"\nproperties = [\"TypeOK\"]\nexpected = \"holds\"\n"
+                "suite = \"{name}\"\n[[config]]\nname = \"{config}\"\nmodel = \"GroupCommit\"\nproperties = [\"TypeOK\"]\nexpected = \"holds\"\n"
             )
         };
         let parse_one = |text: String| parse_suite(&text, Source::BuiltIn("test")).unwrap();
