@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use loadbearing_specs::knobs::Kind;
 use loadbearing_specs::registry::{self, ModelEntry};
+use loadbearing_specs::Under;
 
 use crate::render::constants_text;
 use crate::trace;
@@ -218,6 +219,23 @@ fn by_model(configs: &[Config]) -> Vec<(&'static str, Vec<&Config>)> {
         .collect()
 }
 
+/// A finer model drawn under a backend whose step it spells out, both with configs in the suites.
+struct Beneath {
+    model: &'static str,
+    under: Under,
+}
+
+fn beneath(configs: &[Config]) -> Vec<Beneath> {
+    let models: Vec<&str> = by_model(configs).into_iter().map(|(m, _)| m).collect();
+    registry::models()
+        .iter()
+        .filter(|m| models.contains(&m.name))
+        .flat_map(|m| m.under.iter().map(move |u| (m.name, *u)))
+        .filter(|(_, u)| models.contains(&u.backend))
+        .map(|(model, under)| Beneath { model, under })
+        .collect()
+}
+
 /// One refinement edge of the tower: a model, the property, its abstract model, and the
 /// configs that check it.
 struct Refines<'a> {
@@ -285,7 +303,11 @@ pub fn tower_dot(configs: &[Config]) -> Result<String, DocsError> {
             nodes.push(r.target.clone());
         }
     }
-    let in_tower = |name: &str| refines.iter().any(|r| r.model == name || r.target == name);
+    let under = beneath(configs);
+    let in_tower = |name: &str| {
+        refines.iter().any(|r| r.model == name || r.target == name)
+            || under.iter().any(|b| b.model == name)
+    };
     for node in &nodes {
         let cs: Vec<&Config> = configs.iter().filter(|c| c.model == node).collect();
         let holds = cs.iter().filter(|c| c.expected == Expected::Holds).count();
@@ -334,6 +356,15 @@ pub fn tower_dot(configs: &[Config]) -> Result<String, DocsError> {
             );
         }
     }
+    for b in &under {
+        let _ = writeln!(
+            out,
+            "    \"{}\" -> \"{}\" [label=\"spells out\\n{}\", color=\"#7f8c8d\", fontcolor=\"#7f8c8d\", style=dotted, arrowhead=none]",
+            b.model,
+            b.under.backend,
+            b.under.step.split(':').next().unwrap_or(b.under.step)
+        );
+    }
     let _ = writeln!(out, "}}");
     Ok(out)
 }
@@ -358,7 +389,9 @@ fn tower_md(configs: &[Config]) -> Result<String, DocsError> {
         "Each arrow is a refinement checked by step simulation: every step of the lower model \
          maps to a step of the upper one or to a stutter. Green: configs where it holds; dashed \
          red: the must-fail configs, with the knob each flips against its closest holding \
-         config. Dashed boxes are models checked on their own (lemmas, no mapping).\n"
+         config. Grey dotted lines join a finer model to the backend whose step it spells \
+         out in finer grain (listed below; its page argues the correspondence). Dashed boxes \
+         are models checked on their own (lemmas, no mapping).\n"
     );
     let _ = writeln!(out, "![the refinement tower](tower.svg)\n");
     let _ = writeln!(out, "| model | refines | through | holds | must fail |");
@@ -394,6 +427,23 @@ fn tower_md(configs: &[Config]) -> Result<String, DocsError> {
             list(true),
             list(false)
         );
+    }
+    let under = beneath(configs);
+    if !under.is_empty() {
+        let _ = writeln!(out, "\n## Under the backends\n");
+        let _ = writeln!(out, "| model | under | the step it spells out |");
+        let _ = writeln!(out, "|---|---|---|");
+        for b in &under {
+            let _ = writeln!(
+                out,
+                "| [{}]({}) | [{}]({}) | {} |",
+                b.model,
+                model_page(b.model),
+                b.under.backend,
+                model_page(b.under.backend),
+                b.under.step
+            );
+        }
     }
     let _ = writeln!(out, "\n## Every model\n");
     let _ = writeln!(out, "| model | configs that hold | must-fail configs |");
@@ -436,6 +486,7 @@ fn knob_default(kind: &Kind) -> String {
     match kind {
         Kind::Nat { min, max, default } => format!("{default} (in {min}..={max})"),
         Kind::Bool { default } => default.to_string(),
+        Kind::Follows { flag } => format!("the value of {flag}"),
         Kind::Choice { choices, default } => format!("{default} (of {})", choices.join(", ")),
     }
 }

@@ -321,6 +321,7 @@ pub(crate) fn guarded_compound(writers: usize) -> CasFirstWrite {
         reap: false,
         insert_if_not_exists: true,
         retry: true,
+        spec_guarded: true,
     }
 }
 

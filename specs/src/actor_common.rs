@@ -50,28 +50,37 @@ pub fn swimlane<M, T, R>(
     }
 }
 
-/// The messages in flight, one `src→dst msg` each. Stateright 0.31's `Network::iter_all`
-/// never ends on an ordered network, so the channels are walked here. An unordered network is
-/// shown sorted, since its order means nothing.
+/// Every message in flight as (source, destination, message). Stateright 0.31's
+/// `Network::iter_all` never ends on an ordered network, so the channels are walked here.
+pub fn messages<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(
+    network: &Network<M>,
+) -> Vec<(Id, Id, &M)> {
+    match network {
+        Network::Ordered(channels) => channels
+            .iter()
+            .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| (src, dst, m)))
+            .collect(),
+        Network::UnorderedNonDuplicating(multiset) => multiset
+            .iter()
+            .flat_map(|(env, &n)| (0..n).map(move |_| (env.src, env.dst, &env.msg)))
+            .collect(),
+        Network::UnorderedDuplicating(set, _) => {
+            set.iter().map(|e| (e.src, e.dst, &e.msg)).collect()
+        }
+    }
+}
+
+/// The messages in flight, one `src→dst msg` each. An unordered network is shown sorted,
+/// since its order means nothing.
 pub fn in_flight<M: Display + Clone + Eq + std::hash::Hash + std::fmt::Debug>(
     network: &Network<M>,
     kind: NetKind,
     name: fn(Id) -> &'static str,
 ) -> Vec<String> {
-    let show = |src: Id, dst: Id, msg: &M| format!("{}→{} {msg}", name(src), name(dst));
-    let mut shown: Vec<String> = match network {
-        Network::Ordered(channels) => channels
-            .iter()
-            .flat_map(|(&(src, dst), msgs)| msgs.iter().map(move |m| show(src, dst, m)))
-            .collect(),
-        Network::UnorderedNonDuplicating(multiset) => multiset
-            .iter()
-            .flat_map(|(env, &n)| (0..n).map(move |_| show(env.src, env.dst, &env.msg)))
-            .collect(),
-        Network::UnorderedDuplicating(set, _) => {
-            set.iter().map(|e| show(e.src, e.dst, &e.msg)).collect()
-        }
-    };
+    let mut shown: Vec<String> = messages(network)
+        .into_iter()
+        .map(|(src, dst, msg)| format!("{}→{} {msg}", name(src), name(dst)))
+        .collect();
     if kind == NetKind::Unordered {
         shown.sort();
     }

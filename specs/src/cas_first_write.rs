@@ -7,7 +7,8 @@ use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
 use crate::first_write::{all_offsets, FirstWriteParams};
-use crate::{Configured, Guard};
+use crate::knobs::{Flag, Knob, KnobError, Params, Resolved};
+use crate::{Configured, Guard, Under};
 
 pub use crate::first_write::{Row, MAX_WRITERS};
 
@@ -89,6 +90,9 @@ pub struct CasFirstWrite {
     pub insert_if_not_exists: bool,
     /// A writer that lost the insert race retries the conditional UPDATE once.
     pub retry: bool,
+    /// The atomic spec the compound must refine guards its Persist: normally as `guarded`; set
+    /// apart only to show that `RefinesAtomic` can fail (an ungated compound, a guarded spec).
+    pub spec_guarded: bool,
 }
 
 impl CasFirstWrite {
@@ -113,7 +117,7 @@ impl CasFirstWrite {
         CasFirstWriteAtomic {
             writers: self.writers,
             max_offset: self.max_offset,
-            guarded: self.guarded,
+            guarded: self.spec_guarded,
             reap: self.reap,
         }
     }
@@ -263,7 +267,11 @@ impl Spec for CasFirstWrite {
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
     const DOC: &'static str = include_str!("cas_first_write.md");
-    type Params = FirstWriteParams;
+    const UNDER: &'static [Under] = &[Under {
+        backend: "Cassandra",
+        step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+    }];
+    type Params = CasFwParams;
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", FirstWriteParams::GUARDED),
         Guard::off(
@@ -273,15 +281,54 @@ impl Configured for CasFirstWrite {
         Guard::off("retry", FirstWriteParams::RETRY),
     ];
 
-    fn build(params: FirstWriteParams) -> Self {
+    fn build(params: CasFwParams) -> Self {
+        let CasFwParams {
+            first_write: p,
+            spec_guarded,
+        } = params;
         CasFirstWrite {
-            writers: params.writers,
-            max_offset: params.max_offset,
-            guarded: params.guarded,
-            reap: params.reap,
-            insert_if_not_exists: params.insert_if_not_exists,
-            retry: params.retry,
+            writers: p.writers,
+            max_offset: p.max_offset,
+            guarded: p.guarded,
+            reap: p.reap,
+            insert_if_not_exists: p.insert_if_not_exists,
+            retry: p.retry,
+            spec_guarded,
         }
+    }
+}
+
+/// The compound's constants: the first-write ones and the guard of the atomic spec it refines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CasFwParams {
+    pub first_write: FirstWriteParams,
+    pub spec_guarded: bool,
+}
+
+impl CasFwParams {
+    pub const SPEC_GUARDED: Flag = Flag::following(
+        "SpecGuarded",
+        FirstWriteParams::GUARDED,
+        "the atomic spec RefinesAtomic maps onto guards its Persist",
+    );
+}
+
+impl Params for CasFwParams {
+    const KNOBS: &'static [Knob] = &[
+        FirstWriteParams::WRITERS.knob(),
+        FirstWriteParams::MAX_OFFSET.knob(),
+        FirstWriteParams::GUARDED.knob(),
+        FirstWriteParams::REAP.knob(),
+        FirstWriteParams::INSERT_IF_NOT_EXISTS.knob(),
+        FirstWriteParams::RETRY.knob(),
+        Self::SPEC_GUARDED.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(CasFwParams {
+            first_write: FirstWriteParams::from_resolved(k)?,
+            spec_guarded: k.get(Self::SPEC_GUARDED)?,
+        })
     }
 }
 

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, swimlane};
+use crate::actor_common::{in_flight, messages, swimlane};
 
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
@@ -830,6 +830,17 @@ impl Model for CassandraActors {
             }),
             Property::sometimes("RetryOfDecidedWrite", |_, s: &ActorState| {
                 s.history.retry_of_decided
+            }),
+            // Needs an unordered network: on a FIFO connection the original reaches the store
+            // before its resend, so it is gone before the store decides the write (without
+            // `CrashFlow`, whose restart writes an offset afresh).
+            Property::sometimes("OriginalOvertaken", |_, s: &ActorState| {
+                messages(&s.network).into_iter().any(|(src, dst, msg)| {
+                    matches!(msg, Msg::Write { offset, attempt: 0, .. }
+                        if usize::from(src) == OWNER
+                            && usize::from(dst) == STORE
+                            && *offset <= s.history.decided)
+                })
             }),
             Property::sometimes("StoreCrashMidCompound", |_, s: &ActorState| {
                 s.crashed[STORE]

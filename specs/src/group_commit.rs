@@ -6,7 +6,7 @@ use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
-use crate::{Configured, Guard};
+use crate::{Configured, Guard, Under};
 
 pub const MAX_WRITERS: usize = 8;
 
@@ -87,6 +87,17 @@ impl GroupCommit {
 
     fn all_done(&self, s: &GcState) -> bool {
         s.pc[..=self.n as usize].iter().all(|&pc| pc == Pc::Done)
+    }
+
+    fn writers(&self) -> impl Iterator<Item = usize> {
+        1..=self.n as usize
+    }
+
+    /// How many writers have taken their commit step (each takes it once).
+    fn commits_taken(&self, s: &GcState) -> u32 {
+        self.writers()
+            .filter(|&w| matches!(s.pc[w], Pc::Await | Pc::Done))
+            .count() as u32
     }
 }
 
@@ -176,8 +187,17 @@ impl Model for GroupCommit {
                     && s.queue.len() <= m.n as usize
             }),
             Property::eventually("Termination", |m: &Self, s: &GcState| m.all_done(s)),
-            Property::sometimes("BatchOfTwo", |_, s: &GcState| {
+            Property::sometimes("GateLetsThrough", |_, s: &GcState| {
                 s.done.count_ones() >= 2 && s.co > 0
+            }),
+            // Each commit makes its batch durable, and no write twice: more durable writes
+            // than commits taken means some transaction carried two or more.
+            Property::sometimes("BatchOfTwo", |m: &Self, s: &GcState| {
+                s.done.count_ones() > m.commits_taken(s)
+            }),
+            Property::sometimes("CommittedByAnother", |m: &Self, s: &GcState| {
+                m.writers()
+                    .any(|w| s.done & (1 << w) != 0 && matches!(s.pc[w], Pc::Acq | Pc::Commit))
             }),
         ]
     }
@@ -262,6 +282,10 @@ impl Params for GroupCommit {
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
     const DOC: &'static str = include_str!("group_commit.md");
+    const UNDER: &'static [Under] = &[Under {
+        backend: "Kafka",
+        step: "OwnerFold: the transaction that commits a snapshot with its offset",
+    }];
     type Params = GroupCommit;
     const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", Self::GATED)];
 
@@ -442,6 +466,32 @@ use trace::{GcEvent, TxnOutcome, Writer};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use loadbearing_refinement::{check, CheckSpec, Options, Outcome};
+
+    fn witness(cap: u8, property: &str) -> Outcome {
+        let model = GroupCommit {
+            n: 3,
+            cap,
+            gated: true,
+        };
+        let spec = CheckSpec {
+            properties: vec![property.to_string()],
+            fair: true,
+            allow_end_states: false,
+        };
+        check(&model, &spec, &Options::default()).unwrap().outcome
+    }
+
+    #[test]
+    fn a_batch_of_two_needs_a_cap_above_one() {
+        assert_eq!(
+            witness(1, "BatchOfTwo"),
+            Outcome::Missing("BatchOfTwo".into())
+        );
+        assert_eq!(witness(2, "BatchOfTwo"), Outcome::Holds);
+        // Draining another writer's write from the queue needs no batching.
+        assert_eq!(witness(1, "CommittedByAnother"), Outcome::Holds);
+    }
 
     #[test]
     fn scheduling_ahead_of_durable_writes_lists_both_sets() {

@@ -6,7 +6,7 @@ use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
-use crate::{Configured, Guard};
+use crate::{Configured, Guard, Under};
 
 /// At most this many writers (a set of them is a bit set of a `u16`, bit `w` for writer `w`).
 pub const MAX_WRITERS: u8 = 8;
@@ -472,6 +472,10 @@ impl Params for GroupCommitLanes {
 impl Configured for GroupCommitLanes {
     const NAME: &'static str = "GroupCommitLanes";
     const DOC: &'static str = include_str!("group_commit_lanes.md");
+    const UNDER: &'static [Under] = &[Under {
+        backend: "Kafka",
+        step: "OwnerFold: the transaction that commits a snapshot with its offset",
+    }];
     type Params = GroupCommitLanes;
     const GUARDS: &'static [Guard] = &[
         Guard::off("gate on the flow", Self::GATED),

@@ -110,7 +110,7 @@ pub const fn check_guards(knobs: &[Knob], guards: &[Guard]) {
             if same(knobs[k].name, guard.knob.name) {
                 declared = true;
                 match (knobs[k].kind, guard.removed) {
-                    (Kind::Bool { .. }, Setting::Flag(_)) => {}
+                    (Kind::Bool { .. } | Kind::Follows { .. }, Setting::Flag(_)) => {}
                     (Kind::Choice { choices, .. }, Setting::Choice(removed)) => {
                         assert!(
                             is_one_of(removed, choices),

@@ -58,6 +58,11 @@ pub enum Kind {
     Bool {
         default: bool,
     },
+    /// A flag whose default is another flag's value: the two agree unless a config decouples
+    /// them (the model declares the followed flag before this one).
+    Follows {
+        flag: &'static str,
+    },
     Choice {
         choices: &'static [&'static str],
         default: &'static str,
@@ -75,12 +80,17 @@ pub struct Knob {
 }
 
 impl Knob {
-    pub fn default_value(&self) -> Value {
-        match self.kind {
+    /// The value a knob takes when a config leaves it out, given the knobs resolved before it.
+    fn default_value(&self, earlier: &Constants) -> Result<Value, KnobError> {
+        Ok(match self.kind {
             Kind::Nat { default, .. } => Value::Nat(default),
             Kind::Bool { default } => Value::Bool(default),
+            Kind::Follows { flag } => earlier
+                .get(flag)
+                .cloned()
+                .ok_or(KnobError::Undeclared { name: flag })?,
             Kind::Choice { default, .. } => Value::Name(default.to_string()),
-        }
+        })
     }
 }
 
@@ -119,6 +129,18 @@ impl Flag {
         Flag(Knob {
             name,
             kind: Kind::Bool { default },
+            meaning,
+        })
+    }
+
+    /// A flag that takes `leader`'s value unless set: a second reading of one design choice
+    /// that only a config testing the check itself sets apart.
+    pub const fn following(name: &'static str, leader: Flag, meaning: &'static str) -> Flag {
+        Flag(Knob {
+            name,
+            kind: Kind::Follows {
+                flag: leader.0.name,
+            },
             meaning,
         })
     }
@@ -338,12 +360,12 @@ impl Resolved {
         }
         let mut values = Constants::new();
         for knob in knobs {
-            let value = given
-                .get(knob.name)
-                .cloned()
-                .unwrap_or_else(|| knob.default_value());
+            let value = match given.get(knob.name) {
+                Some(value) => value.clone(),
+                None => knob.default_value(&values)?,
+            };
             match (knob.kind, &value) {
-                (Kind::Bool { .. }, Value::Bool(_)) => {}
+                (Kind::Bool { .. } | Kind::Follows { .. }, Value::Bool(_)) => {}
                 (Kind::Choice { choices, .. }, Value::Name(name))
                     if choices.contains(&name.as_str()) => {}
                 (Kind::Nat { min, max, .. }, &Value::Nat(n)) => {
@@ -360,7 +382,7 @@ impl Resolved {
                     return Err(KnobError::WrongType {
                         name: knob.name.to_string(),
                         expected: match kind {
-                            Kind::Bool { .. } => "true or false".to_string(),
+                            Kind::Bool { .. } | Kind::Follows { .. } => "true or false".to_string(),
                             Kind::Nat { min, max, .. } => format!("a number in {min}..={max}"),
                             Kind::Choice { choices, .. } => {
                                 format!("one of {}", choices.join(", "))
@@ -513,6 +535,41 @@ mod tests {
                 name: "Size",
                 value: "3".into()
             })
+        );
+    }
+
+    #[test]
+    fn a_following_flag_takes_its_leaders_value_unless_set() {
+        const LIGHT: Flag = Flag::following("Light", ON, "lit when on, unless set apart");
+        struct Lamp(bool, bool);
+        impl Params for Lamp {
+            const KNOBS: &'static [Knob] = &[ON.knob(), LIGHT.knob()];
+            fn from_resolved(k: &Resolved) -> Result<Lamp, KnobError> {
+                Ok(Lamp(k.get(ON)?, k.get(LIGHT)?))
+            }
+        }
+        let lamp = |pairs: &[(&str, Value)]| {
+            let k = Resolved::resolve::<Lamp>("Lamp", &given(pairs)).unwrap();
+            let Lamp(on, light) = Lamp::from_resolved(&k).unwrap();
+            (on, light)
+        };
+        assert_eq!(lamp(&[]), (true, true));
+        assert_eq!(lamp(&[("On", Value::Bool(false))]), (false, false));
+        assert_eq!(
+            lamp(&[("On", Value::Bool(false)), ("Light", Value::Bool(true))]),
+            (false, true)
+        );
+        // Listed before its leader, a following flag has nothing to follow: a model bug.
+        struct Backwards;
+        impl Params for Backwards {
+            const KNOBS: &'static [Knob] = &[LIGHT.knob(), ON.knob()];
+            fn from_resolved(_: &Resolved) -> Result<Backwards, KnobError> {
+                Ok(Backwards)
+            }
+        }
+        assert_eq!(
+            Resolved::resolve::<Backwards>("Backwards", &Constants::new()).unwrap_err(),
+            KnobError::Undeclared { name: "On" }
         );
     }
 

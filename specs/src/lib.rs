@@ -39,6 +39,14 @@ use knobs::{Constants, KnobError, Params, Resolved};
 
 /// A model that a config can build: its name in `expected/`, its typed parameters, its guards,
 /// and how the parameters make an instance.
+/// A finer model's place under a backend: the backend's step it spells out in finer grain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Under {
+    pub backend: &'static str,
+    /// The backend's step, as its page names it.
+    pub step: &'static str,
+}
+
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
     /// The model described for people: its variables, actions with their guards and effects,
@@ -51,6 +59,10 @@ pub trait Configured: Spec + 'static {
     /// The design's guards, each a switch the model already reads (a knob of `Self::Params`,
     /// which the registry checks when it compiles).
     const GUARDS: &'static [Guard] = &[];
+    /// The backends whose one atomic step this finer model spells out, if it is one (the tower
+    /// draws it under them). The link is a correspondence the model's page argues; no check
+    /// substitutes one model into the other.
+    const UNDER: &'static [Under] = &[];
 
     fn build(params: Self::Params) -> Self;
 

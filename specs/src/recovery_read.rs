@@ -10,7 +10,7 @@ use crate::recovery_log::{EnvAction, Environment, Indexes, Status, Topic, MAX_LO
 use crate::recovery_read_atomic::{
     read_committed_only, returns_s3, AtomicRead, AtomicReadState, RecoveryReadAtomic, FAIR,
 };
-use crate::{Configured, Guard};
+use crate::{Configured, Guard, Under};
 
 /// Where the fine-grained read is: before capturing its bound, draining to it, done, or failed
 /// loudly by the tripwire.
@@ -323,6 +323,10 @@ impl Params for RecoveryRead {
 impl Configured for RecoveryRead {
     const NAME: &'static str = "RecoveryRead";
     const DOC: &'static str = include_str!("recovery_read.md");
+    const UNDER: &'static [Under] = &[Under {
+        backend: "Kafka",
+        step: "OwnerRecover: the recovery read, taken as one step",
+    }];
     type Params = RecoveryRead;
     const GUARDS: &'static [Guard] = &[
         Guard::off("stable transactional.id", Environment::STABLE_ID),

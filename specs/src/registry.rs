@@ -27,7 +27,7 @@ use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
 use crate::token_sync::TokenSync;
-use crate::{Configured, Guard};
+use crate::{Configured, Guard, Under};
 use loadbearing_refinement::conform::{
     parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
 };
@@ -45,6 +45,8 @@ pub struct ModelEntry {
     pub doc: &'static str,
     pub knobs: &'static [Knob],
     pub guards: &'static [Guard],
+    /// The backends whose atomic step this model spells out (`Configured::UNDER`).
+    pub under: &'static [Under],
     pub resolve: Resolve,
     /// Checks the model the constants build; the report hides the model's types (a caller
     /// that knows them takes the typed report back with `typed`).
@@ -73,6 +75,7 @@ fn entry<M: Configured>() -> ModelEntry {
         doc: M::DOC,
         knobs: <M::Params as Params>::KNOBS,
         guards: M::GUARDS,
+        under: M::UNDER,
         resolve: resolve::<M>,
         check: |knobs, spec, options| {
             let model = Arc::new(model::<M>(knobs));
@@ -205,7 +208,9 @@ mod tests {
     fn edge_values(knob: &Knob) -> Vec<Value> {
         match knob.kind {
             Kind::Nat { min, max, .. } => vec![Value::Nat(min), Value::Nat(max)],
-            Kind::Bool { .. } => vec![Value::Bool(false), Value::Bool(true)],
+            Kind::Bool { .. } | Kind::Follows { .. } => {
+                vec![Value::Bool(false), Value::Bool(true)]
+            }
             Kind::Choice { choices, .. } => {
                 choices.iter().map(|c| Value::Name(c.to_string())).collect()
             }

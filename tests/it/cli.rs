@@ -25,7 +25,13 @@ fn check_exits_zero_when_every_outcome_is_as_expected() {
 
 #[test]
 fn check_json_carries_the_documented_fields() {
-    let out = loadbearing(&["check", "epoch", "cassandra_refines", "--format", "json"]);
+    let out = loadbearing(&[
+        "check",
+        "kafka-flow-828/epoch",
+        "kafka-flow-828/cassandra_refines",
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let results = results.as_array().unwrap();

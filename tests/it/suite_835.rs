@@ -58,6 +58,20 @@ const TLC: &[(&str, Tlc)] = &[
     ),
     ("casfw_3w", Tlc::Holds { distinct: 1431 }),
     ("casfw_refines", Tlc::Holds { distinct: 198 }),
+    (
+        "casfw_refines_vacuous",
+        Tlc::Violates {
+            property: "RefinesAtomic",
+            depth: 4,
+        },
+    ),
+    (
+        "epoch_refines",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 5,
+        },
+    ),
     ("gc_cap1", Tlc::Holds { distinct: 477 }),
     ("gc_cap2", Tlc::Holds { distinct: 795 }),
     ("gc_cap3", Tlc::Holds { distinct: 915 }),
