@@ -30,6 +30,9 @@ pub enum BenchError {
 pub const RUNS: &[(&str, &[(&str, u64)])] = &[
     ("cassandra_refines", &[("MaxOffset", 10)]),
     ("cassandra_refines", &[("MaxOffset", 12)]),
+    // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
+    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
+    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 7)]),
     ("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
     ("gc_cap3", &[("N", 6), ("Cap", 3)]),
     ("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),

@@ -267,10 +267,16 @@ impl Spec for CasFirstWrite {
 impl Configured for CasFirstWrite {
     const NAME: &'static str = "CasFirstWrite";
     const DOC: &'static str = include_str!("cas_first_write.md");
-    const UNDER: &'static [Under] = &[Under {
-        backend: "Cassandra",
-        step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
-    }];
+    const UNDER: &'static [Under] = &[
+        Under {
+            backend: "Cassandra",
+            step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+        },
+        Under {
+            backend: "Cassandra835",
+            step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+        },
+    ];
     type Params = CasFwParams;
     const GUARDS: &'static [Guard] = &[
         Guard::off("offset condition", FirstWriteParams::GUARDED),

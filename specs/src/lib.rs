@@ -8,6 +8,7 @@ pub mod actor_common;
 pub mod cas_first_write;
 pub mod cas_first_write_atomic;
 pub mod cassandra;
+pub mod cassandra_835;
 pub mod cassandra_actors;
 pub mod conform_common;
 pub mod epoch;

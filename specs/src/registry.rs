@@ -10,6 +10,7 @@ use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecEr
 use crate::cas_first_write::CasFirstWrite;
 use crate::cas_first_write_atomic::CasFirstWriteAtomic;
 use crate::cassandra::Cassandra;
+use crate::cassandra_835::Cassandra835;
 use crate::cassandra_actors::CassandraActors;
 use crate::epoch::Epoch;
 use crate::flows_alive::FlowsAlive;
@@ -109,6 +110,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<GroupCommitLanes>(),
         entry::<RecoveryReadAtomic>(),
         entry::<RecoveryRead>(),
+        entry::<Cassandra835>(),
     ]
 }
 

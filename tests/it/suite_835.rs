@@ -16,6 +16,7 @@ pub const MODELS: &[&str] = &[
     "GroupCommitLanes",
     "RecoveryReadAtomic",
     "RecoveryRead",
+    "Cassandra835",
 ];
 
 /// What TLC reported for one config of the #835 suite.
@@ -215,6 +216,109 @@ const TLC: &[(&str, Tlc)] = &[
     (
         "recoveryread_truncate_tripwire",
         Tlc::Holds { distinct: 538 },
+    ),
+    // Cassandra835: the #835 suite's Cassandra (its names are shared with the 828 suite's).
+    ("cassandra_refines", Tlc::Holds { distinct: 1133 }),
+    (
+        "cassandra_unguarded",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 3,
+        },
+    ),
+    (
+        "cassandra_notomb",
+        Tlc::Violates {
+            property: "INV_NoCorruptDurable",
+            depth: 6,
+        },
+    ),
+    (
+        "cassandra_reap",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 3,
+        },
+    ),
+    (
+        "cassandra_replay_fixoff",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 1153,
+        },
+    ),
+    (
+        "cassandra_replay_fixoff_safe",
+        Tlc::Holds { distinct: 1153 },
+    ),
+    (
+        "cassandra_skiptomb",
+        Tlc::Violates {
+            property: "INV_NoResurrection",
+            depth: 4,
+        },
+    ),
+    (
+        "cassandra_tombstone_replay",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 896,
+        },
+    ),
+    (
+        "cassandra_init_clobber",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 3328,
+        },
+    ),
+    (
+        "cassandra_firstwrite_spurious",
+        Tlc::Holds { distinct: 2419 },
+    ),
+    ("cassandra_events_refines", Tlc::Holds { distinct: 880 }),
+    (
+        "cassandra_events_refines_mo4",
+        Tlc::Holds { distinct: 4808 },
+    ),
+    (
+        "cassandra_events_nofloor",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 1102,
+        },
+    ),
+    (
+        "cassandra_events_unordered",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 2260,
+        },
+    ),
+    (
+        "cassandra_events_unordered_guarded",
+        Tlc::Holds { distinct: 1176 },
+    ),
+    (
+        "cassandra_events_journal_revive",
+        Tlc::Violates {
+            property: "INV_NoCorruptDurable",
+            depth: 4,
+        },
+    ),
+    (
+        "cassandra_events_revive_reentry",
+        Tlc::Violates {
+            property: "INV_NoCorruptDurable",
+            depth: 4,
+        },
+    ),
+    (
+        "cassandra_events_revive_reentry_mo4",
+        Tlc::Violates {
+            property: "INV_NoCorruptDurable",
+            depth: 4,
+        },
     ),
 ];
 
