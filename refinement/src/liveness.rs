@@ -9,9 +9,6 @@
 
 use std::collections::VecDeque;
 
-use petgraph::algo::tarjan_scc;
-use petgraph::graph::{DiGraph, NodeIndex};
-
 use crate::graph::StateGraph;
 
 /// A behaviour that never reaches P: `prefix` ends at the loop's first state; `cycle` starts
@@ -86,38 +83,25 @@ fn fair_lasso<S>(
         return None;
     }
 
-    let mut sub: DiGraph<u32, Option<u8>> = DiGraph::new();
-    let mut node = vec![NodeIndex::end(); n];
-    for &i in &order {
-        node[i as usize] = sub.add_node(i);
-    }
-    for &i in &order {
-        for e in &graph.edges[i as usize] {
-            if node[e.to as usize] != NodeIndex::end() {
-                sub.add_edge(node[i as usize], node[e.to as usize], e.group);
+    let reached: Vec<bool> = depth.iter().map(|&d| d != u32::MAX).collect();
+    let (component, components) = components(graph, &reached, &order);
+
+    let mut best: Option<(u32, u32, usize)> = None;
+    for (c, members) in components.iter().enumerate() {
+        // A loop through the component can pass every state and take every step inside it, so
+        // it is fair iff each group is disabled at one of its states or takes a step inside.
+        let mut met = 0u64;
+        for &s in members {
+            met |= !graph.enabled[s as usize] & all_groups;
+            for e in &graph.edges[s as usize] {
+                if component[e.to as usize] == c as u32 {
+                    if let Some(g) = e.group {
+                        met |= 1 << g;
+                    }
+                }
             }
         }
-    }
-
-    let mut best: Option<(u32, u32, Vec<u32>)> = None;
-    for component in tarjan_scc(&sub) {
-        let members: Vec<u32> = component.iter().map(|&v| sub[v]).collect();
-        let fair = if members.len() == 1 {
-            graph.enabled[members[0] as usize] & all_groups == 0
-        } else {
-            let inside = component_mask(&members, n);
-            (0..groups).all(|g| {
-                members
-                    .iter()
-                    .any(|&s| graph.enabled[s as usize] & (1 << g) == 0)
-                    || members.iter().any(|&s| {
-                        graph.edges[s as usize]
-                            .iter()
-                            .any(|e| inside[e.to as usize] && e.group == Some(g as u8))
-                    })
-            })
-        };
-        if !fair {
+        if met & all_groups != all_groups {
             continue;
         }
         let Some(entry) = members
@@ -130,10 +114,11 @@ fn fair_lasso<S>(
         };
         let key = (depth[entry as usize], entry);
         if best.as_ref().is_none_or(|(d, e, _)| key < (*d, *e)) {
-            best = Some((key.0, entry, members));
+            best = Some((key.0, entry, c));
         }
     }
-    let (_, entry, members) = best?;
+    let (_, entry, c) = best?;
+    let members = &components[c];
 
     let mut prefix = vec![entry];
     let mut at = entry;
@@ -145,9 +130,113 @@ fn fair_lasso<S>(
     let cycle = if members.len() == 1 {
         Vec::new()
     } else {
-        fair_cycle(graph, entry, &members, groups, n)
+        fair_cycle(graph, entry, members, groups, n)
     };
     Some(Lasso { prefix, cycle })
+}
+
+/// The strongly connected components of the states `within` marks, by Tarjan's algorithm
+/// with an explicit stack (a deep graph would overflow the call stack), walking the graph's
+/// own successor lists rather than a copy: each state's component (`u32::MAX` outside), and
+/// each component's members.
+fn components<S>(
+    graph: &StateGraph<S>,
+    within: &[bool],
+    roots: &[u32],
+) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut t = Tarjan::new(within.len());
+    for &root in roots {
+        if !within[root as usize] || t.index[root as usize] != NONE {
+            continue;
+        }
+        t.visit(root);
+        while let Some(top) = t.walk.len().checked_sub(1) {
+            let (v, position) = t.walk[top];
+            let successors = &graph.edges[v as usize];
+            if let Some(edge) = successors.get(position) {
+                t.walk[top].1 += 1;
+                let w = edge.to as usize;
+                if !within[w] {
+                    continue;
+                }
+                if t.index[w] == NONE {
+                    t.visit(edge.to);
+                } else if t.on_stack[w] {
+                    t.low[v as usize] = t.low[v as usize].min(t.index[w]);
+                }
+                continue;
+            }
+            t.walk.pop();
+            if let Some(&(u, _)) = t.walk.last() {
+                t.low[u as usize] = t.low[u as usize].min(t.low[v as usize]);
+            }
+            if t.low[v as usize] == t.index[v as usize] {
+                t.close(v);
+            }
+        }
+    }
+    (t.component, t.components)
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Tarjan's bookkeeping, per state: its visit order, its low link, whether it is on the stack.
+struct Tarjan {
+    index: Vec<u32>,
+    low: Vec<u32>,
+    on_stack: Vec<bool>,
+    component: Vec<u32>,
+    components: Vec<Vec<u32>>,
+    stack: Vec<u32>,
+    /// The depth-first walk: each state with the position of its next successor to visit.
+    walk: Vec<(u32, usize)>,
+    next_index: u32,
+}
+
+impl Tarjan {
+    fn new(n: usize) -> Tarjan {
+        Tarjan {
+            index: vec![NONE; n],
+            low: vec![0; n],
+            on_stack: vec![false; n],
+            component: vec![NONE; n],
+            components: Vec::new(),
+            stack: Vec::new(),
+            walk: Vec::new(),
+            next_index: 0,
+        }
+    }
+
+    fn visit(&mut self, v: u32) {
+        self.index[v as usize] = self.next_index;
+        self.low[v as usize] = self.next_index;
+        self.next_index += 1;
+        self.stack.push(v);
+        self.on_stack[v as usize] = true;
+        self.walk.push((v, 0));
+    }
+
+    /// `v` is its component's root: the states above it on the stack are the component.
+    fn close(&mut self, v: u32) {
+        let c = self.components.len() as u32;
+        let mut members = Vec::new();
+        loop {
+            let w = self
+                .stack
+                .pop()
+                .expect("a component's states are on the stack");
+            self.on_stack[w as usize] = false;
+            self.component[w as usize] = c;
+            members.push(w);
+            if w == v {
+                break;
+            }
+        }
+        // In state order (breadth-first discovery), so the loop chosen is the same whatever
+        // order the walk met the states in.
+        members.sort_unstable();
+        self.components.push(members);
+    }
 }
 
 fn component_mask(members: &[u32], n: usize) -> Vec<bool> {

@@ -270,11 +270,13 @@ impl Configured for CasFirstWrite {
     const UNDER: &'static [Under] = &[
         Under {
             backend: "Cassandra",
-            step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+            step:
+                "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
         },
         Under {
             backend: "Cassandra835",
-            step: "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+            step:
+                "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
         },
     ];
     type Params = CasFwParams;

@@ -282,10 +282,16 @@ impl Params for GroupCommit {
 impl Configured for GroupCommit {
     const NAME: &'static str = "GroupCommit";
     const DOC: &'static str = include_str!("group_commit.md");
-    const UNDER: &'static [Under] = &[Under {
-        backend: "Kafka",
-        step: "OwnerFold: the transaction that commits a snapshot with its offset",
-    }];
+    const UNDER: &'static [Under] = &[
+        Under {
+            backend: "Kafka",
+            step: "OwnerFold: the transaction that commits a snapshot with its offset",
+        },
+        Under {
+            backend: "Kafka835",
+            step: "OwnerFold: the transaction that commits a snapshot with its offset",
+        },
+    ];
     type Params = GroupCommit;
     const GUARDS: &'static [Guard] = &[Guard::off("gate on the flow", Self::GATED)];
 

@@ -473,7 +473,7 @@ impl Configured for GroupCommitLanes {
     const NAME: &'static str = "GroupCommitLanes";
     const DOC: &'static str = include_str!("group_commit_lanes.md");
     const UNDER: &'static [Under] = &[Under {
-        backend: "Kafka",
+        backend: "Kafka835",
         step: "OwnerFold: the transaction that commits a snapshot with its offset",
     }];
     type Params = GroupCommitLanes;

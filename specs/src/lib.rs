@@ -19,6 +19,7 @@ pub mod group_commit;
 pub mod group_commit_lanes;
 pub mod guard;
 pub mod kafka;
+pub mod kafka_835;
 pub mod kafka_actors;
 pub mod knobs;
 pub mod one_key;

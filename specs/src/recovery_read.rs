@@ -324,7 +324,7 @@ impl Configured for RecoveryRead {
     const NAME: &'static str = "RecoveryRead";
     const DOC: &'static str = include_str!("recovery_read.md");
     const UNDER: &'static [Under] = &[Under {
-        backend: "Kafka",
+        backend: "Kafka835",
         step: "OwnerRecover: the recovery read, taken as one step",
     }];
     type Params = RecoveryRead;

@@ -19,6 +19,7 @@ use crate::group_commit::GroupCommit;
 use crate::group_commit_lanes::GroupCommitLanes;
 use crate::guard::check_guards;
 use crate::kafka::Kafka;
+use crate::kafka_835::Kafka835;
 use crate::kafka_actors::KafkaActors;
 use crate::knobs::{Constants, Knob, KnobError, Params, Resolved};
 use crate::recovery_deadline::RecoveryDeadline;
@@ -111,6 +112,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<RecoveryReadAtomic>(),
         entry::<RecoveryRead>(),
         entry::<Cassandra835>(),
+        entry::<Kafka835>(),
     ]
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use loadbearing::mutate::{self, Coverage};
 use loadbearing::suite::{self, Config};
@@ -12,10 +13,15 @@ fn suite() -> Vec<Config> {
     suite::built_in().unwrap()
 }
 
-fn coverage() -> Coverage {
-    let configs = suite();
-    let explanations = mutate::built_in_explanations().unwrap();
-    mutate::mutate(&configs, &configs, &explanations, &Options::default()).unwrap()
+/// The whole suite's mutation run, made once for the tests that read it (it checks every
+/// holding config once per guard and property).
+fn coverage() -> &'static Coverage {
+    static COVERAGE: OnceLock<Coverage> = OnceLock::new();
+    COVERAGE.get_or_init(|| {
+        let configs = suite();
+        let explanations = mutate::built_in_explanations().unwrap();
+        mutate::mutate(&configs, &configs, &explanations, &Options::default()).unwrap()
+    })
 }
 
 #[test]
@@ -38,7 +44,7 @@ fn every_declared_guard_is_load_bearing_or_explained() {
 
 #[test]
 fn every_guard_has_a_must_fail_pair_in_the_suite() {
-    for g in coverage().guards {
+    for g in &coverage().guards {
         assert!(
             g.must_fail_pair.is_some(),
             "{} / {} has no must-fail config",
@@ -81,7 +87,7 @@ fn mutation_names_the_properties_that_catch_each_guard() {
 
 #[test]
 fn docs_mutation_md_is_generated_and_current() {
-    let generated = mutate::markdown(&coverage());
+    let generated = mutate::markdown(coverage());
     // The page in the checkout, regenerated on request: a dev-only path.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mutation.md");
     if std::env::var_os("UPDATE_DOCS").is_some() {

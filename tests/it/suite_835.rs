@@ -17,6 +17,7 @@ pub const MODELS: &[&str] = &[
     "RecoveryReadAtomic",
     "RecoveryRead",
     "Cassandra835",
+    "Kafka835",
 ];
 
 /// What TLC reported for one config of the #835 suite.
@@ -317,6 +318,61 @@ const TLC: &[(&str, Tlc)] = &[
         "cassandra_events_revive_reentry_mo4",
         Tlc::Violates {
             property: "INV_NoCorruptDurable",
+            depth: 4,
+        },
+    ),
+    // Kafka835: the #835 suite's Kafka.
+    ("kafka_refines", Tlc::Holds { distinct: 479754 }),
+    ("kafka_replay", Tlc::Holds { distinct: 479754 }),
+    (
+        "kafka_decoupled",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 5,
+        },
+    ),
+    (
+        "kafka_decoupled_coupling",
+        Tlc::Violates {
+            property: "INV_CaptureCoupled",
+            depth: 3,
+        },
+    ),
+    // TLC's periodic liveness check found this lasso after 38,897 distinct states, before its
+    // search was complete; 257,066 is TLC's count of the whole graph at the same constants
+    // (the cfg with TypeOK in place of RefLive), which a liveness check here explores first.
+    (
+        "kafka_genlag",
+        Tlc::Lasso {
+            property: "RefLive",
+            distinct: 257066,
+        },
+    ),
+    (
+        "kafka_lag_nofilter",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 4,
+        },
+    ),
+    (
+        "kafka_replay_unbound",
+        Tlc::Violates {
+            property: "RefSafeSpec",
+            depth: 4,
+        },
+    ),
+    (
+        "kafka_replay_unbound_gap",
+        Tlc::Violates {
+            property: "INV_NoReplayGap",
+            depth: 3,
+        },
+    ),
+    (
+        "kafka_unseeded",
+        Tlc::Violates {
+            property: "RefSafeSpec",
             depth: 4,
         },
     ),
