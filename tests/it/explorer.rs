@@ -157,8 +157,9 @@ fn run_to_completion_agrees_with_our_verdict_on_every_config() {
             Expected::Violates(p) => Some(p.as_str()),
             Expected::Deadlock => continue,
         };
-        let explorer = Explorer::start(&config.name);
-        let name = &config.name;
+        // The label: a bare name means the first suite's config of that name.
+        let explorer = Explorer::start(&config.label);
+        let name = &config.label;
         let (status, _) = http(explorer.port, "POST", "/.runtocompletion");
         assert_eq!(status, 200);
         let mut report = json(&explorer, "/.status");
