@@ -130,7 +130,9 @@ fn fair_lasso<S>(
     let cycle = if members.len() == 1 {
         Vec::new()
     } else {
-        fair_cycle(graph, entry, members, groups, n)
+        fair_cycle(graph, entry, members, groups, |s| {
+            component[s as usize] == c as u32
+        })
     };
     Some(Lasso { prefix, cycle })
 }
@@ -239,14 +241,6 @@ impl Tarjan {
     }
 }
 
-fn component_mask(members: &[u32], n: usize) -> Vec<bool> {
-    let mut inside = vec![false; n];
-    for &m in members {
-        inside[m as usize] = true;
-    }
-    inside
-}
-
 /// A closed walk from `entry` inside the component that, for every fair group, passes a state
 /// where the group is disabled or takes one of its steps.
 fn fair_cycle<S>(
@@ -254,9 +248,8 @@ fn fair_cycle<S>(
     entry: u32,
     members: &[u32],
     groups: usize,
-    n: usize,
+    inside: impl Fn(u32) -> bool,
 ) -> Vec<u32> {
-    let inside = component_mask(members, n);
     let mut walk = vec![entry];
     let mut at = entry;
     for g in 0..groups {
@@ -272,7 +265,7 @@ fn fair_cycle<S>(
             .find_map(|&s| {
                 graph.edges[s as usize]
                     .iter()
-                    .find(|e| inside[e.to as usize] && e.group == Some(g as u8))
+                    .find(|e| inside(e.to) && e.group == Some(g as u8))
                     .map(|e| (s, e.to))
             })
             .expect("a fair component takes every group it does not disable");
@@ -284,7 +277,7 @@ fn fair_cycle<S>(
         // Fairness asked for nothing: any step inside the component and back closes a cycle.
         let to = graph.edges[entry as usize]
             .iter()
-            .find(|e| inside[e.to as usize])
+            .find(|e| inside(e.to))
             .expect("a component of two or more states has an edge out of each state")
             .to;
         walk.push(to);
@@ -298,7 +291,7 @@ fn fair_cycle<S>(
 /// Appends the shortest path inside the component from `*at` to `target` (excluding `*at`).
 fn extend<S>(
     graph: &StateGraph<S>,
-    inside: &[bool],
+    inside: &impl Fn(u32) -> bool,
     walk: &mut Vec<u32>,
     at: &mut u32,
     target: u32,
@@ -306,7 +299,7 @@ fn extend<S>(
     if *at == target {
         return;
     }
-    let mut parent = vec![u32::MAX; inside.len()];
+    let mut parent = vec![u32::MAX; graph.states.len()];
     let mut queue = VecDeque::from([*at]);
     parent[*at as usize] = *at;
     while let Some(i) = queue.pop_front() {
@@ -314,7 +307,7 @@ fn extend<S>(
             break;
         }
         for e in &graph.edges[i as usize] {
-            if inside[e.to as usize] && parent[e.to as usize] == u32::MAX {
+            if inside(e.to) && parent[e.to as usize] == u32::MAX {
                 parent[e.to as usize] = i;
                 queue.push_back(e.to);
             }

@@ -112,15 +112,6 @@ pub struct Kafka835 {
     pub replay_filter: bool,
 }
 
-/// The owner's in-memory fold of events `a..=b` onto `base` (the spec's FoldRange): the last
-/// delete in the range clears everything before it.
-pub fn fold_range(op: Ops, base: Offsets, a: u8, b: u8) -> Offsets {
-    (a..=b).fold(base, |state, j| match op.at(j) {
-        Op::Persist => state.with(j),
-        Op::Delete => Offsets::EMPTY,
-    })
-}
-
 /// The weakly-fair groups, as the spec's `WF_vars` conjuncts.
 const FAIR: [&str; 4] = ["OwnerFold", "OwnerRecover", "OwnerRefresh", "OwnerMarker"];
 
@@ -151,7 +142,7 @@ impl Kafka835 {
         } else {
             s.owner_pos + 1
         };
-        let new_state = fold_range(s.op, s.owner_state, start, o);
+        let new_state = s.op.fold_onto(s.owner_state, start, o);
         let dropped = self.replay_filter && o <= s.recovered_at;
         if !dropped {
             next.store = match s.op.at(o) {
@@ -474,20 +465,5 @@ impl Configured for Kafka835 {
 
     fn build(params: Kafka835) -> Self {
         params
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fold_range_keeps_only_what_follows_the_last_delete() {
-        // persist 1, delete 2, persist 3
-        let op = Ops(1 << 2);
-        let base = Offsets::EMPTY.with(1);
-        assert_eq!(fold_range(op, base, 3, 3), base.with(3));
-        assert_eq!(fold_range(op, base, 2, 3), Offsets::EMPTY.with(3));
-        assert_eq!(fold_range(op, base, 2, 1), base);
     }
 }

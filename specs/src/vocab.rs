@@ -109,14 +109,16 @@ impl Ops {
 
     /// CorrectContents(o): the persists `j <= o` that no later delete `j < d <= o` cleared.
     pub fn correct_contents(self, offset: u8) -> Offsets {
-        let mut contents = Offsets::EMPTY;
-        for j in 1..=offset {
-            contents = match self.at(j) {
-                Op::Persist => contents.with(j),
-                Op::Delete => Offsets::EMPTY,
-            };
-        }
-        contents
+        self.fold_onto(Offsets::EMPTY, 1, offset)
+    }
+
+    /// The in-memory fold of events `a..=b` onto `base` (the #835 Kafka's FoldRange): a
+    /// persist adds its offset, a delete clears everything before it.
+    pub fn fold_onto(self, base: Offsets, a: u8, b: u8) -> Offsets {
+        (a..=b).fold(base, |state, j| match self.at(j) {
+            Op::Persist => state.with(j),
+            Op::Delete => Offsets::EMPTY,
+        })
     }
 
     pub fn render(self, max: u8) -> String {
@@ -265,5 +267,16 @@ mod tests {
         let logs: Vec<Ops> = Ops::all(3).collect();
         assert_eq!(logs.len(), 8);
         assert!(logs.iter().all(|l| l.0 & 1 == 0 && l.0 < 16));
+    }
+
+    #[test]
+    fn a_fold_keeps_only_what_follows_the_last_delete() {
+        // persist 1, delete 2, persist 3
+        let op = Ops(1 << 2);
+        let base = Offsets::EMPTY.with(1);
+        assert_eq!(op.fold_onto(base, 3, 3), base.with(3));
+        assert_eq!(op.fold_onto(base, 2, 3), Offsets::EMPTY.with(3));
+        assert_eq!(op.fold_onto(base, 2, 1), base);
+        assert_eq!(op.correct_contents(3), Offsets::EMPTY.with(3));
     }
 }
