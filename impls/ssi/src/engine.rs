@@ -156,6 +156,8 @@ impl Variant {
             drop_markers_at_commit: self.drop_markers_at_commit,
             recheck_after_record: self.recheck_after_record,
             plain_si: self.plain_si,
+            // Our engine publishes versions at END, as the model does by default.
+            visible_at_record: false,
         }
     }
 }

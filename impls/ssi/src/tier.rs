@@ -71,7 +71,10 @@ pub fn scenarios() -> Vec<Scenario> {
         app_abort: None,
     };
     let control = vec![w(1, Stmt(1), 0, Stmt(1)), w(0, Check, 1, Stmt(1))];
-    let trigger = vec![w(1, Begin, 0, Check), w(0, End, 1, Stmt(1))];
+    // T1 is held after CHECK until T2 has written: before its commit record, where the #136
+    // reproducer pauses it (libdb publishes a transaction's versions at that record, so a T2
+    // begun after it would simply read T1's writes).
+    let trigger = vec![w(1, Begin, 0, Check), w(0, Record, 1, Stmt(1))];
     let late = vec![w(0, End, 1, Stmt(0)), w(1, Stmt(1), 0, End)];
     vec![
         skew(
@@ -89,7 +92,7 @@ pub fn scenarios() -> Vec<Scenario> {
         skew(
             "write_skew_trigger",
             "write_skew",
-            "T2 begins, reads and writes while T1 is between CHECK and END (#136)",
+            "T2 begins, reads and writes while T1 is between CHECK and its commit record (#136)",
             trigger.clone(),
         ),
         skew(

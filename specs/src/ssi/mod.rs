@@ -100,6 +100,17 @@ impl Txn {
     fn committed_by(&self, snapshot: u8) -> bool {
         self.status == Status::Committed && self.commit_seq <= snapshot
     }
+
+    /// Its versions are what a snapshot taken at `snapshot` reads: committed by then, or, where
+    /// versions are published by the commit record (`at_record`, as libdb's visible_lsn),
+    /// recorded by then and still running towards its END.
+    fn visible_by(&self, snapshot: u8, at_record: bool) -> bool {
+        self.committed_by(snapshot)
+            || (at_record
+                && self.status == Status::Running
+                && self.phase == Phase::Recorded
+                && self.commit_seq <= snapshot)
+    }
 }
 
 /// One version of a key. `writer` 0 is the initial value; `t + 1` is transaction t.
@@ -177,6 +188,10 @@ pub struct Ssi {
     pub recheck_after_record: bool,
     /// Snapshot isolation with no SSI at all.
     pub plain_si: bool,
+    /// A transaction's versions become visible to later snapshots at its commit record, not at
+    /// END (libdb: a version is visible once its owner's visible_lsn, the commit record's LSN,
+    /// is at or before the reader's snapshot, while the status stays RUNNING until END).
+    pub visible_at_record: bool,
 }
 
 impl Ssi {
@@ -210,7 +225,7 @@ impl Ssi {
 
     /// The latest value of `key` that transaction t can see: its own write, else the newest
     /// version committed by its snapshot.
-    fn visible(s: &SsiState, t: usize, key: usize) -> i8 {
+    fn visible(s: &SsiState, t: usize, key: usize, at_record: bool) -> i8 {
         let versions = &s.versions[key];
         if let Some(own) = versions.iter().rev().find(|v| v.writer as usize == t + 1) {
             return own.value;
@@ -218,7 +233,9 @@ impl Ssi {
         let snapshot = s.txns[t].snapshot;
         versions
             .iter()
-            .filter(|v| v.writer == 0 || s.txns[v.writer as usize - 1].committed_by(snapshot))
+            .filter(|v| {
+                v.writer == 0 || s.txns[v.writer as usize - 1].visible_by(snapshot, at_record)
+            })
             .max_by_key(|v| {
                 if v.writer == 0 {
                     0
@@ -231,7 +248,7 @@ impl Ssi {
     }
 
     fn read(&self, s: &mut SsiState, t: usize, stmt: usize, key: usize) {
-        let value = Self::visible(s, t, key);
+        let value = Self::visible(s, t, key, self.visible_at_record);
         if !self.plain_si {
             let wrote_it = s.versions[key].iter().any(|v| v.writer as usize == t + 1);
             // The reader path: a newer version by W that R's snapshot cannot see.
@@ -242,8 +259,8 @@ impl Ssi {
                 .map(|v| v.writer as usize - 1)
                 .filter(|&w| {
                     let writer = &s.txns[w];
-                    writer.status == Status::Running
-                        || (writer.status == Status::Committed && writer.commit_seq > snapshot)
+                    writer.status != Status::Aborted
+                        && !writer.visible_by(snapshot, self.visible_at_record)
                 })
                 .collect();
             newer.dedup();
@@ -347,6 +364,13 @@ impl Ssi {
         }
     }
 
+    /// Its outcome is decided: committed, or, where versions are published at the commit record,
+    /// recorded (past the record a libdb commit cannot fail: `__txn_end` panics rather).
+    fn decided(&self, t: &Txn) -> bool {
+        t.status == Status::Committed
+            || (self.visible_at_record && t.status == Status::Running && t.phase == Phase::Recorded)
+    }
+
     /// The committed value of every key: the version with the highest commit sequence.
     pub fn committed_state(&self, s: &SsiState) -> Vec<i8> {
         s.versions
@@ -354,9 +378,7 @@ impl Ssi {
             .map(|versions| {
                 versions
                     .iter()
-                    .filter(|v| {
-                        v.writer == 0 || s.txns[v.writer as usize - 1].status == Status::Committed
-                    })
+                    .filter(|v| v.writer == 0 || self.decided(&s.txns[v.writer as usize - 1]))
                     .max_by_key(|v| {
                         if v.writer == 0 {
                             0
@@ -372,7 +394,7 @@ impl Ssi {
 
     fn committed(&self, s: &SsiState) -> Vec<usize> {
         (0..self.txn_count())
-            .filter(|&t| s.txns[t].status == Status::Committed)
+            .filter(|&t| self.decided(&s.txns[t]))
             .collect()
     }
 
@@ -434,6 +456,9 @@ impl Ssi {
                 let phase = match t.phase {
                     Phase::Exec => format!("pc={}", t.pc),
                     Phase::Checked => "checked".to_string(),
+                    Phase::Recorded if self.visible_at_record => {
+                        format!("commit record durable, visible from seq={}", t.commit_seq)
+                    }
                     Phase::Recorded => "commit record durable".to_string(),
                 };
                 format!("running snap={} {phase}{flags}", t.snapshot)
@@ -528,16 +553,24 @@ impl Model for Ssi {
                     txn.sichecked = !self.plain_si && self.past_check != PastCheck::Status;
                 }
             }
-            SsiAction::Record(t) => next.txns[t as usize].phase = Phase::Recorded,
+            SsiAction::Record(t) => {
+                if self.visible_at_record {
+                    next.clock += 1;
+                    next.txns[t as usize].commit_seq = next.clock;
+                }
+                next.txns[t as usize].phase = Phase::Recorded;
+            }
             SsiAction::End(t) => {
                 let txn = next.txns[t as usize];
                 if !self.plain_si && self.recheck_after_record && txn.rconf && txn.wconf {
                     Self::fail(&mut next, t as usize, Failure::RecheckConflict);
                 } else {
-                    next.clock += 1;
+                    if !self.visible_at_record {
+                        next.clock += 1;
+                        next.txns[t as usize].commit_seq = next.clock;
+                    }
                     let txn = &mut next.txns[t as usize];
                     txn.status = Status::Committed;
-                    txn.commit_seq = next.clock;
                     if self.drop_markers_at_commit {
                         for page in next.markers.iter_mut() {
                             *page &= !(1 << t);
@@ -737,6 +770,11 @@ impl Ssi {
         "option 2: re-check after the durable commit record",
     );
     pub const PLAIN_SI: Flag = Flag::new("PlainSI", false, "snapshot isolation with no SSI at all");
+    pub const VISIBLE_AT_RECORD: Flag = Flag::new(
+        "VisibleAtRecord",
+        false,
+        "a committing transaction's writes are visible to snapshots from its commit record on (libdb's visible_lsn), not from END",
+    );
 }
 
 impl Params for Ssi {
@@ -749,6 +787,7 @@ impl Params for Ssi {
         Self::DROP_MARKERS_AT_COMMIT.knob(),
         Self::RECHECK_AFTER_RECORD.knob(),
         Self::PLAIN_SI.knob(),
+        Self::VISIBLE_AT_RECORD.knob(),
     ];
 
     fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
@@ -761,6 +800,7 @@ impl Params for Ssi {
             drop_markers_at_commit: k.get(Self::DROP_MARKERS_AT_COMMIT)?,
             recheck_after_record: k.get(Self::RECHECK_AFTER_RECORD)?,
             plain_si: k.get(Self::PLAIN_SI)?,
+            visible_at_record: k.get(Self::VISIBLE_AT_RECORD)?,
         })
     }
 }
