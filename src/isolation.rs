@@ -1,10 +1,12 @@
-//! `loadbearing isolation`: the SSI engine's variants (and, with `--postgres`, PostgreSQL at
-//! SERIALIZABLE) raced through the isolation tier, per scenario side by side.
+//! `loadbearing isolation`: the SSI engine's variants (with `--postgres`, PostgreSQL at
+//! SERIALIZABLE; with `--libdb`, the real libdb in three flavours) raced through the isolation
+//! tier, per scenario side by side.
 //!
 //! Exit 0 when every variant shows what it must (the pre-fix engine commits the #136 write
 //! skew on `write_skew_trigger`, the fix and PostgreSQL never commit a non-serializable
-//! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
-//! bad input or when PostgreSQL cannot be started.
+//! history, plain SI commits a write skew, every engine trace fits the model; libdb as
+//! `loadbearing_libdb::tier::musts` says); 1 otherwise; 2 on bad input or when PostgreSQL or
+//! libdb cannot be started.
 
 use std::path::PathBuf;
 
@@ -26,8 +28,13 @@ pub enum IsolationError {
     NoScenario { filter: String, known: String },
     #[error("--attempts must be at least 1")]
     NoAttempts,
-    #[error("nothing to run: --variant none without --postgres")]
+    #[error("nothing to run: --variant none without --postgres or --libdb")]
     NothingToRun,
+    #[error("`isolation --libdb` needs the real libdb, which is not compiled into this build: rebuild with `--features libdb` and LOADBEARING_LIBDB_SRC set (docs/libdb.md)")]
+    LibdbNotCompiledIn,
+    #[cfg(feature = "libdb")]
+    #[error("libdb: {0}")]
+    Libdb(#[from] loadbearing_libdb::store::SetupError),
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
     PostgresNotCompiledIn,
@@ -74,6 +81,10 @@ pub struct Args {
     /// Start a throwaway PostgreSQL cluster and add its column.
     #[arg(long)]
     pub postgres: bool,
+    /// Add the real libdb's columns: libdb-prefix, libdb-fix, libdb-readerunfixed (and the
+    /// write-skew scenarios again in the one-btree shape).
+    #[arg(long)]
+    pub libdb: bool,
     /// Random pause before each step, up to this many microseconds.
     #[arg(long, default_value_t = 50)]
     pub jitter_us: u64,
@@ -107,15 +118,31 @@ pub fn variants(spec: &str) -> Result<Vec<&'static str>, IsolationError> {
         .collect()
 }
 
-fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, IsolationError> {
+/// The scenario names `--libdb` adds (the write-skew ones in the one-btree shape).
+fn libdb_only_names(libdb: bool) -> Vec<String> {
+    #[cfg(feature = "libdb")]
+    if libdb {
+        let tier: Vec<&str> = scenarios().iter().map(|s| s.name).collect();
+        return loadbearing_libdb::tier::libdb_scenarios()
+            .iter()
+            .map(|s| s.name())
+            .filter(|n| !tier.contains(&n.as_str()))
+            .collect();
+    }
+    let _ = libdb;
+    Vec::new()
+}
+
+/// The tier's scenarios the filter picks; an error when neither they nor the scenarios
+/// `--libdb` adds match it.
+fn selected(filter: &Option<String>, libdb: bool) -> Result<Vec<Scenario>, IsolationError> {
     let all = scenarios();
-    let chosen: Vec<Scenario> = all
-        .iter()
-        .filter(|s| filter.as_deref().is_none_or(|f| s.name.contains(f)))
-        .cloned()
-        .collect();
-    if chosen.is_empty() {
-        let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+    let picks = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let chosen: Vec<Scenario> = all.iter().filter(|s| picks(s.name)).cloned().collect();
+    let extra = libdb_only_names(libdb);
+    if chosen.is_empty() && !extra.iter().any(|n| picks(n)) {
+        let mut names: Vec<String> = all.iter().map(|s| s.name.to_string()).collect();
+        names.extend(extra);
         return Err(IsolationError::NoScenario {
             filter: filter.clone().unwrap_or_default(),
             known: names.join(", "),
@@ -144,18 +171,33 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
     Ok(())
 }
 
+/// What every store must show: the engine's and PostgreSQL's musts, and libdb's.
+fn combined_musts(tallies: &[Tally]) -> Result<(), Vec<String>> {
+    let mut failures = musts(tallies).err().unwrap_or_default();
+    #[cfg(feature = "libdb")]
+    failures.extend(loadbearing_libdb::tier::musts(tallies));
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures)
+    }
+}
+
 /// Runs the tier as the options say and prints the report.
 pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.attempts == 0 {
         return Err(IsolationError::NoAttempts);
     }
     let variants = variants(&args.variant)?;
-    let chosen = selected(&args.scenario)?;
-    if variants.is_empty() && !args.postgres {
+    let chosen = selected(&args.scenario, args.libdb)?;
+    if variants.is_empty() && !args.postgres && !args.libdb {
         return Err(IsolationError::NothingToRun);
     }
     if args.postgres && !cfg!(feature = "postgres") {
         return Err(IsolationError::PostgresNotCompiledIn);
+    }
+    if args.libdb && !cfg!(feature = "libdb") {
+        return Err(IsolationError::LibdbNotCompiledIn);
     }
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
@@ -172,10 +214,22 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
         }
         server.stop();
     }
+    #[cfg(feature = "libdb")]
+    if args.libdb {
+        use loadbearing_libdb::{db::Flavour, tier};
+        for flavour in Flavour::ALL {
+            for s in tier::libdb_scenarios()
+                .iter()
+                .filter(|s| args.scenario.as_deref().is_none_or(|f| s.name().contains(f)))
+            {
+                tallies.push(tier::run(s, flavour, args.attempts, args.jitter_us)?);
+            }
+        }
+    }
     if let Some(dir) = &args.traces {
         write_traces(dir, &tallies)?;
     }
-    let verdict = musts(&tallies);
+    let verdict = combined_musts(&tallies);
     match args.format {
         IsolationFormat::Json => println!(
             "{}",

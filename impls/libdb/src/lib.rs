@@ -15,3 +15,4 @@ mod ffi;
 pub mod hooks;
 pub mod store;
 pub mod tier;
+pub mod replay;

@@ -16,21 +16,31 @@ fn every_scenario_on_every_flavour_shows_what_it_must() {
     let mut tallies = Vec::new();
     for flavour in Flavour::ALL {
         for s in libdb_scenarios() {
-            let t = run(&s, flavour, 3, 20).expect("libdb runs the scenario");
-            eprintln!(
-                "{:<22} {:<32} {:<40} viol={} conf={:?} {}",
-                flavour.name(),
-                s.name(),
-                t.typical(),
-                t.violations,
-                t.conforming,
-                t.example_divergence.clone().unwrap_or_default()
-            );
-            tallies.push(t);
+            tallies.push(run(&s, flavour, 10, 20).expect("libdb runs the scenario"));
         }
     }
     let failures = musts(&tallies);
     assert!(failures.is_empty(), "{failures:#?}");
+    // Keys of two writers on one page: libdb's page lock refuses the second writer on every
+    // flavour, whatever the timing (outside the model, which locks per key).
+    for t in tallies.iter().filter(|t| t.scenario.starts_with("write_skew_onepage")) {
+        assert!(t.conforming.is_none(), "{t:?}");
+        assert_eq!(t.violations, 0);
+        assert!(
+            t.outcomes.keys().all(|o| o.starts_with("T2 DB_LOCK_")),
+            "{} {}: {:?}",
+            t.store,
+            t.scenario,
+            t.outcomes
+        );
+    }
+    // Every other model workload's traces were validated, and all fit.
+    let validated: usize = tallies
+        .iter()
+        .filter_map(|t| t.conforming)
+        .map(|(ok, _)| ok)
+        .sum();
+    assert!(validated >= 3 * 10 * 14, "{validated}");
 }
 
 #[test]

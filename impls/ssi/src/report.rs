@@ -20,11 +20,18 @@ fn aborts_text(t: &Tally) -> String {
 }
 
 fn store_about(store: &str) -> String {
-    if store == "postgres" {
-        "PostgreSQL at SERIALIZABLE (SSI, Ports & Grittner)".into()
-    } else {
-        Variant::describe(store).into()
+    match store {
+        "postgres" => "PostgreSQL at SERIALIZABLE (SSI, Ports & Grittner)".into(),
+        "libdb-prefix" => "real libdb 5.3.34 as released (#136 open)".into(),
+        "libdb-fix" => "real libdb with the #151 fix at both sites".into(),
+        "libdb-readerunfixed" => "real libdb, the fix at the writer site only".into(),
+        engine => Variant::describe(engine).into(),
     }
+}
+
+/// Our engine's histories are judged abort by abort (`analysis`); another store's are not.
+fn is_engine(store: &str) -> bool {
+    store != "postgres" && !store.starts_with("libdb-")
 }
 
 /// One table per store, in the order the tallies come.
@@ -53,7 +60,7 @@ pub fn per_store(tallies: &[Tally]) -> String {
         let body: Vec<Vec<String>> = rows
             .iter()
             .map(|t| {
-                let engine = t.store != "postgres";
+                let engine = is_engine(&t.store);
                 vec![
                     t.scenario.clone(),
                     t.attempts.to_string(),
@@ -93,14 +100,21 @@ pub fn side_by_side(tallies: &[Tally]) -> String {
     }
     let mut header = vec!["scenario"];
     header.extend(stores.iter().copied());
+    // The tier's scenarios in its order, then any a store adds (libdb's same-btree shape).
+    let mut names: Vec<String> = scenarios().iter().map(|s| s.name.to_string()).collect();
+    for t in tallies {
+        if !names.contains(&t.scenario) {
+            names.push(t.scenario.clone());
+        }
+    }
     let mut body = Vec::new();
-    for s in scenarios() {
-        let mut row = vec![s.name.to_string()];
+    for name in names {
+        let mut row = vec![name.clone()];
         let mut any = false;
         for store in &stores {
             let cell = match tallies
                 .iter()
-                .find(|t| t.scenario == s.name && t.store == *store)
+                .find(|t| t.scenario == name && t.store == *store)
             {
                 Some(t) => {
                     any = true;

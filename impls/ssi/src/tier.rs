@@ -75,7 +75,8 @@ pub fn scenarios() -> Vec<Scenario> {
     // reproducer pauses it (libdb publishes a transaction's versions at that record, so a T2
     // begun after it would simply read T1's writes).
     let trigger = vec![w(1, Begin, 0, Check), w(0, Record, 1, Stmt(1))];
-    let late = vec![w(0, End, 1, Stmt(0)), w(1, Stmt(1), 0, End)];
+    // T2 reads before T1's commit record (after it, libdb would show T2 T1's writes).
+    let late = vec![w(0, Record, 1, Stmt(0)), w(1, Stmt(1), 0, End)];
     vec![
         skew(
             "write_skew_serial",
@@ -98,7 +99,7 @@ pub fn scenarios() -> Vec<Scenario> {
         skew(
             "write_skew_late",
             "write_skew",
-            "T2 reads before T1's END and writes after it",
+            "T2 reads before T1's commit record and writes after its END",
             late.clone(),
         ),
         skew(
