@@ -261,7 +261,8 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             let wanted = backend;
             let targets: Vec<&dyn conform::Target> = if targets.is_empty() {
                 conform::targets::ALL
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .filter(|t| match wanted {
                         Some(kind) => t.backends().contains(&kind),
                         // The embedded defaults: a target whose default is a server (the

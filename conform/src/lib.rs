@@ -30,6 +30,8 @@ pub mod error;
 pub mod flow;
 pub mod group_commit;
 pub mod kafka;
+#[cfg(feature = "libdb")]
+pub mod libdb;
 pub mod observe;
 pub mod paths;
 pub mod replays;

@@ -8,30 +8,45 @@ pub use crate::compound::COMPOUND;
 pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
+#[cfg(feature = "libdb")]
+pub use crate::libdb::{LIBDB_FIX, LIBDB_PREFIX};
 pub use crate::ssi::{SSI, SSI_PREFIX};
 pub use crate::store::{REPLAY, STORE, STORE_LWW};
 
+/// The table, with the targets a feature adds at its end.
+macro_rules! all_targets {
+    ($($extra:expr),*) => {
+        &[
+            &STORE,
+            &STORE_LWW,
+            &REPLAY,
+            &COMPOUND,
+            &FLOW,
+            &FLOW_LWW,
+            &FLOW_HARD_DELETE,
+            &FENCE,
+            &FENCE_OFF,
+            &GROUP_COMMIT,
+            &GROUP_COMMIT_UNGATED,
+            &KAFKA,
+            &KAFKA_DECOUPLED,
+            &KAFKA_UNSEEDED,
+            &KAFKA_UNFENCED,
+            &EPOCH,
+            &SSI,
+            &SSI_PREFIX,
+            $($extra),*
+        ]
+    };
+}
+
 /// Every target.
-pub static ALL: [&dyn Target; 18] = [
-    &STORE,
-    &STORE_LWW,
-    &REPLAY,
-    &COMPOUND,
-    &FLOW,
-    &FLOW_LWW,
-    &FLOW_HARD_DELETE,
-    &FENCE,
-    &FENCE_OFF,
-    &GROUP_COMMIT,
-    &GROUP_COMMIT_UNGATED,
-    &KAFKA,
-    &KAFKA_DECOUPLED,
-    &KAFKA_UNSEEDED,
-    &KAFKA_UNFENCED,
-    &EPOCH,
-    &SSI,
-    &SSI_PREFIX,
-];
+#[cfg(not(feature = "libdb"))]
+pub static ALL: &[&dyn Target] = all_targets!();
+
+/// Every target, the real libdb's included.
+#[cfg(feature = "libdb")]
+pub static ALL: &[&dyn Target] = all_targets!(&LIBDB_FIX, &LIBDB_PREFIX);
 
 /// The target of this name.
 pub fn find(name: &str) -> Result<&'static dyn Target, Error> {
@@ -62,7 +77,7 @@ mod tests {
     #[test]
     fn names_are_unique_and_found() {
         let mut seen = std::collections::HashSet::new();
-        for t in ALL {
+        for t in ALL.iter().copied() {
             assert!(seen.insert(t.name()), "{} twice", t.name());
             assert_eq!(find(t.name()).unwrap().name(), t.name());
             assert!(!t.backends().is_empty(), "{} runs nowhere", t.name());
