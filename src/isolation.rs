@@ -173,9 +173,12 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
 
 /// What every store must show: the engine's and PostgreSQL's musts, and libdb's.
 fn combined_musts(tallies: &[Tally]) -> Result<(), Vec<String>> {
-    let mut failures = musts(tallies).err().unwrap_or_default();
+    let failures: Vec<String> = musts(tallies).err().unwrap_or_default();
     #[cfg(feature = "libdb")]
-    failures.extend(loadbearing_libdb::tier::musts(tallies));
+    let failures: Vec<String> = failures
+        .into_iter()
+        .chain(loadbearing_libdb::tier::musts(tallies))
+        .collect();
     if failures.is_empty() {
         Ok(())
     } else {
@@ -218,10 +221,11 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.libdb {
         use loadbearing_libdb::{db::Flavour, tier};
         for flavour in Flavour::ALL {
-            for s in tier::libdb_scenarios()
-                .iter()
-                .filter(|s| args.scenario.as_deref().is_none_or(|f| s.name().contains(f)))
-            {
+            for s in tier::libdb_scenarios().iter().filter(|s| {
+                args.scenario
+                    .as_deref()
+                    .is_none_or(|f| s.name().contains(f))
+            }) {
                 tallies.push(tier::run(s, flavour, args.attempts, args.jitter_us)?);
             }
         }

@@ -99,8 +99,7 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
         must_fail_replays().map_err(|e| Error::Harness(e.to_string()))?;
     for r in replays {
         result.steps += 2 * r.broken.path.len();
-        let broken_outcome =
-            ReplayOutcome::of(Violation::NonSerializableHistory, r.reproduced());
+        let broken_outcome = ReplayOutcome::of(Violation::NonSerializableHistory, r.reproduced());
         let guarded_outcome =
             ReplayOutcome::of(Violation::NonSerializableHistory, !r.refused_by_fix());
         if !r.reproduced() {
@@ -110,9 +109,10 @@ fn replay_counterexamples(result: &mut TargetResult) -> Result<(), Error> {
             ));
         }
         if !r.refused_by_fix() {
-            result
-                .mismatches
-                .push(format!("{}: libdb-fix committed it ({})", r.config, r.fixed));
+            result.mismatches.push(format!(
+                "{}: libdb-fix committed it ({})",
+                r.config, r.fixed
+            ));
         }
         result.replays.push(Replay {
             config: r.config.clone(),

@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn names_are_unique_and_found() {
         let mut seen = std::collections::HashSet::new();
-        for t in ALL.iter().copied() {
+        for &t in ALL {
             assert!(seen.insert(t.name()), "{} twice", t.name());
             assert_eq!(find(t.name()).unwrap().name(), t.name());
             assert!(!t.backends().is_empty(), "{} runs nowhere", t.name());

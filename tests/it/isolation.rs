@@ -113,6 +113,59 @@ fn bad_input_exits_two_with_what_to_do() {
 }
 
 #[test]
+#[cfg(not(feature = "libdb"))]
+fn libdb_asked_for_without_its_feature_says_how_to_build_it() {
+    let out = loadbearing(&["isolation", "--libdb", "--attempts", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("--features libdb") && stderr.contains("LOADBEARING_LIBDB_SRC"),
+        "{stderr}"
+    );
+}
+
+/// The real libdb's three columns, end to end through the CLI: the release commits the #136
+/// write skew on every trigger attempt, in both shapes; the fix refuses T2.
+#[test]
+#[cfg(feature = "libdb")]
+fn libdb_gets_three_columns_with_the_verdicts_of_the_seed() {
+    let out = loadbearing(&[
+        "isolation",
+        "--attempts",
+        "3",
+        "--variant",
+        "none",
+        "--libdb",
+        "--scenario",
+        "write_skew",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let header = stdout.lines().find(|l| l.starts_with("scenario")).unwrap();
+    for column in ["libdb-prefix", "libdb-fix", "libdb-readerunfixed"] {
+        assert!(header.contains(column), "{header}");
+    }
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+            .to_string()
+    };
+    for trigger in ["write_skew_trigger", "write_skew_samebtree_trigger"] {
+        let r = row(trigger);
+        assert!(r.contains("all commit VIOLATED 3/3"), "{r}");
+        assert!(r.contains("T2 DB_SNAPSHOT_UNSAFE"), "{r}");
+    }
+    assert!(row("write_skew_control").contains("T1 DB_SNAPSHOT_CONFLICT"));
+    assert!(row("write_skew_late").contains("T2 DB_SNAPSHOT_UNSAFE"));
+    assert!(
+        stdout.contains("ok: every variant shows what it must"),
+        "{stdout}"
+    );
+}
+
+#[test]
 #[cfg(feature = "postgres")]
 fn postgres_gets_its_own_column_and_never_violates() {
     // find_bin returns only a folder holding initdb.

@@ -31,10 +31,10 @@ pub struct Api {
     pub txn_begin: unsafe extern "C" fn(*mut DbEnv, c_int, *mut *mut DbTxn) -> c_int,
     pub txn_commit: unsafe extern "C" fn(*mut DbTxn) -> c_int,
     pub txn_abort: unsafe extern "C" fn(*mut DbTxn) -> c_int,
-    pub get: unsafe extern "C" fn(*mut Db, *mut DbTxn, *const c_char, *mut i64, *mut c_int) -> c_int,
+    pub get:
+        unsafe extern "C" fn(*mut Db, *mut DbTxn, *const c_char, *mut i64, *mut c_int) -> c_int,
     pub put: unsafe extern "C" fn(*mut Db, *mut DbTxn, *const c_char, *const c_void, u32) -> c_int,
-    pub scan:
-        unsafe extern "C" fn(*mut Db, *mut DbTxn, *mut c_char, usize, *mut usize) -> c_int,
+    pub scan: unsafe extern "C" fn(*mut Db, *mut DbTxn, *mut c_char, usize, *mut usize) -> c_int,
     pub leaf_pages: unsafe extern "C" fn(*mut Db, *mut DbTxn, *mut u32) -> c_int,
 }
 
@@ -56,8 +56,12 @@ macro_rules! flavour {
                 #[link_name = concat!("lbdb_", $prefix, "_env_close")]
                 fn env_close(env: *mut DbEnv) -> c_int;
                 #[link_name = concat!("lbdb_", $prefix, "_db_open")]
-                fn db_open(env: *mut DbEnv, name: *const c_char, page: u32, out: *mut *mut Db)
-                    -> c_int;
+                fn db_open(
+                    env: *mut DbEnv,
+                    name: *const c_char,
+                    page: u32,
+                    out: *mut *mut Db,
+                ) -> c_int;
                 #[link_name = concat!("lbdb_", $prefix, "_db_close")]
                 fn db_close(db: *mut Db) -> c_int;
                 #[link_name = concat!("lbdb_", $prefix, "_txn_begin")]

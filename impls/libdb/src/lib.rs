@@ -13,6 +13,6 @@
 pub mod db;
 mod ffi;
 pub mod hooks;
+pub mod replay;
 pub mod store;
 pub mod tier;
-pub mod replay;

@@ -411,7 +411,10 @@ impl Conn for LibdbConn<'_> {
         let result = with_hook(&mut on_point, || store.env.commit(txn));
         match result {
             Ok(()) => {
-                store.record(SsiEvent::End { txn: id, failed: None });
+                store.record(SsiEvent::End {
+                    txn: id,
+                    failed: None,
+                });
                 Ok(())
             }
             Err(e) => {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use loadbearing_ssi_engine::conform::{self, Divergence};
 use loadbearing_ssi_engine::engine::Variant;
-use loadbearing_ssi_engine::program::{script, Observed, Outcome, Script, TxnResult};
-use loadbearing_ssi_engine::tier::{history_text, run_txn, scenarios, Scenario, Schedule, Tally};
+use loadbearing_ssi_engine::program::{script, Outcome, Script};
+use loadbearing_ssi_engine::tier::{history_text, run_all, scenarios, Scenario, Schedule, Tally};
 use loadbearing_ssi_engine::trace::SsiEvent;
 
 use crate::db::Flavour;
@@ -128,19 +128,8 @@ pub fn attempt(
         jitter_us,
         seed,
     );
-    let results: Vec<(TxnResult, Vec<Observed>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..script.txn_count())
-            .map(|t| {
-                let (script, sched, store) = (&script, &sched, &store);
-                s.spawn(move || run_txn(t, script, scenario, &mut store.conn(t), sched))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a transaction thread panicked"))
-            .collect()
-    });
-    let (results, observed): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+    let conns = (0..script.txn_count()).map(|t| store.conn(t)).collect();
+    let (results, observed) = run_all(&script, scenario, &sched, conns);
     let state = store.state(&script)?;
     let trace = store.events();
     let conformance = if writes_share_a_page(&script) {
@@ -164,7 +153,6 @@ pub fn run(
     jitter_us: u64,
 ) -> Result<Tally, SetupError> {
     let mut tally = Tally::new(&scenario.name(), flavour.name());
-    let mut conforming = (0, 0);
     for i in 0..attempts {
         let seed = 0x5eed_0000 + i as u64 * 7919;
         let a = attempt(&scenario.scenario, scenario.shape, flavour, seed, jitter_us)?;
@@ -174,26 +162,21 @@ pub fn run(
             tally.first_trace = Some(a.trace.clone());
         }
         if let Some(c) = &a.conformance {
-            conforming.1 += 1;
-            match c {
-                Ok(()) => conforming.0 += 1,
-                Err(d) => {
-                    tally
-                        .example_divergence
-                        .get_or_insert_with(|| d.to_string());
-                }
-            }
+            tally.add_conformance(c);
         }
-    }
-    if conforming.1 > 0 {
-        tally.conforming = Some(conforming);
     }
     Ok(tally)
 }
 
 /// What every attempt of a scenario must end with, on a flavour: the outcome summary the
 /// tier prints (`T1 DB_SNAPSHOT_CONFLICT`, `all commit`).
-fn every(tallies: &[Tally], store: &str, scenario: &str, outcome: &str, failures: &mut Vec<String>) {
+fn every(
+    tallies: &[Tally],
+    store: &str,
+    scenario: &str,
+    outcome: &str,
+    failures: &mut Vec<String>,
+) {
     let Some(t) = tallies
         .iter()
         .find(|t| t.store == store && t.scenario == scenario)
@@ -237,12 +220,30 @@ pub fn musts(tallies: &[Tally]) -> Vec<String> {
                 ));
             }
         }
-        every(tallies, Flavour::Fix.name(), &trigger, "T2 DB_SNAPSHOT_UNSAFE", &mut failures);
+        every(
+            tallies,
+            Flavour::Fix.name(),
+            &trigger,
+            "T2 DB_SNAPSHOT_UNSAFE",
+            &mut failures,
+        );
         for flavour in Flavour::ALL {
             let control = format!("{shape}_control");
-            every(tallies, flavour.name(), &control, "T1 DB_SNAPSHOT_CONFLICT", &mut failures);
+            every(
+                tallies,
+                flavour.name(),
+                &control,
+                "T1 DB_SNAPSHOT_CONFLICT",
+                &mut failures,
+            );
             let late = format!("{shape}_late");
-            every(tallies, flavour.name(), &late, "T2 DB_SNAPSHOT_UNSAFE", &mut failures);
+            every(
+                tallies,
+                flavour.name(),
+                &late,
+                "T2 DB_SNAPSHOT_UNSAFE",
+                &mut failures,
+            );
         }
     }
     for t in tallies

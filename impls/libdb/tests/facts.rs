@@ -20,8 +20,16 @@ fn a_snapshot_is_taken_at_the_first_page_access() {
     let writer = env.begin(false).unwrap();
     env.put(db, &writer, "k", 2).unwrap();
     env.commit(writer).unwrap();
-    assert_eq!(env.get(db, &lazy, "k").unwrap(), Some(2), "begun before, reads after");
-    assert_eq!(env.get(db, &pinned, "k").unwrap(), Some(1), "its snapshot predates it");
+    assert_eq!(
+        env.get(db, &lazy, "k").unwrap(),
+        Some(2),
+        "begun before, reads after"
+    );
+    assert_eq!(
+        env.get(db, &pinned, "k").unwrap(),
+        Some(1),
+        "its snapshot predates it"
+    );
     env.commit(lazy).unwrap();
     env.commit(pinned).unwrap();
 }

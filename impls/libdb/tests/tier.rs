@@ -23,7 +23,10 @@ fn every_scenario_on_every_flavour_shows_what_it_must() {
     assert!(failures.is_empty(), "{failures:#?}");
     // Keys of two writers on one page: libdb's page lock refuses the second writer on every
     // flavour, whatever the timing (outside the model, which locks per key).
-    for t in tallies.iter().filter(|t| t.scenario.starts_with("write_skew_onepage")) {
+    for t in tallies
+        .iter()
+        .filter(|t| t.scenario.starts_with("write_skew_onepage"))
+    {
         assert!(t.conforming.is_none(), "{t:?}");
         assert_eq!(t.violations, 0);
         assert!(

@@ -19,8 +19,8 @@ use std::time::Duration;
 use postgres::{Client, NoTls};
 
 use crate::engine::{CommitStep, Layout};
-use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
-use crate::tier::{run_txn, Conn, Scenario, Schedule, Tally};
+use crate::program::{script, Observed, Outcome, Plan, Script};
+use crate::tier::{run_all, Conn, Scenario, Schedule, Tally};
 
 pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
 
@@ -198,24 +198,14 @@ impl PgTier {
         );
         let n = script.txn_count();
         let layout = script.layout();
-        let results: Vec<(TxnResult, Vec<Observed>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = self.clients[..n]
-                .iter_mut()
-                .enumerate()
-                .map(|(t, client)| {
-                    let (script, sched, layout) = (&script, &sched, layout.clone());
-                    s.spawn(move || {
-                        let mut conn = PgConn { client, layout };
-                        run_txn(t, script, scenario, &mut conn, sched)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a transaction thread panicked"))
-                .collect()
-        });
-        let (results, observed): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+        let conns: Vec<PgConn<'_>> = self.clients[..n]
+            .iter_mut()
+            .map(|client| PgConn {
+                client,
+                layout: layout.clone(),
+            })
+            .collect();
+        let (results, observed) = run_all(&script, scenario, &sched, conns);
         let state = self.state(&script)?;
         Ok((
             Outcome::judge(&script, results, observed, state),

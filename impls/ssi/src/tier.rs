@@ -440,6 +440,27 @@ pub fn run_txn<C: Conn>(
     }
 }
 
+/// Runs transaction t of `script` on `conns[t]`, each on its own thread, under `sched`: how
+/// each ended, and what each observed.
+pub fn run_all<C: Conn + Send>(
+    script: &Script,
+    scenario: &Scenario,
+    sched: &Schedule,
+    conns: Vec<C>,
+) -> (Vec<TxnResult>, Vec<Vec<Observed>>) {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = conns
+            .into_iter()
+            .enumerate()
+            .map(|(t, mut conn)| s.spawn(move || run_txn(t, script, scenario, &mut conn, sched)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a transaction thread panicked"))
+            .unzip()
+    })
+}
+
 /// One attempt on the engine: the outcome, the trace, and the engine's transactions.
 pub struct EngineAttempt {
     pub outcome: Outcome,
@@ -470,22 +491,7 @@ pub fn attempt_engine(
         jitter_us,
         seed,
     );
-    let results: Vec<(TxnResult, Vec<Observed>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = txns
-            .iter()
-            .enumerate()
-            .map(|(t, txn)| {
-                let (script, sched) = (&script, &sched);
-                let mut txn = *txn;
-                s.spawn(move || run_txn(t, script, scenario, &mut txn, sched))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a transaction thread panicked"))
-            .collect()
-    });
-    let observed = results.into_iter().map(|(_, o)| o).collect();
+    let (_, observed) = run_all(&script, scenario, &sched, txns);
     let outcome = engine_outcome(&script, &engine, observed);
     let trace = recorder.events();
     let views = engine.txns();
@@ -563,6 +569,18 @@ impl Tally {
         }
     }
 
+    /// Adds one trace's verdict in the model (the first divergence is kept as the example).
+    pub fn add_conformance(&mut self, verdict: &Result<(), Divergence>) {
+        let (ok, n) = self.conforming.get_or_insert((0, 0));
+        *n += 1;
+        match verdict {
+            Ok(()) => *ok += 1,
+            Err(d) => {
+                self.example_divergence.get_or_insert_with(|| d.to_string());
+            }
+        }
+    }
+
     /// The most frequent outcome, with its share: `T2 SnapshotUnsafe (40/40)`.
     pub fn typical(&self) -> String {
         match self.outcomes.iter().max_by_key(|(_, n)| **n) {
@@ -583,7 +601,6 @@ pub fn history_text(trace: &[SsiEvent], outcome: &Outcome) -> String {
 pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us: u64) -> Tally {
     let v = Variant::named(variant).expect("a known variant");
     let mut tally = Tally::new(scenario.name, variant);
-    let mut conforming = (0, 0);
     for i in 0..attempts {
         let seed = 0x5eed_0000 + i as u64 * 7919;
         let a = attempt_engine(scenario, v, seed, jitter_us);
@@ -613,19 +630,8 @@ pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us
             }
         }
         if let Some(c) = &a.conformance {
-            conforming.1 += 1;
-            match c {
-                Ok(()) => conforming.0 += 1,
-                Err(d) => {
-                    tally
-                        .example_divergence
-                        .get_or_insert_with(|| d.to_string());
-                }
-            }
+            tally.add_conformance(c);
         }
-    }
-    if conforming.1 > 0 {
-        tally.conforming = Some(conforming);
     }
     tally
 }

@@ -18,6 +18,10 @@ pub const MAX_TXNS: usize = 3;
 pub const MAX_STMTS: usize = 4;
 pub const MAX_PAGES: usize = 2;
 
+/// With `VisibleAtRecord`, the commit sequence of a transaction that wrote nothing: after every
+/// snapshot, as libdb's MAX_LSN `visible_lsn` of a read-only transaction.
+pub const NO_COMMIT_POINT: u8 = u8::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
     Idle,
@@ -456,12 +460,20 @@ impl Ssi {
                 let phase = match t.phase {
                     Phase::Exec => format!("pc={}", t.pc),
                     Phase::Checked => "checked".to_string(),
+                    Phase::Recorded
+                        if self.visible_at_record && t.commit_seq == NO_COMMIT_POINT =>
+                    {
+                        "recorded, read-only: no commit point".to_string()
+                    }
                     Phase::Recorded if self.visible_at_record => {
                         format!("commit record durable, visible from seq={}", t.commit_seq)
                     }
                     Phase::Recorded => "commit record durable".to_string(),
                 };
                 format!("running snap={} {phase}{flags}", t.snapshot)
+            }
+            Status::Committed if self.visible_at_record && t.commit_seq == NO_COMMIT_POINT => {
+                format!("committed, read-only: no commit point{flags}")
             }
             Status::Committed => format!("committed seq={}{flags}", t.commit_seq),
             Status::Aborted => {
@@ -555,8 +567,16 @@ impl Model for Ssi {
             }
             SsiAction::Record(t) => {
                 if self.visible_at_record {
-                    next.clock += 1;
-                    next.txns[t as usize].commit_seq = next.clock;
+                    let wrote = next.versions.iter().flatten().any(|v| v.writer == t + 1);
+                    if wrote {
+                        next.clock += 1;
+                        next.txns[t as usize].commit_seq = next.clock;
+                    } else {
+                        // libdb logs nothing for a read-only transaction, so it never gets a
+                        // commit point (its visible_lsn stays MAX_LSN): every later writer
+                        // still counts its markers as concurrent.
+                        next.txns[t as usize].commit_seq = NO_COMMIT_POINT;
+                    }
                 }
                 next.txns[t as usize].phase = Phase::Recorded;
             }
