@@ -11,7 +11,8 @@ check *ARGS:
 list:
     cargo run --release -- list
 
-# Every test of every crate with every feature (the server-backed ones start their servers), as CI runs them.
+# Every test of every crate with every feature (the server-backed ones start their servers, the
+# libdb ones build libdb from LOADBEARING_LIBDB_SRC), as CI runs them.
 test:
     cargo test --workspace --all-features
 
@@ -57,3 +58,8 @@ isolation *ARGS:
 # Group commit on a real Kafka broker: cap 256 vs cap 1 vs a plain producer.
 kafka-bench:
     cargo run --release -p loadbearing-impls-kafka --features kafka --example group_commit_bench
+
+# The isolation tier and conformance on the real libdb (LOADBEARING_LIBDB_SRC: docs/libdb.md).
+libdb *ARGS:
+    cargo run --release --features libdb -- isolation --libdb {{ARGS}}
+    cargo run --release --features libdb -- conform libdb-fix libdb-prefix
