@@ -118,6 +118,11 @@ pub fn variants(spec: &str) -> Result<Vec<&'static str>, IsolationError> {
         .collect()
 }
 
+/// Whether `--scenario` (a substring, or none) picks the scenario `name`.
+fn picks(filter: &Option<String>, name: &str) -> bool {
+    filter.as_deref().is_none_or(|f| name.contains(f))
+}
+
 /// The scenario names `--libdb` adds (the write-skew ones in the one-btree shape).
 fn libdb_only_names(libdb: bool) -> Vec<String> {
     #[cfg(feature = "libdb")]
@@ -137,10 +142,13 @@ fn libdb_only_names(libdb: bool) -> Vec<String> {
 /// `--libdb` adds match it.
 fn selected(filter: &Option<String>, libdb: bool) -> Result<Vec<Scenario>, IsolationError> {
     let all = scenarios();
-    let picks = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let chosen: Vec<Scenario> = all.iter().filter(|s| picks(s.name)).cloned().collect();
+    let chosen: Vec<Scenario> = all
+        .iter()
+        .filter(|s| picks(filter, s.name))
+        .cloned()
+        .collect();
     let extra = libdb_only_names(libdb);
-    if chosen.is_empty() && !extra.iter().any(|n| picks(n)) {
+    if chosen.is_empty() && !extra.iter().any(|n| picks(filter, n)) {
         let mut names: Vec<String> = all.iter().map(|s| s.name.to_string()).collect();
         names.extend(extra);
         return Err(IsolationError::NoScenario {
@@ -221,11 +229,10 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.libdb {
         use loadbearing_libdb::{db::Flavour, tier};
         for flavour in Flavour::ALL {
-            for s in tier::libdb_scenarios().iter().filter(|s| {
-                args.scenario
-                    .as_deref()
-                    .is_none_or(|f| s.name().contains(f))
-            }) {
+            for s in tier::libdb_scenarios()
+                .iter()
+                .filter(|s| picks(&args.scenario, &s.name()))
+            {
                 tallies.push(tier::run(s, flavour, args.attempts, args.jitter_us)?);
             }
         }

@@ -12,7 +12,7 @@
 
 use loadbearing_libdb::db::Flavour;
 use loadbearing_libdb::replay::must_fail_replays;
-use loadbearing_libdb::tier::{attempt, libdb_scenarios, model_of, writes_share_a_page};
+use loadbearing_libdb::tier::{attempt, checked_model, libdb_scenarios, schedule};
 use loadbearing_ssi_engine::program::script;
 
 use crate::backend::BackendKind;
@@ -65,26 +65,22 @@ impl Target for LibdbTarget {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let mut schedule = Seeded::new(settings.seed);
-        for _ in 0..settings.traces {
-            for s in libdb_scenarios() {
+        // Each scenario with the fix's model its traces are held to (the predicate workload
+        // has none; two writers of one page are outside it).
+        let checked: Vec<_> = libdb_scenarios()
+            .into_iter()
+            .filter_map(|s| {
                 let program = script(s.scenario.script).expect("scenarios name known scripts");
-                // The predicate workload has no model; two writers of one page are outside it.
-                if writes_share_a_page(&program) {
-                    continue;
-                }
-                let Some(model) = model_of(Flavour::Fix, &program) else {
-                    continue;
-                };
-                let run = attempt(
-                    &s.scenario,
-                    s.shape,
-                    self.flavour,
-                    schedule.next_u64(),
-                    JITTER_US,
-                )
-                .map_err(|e| Error::Harness(e.to_string()))?;
-                result.tally(&model, &run.trace);
+                checked_model(Flavour::Fix, &program).map(|model| (s, model))
+            })
+            .collect();
+        let mut seeds = Seeded::new(settings.seed);
+        for _ in 0..settings.traces {
+            for (s, model) in &checked {
+                let sched = schedule(&s.scenario, seeds.next_u64(), JITTER_US);
+                let run = attempt(&s.scenario, s.shape, self.flavour, &sched)
+                    .map_err(|e| Error::Harness(e.to_string()))?;
+                result.tally(model, &run.trace);
             }
         }
         if self.flavour == Flavour::Fix {

@@ -12,6 +12,10 @@ use crate::{Configured, Guard, Under};
 
 pub use crate::first_write::{Row, MAX_WRITERS};
 
+/// The Cassandra backends' steps the compound spells out.
+const CAS_STEP: &str =
+    "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pc {
     U1,
@@ -270,13 +274,11 @@ impl Configured for CasFirstWrite {
     const UNDER: &'static [Under] = &[
         Under {
             backend: "Cassandra",
-            step:
-                "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+            step: CAS_STEP,
         },
         Under {
             backend: "Cassandra835",
-            step:
-                "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step",
+            step: CAS_STEP,
         },
     ];
     type Params = CasFwParams;

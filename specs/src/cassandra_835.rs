@@ -88,16 +88,6 @@ pub struct Cassandra835 {
     pub skip_tomb: bool,
 }
 
-/// The greatest member of a set of offsets, 0 for the empty set.
-fn set_max(set: Offsets) -> u8 {
-    (0..32u8).rev().find(|&o| set.contains(o)).unwrap_or(0)
-}
-
-/// The members of `set` above `floor`.
-fn above(set: Offsets, floor: u8) -> Offsets {
-    Offsets(set.0 & !((2u32 << floor) - 1))
-}
-
 /// The members of `rows` the log `op` says are persists.
 fn persists(op: Ops, rows: Offsets) -> Offsets {
     Offsets(rows.0 & !op.0)
@@ -106,11 +96,11 @@ fn persists(op: Ops, rows: Offsets) -> Offsets {
 /// Folds a set of journal rows onto `base` in ascending offset order: a persist adds its
 /// offset, a delete clears everything at or below it (the base included).
 fn fold_rows_onto(op: Ops, rows: Offsets, base: Offsets) -> Offsets {
-    let last_delete = set_max(Offsets(rows.0 & op.0));
+    let last_delete = Offsets(rows.0 & op.0).max();
     if last_delete == 0 {
         Offsets(base.0 | persists(op, rows).0)
     } else {
-        above(persists(op, rows), last_delete)
+        persists(op, rows).above(last_delete)
     }
 }
 
@@ -131,7 +121,7 @@ impl Cassandra835 {
 
     /// The rows above the fenced floor (`SurvivingRows`).
     fn surviving_rows(&self, s: &Cassandra835State) -> Offsets {
-        above(s.journal_rows, self.recovered_floor(s.store))
+        s.journal_rows.above(self.recovered_floor(s.store))
     }
 
     /// `EventsState`: what an events-recovery restores, under the active journal guard.
@@ -141,7 +131,7 @@ impl Cassandra835 {
             whole
         } else if self.floor_filter {
             fold_rows_onto(s.op, self.surviving_rows(s), s.store.live_contents())
-        } else if set_max(s.journal_rows) < s.store.offset {
+        } else if s.journal_rows.max() < s.store.offset {
             // The fold-result comparison: a fold that trails the store is discarded.
             s.store.live_contents()
         } else {
@@ -151,12 +141,12 @@ impl Cassandra835 {
 
     /// `EventsRecoveredOffset`: the offset the events-recovered state sits at.
     fn events_recovered_offset(&self, s: &Cassandra835State) -> u8 {
-        let journal_max = set_max(s.journal_rows);
+        let journal_max = s.journal_rows.max();
         if !self.floor_guard {
             journal_max
         } else if self.floor_filter {
             self.recovered_floor(s.store)
-                .max(set_max(self.surviving_rows(s)))
+                .max(self.surviving_rows(s).max())
         } else if journal_max < s.store.offset {
             self.recovered_floor(s.store)
         } else {
@@ -588,9 +578,9 @@ mod tests {
             fold_rows_onto(op, with_delete, Offsets::EMPTY.with(1)),
             Offsets::EMPTY.with(3)
         );
-        assert_eq!(set_max(Offsets::EMPTY), 0);
-        assert_eq!(set_max(rows), 3);
-        assert_eq!(above(rows, 1), Offsets::EMPTY.with(3));
-        assert_eq!(above(rows, 0), rows);
+        assert_eq!(Offsets::EMPTY.max(), 0);
+        assert_eq!(rows.max(), 3);
+        assert_eq!(rows.above(1), Offsets::EMPTY.with(3));
+        assert_eq!(rows.above(0), rows);
     }
 }

@@ -10,6 +10,9 @@ use crate::{Configured, Guard, Under};
 
 pub const MAX_WRITERS: usize = 8;
 
+/// The Kafka backends' step a group commit spells out (and GroupCommitLanes with it).
+pub const COMMIT_STEP: &str = "OwnerFold: the transaction that commits a snapshot with its offset";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pc {
     Offer,
@@ -285,11 +288,11 @@ impl Configured for GroupCommit {
     const UNDER: &'static [Under] = &[
         Under {
             backend: "Kafka",
-            step: "OwnerFold: the transaction that commits a snapshot with its offset",
+            step: COMMIT_STEP,
         },
         Under {
             backend: "Kafka835",
-            step: "OwnerFold: the transaction that commits a snapshot with its offset",
+            step: COMMIT_STEP,
         },
     ];
     type Params = GroupCommit;

@@ -474,7 +474,7 @@ impl Configured for GroupCommitLanes {
     const DOC: &'static str = include_str!("group_commit_lanes.md");
     const UNDER: &'static [Under] = &[Under {
         backend: "Kafka835",
-        step: "OwnerFold: the transaction that commits a snapshot with its offset",
+        step: crate::group_commit::COMMIT_STEP,
     }];
     type Params = GroupCommitLanes;
     const GUARDS: &'static [Guard] = &[

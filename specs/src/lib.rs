@@ -39,8 +39,6 @@ use loadbearing_refinement::Spec;
 pub use guard::{Guard, Setting};
 use knobs::{Constants, KnobError, Params, Resolved};
 
-/// A model that a config can build: its name in `expected/`, its typed parameters, its guards,
-/// and how the parameters make an instance.
 /// A finer model's place under a backend: the backend's step it spells out in finer grain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Under {
@@ -49,6 +47,8 @@ pub struct Under {
     pub step: &'static str,
 }
 
+/// A model that a config can build: its name in `expected/`, its typed parameters, its guards,
+/// and how the parameters make an instance.
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
     /// The model described for people: its variables, actions with their guards and effects,

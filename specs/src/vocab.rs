@@ -47,6 +47,16 @@ impl Offsets {
         self.0 & (1 << offset) != 0
     }
 
+    /// The greatest member, 0 for the empty set.
+    pub fn max(self) -> u8 {
+        (u32::BITS - self.0.leading_zeros()).saturating_sub(1) as u8
+    }
+
+    /// The members above `floor`.
+    pub fn above(self, floor: u8) -> Offsets {
+        Offsets(self.0 & u32::MAX.checked_shl(u32::from(floor) + 1).unwrap_or(0))
+    }
+
     /// Every member lies in `lo..=hi`.
     pub fn within(self, lo: u8, hi: u8) -> bool {
         (0..32u8).all(|o| !self.contains(o) || (lo..=hi).contains(&o))
@@ -278,5 +288,16 @@ mod tests {
         assert_eq!(op.fold_onto(base, 2, 3), Offsets::EMPTY.with(3));
         assert_eq!(op.fold_onto(base, 2, 1), base);
         assert_eq!(op.correct_contents(3), Offsets::EMPTY.with(3));
+    }
+
+    #[test]
+    fn a_sets_greatest_member_and_its_members_above_a_floor() {
+        let set = Offsets::EMPTY.with(0).with(4).with(31);
+        assert_eq!(set.max(), 31);
+        assert_eq!(Offsets::EMPTY.with(4).max(), 4);
+        assert_eq!(Offsets::EMPTY.max(), 0);
+        assert_eq!(set.above(0), Offsets::EMPTY.with(4).with(31));
+        assert_eq!(set.above(4), Offsets::EMPTY.with(31));
+        assert_eq!(set.above(31), Offsets::EMPTY);
     }
 }

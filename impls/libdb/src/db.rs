@@ -30,10 +30,6 @@ impl Flavour {
         }
     }
 
-    pub fn named(name: &str) -> Option<Flavour> {
-        Flavour::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// The SSI model's variant this flavour implements (`Variant::named`, `ssi_<variant>_*`).
     pub fn variant(self) -> &'static str {
         match self {

@@ -11,13 +11,13 @@ use std::time::Duration;
 use loadbearing_specs::ssi::{Phase, Ssi, SsiAction, SsiState, Status};
 use loadbearing_ssi_engine::conform::{self, Divergence};
 use loadbearing_ssi_engine::program::{script, Outcome};
-use loadbearing_ssi_engine::tier::{run_all, Point, Scenario, Schedule, Wait};
+use loadbearing_ssi_engine::tier::{Point, Scenario, Schedule, Wait};
 use loadbearing_ssi_engine::trace::SsiEvent;
 use stateright::Model;
 
 use crate::db::Flavour;
-use crate::store::{SetupError, Shape, Store};
-use crate::tier::model_of;
+use crate::store::{SetupError, Shape};
+use crate::tier::{attempt, checked_model, model_of};
 
 /// A path the replay cannot place on libdb's threads.
 #[derive(Debug, thiserror::Error)]
@@ -40,8 +40,9 @@ pub struct LibdbReplay {
     pub path: Vec<String>,
     pub outcome: Outcome,
     pub trace: Vec<SsiEvent>,
-    /// The flavour's model's verdict on the trace.
-    pub conformance: Result<(), Divergence>,
+    /// The flavour's model's verdict on the trace (None: a workload outside the model on
+    /// libdb, `tier::writes_share_a_page`).
+    pub conformance: Option<Result<(), Divergence>>,
     /// Waits that timed out: a step of the path that libdb's threads could not reach in order.
     pub timeouts: usize,
 }
@@ -153,21 +154,18 @@ pub fn replay(
 ) -> Result<LibdbReplay, ReplayError> {
     let program = script(model.workload.name).ok_or(ReplayError::NoScript(model.workload.name))?;
     let scenario = scenario_of(model, path)?;
-    let store = Store::new(flavour, &program, Shape::Databases)?;
+    // No jitter: the waits alone order the steps.
     let sched = Schedule::new(scenario.waits.clone(), Duration::from_secs(5), 0, 1);
-    let conns = (0..program.txn_count()).map(|t| store.conn(t)).collect();
-    let (results, observed) = run_all(&program, &scenario, &sched, conns);
-    let state = store.state(&program)?;
-    let trace = store.events();
-    let flavour_model = model_of(flavour, &program).expect("model workloads have a model");
-    let conformance = conform::validate(&flavour_model, &trace).map(|_| ());
+    let run = attempt(&scenario, Shape::Databases, flavour, &sched)?;
+    let conformance =
+        checked_model(flavour, &program).map(|m| conform::validate(&m, &run.trace).map(|_| ()));
     Ok(LibdbReplay {
         flavour,
         path: path.iter().map(|a| model.format_action(a)).collect(),
-        outcome: Outcome::judge(&program, results, observed, state),
-        trace,
+        outcome: run.outcome,
+        trace: run.trace,
         conformance,
-        timeouts: sched.timeouts(),
+        timeouts: run.timeouts,
     })
 }
 

@@ -36,15 +36,6 @@ pub enum Shape {
     OneBtree,
 }
 
-impl Shape {
-    pub fn name(self) -> &'static str {
-        match self {
-            Shape::Databases => "a btree per page",
-            Shape::OneBtree => "one btree, 512-byte pages",
-        }
-    }
-}
-
 /// Filler records between two model pages of the one-btree shape: 40 records of about 70
 /// bytes fill more than five 512-byte leaves, so no leaf holds keys of two model pages.
 const FILLERS: usize = 40;
@@ -73,7 +64,6 @@ pub enum SetupError {
 /// A script's keys on a fresh environment of one flavour, and the trace of what ran there.
 pub struct Store {
     env: Env,
-    shape: Shape,
     /// Every key: its database and its name there.
     placed: BTreeMap<String, (DbId, String)>,
     /// Each model page's database, and the prefix its keys carry there.
@@ -82,8 +72,6 @@ pub struct Store {
     snapshot_pin: DbId,
     step: Mutex<()>,
     recorder: Arc<Recorder>,
-    /// Leaf pages of the one-btree layout (None for one btree per page).
-    pub leaf_pages: Option<u32>,
 }
 
 impl Store {
@@ -125,7 +113,6 @@ impl Store {
                 env.put(*db, &setup, name, v).map_err(db_err)?;
             }
         }
-        let mut leaf_pages = None;
         if shape == Shape::OneBtree {
             let (db, _) = pages[&page_list[0]];
             // Fillers sort after a page's keys (`~` after `:`) and before the next page's.
@@ -137,33 +124,27 @@ impl Store {
             }
             let leaves = env.leaf_pages(db, &setup).map_err(db_err)?;
             if (leaves as usize) < 2 * page_list.len() {
+                let _ = env.abort(setup);
                 return Err(SetupError::PagesShared {
                     flavour,
                     leaves,
                     pages: page_list.len(),
                 });
             }
-            leaf_pages = Some(leaves);
         }
         env.commit(setup).map_err(db_err)?;
         Ok(Store {
             env,
-            shape,
             placed,
             pages,
             snapshot_pin,
             step: Mutex::new(()),
             recorder: Recorder::new(),
-            leaf_pages,
         })
     }
 
     pub fn flavour(&self) -> Flavour {
         self.env.flavour()
-    }
-
-    pub fn shape(&self) -> Shape {
-        self.shape
     }
 
     /// The trace so far, in step order.

@@ -6,10 +6,14 @@
 
 use std::time::Duration;
 
-use loadbearing_ssi_engine::conform::{self, Divergence};
+use loadbearing_specs::ssi::workload::Stmt;
+use loadbearing_specs::ssi::Ssi;
+use loadbearing_ssi_engine::conform;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Outcome, Script};
-use loadbearing_ssi_engine::tier::{history_text, run_all, scenarios, Scenario, Schedule, Tally};
+use loadbearing_ssi_engine::tier::{
+    attempt_seed, history_text, run_all, scenarios, Scenario, Schedule, Tally,
+};
 use loadbearing_ssi_engine::trace::SsiEvent;
 
 use crate::db::Flavour;
@@ -68,17 +72,16 @@ pub fn libdb_scenarios() -> Vec<LibdbScenario> {
 pub struct LibdbAttempt {
     pub outcome: Outcome,
     pub trace: Vec<SsiEvent>,
+    /// Waits that timed out (the named timing was not realized).
     pub timeouts: usize,
-    /// For the model's workloads: the flavour's model's verdict on the trace.
-    pub conformance: Option<Result<(), Divergence>>,
 }
 
 /// The SSI model of a flavour's variant on `script`'s workload (None for the predicate one),
 /// with versions published at the commit record, as libdb publishes them (`VisibleAtRecord`).
-pub fn model_of(flavour: Flavour, script: &Script) -> Option<loadbearing_specs::ssi::Ssi> {
+pub fn model_of(flavour: Flavour, script: &Script) -> Option<Ssi> {
     let variant = Variant::named(flavour.variant()).expect("each flavour is an engine variant");
     match script {
-        Script::Model(w) => Some(loadbearing_specs::ssi::Ssi {
+        Script::Model(w) => Some(Ssi {
             visible_at_record: true,
             ..variant.model(w.clone())
         }),
@@ -95,53 +98,53 @@ pub fn writes_share_a_page(script: &Script) -> bool {
     let Script::Model(w) = script else {
         return false;
     };
-    let mut written: Vec<usize> = w
-        .programs
-        .iter()
-        .flatten()
-        .filter_map(|stmt| match stmt {
-            loadbearing_specs::ssi::workload::Stmt::Write { key, .. } => Some(*key),
-            loadbearing_specs::ssi::workload::Stmt::Read(_) => None,
-        })
-        .collect();
-    written.sort();
-    written.dedup();
-    written
-        .iter()
-        .enumerate()
-        .any(|(i, a)| written[i + 1..].iter().any(|b| w.pages[*a] == w.pages[*b]))
+    let mut written = std::collections::BTreeMap::new();
+    w.programs.iter().flatten().any(|stmt| match stmt {
+        Stmt::Write { key, .. } => {
+            // A second written key on a page already holding one.
+            *written.entry(w.pages[*key]).or_insert(*key) != *key
+        }
+        Stmt::Read(_) => false,
+    })
 }
 
-/// Runs `scenario` once on a fresh environment of `flavour`.
-pub fn attempt(
-    scenario: &Scenario,
-    shape: Shape,
-    flavour: Flavour,
-    seed: u64,
-    jitter_us: u64,
-) -> Result<LibdbAttempt, SetupError> {
-    let script = script(scenario.script).expect("scenarios name known scripts");
-    let store = Store::new(flavour, &script, shape)?;
-    let sched = Schedule::new(
+/// The model a trace of `script` on `flavour` is validated against: the flavour's, unless the
+/// workload has none (the predicate one) or is outside the model on libdb
+/// ([`writes_share_a_page`]).
+pub fn checked_model(flavour: Flavour, script: &Script) -> Option<Ssi> {
+    if writes_share_a_page(script) {
+        return None;
+    }
+    model_of(flavour, script)
+}
+
+/// The schedule of one attempt of `scenario`: its waits, seeded jitter around them.
+pub fn schedule(scenario: &Scenario, seed: u64, jitter_us: u64) -> Schedule {
+    Schedule::new(
         scenario.waits.clone(),
         Duration::from_secs(10),
         jitter_us,
         seed,
-    );
+    )
+}
+
+/// Runs `scenario` once on a fresh environment of `flavour`, its keys in `shape`, each
+/// transaction on its own thread under `sched`.
+pub fn attempt(
+    scenario: &Scenario,
+    shape: Shape,
+    flavour: Flavour,
+    sched: &Schedule,
+) -> Result<LibdbAttempt, SetupError> {
+    let script = script(scenario.script).expect("scenarios name known scripts");
+    let store = Store::new(flavour, &script, shape)?;
     let conns = (0..script.txn_count()).map(|t| store.conn(t)).collect();
-    let (results, observed) = run_all(&script, scenario, &sched, conns);
+    let (results, observed) = run_all(&script, scenario, sched, conns);
     let state = store.state(&script)?;
-    let trace = store.events();
-    let conformance = if writes_share_a_page(&script) {
-        None
-    } else {
-        model_of(flavour, &script).map(|model| conform::validate(&model, &trace).map(|_| ()))
-    };
     Ok(LibdbAttempt {
         outcome: Outcome::judge(&script, results, observed, state),
-        trace,
+        trace: store.events(),
         timeouts: sched.timeouts(),
-        conformance,
     })
 }
 
@@ -153,16 +156,18 @@ pub fn run(
     jitter_us: u64,
 ) -> Result<Tally, SetupError> {
     let mut tally = Tally::new(&scenario.name(), flavour.name());
+    let script = script(scenario.scenario.script).expect("scenarios name known scripts");
+    let model = checked_model(flavour, &script);
     for i in 0..attempts {
-        let seed = 0x5eed_0000 + i as u64 * 7919;
-        let a = attempt(&scenario.scenario, scenario.shape, flavour, seed, jitter_us)?;
+        let sched = schedule(&scenario.scenario, attempt_seed(i), jitter_us);
+        let a = attempt(&scenario.scenario, scenario.shape, flavour, &sched)?;
         tally.add(&a.outcome, || history_text(&a.trace, &a.outcome));
         tally.timeouts += a.timeouts;
         if tally.first_trace.is_none() {
             tally.first_trace = Some(a.trace.clone());
         }
-        if let Some(c) = &a.conformance {
-            tally.add_conformance(c);
+        if let Some(model) = &model {
+            tally.add_conformance(&conform::validate(model, &a.trace).map(|_| ()));
         }
     }
     Ok(tally)

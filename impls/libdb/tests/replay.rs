@@ -30,7 +30,7 @@ fn every_replayable_counterexample_reproduces_on_its_flavour_and_the_fix_refuses
             r.config
         );
         for run in [&r.broken, &r.fixed] {
-            if let Err(d) = &run.conformance {
+            if let Some(Err(d)) = &run.conformance {
                 panic!(
                     "{} on {}: the trace does not fit its model: {d}",
                     r.config, run.flavour

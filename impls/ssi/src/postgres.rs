@@ -20,7 +20,7 @@ use postgres::{Client, NoTls};
 
 use crate::engine::{CommitStep, Layout};
 use crate::program::{script, Observed, Outcome, Plan, Script};
-use crate::tier::{run_all, Conn, Scenario, Schedule, Tally};
+use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
 
 pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
 
@@ -222,8 +222,7 @@ impl PgTier {
     ) -> Result<Tally, PgTierError> {
         let mut tally = Tally::new(scenario.name, "postgres");
         for i in 0..attempts {
-            let (outcome, timeouts) =
-                self.attempt(scenario, 0x5eed_0000 + i as u64 * 7919, jitter_us)?;
+            let (outcome, timeouts) = self.attempt(scenario, attempt_seed(i), jitter_us)?;
             tally.add(&outcome, || {
                 format!("{}; final {}", outcome.summary(), outcome.state_text())
             });

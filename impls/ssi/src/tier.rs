@@ -597,13 +597,17 @@ pub fn history_text(trace: &[SsiEvent], outcome: &Outcome) -> String {
     format!("{}; final {}", steps.join("; "), outcome.state_text())
 }
 
+/// The jitter seed of attempt `i`, the same for every store, so a rerun repeats its timing.
+pub fn attempt_seed(i: usize) -> u64 {
+    0x5eed_0000 + i as u64 * 7919
+}
+
 /// Runs `scenario` `attempts` times on the engine variant named `variant`.
 pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us: u64) -> Tally {
     let v = Variant::named(variant).expect("a known variant");
     let mut tally = Tally::new(scenario.name, variant);
     for i in 0..attempts {
-        let seed = 0x5eed_0000 + i as u64 * 7919;
-        let a = attempt_engine(scenario, v, seed, jitter_us);
+        let a = attempt_engine(scenario, v, attempt_seed(i), jitter_us);
         tally.add(&a.outcome, || history_text(&a.trace, &a.outcome));
         tally.timeouts += a.timeouts;
         if tally.first_trace.is_none() {
