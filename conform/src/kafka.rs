@@ -43,6 +43,8 @@ use loadbearing_impls_kafka::group_commit::{
     GroupMetadataSource, InputPartition, MemProducer, SnapshotWrite, TxnError, TxnProducer,
 };
 #[cfg(feature = "kafka")]
+use loadbearing_impls_kafka::harness::recovery_budget;
+#[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::kafka::{
     create_topics, group_metadata_of, recover, KafkaTxnProducer, LiveGroupMetadata,
 };
@@ -396,7 +398,7 @@ impl RealLog {
     }
 
     fn last_record(&self) -> Result<Option<Read>, Error> {
-        recover(&self.bootstrap, &self.snapshots, 0, Duration::from_secs(30))
+        recover(&self.bootstrap, &self.snapshots, 0, &recovery_budget())
             .map(|mut m| m.remove(KEY))
             .map_err(|e| Error::Open {
                 what: "reading the snapshot topic back",

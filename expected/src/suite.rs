@@ -66,6 +66,8 @@ struct RawConfig {
     end_states: bool,
     expected: String,
     states: Option<u64>,
+    /// Why the config reads a platform fact against what was observed (`facts.toml`).
+    counterfactual: Option<String>,
 }
 
 fn yes() -> bool {
@@ -95,6 +97,8 @@ pub struct Config {
     pub states: Option<u64>,
     /// Constants changed by `--set`: the reference count no longer applies.
     pub overridden: bool,
+    /// Why it reads a platform fact against what our tests observed (see [`crate::facts`]).
+    pub counterfactual: Option<String>,
 }
 
 #[derive(Debug)]
@@ -383,6 +387,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
         expected,
         states: raw.states,
         overridden: false,
+        counterfactual: raw.counterfactual,
     })
 }
 

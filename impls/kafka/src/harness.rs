@@ -15,12 +15,27 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::recovery::RecoveryBudget;
 use loadbearing_impls::harness::{free_port, fresh_dir, spawn_guardian, tail, SetupError};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 
 pub const KAFKA_VERSION: &str = "4.4.0";
+
+/// The test broker's abort scan (`transaction.abort.timed.out.transaction.cleanup.interval.ms`),
+/// set so that a timed-out transaction's abort lands within a second of its timeout.
+pub const ABORT_SCAN: Duration = Duration::from_secs(1);
+
+/// The recovery budget of a member with default settings on the test broker: the middle of the
+/// R-849.2 window.
+pub fn recovery_budget() -> RecoveryBudget {
+    let deployment = crate::kafka::deployment(
+        ABORT_SCAN,
+        crate::flow::MemberConfig::default().max_poll_interval,
+    );
+    RecoveryBudget::centred(deployment).expect("the default member leaves room for recovery")
+}
 
 /// Why no broker could be started.
 #[derive(Debug, thiserror::Error)]
@@ -277,8 +292,10 @@ impl KafkaBroker {
                  default.replication.factor=1\n\
                  group.initial.rebalance.delay.ms=0\n\
                  group.min.session.timeout.ms=500\n\
+                 transaction.abort.timed.out.transaction.cleanup.interval.ms={scan}\n\
                  log.flush.interval.messages=9223372036854775807\n",
-                data = data.display()
+                data = data.display(),
+                scan = ABORT_SCAN.as_millis(),
             ),
         )?;
         let log4j = dir.join("log4j2.properties");

@@ -24,9 +24,20 @@ use crate::group_commit::{
     ErrorClass, GroupMetadata, GroupMetadataSource, InputPartition, SnapshotWrite, TxnError,
     TxnProducer,
 };
+use crate::recovery::{
+    read_to_target, Deployment, Ends, LogError, RecoveryBudget, RecoveryError, SnapshotLog,
+    SnapshotRecord, WallClock,
+};
 
 /// How long one transactional call may take.
 pub const TXN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `transaction.timeout.ms` of the snapshot producers: the broker aborts a transaction open
+/// longer, which bounds how long a recovery read parks at it.
+pub const SNAPSHOT_TXN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The broker's default `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+pub const DEFAULT_ABORT_SCAN: Duration = Duration::from_secs(10);
 
 /// Error names that mean "you are no longer the owner".
 const FENCE_CODES: &[&str] = &[
@@ -144,9 +155,29 @@ impl KafkaTxnProducer {
         snapshot_topic: &str,
         partition: i32,
     ) -> Result<Self, TxnError> {
+        Self::with_txn_timeout(
+            bootstrap,
+            transactional_id,
+            snapshot_topic,
+            partition,
+            SNAPSHOT_TXN_TIMEOUT,
+        )
+    }
+
+    /// As [`KafkaTxnProducer::new`], with this `transaction.timeout.ms`.
+    pub fn with_txn_timeout(
+        bootstrap: &str,
+        transactional_id: &str,
+        snapshot_topic: &str,
+        partition: i32,
+        txn_timeout: Duration,
+    ) -> Result<Self, TxnError> {
         let producer: BaseProducer<StderrLog> = producer_config(bootstrap)
             .set("transactional.id", transactional_id)
-            .set("transaction.timeout.ms", "10000")
+            .set(
+                "transaction.timeout.ms",
+                txn_timeout.as_millis().to_string(),
+            )
             // A transaction that begins while the previous one's markers are still being
             // written gets CONCURRENT_TRANSACTIONS and is retried after this back-off; the
             // default (100 ms) dominates a small transaction's latency.
@@ -162,6 +193,14 @@ impl KafkaTxnProducer {
             topic: snapshot_topic.to_string(),
             partition,
         })
+    }
+}
+
+impl KafkaTxnProducer {
+    /// Wait until every record sent is on the broker (an open transaction's records then pin
+    /// the last stable offset).
+    pub fn deliver(&self) {
+        drain(&self.producer, TXN_TIMEOUT);
     }
 }
 
@@ -462,97 +501,166 @@ pub fn produce_input(
         .map_err(ClientError::while_("flush input"))
 }
 
-/// Why recovery did not complete.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecoveryError(pub String);
+/// The recovery read's consumers: a `read_committed` reader and a `read_uncommitted` probe for
+/// the target (R-850 option A). The reader is assigned, never subscribed, so it never joins a
+/// group; librdkafka's `assign` still wants a `group.id`, so each read gets one of its own that
+/// nothing ever commits under (K-9: no auto-commit, no offset store, an explicit start).
+struct KafkaSnapshotLog {
+    reader: BaseConsumer,
+    probe: BaseConsumer,
+    topic: String,
+    partition: i32,
+}
 
-impl std::fmt::Display for RecoveryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "recovery failed: {}", self.0)
+/// The group id prefix of recovery readers; the rest is unique per read.
+pub const RECOVERY_GROUP_PREFIX: &str = "loadbearing-recovery-";
+
+fn log_error(what: &'static str) -> impl Fn(KafkaError) -> LogError {
+    move |e| LogError {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+impl KafkaSnapshotLog {
+    fn open(bootstrap: &str, topic: &str, partition: i32) -> Result<Self, LogError> {
+        static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let group = format!(
+            "{RECOVERY_GROUP_PREFIX}{}-{}",
+            std::process::id(),
+            READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let reader: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("group.id", group)
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("isolation.level", "read_committed")
+            .set("log_level", "3")
+            .create()
+            .map_err(log_error("recovery reader"))?;
+        let probe: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("isolation.level", "read_uncommitted")
+            .set("log_level", "3")
+            .create()
+            .map_err(log_error("high watermark probe"))?;
+        Ok(KafkaSnapshotLog {
+            reader,
+            probe,
+            topic: topic.to_string(),
+            partition,
+        })
+    }
+}
+
+fn offset_header(m: &rdkafka::message::BorrowedMessage<'_>) -> Option<u64> {
+    m.headers()?
+        .iter()
+        .find(|h| h.key == "offset")?
+        .value
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+}
+
+impl SnapshotLog for KafkaSnapshotLog {
+    fn target(&mut self) -> Result<i64, LogError> {
+        let (_, high) = self
+            .probe
+            .fetch_watermarks(&self.topic, self.partition, Duration::from_secs(10))
+            .map_err(log_error("high watermark"))?;
+        Ok(high)
+    }
+
+    fn start(&mut self) -> Result<(), LogError> {
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&self.topic, self.partition, Offset::Beginning)
+            .map_err(log_error("assignment"))?;
+        self.reader.assign(&tpl).map_err(log_error("assign"))
+    }
+
+    fn position(&mut self) -> i64 {
+        self.reader
+            .position()
+            .ok()
+            .and_then(|p| {
+                p.find_partition(&self.topic, self.partition)?
+                    .offset()
+                    .to_raw()
+            })
+            .unwrap_or(-1)
+    }
+
+    fn poll(&mut self, wait: Duration) -> Result<Option<SnapshotRecord>, LogError> {
+        match self.reader.poll(wait) {
+            Some(Ok(m)) => Ok(Some(SnapshotRecord {
+                position: m.offset(),
+                key: m
+                    .key()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default(),
+                offset: offset_header(&m),
+                value: m.payload().map(<[u8]>::to_vec),
+            })),
+            Some(Err(KafkaError::PartitionEOF(_))) | None => Ok(None),
+            Some(Err(e)) => Err(log_error("read")(e)),
+        }
+    }
+
+    fn ends_now(&mut self, wait: Duration) -> Result<Ends, LogError> {
+        let (_, high) = self
+            .probe
+            .fetch_watermarks(&self.topic, self.partition, wait)
+            .map_err(log_error("high watermark"))?;
+        let (_, stable) = self
+            .reader
+            .fetch_watermarks(&self.topic, self.partition, wait)
+            .map_err(log_error("last stable offset"))?;
+        Ok(Ends { high, stable })
     }
 }
 
 /// Read a snapshot partition with `read_committed`, from the beginning up to the high
-/// watermark taken at the start: records of aborted (fenced) transactions are never returned.
-/// Fails (instead of hanging) if the high watermark is not reached within `timeout`, e.g.
-/// because an open transaction holds the last stable offset back.
+/// watermark taken at the start: records of aborted (fenced) transactions are never returned,
+/// and a snapshot committed after an open transaction is waited for (R-850 option A). Fails
+/// only when the read makes no progress for the budget's stall (R-849), with the cause.
 pub fn recover(
     bootstrap: &str,
     topic: &str,
     partition: i32,
-    timeout: Duration,
+    budget: &RecoveryBudget,
 ) -> Result<HashMap<String, Read>, RecoveryError> {
-    let err = |e: KafkaError| RecoveryError(e.to_string());
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "loadbearing-recovery")
-        .set("enable.auto.commit", "false")
-        .set("isolation.level", "read_committed")
-        .set("enable.partition.eof", "true")
-        .set("log_level", "3")
-        .create()
-        .map_err(err)?;
-    // The high watermark (not the last stable offset): ask with read_uncommitted.
-    let probe: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("isolation.level", "read_uncommitted")
-        .set("log_level", "3")
-        .create()
-        .map_err(err)?;
-    let (_, high) = probe
-        .fetch_watermarks(topic, partition, Duration::from_secs(10))
-        .map_err(err)?;
-    let mut out = HashMap::new();
-    if high <= 0 {
-        return Ok(out);
-    }
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, partition, Offset::Beginning)
-        .map_err(err)?;
-    consumer.assign(&tpl).map_err(err)?;
-    let deadline = Instant::now() + timeout;
-    loop {
-        let position = consumer
-            .position()
-            .ok()
-            .and_then(|p| p.find_partition(topic, partition)?.offset().to_raw())
-            .unwrap_or(-1);
-        if position >= high {
-            return Ok(out);
-        }
-        if Instant::now() > deadline {
-            return Err(RecoveryError(format!(
-                "{topic}/{partition}: position {position} did not reach the high watermark \
-                 {high} within {timeout:?} (an open transaction holds the last stable offset?)"
-            )));
-        }
-        match consumer.poll(Duration::from_millis(200)) {
-            Some(Ok(m)) => {
-                let key = m
-                    .key()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default();
-                let offset = m
-                    .headers()
-                    .and_then(|h| {
-                        h.iter()
-                            .find(|h| h.key == "offset")
-                            .and_then(|h| h.value)
-                            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok())
-                    })
-                    .unwrap_or(0);
-                let read = match m.payload() {
-                    Some(v) => Read::Live {
-                        offset,
-                        value: v.to_vec(),
-                    },
-                    None => Read::Tombstone { offset },
-                };
-                out.insert(key, read);
-            }
-            Some(Err(KafkaError::PartitionEOF(_))) | None => {}
-            Some(Err(e)) => return Err(err(e)),
-        }
+    let mut log = KafkaSnapshotLog::open(bootstrap, topic, partition)?;
+    read_to_target(&mut log, &WallClock::default(), budget)
+}
+
+/// Both ends of a partition now: the high watermark (a `read_uncommitted` client) and what a
+/// `read_committed` client is told is the end (the last stable offset, if Kafka says so).
+pub fn ends(bootstrap: &str, topic: &str, partition: i32) -> Result<Ends, ClientError> {
+    let watermark = |isolation: &str| -> Result<i64, ClientError> {
+        let c: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("isolation.level", isolation)
+            .set("log_level", "3")
+            .create()
+            .map_err(ClientError::while_("watermark consumer"))?;
+        let (_, high) = c
+            .fetch_watermarks(topic, partition, Duration::from_secs(10))
+            .map_err(ClientError::while_(format!("{isolation} end offset")))?;
+        Ok(high)
+    };
+    Ok(Ends {
+        high: watermark("read_uncommitted")?,
+        stable: watermark("read_committed")?,
+    })
+}
+
+/// The timings of our deployment: the snapshot producers' transaction timeout, the broker's
+/// abort scan, and the member's poll interval.
+pub fn deployment(abort_scan: Duration, max_poll_interval: Duration) -> Deployment {
+    Deployment {
+        txn_timeout: SNAPSHOT_TXN_TIMEOUT,
+        abort_scan,
+        max_poll_interval,
     }
 }
 

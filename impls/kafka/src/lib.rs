@@ -5,6 +5,8 @@
 //! - [`trace`]: the step events, named after the Kafka, Epoch and GroupCommit model actions.
 //! - `kafka` (feature `kafka`): the real producer (rdkafka), live group metadata,
 //!   read_committed recovery, the plain (last-write-wins) producer and the Epoch variant.
+//! - [`recovery`]: the recovery read's rules apart from any client: the target captured once,
+//!   the no-progress tripwire, its budget against the deployment, the diagnosis of a stall.
 //! - [`flow`]: one partition's snapshot flow over group commit (assign with a seeded offset,
 //!   recover, fold, flush, revoke) and, with the `kafka` feature, the member whose rebalance
 //!   callback tears flows down.
@@ -21,4 +23,5 @@ pub mod group_commit;
 pub mod harness;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod recovery;
 pub mod trace;

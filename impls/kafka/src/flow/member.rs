@@ -78,7 +78,9 @@ impl Default for MemberConfig {
     fn default() -> Self {
         MemberConfig {
             session_timeout: Duration::from_secs(6),
-            max_poll_interval: Duration::from_secs(30),
+            // Room for a recovery read's no-progress budget above a healthy wait at an open
+            // transaction (10 s timeout + a 10 s abort scan by default).
+            max_poll_interval: Duration::from_secs(60),
         }
     }
 }

@@ -9,7 +9,7 @@ use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
     GroupCommit, GroupCommitConfig, GroupMetadataSource, InputPartition, TxnProducer,
 };
-use loadbearing_impls_kafka::harness::KafkaBroker;
+use loadbearing_impls_kafka::harness::{self, KafkaBroker};
 use loadbearing_impls_kafka::kafka::{self, KafkaTxnProducer, LiveGroupMetadata};
 use loadbearing_impls_kafka::trace::{KafkaRecorder, SharedKafkaTracer};
 
@@ -153,8 +153,13 @@ impl Scenario {
     pub fn recover(
         &self,
     ) -> Result<std::collections::HashMap<String, loadbearing_impls::store::Read>, String> {
-        kafka::recover(&self.bootstrap, &self.snapshots, 0, Duration::from_secs(20))
-            .map_err(|e| e.to_string())
+        kafka::recover(
+            &self.bootstrap,
+            &self.snapshots,
+            0,
+            &harness::recovery_budget(),
+        )
+        .map_err(|e| e.to_string())
     }
 
     /// The snapshot of KEY recovered now: (offset, value).
@@ -255,4 +260,19 @@ pub fn overlap_with<P: TxnProducer + 'static, Q: TxnProducer + 'static>(
         "the owner's snapshot is durable"
     );
     (a, zombie, b, owner)
+}
+
+/// What `expected/facts.toml` records as observed for a fact knob.
+pub fn recorded(knob: &str) -> bool {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../expected/facts.toml");
+    let text = std::fs::read_to_string(path).expect("expected/facts.toml");
+    let file: toml::Table = toml::from_str(&text).expect("facts.toml parses");
+    file["fact"]
+        .as_array()
+        .expect("[[fact]] tables")
+        .iter()
+        .find(|f| f["knob"].as_str() == Some(knob))
+        .unwrap_or_else(|| panic!("{knob} is not in facts.toml"))["observed"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("{knob}: observed is not a boolean"))
 }
