@@ -120,6 +120,10 @@ pub enum ValueError {
     OffsetOutOfRange(u64),
     #[error("a row value line is not an offset: {0:?}")]
     NotAnOffset(String),
+    /// A value that folded one record twice: the models fold sets, so only a reader that
+    /// refuses the repeat can see a double fold.
+    #[error("a row value folds offset {0} twice")]
+    FoldedTwice(u8),
 }
 
 impl Error {

@@ -127,7 +127,9 @@ impl SnapshotBuffer {
     /// Buffer a snapshot of `key` folded up to `offset`.
     pub fn append(&mut self, key: &str, offset: Offset, value: Vec<u8>) -> FoldDecision {
         let decision = match self.entries.get_mut(key) {
-            Some(e) if self.fence && offset < e.offset => {
+            // At the buffered offset too: that record is already in the value (a replay of the
+            // record the snapshot was recovered at would be folded twice).
+            Some(e) if self.fence && offset <= e.offset => {
                 FoldDecision::DroppedBelowFence { buffered: e.offset }
             }
             Some(e) => {
@@ -236,6 +238,11 @@ mod tests {
         assert_eq!(
             b.append("k", 2, b"v2".to_vec()),
             FoldDecision::DroppedBelowFence { buffered: 5 }
+        );
+        assert_eq!(
+            b.append("k", 5, b"v5 again".to_vec()),
+            FoldDecision::DroppedBelowFence { buffered: 5 },
+            "C-4: a replay at the recovered offset is dropped, not folded twice"
         );
         assert_eq!(b.get("k"), Some(&b"v5"[..]));
         assert!(!b.is_dirty());

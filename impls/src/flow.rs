@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::buffer::{Pending, SnapshotBuffer};
-use crate::store::{Conflict, Offset, ReadError, SnapshotStore, WriteError};
+use crate::store::{Conflict, Mode, Offset, ReadError, SnapshotStore, WriteError};
 use crate::trace::{no_trace, FlowPhase, SharedTracer, Step};
 
 /// One input record of the partition.
@@ -90,6 +90,19 @@ pub struct FlowConfig {
     pub resume_at: Offset,
 }
 
+impl FlowConfig {
+    /// The config a flow over `store` should run with (C-wiring): the replay fence where the
+    /// store fences writes by offset, off over a last-write-wins store, where it guards
+    /// nothing and only drops records.
+    pub fn for_store(store: &dyn SnapshotStore) -> Self {
+        FlowConfig {
+            replay_fence: store.options().mode != Mode::LastWriteWins,
+            ..FlowConfig::default()
+        }
+    }
+}
+
+/// The fixed design over a guarded store; [`FlowConfig::for_store`] picks by the store.
 impl Default for FlowConfig {
     fn default() -> Self {
         FlowConfig {

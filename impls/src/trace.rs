@@ -69,7 +69,8 @@ impl From<&Result<(), WriteError>> for StatementOutcome {
 pub enum FoldDecision {
     /// Buffered; the key's buffered offset is now `buffered`.
     Buffered { buffered: Offset },
-    /// Dropped by the replay fence: below the buffered offset.
+    /// Dropped by the replay fence: at or below the buffered offset (a replay of a record the
+    /// buffered value already folded).
     DroppedBelowFence { buffered: Offset },
     /// A delete, to be presented at `presented` (max of its offset and the buffered one when
     /// the fence is on).

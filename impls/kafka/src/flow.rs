@@ -42,6 +42,20 @@ struct KeyState {
     offset: i64,
     value: Option<Vec<u8>>,
     dirty: bool,
+    /// The offset the key's snapshot was recovered at: a record at or below it is a replay
+    /// (the committed input offset lags the snapshots by up to a group-commit round) and is
+    /// already in the value (K-4).
+    recovered_at: Option<i64>,
+}
+
+/// What [`KafkaFlow::fold`] did with a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Folded {
+    Folded,
+    /// At or below the offset its key was recovered at: dropped, the position moves past it.
+    Replay {
+        recovered_at: i64,
+    },
 }
 
 /// One partition's flow.
@@ -53,6 +67,8 @@ pub struct KafkaFlow<P: TxnProducer + 'static> {
     /// The next input offset to consume (Kafka's committed-offset convention).
     position: i64,
     role: Role,
+    /// K-4's filter (on by default; see [`KafkaFlow::without_replay_filter`]).
+    replay_filter: bool,
     tracer: SharedKafkaTracer,
 }
 
@@ -72,8 +88,16 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
             state: HashMap::new(),
             position,
             role: Role::Owner,
+            replay_filter: true,
             tracer,
         }
+    }
+
+    /// Fold replays of a recovered snapshot again, as the #828 Kafka model's owner does (that
+    /// model predates K-4): for conformance against it, and to show `kafka_lag_nofilter`.
+    pub fn without_replay_filter(mut self) -> Self {
+        self.replay_filter = false;
+        self
     }
 
     /// Label this flow's later commits as a zombie's (tests).
@@ -114,6 +138,7 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
                     offset,
                     value,
                     dirty: false,
+                    recovered_at: Some(offset),
                 },
             );
         }
@@ -125,13 +150,22 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
     }
 
     /// `OwnerFold`: fold the input record at `offset` (append its payload, one per line; an
-    /// empty payload deletes the key).
-    pub fn fold(&mut self, key: &str, offset: i64, payload: &[u8]) {
+    /// empty payload deletes the key), unless it is a replay of what the key's recovered
+    /// snapshot already holds (the model's `o <= recoveredAt` filter).
+    pub fn fold(&mut self, key: &str, offset: i64, payload: &[u8]) -> Folded {
         let entry = self.state.entry(key.to_string()).or_insert(KeyState {
             offset: -1,
             value: None,
             dirty: false,
+            recovered_at: None,
         });
+        let replay = entry
+            .recovered_at
+            .filter(|r| self.replay_filter && offset <= *r);
+        if let Some(recovered_at) = replay {
+            self.position = self.position.max(offset + 1);
+            return Folded::Replay { recovered_at };
+        }
         if payload.is_empty() {
             entry.value = None;
         } else {
@@ -157,10 +191,12 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
             key: key.to_string(),
             offset,
         });
+        Folded::Folded
     }
 
     /// Flush every dirty key as concurrent group-committed writes; once all are durable,
-    /// schedule the position as the next offset to commit. Returns the writes that landed.
+    /// schedule the position as the next offset to commit and commit it (an offset-only
+    /// transaction, when it moved). Returns the writes that landed.
     pub fn flush(&mut self) -> Result<usize, CommitError> {
         let dirty: Vec<SnapshotWrite> = self
             .state
@@ -224,6 +260,7 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
             return Err(e);
         }
         self.commit.schedule(self.position)?;
+        self.commit.commit_marker()?;
         Ok(landed)
     }
 

@@ -537,6 +537,19 @@ impl<P: TxnProducer> GroupCommit<P> {
         self.commit_locked(&mut producer, 0, true)
     }
 
+    /// The marker lane's own trigger (K-5, `MarkerSelfCommit`): an offset-only transaction
+    /// when the scheduled offset moved past the committed one and no write is queued to carry
+    /// it; nothing when it did not move. Without it the committed offset trails the durable
+    /// snapshots until the next write (`gclanes_starve`), and a successor replays that much.
+    pub fn commit_marker(&self) -> Result<Committed, CommitError> {
+        let mut producer = lock(&self.txn);
+        self.tracer.kafka(&KafkaStep::Acq {
+            partition: self.input.partition,
+            writer: 0,
+        });
+        self.commit_locked(&mut producer, 0, false)
+    }
+
     /// `sched`: the next transaction commits input offset `offset` (the next offset to
     /// consume). Refused while a write of an input offset below it is not durable.
     pub fn schedule(&self, offset: i64) -> Result<(), CommitError> {

@@ -305,3 +305,52 @@ fn the_epoch_variant_commits_offsets_without_a_generation() {
     g.write(SnapshotWrite::persist("k", 1, b"stale")).unwrap();
     assert_eq!(producer.log().durable.len(), 1, "nothing fences it");
 }
+
+/// K-4: the committed input offset lags the snapshots (it rides the next transaction), so a
+/// successor replays records its recovered snapshot already folded. The flow drops every
+/// record at or below the recovered offset, and the next flush writes the exact fold
+/// (`kafka_lag_nofilter` without the filter).
+#[test]
+fn k4_a_flow_drops_replays_up_to_its_recovered_snapshot() {
+    use loadbearing_impls::store::Read;
+    use loadbearing_impls_kafka::flow::{Folded, KafkaFlow};
+    let (g, producer, rec) = gc(256, 0, live(1));
+    let mut flow = KafkaFlow::new(g, 0, 1, rec);
+    flow.recover(HashMap::from([(
+        "k".to_string(),
+        Read::Live {
+            offset: 5,
+            value: b"e1\ne2\ne3\ne4\ne5".to_vec(),
+        },
+    )]));
+    for o in 1..=5 {
+        assert_eq!(
+            flow.fold("k", o, format!("e{o}").as_bytes()),
+            Folded::Replay { recovered_at: 5 }
+        );
+    }
+    assert_eq!(flow.fold("k", 6, b"e6"), Folded::Folded);
+    assert_eq!(flow.flush(), Ok(1));
+    let log = producer.log();
+    let last = log.durable.last().expect("the flush's write");
+    assert_eq!(last.offset, 6);
+    assert_eq!(last.value.as_deref(), Some(&b"e1\ne2\ne3\ne4\ne5\ne6"[..]));
+}
+
+/// K-5's marker lane: a flush commits the position it scheduled, with no later write to carry
+/// it and no explicit `commit_offset` (`gclanes_starve` without the self-trigger).
+#[test]
+fn k5_a_flush_commits_its_position_by_itself() {
+    use loadbearing_impls_kafka::flow::KafkaFlow;
+    let (g, producer, rec) = gc(256, 0, live(1));
+    let mut flow = KafkaFlow::new(g.clone(), 0, 1, rec);
+    for o in 0..3 {
+        flow.fold("k", o, format!("e{o}").as_bytes());
+    }
+    assert_eq!(flow.flush(), Ok(1));
+    assert_eq!(producer.log().committed_offset, Some(3));
+    assert_eq!(g.stats().offset_only, 1, "the marker's own transaction");
+    // A flush that moved nothing starts no transaction.
+    assert_eq!(flow.flush(), Ok(0));
+    assert_eq!(g.stats().offset_only, 1);
+}

@@ -463,6 +463,38 @@ pub fn replay_window_fence_off_owner_self_fences(b: &dyn Backend) {
     }
 }
 
+/// C-4 (and S-1): recovered at 5, resumed at 0, the records 1..=6 replayed. Each is folded
+/// once: the replay at 5 (the recovered offset itself) is dropped like those below it, and the
+/// value stored at 6 is the exact fold, every line once (`cassandra_replay_fixoff`).
+pub fn c4_a_replay_up_to_the_recovered_offset_is_folded_once(b: &dyn Backend) {
+    let (k, store) = recovered_at_5(b);
+    let ownership = Ownership::new();
+    let mut flow = PartitionFlow::assign(
+        0,
+        &ownership,
+        store,
+        append_fold(),
+        FlowConfig::for_store(&*guarded(b)),
+    );
+    flow.recover(&[&k]).unwrap();
+    for o in 1..=6 {
+        flow.handle(&Record::new(&k, o, format!("e{o}").as_bytes()))
+            .unwrap();
+    }
+    assert_eq!(flow.flush(), Ok(1));
+    assert_eq!(
+        flow.store().read(&k).unwrap(),
+        live(6, b"e1\ne2\ne3\ne4\ne5\ne6")
+    );
+}
+
+/// C-wiring: the replay fence is wired for a store that fences by offset, not for a
+/// last-write-wins one.
+pub fn c_wiring_the_replay_fence_follows_the_store_mode(b: &dyn Backend) {
+    assert!(FlowConfig::for_store(&*guarded(b)).replay_fence);
+    assert!(!FlowConfig::for_store(&*lww(b)).replay_fence);
+}
+
 /// An earlier owner folded 1..=5 and flushed: the key is stored at 5.
 fn recovered_at_5(b: &dyn Backend) -> (String, Box<dyn SnapshotStore>) {
     let k = unique_key("replay");
