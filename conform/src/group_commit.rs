@@ -342,7 +342,9 @@ pub fn events_of(steps: &[KafkaStep]) -> Vec<GcEvent> {
             | KafkaStep::Rebalance { .. }
             | KafkaStep::Poll { .. }
             | KafkaStep::ZombieCommit { .. }
-            | KafkaStep::ZombieInit { .. } => continue,
+            | KafkaStep::ZombieInit { .. }
+            | KafkaStep::FlowsLive { .. }
+            | KafkaStep::Teardown { .. } => continue,
         };
         events.push(event);
     }

@@ -28,6 +28,7 @@ pub mod compound;
 pub mod driver;
 pub mod error;
 pub mod flow;
+pub mod flows_alive;
 pub mod group_commit;
 pub mod kafka;
 #[cfg(feature = "libdb")]

@@ -6,6 +6,7 @@ use crate::target::Target;
 
 pub use crate::compound::COMPOUND;
 pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
+pub use crate::flows_alive::{FLOWS_ALIVE, FLOWS_ALIVE_DEFERRED};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
 #[cfg(feature = "libdb")]
@@ -33,6 +34,8 @@ macro_rules! all_targets {
             &KAFKA_UNSEEDED,
             &KAFKA_UNFENCED,
             &EPOCH,
+            &FLOWS_ALIVE,
+            &FLOWS_ALIVE_DEFERRED,
             &SSI,
             &SSI_PREFIX,
             $($extra),*

@@ -37,6 +37,8 @@ pub enum Violation {
     ViolatingPath,
     /// The engine followed the counterexample and committed a non-serializable history.
     NonSerializableHistory,
+    /// A revoked partition's flow was still live in the new generation.
+    FlowAliveUnowned,
 }
 
 /// One must-fail config's replay.

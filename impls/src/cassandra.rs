@@ -48,6 +48,8 @@ struct Statements {
     read: PreparedStatement,
     update: PreparedStatement,
     insert: PreparedStatement,
+    /// The retry on a row whose guard column expired while the row lives on (C-6).
+    repair: PreparedStatement,
     lww: PreparedStatement,
     /// The [`Mode::HardDelete`] mutant's conditional row removal.
     hard_delete: PreparedStatement,
@@ -130,6 +132,10 @@ impl CassandraCluster {
                 insert: prepared(
                     prep(format!("INSERT INTO {t} (key, offset, value) VALUES (?, ?, ?) IF NOT EXISTS USING TTL ?"))
                         .await?,
+                    Consistency::Quorum,
+                ),
+                repair: prepared(
+                    prep(format!("UPDATE {t} USING TTL ? SET value = ?, offset = ? WHERE key = ? IF offset = null")).await?,
                     Consistency::Quorum,
                 ),
                 lww: prepared(
@@ -385,11 +391,21 @@ impl CassandraStore {
             Lwt::NotApplied(None) => {}
         }
         let insert = session.execute_unpaged(&s.insert, (key, signed, &value, ttl));
-        match self.lwt(CompoundStep::Insert, key, offset, kind, insert)? {
+        let retried = match self.lwt(CompoundStep::Insert, key, offset, kind, insert)? {
             Lwt::Applied => return Ok(()),
-            Lwt::NotApplied(_) => {}
-        }
-        match self.lwt(CompoundStep::RetryUpdate, key, offset, kind, update())? {
+            // The row is there, its guard column expired (TTL is per cell: a row written
+            // first without a TTL keeps its row marker when the cells of a later write with
+            // one expire). It reads as absent, so any offset may claim it: the retry is
+            // conditioned on the expired guard, else every write of the key ends here (C-6).
+            Lwt::NotApplied(None) => {
+                let repair = session.execute_unpaged(&s.repair, (ttl, &value, signed, key));
+                self.lwt(CompoundStep::RetryUpdate, key, offset, kind, repair)?
+            }
+            Lwt::NotApplied(Some(_)) => {
+                self.lwt(CompoundStep::RetryUpdate, key, offset, kind, update())?
+            }
+        };
+        match retried {
             Lwt::Applied => Ok(()),
             Lwt::NotApplied(Some(stored)) => conflict(stored),
             Lwt::NotApplied(None) => Err(WriteError::Failed {

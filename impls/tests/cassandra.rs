@@ -82,3 +82,64 @@ fn forced_interleavings_lost_insert_race_and_spurious_conflict() {
         common::cases::forced_interleavings_lost_insert_race_and_spurious_conflict,
     );
 }
+
+/// C-6: a row written first without a TTL keeps its row marker when the guard cell of a later
+/// write with a TTL expires. Such a row reads as absent; the next persist claims it (the retry
+/// conditioned on the expired guard) instead of failing forever, a delete writes its tombstone
+/// the same way, and the repaired guard fences a lower offset again.
+#[test]
+fn c6_a_row_whose_guard_expired_reads_absent_and_the_next_write_repairs_it() {
+    common::run_or_skip(
+        "c6_a_row_whose_guard_expired_reads_absent_and_the_next_write_repairs_it",
+        cassandra(),
+        guard_expired_row_is_repaired,
+    );
+}
+
+fn guard_expired_row_is_repaired(backend: &dyn Backend) {
+    use loadbearing_impls::store::{Read, WriteError};
+    let immortal = backend.open(
+        StoreOptions::guarded(),
+        loadbearing_impls::trace::no_trace(),
+    );
+    let expiring = backend.open(
+        StoreOptions {
+            ttl: Some(Duration::from_secs(1)),
+            ..StoreOptions::guarded()
+        },
+        loadbearing_impls::trace::no_trace(),
+    );
+    let (k, gone) = (
+        common::unique_key("poison"),
+        common::unique_key("poison-del"),
+    );
+    for key in [&k, &gone] {
+        immortal.persist(key, 1, b"v1").unwrap();
+        expiring.persist(key, 2, b"v2").unwrap();
+    }
+    // CQL TTLs count whole seconds: the cells are gone within 2 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        immortal.read(&k).unwrap(),
+        Read::Absent,
+        "the guard expired"
+    );
+    immortal
+        .persist(&k, 1, b"repaired")
+        .expect("a persist claims a row whose guard expired");
+    assert_eq!(
+        immortal.read(&k).unwrap(),
+        Read::Live {
+            offset: 1,
+            value: b"repaired".to_vec()
+        }
+    );
+    match immortal.persist(&k, 0, b"stale") {
+        Err(WriteError::Conflict(c)) => assert_eq!((c.attempted, c.stored), (0, 1)),
+        other => panic!("the repaired guard fences a lower offset: {other:?}"),
+    }
+    immortal
+        .delete(&gone, 3)
+        .expect("a delete on a row whose guard expired");
+    assert_eq!(immortal.read(&gone).unwrap(), Read::Tombstone { offset: 3 });
+}

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
@@ -172,6 +173,81 @@ impl Spec for FlowsAlive {
         match action {
             FlowsAction::Rebalance(_) => "coordinator".into(),
             FlowsAction::Teardown(_) => "teardown".into(),
+        }
+    }
+}
+
+pub mod trace;
+
+use trace::FlowsEvent;
+
+impl Partitions {
+    /// The set of these 0-based partitions, or `None` if one is out of range.
+    pub fn of(partitions: &[u8]) -> Option<Partitions> {
+        partitions.iter().try_fold(Partitions::EMPTY, |set, &p| {
+            (p < MAX_PARTITIONS).then(|| set.union(Partitions(1 << p)))
+        })
+    }
+}
+
+/// Why a member's event contradicts a FlowsAlive step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlowsContradiction {
+    #[error("after the rebalance the live flows are {seen:?}, the model's are {model}")]
+    Live { seen: Vec<u8>, model: Partitions },
+}
+
+impl Conform for FlowsAlive {
+    type Event = FlowsEvent;
+    type Contradiction = FlowsContradiction;
+
+    fn reports(&self, action: &FlowsAction, event: &FlowsEvent) -> bool {
+        match (action, event) {
+            (FlowsAction::Rebalance(to), FlowsEvent::Rebalance { owned, .. }) => {
+                Partitions::of(owned) == Some(*to)
+            }
+            (FlowsAction::Teardown(p), FlowsEvent::Teardown { partition }) => p == partition,
+            _ => false,
+        }
+    }
+
+    fn observe(
+        &self,
+        _before: &FlowsState,
+        after: &FlowsState,
+        event: &FlowsEvent,
+    ) -> Result<(), FlowsContradiction> {
+        match event {
+            FlowsEvent::Rebalance {
+                live: Some(live), ..
+            } if Partitions::of(live) != Some(after.live) => Err(FlowsContradiction::Live {
+                seen: live.clone(),
+                model: after.live,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn disabled_reason(&self, state: &FlowsState, event: &FlowsEvent) -> Option<String> {
+        match event {
+            FlowsEvent::Teardown { partition } if !state.live.contains(*partition) => {
+                Some(format!("no live flow of p{} to tear down", partition + 1))
+            }
+            FlowsEvent::Teardown { partition } => Some(format!(
+                "p{} is owned: its flow is not revoked{}",
+                partition + 1,
+                if self.await_teardown {
+                    ", and revoke awaits the teardown"
+                } else {
+                    ""
+                }
+            )),
+            FlowsEvent::Rebalance { .. } if state.gen >= self.max_gen => {
+                Some(format!("MaxGen = {} rebalances already", self.max_gen))
+            }
+            FlowsEvent::Rebalance { owned, .. } => {
+                Some(format!("no rebalance to {owned:?} from {}", state.owned))
+            }
         }
     }
 }

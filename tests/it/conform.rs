@@ -324,6 +324,8 @@ fn conform_json_reports_every_target() {
         "kafka-unseeded",
         "kafka-unfenced",
         "epoch",
+        "flows-alive",
+        "flows-alive-deferred",
         "ssi",
         "ssi-prefix",
     ];

@@ -26,8 +26,10 @@ use crate::trace::{KafkaStep, SharedKafkaTracer, TxnOutcome};
 // in-memory one included, so it builds without the `kafka` feature.
 #[cfg(feature = "kafka")]
 mod member;
+mod registry;
 #[cfg(feature = "kafka")]
 pub use member::{Member, MemberConfig, MemberContext};
+pub use registry::{FlowRegistry, TeardownMode};
 
 /// How the flow's commits are labelled in the trace: the model's owner, or a revoked flow that
 /// has not noticed (the zombie). Labels only; nothing is gated on them.
@@ -283,11 +285,15 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
 /// Something the rebalance callback can tear down.
 pub trait TearDown: Send + Sync {
     fn tear_down(&self);
+    fn is_torn_down(&self) -> bool;
 }
 
 impl<P: TxnProducer> TearDown for GroupCommit<P> {
     fn tear_down(&self) {
         GroupCommit::tear_down(self)
+    }
+    fn is_torn_down(&self) -> bool {
+        GroupCommit::is_torn_down(self)
     }
 }
 

@@ -10,6 +10,8 @@
 //! | `ZombieInit` | Epoch `ZombieInit` | a producer with a stable `transactional.id` initialised (it takes the highest epoch) |
 //! | `offer`, `acq`, `commit`, `await_`, `sched` | GroupCommit's process steps | `group_commit::GroupCommit` |
 //! | `transaction` | none: the outcome of the transaction a `commit` started | `group_commit::GroupCommit` |
+//! | `FlowsLive` | FlowsAlive `Rebalance` | `flow::FlowRegistry::report`, after a changed assignment's flows are open |
+//! | `Teardown` | FlowsAlive `Teardown(p)` | a deferred teardown (the planted mutant) when it completes |
 //!
 //! The modules that emit these events depend on this one, not the other way round.
 //!
@@ -108,6 +110,15 @@ pub enum KafkaStep {
     },
     /// GroupCommit `sched`: the flow scheduled input offset `offset` for the next commit.
     Sched { partition: i32, offset: i64 },
+    /// FlowsAlive `Rebalance`: the member's assignment changed to `owned`; `live` are its
+    /// partitions with a flow not torn down, once the new partitions' flows are open.
+    FlowsLive {
+        member: String,
+        owned: Vec<i32>,
+        live: Vec<i32>,
+    },
+    /// FlowsAlive `Teardown`: a revoked flow's teardown completed after its revoke returned.
+    Teardown { member: String, partition: i32 },
 }
 
 impl KafkaStep {
@@ -126,6 +137,8 @@ impl KafkaStep {
             KafkaStep::Transaction { .. } => "transaction",
             KafkaStep::Await { .. } => "await_",
             KafkaStep::Sched { .. } => "sched",
+            KafkaStep::FlowsLive { .. } => "FlowsLive",
+            KafkaStep::Teardown { .. } => "Teardown",
         }
     }
 }

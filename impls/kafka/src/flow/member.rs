@@ -1,7 +1,6 @@
 //! The group member: a consumer in the group (rdkafka, feature `kafka`) whose rebalance callback
 //! tears down the flows of revoked partitions before the consumer joins the next generation.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,15 +9,16 @@ use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::Message;
 use rdkafka::ClientContext;
 
-use super::{InputRecord, TearDown};
-use crate::kafka::{committed_of, group_metadata_of, ClientError};
+use super::{FlowRegistry, InputRecord, KafkaFlow, TeardownMode};
+use crate::group_commit::{GroupCommit, GroupCommitConfig, GroupMetadataSource, TxnProducer};
+use crate::kafka::{committed_of, group_metadata_of, ClientError, LiveGroupMetadata};
 use crate::trace::{KafkaStep, SharedKafkaTracer};
 
 /// The member's consumer context: the rebalance callback.
 pub struct MemberContext {
     name: String,
     tracer: SharedKafkaTracer,
-    flows: Mutex<HashMap<i32, Arc<dyn TearDown>>>,
+    flows: FlowRegistry,
     torn_down: Mutex<Vec<i32>>,
     assigned: Mutex<Option<Vec<i32>>>,
 }
@@ -28,14 +28,12 @@ impl ClientContext for MemberContext {}
 impl ConsumerContext for MemberContext {
     fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         if let Rebalance::Revoke(tpl) = rebalance {
-            let mut flows = self.flows.lock().unwrap_or_else(|e| e.into_inner());
-            let mut torn = self.torn_down.lock().unwrap_or_else(|e| e.into_inner());
-            for e in tpl.elements() {
-                if let Some(flow) = flows.remove(&e.partition()) {
-                    flow.tear_down();
-                    torn.push(e.partition());
-                }
-            }
+            let revoked: Vec<i32> = tpl.elements().iter().map(|e| e.partition()).collect();
+            let torn = self.flows.revoke(&revoked);
+            self.torn_down
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(torn);
             *self.assigned.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
@@ -94,10 +92,31 @@ impl Member {
         config: &MemberConfig,
         tracer: SharedKafkaTracer,
     ) -> Result<Member, ClientError> {
+        Self::join_with(
+            bootstrap,
+            group,
+            topic,
+            name,
+            config,
+            TeardownMode::Awaited,
+            tracer,
+        )
+    }
+
+    /// As [`Member::join`], with this teardown on revoke (the planted mutant: deferred).
+    pub fn join_with(
+        bootstrap: &str,
+        group: &str,
+        topic: &str,
+        name: &str,
+        config: &MemberConfig,
+        teardown: TeardownMode,
+        tracer: SharedKafkaTracer,
+    ) -> Result<Member, ClientError> {
         let context = MemberContext {
             name: name.to_string(),
+            flows: FlowRegistry::new(name, teardown, tracer.clone()),
             tracer,
-            flows: Mutex::new(HashMap::new()),
             torn_down: Mutex::new(Vec::new()),
             assigned: Mutex::new(None),
         };
@@ -208,14 +227,30 @@ impl Member {
         Ok(out)
     }
 
-    /// Register a flow so the rebalance callback tears it down when its partition is revoked.
-    pub fn register(&self, partition: i32, flow: Arc<dyn TearDown>) {
-        self.consumer
-            .context()
-            .flows
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(partition, flow);
+    /// Open the flow of an assigned `partition` over `producer`, registered with the rebalance
+    /// callback, which tears it down when the partition is revoked (S-3): the member is how a
+    /// flow is made, so none runs uncoupled. Seeded at `config`'s offset, with the member's live
+    /// group metadata unless `meta` says otherwise.
+    pub fn open_flow<P: TxnProducer + 'static>(
+        &self,
+        producer: P,
+        config: GroupCommitConfig,
+        meta: Option<Arc<dyn GroupMetadataSource>>,
+        tracer: SharedKafkaTracer,
+    ) -> KafkaFlow<P> {
+        let meta =
+            meta.unwrap_or_else(|| Arc::new(LiveGroupMetadata(self.consumer.clone())) as Arc<_>);
+        let generation = meta.current().map_or(-1, |m| m.generation_id);
+        let partition = config.input.partition;
+        let seed = config.seed;
+        let commit = Arc::new(GroupCommit::new(producer, config, meta, tracer.clone()));
+        self.flows().register(partition, commit.clone());
+        KafkaFlow::new(commit, seed, generation, tracer)
+    }
+
+    /// The member's flows.
+    pub fn flows(&self) -> &FlowRegistry {
+        &self.consumer.context().flows
     }
 
     /// The committed offset of an assigned partition (read_committed: stable offsets only).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
-    GroupCommit, GroupCommitConfig, GroupMetadataSource, InputPartition, TxnProducer,
+    GroupCommitConfig, GroupMetadataSource, InputPartition, TxnProducer,
 };
 use loadbearing_impls_kafka::harness::{self, KafkaBroker};
 use loadbearing_impls_kafka::kafka::{self, KafkaTxnProducer, LiveGroupMetadata};
@@ -132,18 +132,15 @@ impl Scenario {
             .committed(&self.input, 0)
             .expect("committed offset")
             .unwrap_or(0);
-        let generation = meta.current().map_or(-1, |m| m.generation_id);
-        let gc = Arc::new(GroupCommit::new(
+        let mut flow = member.open_flow(
             producer,
             config(GroupCommitConfig::new(
                 InputPartition::new(&self.input, 0),
                 seed,
             )),
-            meta,
+            Some(meta),
             self.tracer(),
-        ));
-        member.register(0, gc.clone());
-        let mut flow = KafkaFlow::new(gc, seed, generation, self.tracer());
+        );
         if recover {
             flow.recover(self.recover().expect("recover"));
         }
