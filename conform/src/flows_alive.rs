@@ -215,16 +215,18 @@ fn open_missing(registry: &FlowRegistry, owned: &[i32]) {
     }
 }
 
-/// Up to three seeded rebalances of a member in memory, each to an assignment it does not
-/// have; deferred teardowns are let finish at the end.
+/// A member in memory given every partition, then one or two seeded rebalances, each to an
+/// assignment it does not have (so the second revokes a partition); deferred teardowns are let
+/// finish at the end.
 fn in_memory(mode: TeardownMode, schedule: &mut dyn Schedule) -> Vec<KafkaStep> {
     let mode = match mode {
         TeardownMode::Deferred(_) => TeardownMode::Deferred(DEFERRED_IN_MEMORY),
         awaited => awaited,
     };
     let mut member = MemMember::new(mode);
-    let mut owned = Partitions::EMPTY;
-    for _ in 0..1 + schedule.below(3) {
+    let mut owned = Partitions((1 << PARTITIONS) - 1);
+    member.rebalance(owned);
+    for _ in 0..1 + schedule.below(2) {
         let choices: Vec<Partitions> = (0..1u8 << PARTITIONS)
             .map(Partitions)
             .filter(|&p| p != owned)

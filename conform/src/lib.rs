@@ -14,7 +14,7 @@
 //!   threads racing) and the crate's one generator.
 //! - [`driver`]: the harness trait and the one path driver.
 //! - The families: [`store`], [`compound`] (its counterexample replays: PostgreSQL), [`flow`], [`group_commit`], [`kafka`],
-//!   [`ssi`].
+//!   [`ssi`]; the #835 models' [`flows_alive`], [`flush_cell`], [`recovery_deadline`].
 //!
 //! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
 //! the default build runs every target on its embedded backend (SQLite, the in-memory
@@ -29,12 +29,14 @@ pub mod driver;
 pub mod error;
 pub mod flow;
 pub mod flows_alive;
+pub mod flush_cell;
 pub mod group_commit;
 pub mod kafka;
 #[cfg(feature = "libdb")]
 pub mod libdb;
 pub mod observe;
 pub mod paths;
+pub mod recovery_deadline;
 pub mod replays;
 pub mod schedule;
 pub mod ssi;

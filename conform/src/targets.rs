@@ -7,10 +7,15 @@ use crate::target::Target;
 pub use crate::compound::COMPOUND;
 pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::flows_alive::{FLOWS_ALIVE, FLOWS_ALIVE_DEFERRED};
+pub use crate::flush_cell::{FLUSH_CELL, FLUSH_CELL_UNSERIALIZED};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
 #[cfg(feature = "libdb")]
 pub use crate::libdb::{LIBDB_FIX, LIBDB_PREFIX};
+pub use crate::recovery_deadline::{
+    RECOVERY_DEADLINE, RECOVERY_DEADLINE_NOTRIP, RECOVERY_DEADLINE_TOTAL,
+    RECOVERY_DEADLINE_UNCHECKED,
+};
 pub use crate::ssi::{SSI, SSI_PREFIX};
 pub use crate::store::{REPLAY, STORE, STORE_LWW};
 
@@ -27,6 +32,8 @@ macro_rules! all_targets {
             &FLOW_HARD_DELETE,
             &FENCE,
             &FENCE_OFF,
+            &FLUSH_CELL,
+            &FLUSH_CELL_UNSERIALIZED,
             &GROUP_COMMIT,
             &GROUP_COMMIT_UNGATED,
             &KAFKA,
@@ -36,6 +43,10 @@ macro_rules! all_targets {
             &EPOCH,
             &FLOWS_ALIVE,
             &FLOWS_ALIVE_DEFERRED,
+            &RECOVERY_DEADLINE,
+            &RECOVERY_DEADLINE_TOTAL,
+            &RECOVERY_DEADLINE_NOTRIP,
+            &RECOVERY_DEADLINE_UNCHECKED,
             &SSI,
             &SSI_PREFIX,
             $($extra),*

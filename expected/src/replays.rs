@@ -39,6 +39,12 @@ pub enum Violation {
     NonSerializableHistory,
     /// A revoked partition's flow was still live in the new generation.
     FlowAliveUnowned,
+    /// The recovery read was failed while it was still making progress.
+    ProgressingReadFailed,
+    /// The member was evicted at the poll deadline with the recovery read still running.
+    SilentEviction,
+    /// A key read as persisted while the store held an older value.
+    LostWrite,
 }
 
 /// One must-fail config's replay.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
@@ -160,6 +161,78 @@ impl Spec for FlushCell {
             FlushAction::FlushWrite | FlushAction::FlushMark => "flush".into(),
             FlushAction::Append(_) => "producer".into(),
         }
+    }
+}
+
+pub mod trace;
+
+use trace::FlushEvent;
+
+/// Why a cell's event contradicts a FlushCell step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlushContradiction {
+    #[error("the flush wrote {seen}, the buffer held {model}")]
+    Wrote { seen: u8, model: u8 },
+    #[error("after the mark the cell reads {}, the model's is {}", clean(*.seen), clean(*.model))]
+    Persisted { seen: bool, model: bool },
+}
+
+fn clean(persisted: bool) -> &'static str {
+    if persisted {
+        "persisted"
+    } else {
+        "not persisted"
+    }
+}
+
+impl Conform for FlushCell {
+    type Event = FlushEvent;
+    type Contradiction = FlushContradiction;
+
+    fn reports(&self, action: &FlushAction, event: &FlushEvent) -> bool {
+        match (action, event) {
+            (FlushAction::Append(v), FlushEvent::Append { value }) => v == value,
+            (FlushAction::FlushWrite, FlushEvent::FlushWrite { .. })
+            | (FlushAction::FlushMark, FlushEvent::FlushMark { .. }) => true,
+            _ => false,
+        }
+    }
+
+    fn observe(
+        &self,
+        _before: &FlushState,
+        after: &FlushState,
+        event: &FlushEvent,
+    ) -> Result<(), FlushContradiction> {
+        match *event {
+            FlushEvent::FlushWrite { wrote: Some(seen) } if seen != after.durable => {
+                Err(FlushContradiction::Wrote {
+                    seen,
+                    model: after.durable,
+                })
+            }
+            FlushEvent::FlushMark {
+                persisted: Some(seen),
+            } if seen != after.buffer.persisted => Err(FlushContradiction::Persisted {
+                seen,
+                model: after.buffer.persisted,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn disabled_reason(&self, s: &FlushState, event: &FlushEvent) -> Option<String> {
+        Some(match event {
+            FlushEvent::Append { .. } => {
+                "a flush is between its write and its mark, and the poll thread serializes the key"
+                    .into()
+            }
+            FlushEvent::FlushWrite { .. } if s.fpc == FlushPc::Wrote => {
+                "the flush has written and not yet marked".into()
+            }
+            FlushEvent::FlushWrite { .. } => "the buffered value is already persisted".into(),
+            FlushEvent::FlushMark { .. } => "no flush has written".into(),
+        })
     }
 }
 

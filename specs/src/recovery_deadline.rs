@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
@@ -174,6 +175,72 @@ impl Spec for RecoveryDeadline {
             | DeadlineAction::Stall
             | DeadlineAction::TripFail => "recovery".into(),
         }
+    }
+}
+
+pub mod trace;
+
+use trace::DeadlineEvent;
+
+/// An event names its action and carries nothing more, so it cannot contradict a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no observation to contradict")]
+pub struct NoContradiction;
+
+impl Conform for RecoveryDeadline {
+    type Event = DeadlineEvent;
+    type Contradiction = NoContradiction;
+
+    fn reports(&self, action: &DeadlineAction, event: &DeadlineEvent) -> bool {
+        matches!(
+            (action, event),
+            (DeadlineAction::Progress, DeadlineEvent::Progress)
+                | (DeadlineAction::Stall, DeadlineEvent::Stall)
+                | (DeadlineAction::Complete, DeadlineEvent::Complete)
+                | (DeadlineAction::TripFail, DeadlineEvent::TripFail)
+                | (DeadlineAction::Evict, DeadlineEvent::Evict)
+        )
+    }
+
+    fn observe(
+        &self,
+        _: &DeadlineState,
+        _: &DeadlineState,
+        _: &DeadlineEvent,
+    ) -> Result<(), NoContradiction> {
+        Ok(())
+    }
+
+    fn disabled_reason(&self, s: &DeadlineState, event: &DeadlineEvent) -> Option<String> {
+        if s.rstate != ReadState::Reading {
+            return Some(format!("the read has ended ({})", s.rstate));
+        }
+        let tripped = self.tripped(s);
+        Some(match event {
+            DeadlineEvent::TripFail => format!(
+                "the tripwire does not hold: {} of {} ticks without progress{}",
+                s.noprog,
+                self.trip_at,
+                if self.no_progress_trip {
+                    " (it counts ticks without progress, not total time)"
+                } else {
+                    ""
+                }
+            ),
+            DeadlineEvent::Evict => {
+                format!("clock {} is before the deadline {}", s.clock, self.deadline)
+            }
+            DeadlineEvent::Progress | DeadlineEvent::Stall | DeadlineEvent::Complete if tripped => {
+                format!(
+                    "the tripwire holds ({} ticks without progress): the read must fail",
+                    s.noprog
+                )
+            }
+            DeadlineEvent::Progress | DeadlineEvent::Complete if !self.healthy_progress => {
+                "the read cannot progress (HealthyProgress = FALSE)".into()
+            }
+            _ => format!("clock {} has reached the deadline", s.clock),
+        })
     }
 }
 

@@ -141,7 +141,7 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 8] {
+fn conformance_entries() -> [ConformEntry; 11] {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -150,6 +150,9 @@ fn conformance_entries() -> [ConformEntry; 8] {
         conform_entry::<ReplayFence>(),
         conform_entry::<GroupCommit>(),
         conform_entry::<Ssi>(),
+        conform_entry::<FlowsAlive>(),
+        conform_entry::<FlushCell>(),
+        conform_entry::<RecoveryDeadline>(),
         conform_entry::<CasFirstWriteAtomic>(),
     ]
 }
@@ -200,6 +203,9 @@ mod tests {
                 "ReplayFence",
                 "GroupCommit",
                 "SSI",
+                "FlowsAlive",
+                "FlushCell",
+                "RecoveryDeadline",
                 "CasFirstWriteAtomic"
             ]
         );

@@ -56,6 +56,20 @@ pub const DIAGNOSIS_READ: Duration = Duration::from_secs(2);
 pub struct RecoveryBudget {
     stall: Duration,
     deployment: Deployment,
+    rule: TripRule,
+}
+
+/// What the tripwire measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TripRule {
+    /// Time since the position last moved: the design.
+    NoProgress,
+    /// TEST-ONLY PLANTED MUTANT (RecoveryDeadline `NoProgressTrip = false`): time since the
+    /// read began, the total timeout this module replaced.
+    Total,
+    /// TEST-ONLY PLANTED MUTANT (RecoveryDeadline `Tripwire = false`): no tripwire, the read
+    /// as #849 found it.
+    Never,
 }
 
 /// A stall that cannot be right for the deployment.
@@ -108,7 +122,21 @@ impl RecoveryBudget {
                 max_poll_interval: deployment.max_poll_interval,
             });
         }
-        Ok(RecoveryBudget { stall, deployment })
+        Ok(RecoveryBudget {
+            stall,
+            deployment,
+            rule: TripRule::NoProgress,
+        })
+    }
+
+    /// TEST-ONLY PLANTED MUTANTS, for conformance: a budget that skips the check
+    /// (RecoveryDeadline `TripAt >= Deadline`) and trips by `rule`.
+    pub fn planted(stall: Duration, deployment: Deployment, rule: TripRule) -> Self {
+        RecoveryBudget {
+            stall,
+            deployment,
+            rule,
+        }
     }
 
     /// The middle of the window: as far from a healthy park as from the poll deadline.
@@ -292,7 +320,8 @@ pub fn read_to_target<L: SnapshotLog, C: Clock>(
     }
     log.start()?;
     let mut last = log.position();
-    let mut moved_at = clock.now();
+    let started = clock.now();
+    let mut moved_at = started;
     loop {
         let position = log.position();
         if position >= target {
@@ -301,7 +330,13 @@ pub fn read_to_target<L: SnapshotLog, C: Clock>(
         if position != last {
             last = position;
             moved_at = clock.now();
-        } else if clock.now().saturating_sub(moved_at) >= budget.stall {
+        }
+        let measured_from = match budget.rule {
+            TripRule::NoProgress => Some(moved_at),
+            TripRule::Total => Some(started),
+            TripRule::Never => None,
+        };
+        if measured_from.is_some_and(|from| clock.now().saturating_sub(from) >= budget.stall) {
             let cause = diagnose(log, target);
             return Err(RecoveryError::Stalled {
                 position,
