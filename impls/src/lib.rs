@@ -8,6 +8,8 @@
 //! - [`buffer`]: the snapshot buffer with the replay fence (ReplayFence).
 //! - [`flow`]: the partition flow (assign → recover → fold → flush → revoke).
 //! - [`trace`]: the step events, named after the model actions.
+//! - [`kit`]: the store contract as cases a store of your own can run, and an in-memory
+//!   example store that passes them.
 //! - [`harness`]: throwaway PostgreSQL and Cassandra servers (each behind its feature), used by
 //!   the tests and at run time by `conform --backend postgres|cassandra` and
 //!   `isolation --postgres`.
@@ -30,6 +32,7 @@ pub mod buffer;
 pub mod cassandra;
 pub mod flow;
 pub mod harness;
+pub mod kit;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;

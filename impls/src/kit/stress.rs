@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use loadbearing_impls::store::{Mode, Read, StoreOptions, WriteError};
-use loadbearing_impls::trace::no_trace;
+use crate::store::{Mode, Read, StoreOptions, WriteError};
+use crate::trace::no_trace;
 
 use super::{unique_key, Backend};
 
@@ -325,10 +325,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
     report
 }
 
-fn read_with_retry(
-    store: &dyn loadbearing_impls::store::SnapshotStore,
-    key: &str,
-) -> Result<Read, String> {
+fn read_with_retry(store: &dyn crate::store::SnapshotStore, key: &str) -> Result<Read, String> {
     let mut last = String::new();
     for _ in 0..50 {
         match store.read(key) {

@@ -5,11 +5,11 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use loadbearing_impls::flow::{
+use crate::flow::{
     append_fold, FlowConfig, FlowError, FoldFn, FoldOutcome, Ownership, PartitionFlow, Record,
 };
-use loadbearing_impls::store::{Conflict, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_impls::trace::{no_trace, FlowPhase, Recorder, Step};
+use crate::store::{Conflict, Read, SnapshotStore, StoreOptions, WriteError};
+use crate::trace::{no_trace, FlowPhase, Recorder, Step};
 
 use super::{unique_key, Backend};
 
@@ -558,7 +558,7 @@ pub fn stress_concurrent_writers_no_acknowledged_write_lost(b: &dyn Backend) {
 /// (insert race lost) RetryUpdate — checked per writer on 8 racing first writers, on fresh keys.
 /// For the backends that run the three-statement compound (Cassandra, PostgreSQL compound).
 pub fn first_write_compound_follows_the_model_paths(b: &dyn Backend) {
-    use loadbearing_impls::trace::{Recorder, StatementOutcome as S, Step};
+    use crate::trace::{Recorder, StatementOutcome as S, Step};
     let mut retries = 0;
     for round in 0..5 {
         let k = unique_key(&format!("compound-{round}"));
@@ -619,7 +619,7 @@ struct PauseAfter {
     go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
-impl loadbearing_impls::trace::Tracer for PauseAfter {
+impl crate::trace::Tracer for PauseAfter {
     fn step(&self, step: &Step) {
         let action = step.action();
         if let Some(a) = self.actions.iter().find(|a| **a == action) {
