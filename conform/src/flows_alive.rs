@@ -200,10 +200,10 @@ impl MemMember {
     }
 }
 
+/// The harness's partitions (always below `PARTITIONS`) as the model's set.
 fn partitions_of(ps: &[i32]) -> Partitions {
-    ps.iter()
-        .filter_map(|&p| u8::try_from(p).ok())
-        .fold(Partitions::EMPTY, |s, p| s.union(Partitions(1 << p)))
+    let small: Vec<u8> = ps.iter().filter_map(|&p| u8::try_from(p).ok()).collect();
+    Partitions::of(&small).unwrap_or(Partitions::EMPTY)
 }
 
 /// Open a flow for every owned partition without a live one.

@@ -166,7 +166,7 @@ impl Target for RecoveryDeadlineTarget {
             let run = run_script(script, &budget)?;
             result.tally(&design(healthy), &run.events);
         }
-        replay_counterexamples(self.name, result)
+        replay_counterexamples(self.name, self.build, result)
     }
 }
 
@@ -362,15 +362,16 @@ fn describe(run: &Result<Run, String>) -> String {
     }
 }
 
-fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+/// Each counterexample `target` drives: through its own `build` where it must reproduce it
+/// (a mutant's own config), and through the design.
+fn replay_counterexamples(
+    target: &str,
+    build: Build,
+    result: &mut TargetResult,
+) -> Result<(), Error> {
     for spec in replays::driven_by(target)? {
         let Cx { model, path, .. } = counterexample::<RecoveryDeadline>(&spec.config)?;
         let script = script_of(&path);
-        let broken_build = match target {
-            "recovery-deadline-total" => Build::Total,
-            "recovery-deadline-notrip" => Build::Never,
-            _ => Build::Unchecked,
-        };
         let drive = |build: Build| -> Result<Result<Run, String>, Error> {
             match build.budget(model.trip_at) {
                 Err(refused) => Ok(Err(refused)),
@@ -379,7 +380,7 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         };
         let reproduces = replays::reproduces(&spec, target);
         let broken = if reproduces {
-            Some(drive(broken_build)?)
+            Some(drive(build)?)
         } else {
             None
         };
