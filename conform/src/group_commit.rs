@@ -43,11 +43,11 @@ pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka]
 
 /// The input offset the partition was assigned at: the next record to consume is offset 1,
 /// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
-const SEED: i64 = 1;
+pub(crate) const SEED: i64 = 1;
 /// The consumer generation the in-memory coordinator holds live.
 const GENERATION: i32 = 1;
 /// How long the flow waits for the writes below an offset to become durable.
-const SCHEDULE_PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const SCHEDULE_PATIENCE: Duration = Duration::from_secs(20);
 
 /// Concurrent group commits, gated or not, against GroupCommit; then model paths (gated) or
 /// `gc_ungated`'s counterexample (ungated) driven through the implementation.
@@ -153,7 +153,7 @@ fn member(generation: i32) -> GroupMetadata {
 }
 
 /// A group commit on the in-memory producer, whose coordinator holds GENERATION live.
-fn memory_commit(
+pub(crate) fn memory_commit(
     config: GroupCommitConfig,
     tracer: SharedKafkaTracer,
 ) -> (GroupCommit<MemProducer>, MemProducer) {
@@ -169,19 +169,19 @@ fn memory_commit(
 /// Keeps the Kafka step events in order, and which input offsets were offered (the flow waits
 /// for those before it schedules past them).
 #[derive(Default)]
-struct Recorder {
+pub(crate) struct Recorder {
     steps: Mutex<Vec<KafkaStep>>,
     offered: Mutex<u64>,
     changed: Condvar,
 }
 
 impl Recorder {
-    fn steps(&self) -> Vec<KafkaStep> {
+    pub(crate) fn steps(&self) -> Vec<KafkaStep> {
         lock(&self.steps).clone()
     }
 
     /// Blocks until the writes of offsets 1..=o were offered.
-    fn wait_offered(&self, o: u8) {
+    pub(crate) fn wait_offered(&self, o: u8) {
         let all: u64 = (1..=o).map(|k| 1u64 << k).sum();
         let mut offered = lock(&self.offered);
         while *offered & all != all {
@@ -693,7 +693,7 @@ fn shortest_in_flow_order(model: &Model) -> Option<Vec<GcAction>> {
 /// The group commit on a real Kafka 4.4 broker: a consumer group member supplies the live
 /// group metadata, each run writes to a fresh snapshot topic with a fresh transactional id.
 #[cfg(feature = "kafka")]
-mod kafka_backend {
+pub(crate) mod kafka_backend {
     use super::*;
     use loadbearing_impls_kafka::flow::{Member, MemberConfig};
     use loadbearing_impls_kafka::kafka::{self, KafkaTxnProducer, LiveGroupMetadata};

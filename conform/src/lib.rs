@@ -31,12 +31,14 @@ pub mod flow;
 pub mod flows_alive;
 pub mod flush_cell;
 pub mod group_commit;
+pub mod group_commit_lanes;
 pub mod kafka;
 #[cfg(feature = "libdb")]
 pub mod libdb;
 pub mod observe;
 pub mod paths;
 pub mod recovery_deadline;
+pub mod recovery_read;
 pub mod replays;
 pub mod schedule;
 pub mod ssi;

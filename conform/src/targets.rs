@@ -9,6 +9,10 @@ pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::flows_alive::{FLOWS_ALIVE, FLOWS_ALIVE_DEFERRED};
 pub use crate::flush_cell::{FLUSH_CELL, FLUSH_CELL_UNSERIALIZED};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};
+pub use crate::group_commit_lanes::{
+    GROUP_COMMIT_LANES, GROUP_COMMIT_LANES_EAGER, GROUP_COMMIT_LANES_SHARED,
+    GROUP_COMMIT_LANES_STARVE,
+};
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
 #[cfg(feature = "libdb")]
 pub use crate::libdb::{LIBDB_FIX, LIBDB_PREFIX};
@@ -16,6 +20,7 @@ pub use crate::recovery_deadline::{
     RECOVERY_DEADLINE, RECOVERY_DEADLINE_NOTRIP, RECOVERY_DEADLINE_TOTAL,
     RECOVERY_DEADLINE_UNCHECKED,
 };
+pub use crate::recovery_read::{RECOVERY_READ, RECOVERY_READ_OWN_END};
 pub use crate::ssi::{SSI, SSI_PREFIX};
 pub use crate::store::{REPLAY, STORE, STORE_LWW};
 
@@ -36,6 +41,10 @@ macro_rules! all_targets {
             &FLUSH_CELL_UNSERIALIZED,
             &GROUP_COMMIT,
             &GROUP_COMMIT_UNGATED,
+            &GROUP_COMMIT_LANES,
+            &GROUP_COMMIT_LANES_SHARED,
+            &GROUP_COMMIT_LANES_STARVE,
+            &GROUP_COMMIT_LANES_EAGER,
             &KAFKA,
             &KAFKA_DECOUPLED,
             &KAFKA_UNSEEDED,
@@ -47,6 +56,8 @@ macro_rules! all_targets {
             &RECOVERY_DEADLINE_TOTAL,
             &RECOVERY_DEADLINE_NOTRIP,
             &RECOVERY_DEADLINE_UNCHECKED,
+            &RECOVERY_READ,
+            &RECOVERY_READ_OWN_END,
             &SSI,
             &SSI_PREFIX,
             $($extra),*

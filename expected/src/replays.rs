@@ -45,6 +45,12 @@ pub enum Violation {
     SilentEviction,
     /// A key read as persisted while the store held an older value.
     LostWrite,
+    /// The recovery read left out a snapshot committed before it began.
+    MissedSnapshot,
+    /// A transaction drained fewer writes than its cap allowed while more were queued.
+    SlotSteal,
+    /// The flow's last scheduled offset was never committed, with nothing more to come.
+    MarkerStranded,
 }
 
 /// One must-fail config's replay.

@@ -488,3 +488,104 @@ impl Configured for GroupCommitLanes {
         params
     }
 }
+
+pub mod trace;
+
+use loadbearing_refinement::conform::Conform;
+use trace::LanesEvent;
+
+/// Why a group-commit event contradicts a GroupCommitLanes step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LanesContradiction {
+    #[error(
+        "the transaction drained {seen} write(s), the model's takes {model} of {queued} queued"
+    )]
+    Drained { seen: u8, model: u8, queued: u8 },
+    #[error("the committed offset is {seen}, the model's is {model}")]
+    Committed { seen: u8, model: u8 },
+    #[error("the run ended, but under weak fairness the model must still take {pending}")]
+    NotQuiescent { pending: String },
+}
+
+impl Conform for GroupCommitLanes {
+    type Event = LanesEvent;
+    type Contradiction = LanesContradiction;
+
+    fn reports(&self, action: &LanesAction, event: &LanesEvent) -> bool {
+        match (action, event) {
+            (LanesAction::OfferWrite(w), LanesEvent::OfferWrite { writer }) => w == writer,
+            (LanesAction::ScheduleMarker(o), LanesEvent::ScheduleMarker { offset }) => o == offset,
+            (LanesAction::TxnBegin, LanesEvent::TxnBegin { .. })
+            | (LanesAction::TxnCommit, LanesEvent::TxnCommit)
+            | (LanesAction::TxnAbort, LanesEvent::TxnAbort) => true,
+            _ => false,
+        }
+    }
+
+    fn observe(
+        &self,
+        before: &LanesState,
+        after: &LanesState,
+        event: &LanesEvent,
+    ) -> Result<(), LanesContradiction> {
+        match event {
+            LanesEvent::TxnBegin { writes } if *writes != after.last_begin.w_take => {
+                Err(LanesContradiction::Drained {
+                    seen: *writes,
+                    model: after.last_begin.w_take,
+                    queued: before.writes.len() as u8,
+                })
+            }
+            LanesEvent::Quiesced { co } if *co != after.co => Err(LanesContradiction::Committed {
+                seen: *co,
+                model: after.co,
+            }),
+            LanesEvent::Quiesced { .. } => {
+                let mut enabled = Vec::new();
+                self.actions(after, &mut enabled);
+                let pending: Vec<String> = enabled
+                    .iter()
+                    .filter(|a| self.fairness_group(a).is_some())
+                    .map(|a| format!("{a:?}"))
+                    .collect();
+                if pending.is_empty() {
+                    Ok(())
+                } else {
+                    Err(LanesContradiction::NotQuiescent {
+                        pending: pending.join(", "),
+                    })
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn is_stutter(&self, event: &LanesEvent) -> bool {
+        matches!(event, LanesEvent::Quiesced { .. })
+    }
+
+    fn disabled_reason(&self, s: &LanesState, event: &LanesEvent) -> Option<String> {
+        Some(match event {
+            LanesEvent::OfferWrite { writer } => format!("writer {writer} has offered already"),
+            LanesEvent::ScheduleMarker { offset } if *offset <= s.oc => {
+                format!("offset {offset} is not above the scheduled {}", s.oc)
+            }
+            LanesEvent::ScheduleMarker { offset } => format!(
+                "the writes up to {offset} are not all durable (durable: {}){}",
+                s.done,
+                if self.gated { "" } else { " (ungated)" }
+            ),
+            LanesEvent::TxnBegin { .. } if s.txn_open => "a transaction is open".into(),
+            LanesEvent::TxnBegin { .. } => format!(
+                "nothing to take: no write queued{}",
+                if s.markers > 0 {
+                    " and a marker does not trigger a transaction by itself"
+                } else {
+                    ", no marker"
+                }
+            ),
+            LanesEvent::TxnCommit | LanesEvent::TxnAbort => "no transaction is open".into(),
+            LanesEvent::Quiesced { .. } => return None,
+        })
+    }
+}

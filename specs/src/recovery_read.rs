@@ -339,3 +339,130 @@ impl Configured for RecoveryRead {
         params
     }
 }
+
+pub mod trace;
+
+use loadbearing_refinement::conform::Conform;
+use trace::ReadEvent;
+
+/// Why a recovery-read event contradicts a RecoveryRead step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReadContradiction {
+    #[error("the read captured the records below {seen}, the model's bound is {model}")]
+    Target { seen: u8, model: u8 },
+    #[error("the read returned records {seen:?}, the model's result is {model}")]
+    Result { seen: Vec<u8>, model: Indexes },
+    #[error(
+        "the partition's ends are {seen_stable} stable of {seen_high} records, the model's log \
+         {log} has {model_stable} of {model_high}"
+    )]
+    Ends {
+        seen_stable: u8,
+        seen_high: u8,
+        model_stable: usize,
+        model_high: usize,
+        log: crate::recovery_log::Log,
+    },
+}
+
+impl Indexes {
+    /// The set of these 1-based indexes, or `None` if one is out of range.
+    pub fn of(indexes: &[u8]) -> Option<Indexes> {
+        indexes.iter().try_fold(Indexes::EMPTY, |mut set, &i| {
+            (1..=8).contains(&i).then(|| {
+                set.insert(usize::from(i));
+                set
+            })
+        })
+    }
+}
+
+impl Conform for RecoveryRead {
+    type Event = ReadEvent;
+    type Contradiction = ReadContradiction;
+
+    fn reports(&self, action: &ReadAction, event: &ReadEvent) -> bool {
+        use EnvAction as E;
+        matches!(
+            (action, event),
+            (ReadAction::Env(E::AWriteS1), ReadEvent::AWriteS1)
+                | (ReadAction::Env(E::AOpenT1), ReadEvent::AOpenT1)
+                | (ReadAction::Env(E::ForeignOpen), ReadEvent::ForeignOpen)
+                | (ReadAction::Env(E::BInit), ReadEvent::BInit)
+                | (ReadAction::Env(E::BWriteS3), ReadEvent::BWriteS3)
+                | (ReadAction::Env(E::BOpenT2), ReadEvent::BOpenT2)
+                | (ReadAction::Capture, ReadEvent::Capture { .. })
+                | (ReadAction::Complete, ReadEvent::Complete { .. })
+                | (ReadAction::TripFail, ReadEvent::TripFail)
+        ) || match (action, event) {
+            (ReadAction::Env(E::TimeoutAbort(i)), ReadEvent::TimeoutAbort { index }) => i == index,
+            (ReadAction::Env(E::Truncate(k)), ReadEvent::Truncate { keep }) => k == keep,
+            _ => false,
+        }
+    }
+
+    fn observe(
+        &self,
+        _before: &ReadState,
+        after: &ReadState,
+        event: &ReadEvent,
+    ) -> Result<(), ReadContradiction> {
+        match event {
+            ReadEvent::Capture { target } if *target != after.target => {
+                Err(ReadContradiction::Target {
+                    seen: *target,
+                    model: after.target,
+                })
+            }
+            ReadEvent::Complete { result } if Indexes::of(result) != Some(after.result) => {
+                Err(ReadContradiction::Result {
+                    seen: result.clone(),
+                    model: after.result,
+                })
+            }
+            ReadEvent::Ends { stable, high }
+                if usize::from(*stable) != after.topic.log.lso()
+                    || usize::from(*high) != after.topic.log.hw() =>
+            {
+                Err(ReadContradiction::Ends {
+                    seen_stable: *stable,
+                    seen_high: *high,
+                    model_stable: after.topic.log.lso(),
+                    model_high: after.topic.log.hw(),
+                    log: after.topic.log.clone(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn is_stutter(&self, event: &ReadEvent) -> bool {
+        matches!(event, ReadEvent::Ends { .. })
+    }
+
+    fn disabled_reason(&self, s: &ReadState, event: &ReadEvent) -> Option<String> {
+        match event {
+            ReadEvent::Complete { .. } if s.rstate != ReaderState::Reading => {
+                Some(format!("the read is {}", s.rstate))
+            }
+            ReadEvent::Complete { .. } => Some(format!(
+                "the read's bound {} is not below a stable log end: {} (an open transaction \
+                 below it, or the log shorter)",
+                s.target, s.topic.log
+            )),
+            ReadEvent::TripFail if !self.tripwire => Some("the design has no tripwire".into()),
+            ReadEvent::TripFail => Some(format!(
+                "the bound {} has not outlived the log {} (the model trips only then)",
+                s.target, s.topic.log
+            )),
+            ReadEvent::Capture { .. } => Some(format!("the read is {}", s.rstate)),
+            ReadEvent::TimeoutAbort { index } => {
+                Some(format!("no open transaction at {index} in {}", s.topic.log))
+            }
+            _ => Some(format!(
+                "the writers' script is at {}, which does not take this step",
+                s.topic.wphase
+            )),
+        }
+    }
+}

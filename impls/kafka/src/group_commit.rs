@@ -287,6 +287,26 @@ struct Offsets {
     /// The offsets of offered writes not yet durable, per key. A failed write stays until a
     /// later write of the same key at an offset at least as high is durable.
     pending: HashMap<String, BTreeSet<i64>>,
+    /// The offset the partition was assigned at, if seeded: what `committed` stands for
+    /// before the first commit.
+    start: Option<i64>,
+}
+
+impl Offsets {
+    /// `write` is durable at its offset: it covers the key's lower pending writes too.
+    fn clear_pending(&mut self, write: &SnapshotWrite) {
+        if let Some(m) = self.pending.get_mut(&write.key) {
+            m.retain(|&off| off > write.offset);
+            if m.is_empty() {
+                self.pending.remove(&write.key);
+            }
+        }
+    }
+
+    /// A scheduled offset not yet committed (the marker lane holds a marker).
+    fn marker_queued(&self) -> bool {
+        self.scheduled.is_some() && self.scheduled != self.committed.or(self.start)
+    }
 }
 
 /// Group commit for one input partition.
@@ -305,6 +325,7 @@ pub struct GroupCommit<P: TxnProducer> {
     stats: Mutex<Stats>,
     tracer: SharedKafkaTracer,
     gated: bool,
+    lanes: Lanes,
 }
 
 /// A writer's queued write, from `offer` to `await_`.
@@ -339,6 +360,25 @@ pub struct GroupCommitConfig {
     /// `false` is GroupCommit's `Gated = false` (a planted mutant, for conformance tests only):
     /// the flow may schedule an offset while writes below it are not durable yet.
     pub gated: bool,
+    /// How the offset's marker lane behaves: [`Lanes::Own`] is the design; the others are
+    /// planted mutants, for conformance tests only.
+    pub lanes: Lanes,
+}
+
+/// The marker lane (K-5, GroupCommitLanes): the design, and a planted mutant per guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// The offset rides every transaction and takes no write slot; `commit_marker` commits a
+    /// moved offset alone; a write counts as durable once its transaction committed.
+    Own,
+    /// TEST-ONLY PLANTED MUTANT (`SharedBudget`): a moved offset takes one of the cap's slots.
+    SharedBudget,
+    /// TEST-ONLY PLANTED MUTANT (`MarkerSelfCommit = FALSE`, D-3 as found): `commit_marker`
+    /// does nothing, so an offset waits for the next write to carry it.
+    NoMarkerTrigger,
+    /// TEST-ONLY PLANTED MUTANT (`AtomicDurable = FALSE`): a write counts as durable once it is
+    /// drained into a transaction, before that transaction commits (or aborts).
+    EagerDurable,
 }
 
 impl GroupCommitConfig {
@@ -350,6 +390,7 @@ impl GroupCommitConfig {
             seeded: true,
             fence: Fence::Generation,
             gated: true,
+            lanes: Lanes::Own,
         }
     }
     pub fn cap(mut self, cap: usize) -> Self {
@@ -368,6 +409,11 @@ impl GroupCommitConfig {
     /// Drop the gate on `schedule` (the `gc_ungated` variant; conformance tests only).
     pub fn ungated(mut self) -> Self {
         self.gated = false;
+        self
+    }
+    /// A planted marker-lane mutant (conformance tests only).
+    pub fn planted_lanes(mut self, lanes: Lanes) -> Self {
+        self.lanes = lanes;
         self
     }
 }
@@ -389,6 +435,7 @@ impl<P: TxnProducer> GroupCommit<P> {
                 scheduled: config.seeded.then_some(config.seed),
                 committed: None,
                 pending: HashMap::new(),
+                start: config.seeded.then_some(config.seed),
             }),
             meta,
             fenced: Mutex::new(None),
@@ -397,6 +444,7 @@ impl<P: TxnProducer> GroupCommit<P> {
             stats: Mutex::new(Stats::default()),
             tracer,
             gated: config.gated,
+            lanes: config.lanes,
         }
     }
 
@@ -542,6 +590,10 @@ impl<P: TxnProducer> GroupCommit<P> {
     /// it; nothing when it did not move. Without it the committed offset trails the durable
     /// snapshots until the next write (`gclanes_starve`), and a successor replays that much.
     pub fn commit_marker(&self) -> Result<Committed, CommitError> {
+        if self.lanes == Lanes::NoMarkerTrigger {
+            let offset = lock(&self.offsets).scheduled.unwrap_or(-1);
+            return Ok(Committed { batch: 0, offset });
+        }
         let mut producer = lock(&self.txn);
         self.tracer.kafka(&KafkaStep::Acq {
             partition: self.input.partition,
@@ -586,9 +638,18 @@ impl<P: TxnProducer> GroupCommit<P> {
         // with them; the transaction's outcome follows as its own event.
         let (batch, offset, committed) = {
             let mut q = lock(&self.queue);
-            let o = lock(&self.offsets);
-            let n = q.len().min(self.cap);
+            let mut o = lock(&self.offsets);
+            let room = match self.lanes {
+                Lanes::SharedBudget if o.marker_queued() => self.cap - 1,
+                _ => self.cap,
+            };
+            let n = q.len().min(room);
             let batch: Vec<Arc<Waiter>> = q.drain(..n).collect();
+            if self.lanes == Lanes::EagerDurable {
+                for w in &batch {
+                    o.clear_pending(&w.write);
+                }
+            }
             self.tracer.kafka(&KafkaStep::Commit {
                 partition,
                 writer,
@@ -621,14 +682,11 @@ impl<P: TxnProducer> GroupCommit<P> {
                     o.committed = offset;
                 }
                 for w in &batch {
-                    // Durable at this offset: it covers the key's lower pending writes too.
-                    if let Some(m) = o.pending.get_mut(&w.write.key) {
-                        m.retain(|&off| off > w.write.offset);
-                        if m.is_empty() {
-                            o.pending.remove(&w.write.key);
-                        }
-                    }
+                    o.clear_pending(&w.write);
                 }
+                // Inside the critical section: a `schedule` that these durable writes let
+                // through is traced after the commit that made them durable.
+                trace(batch.len(), TxnOutcome::Committed);
                 drop(o);
                 let mut s = lock(&self.stats);
                 s.max_batch = s.max_batch.max(c.batch);
@@ -637,7 +695,6 @@ impl<P: TxnProducer> GroupCommit<P> {
                     s.offset_only += 1;
                 }
                 drop(s);
-                trace(batch.len(), TxnOutcome::Committed);
             }
             Err(e) => trace(batch.len(), e.outcome()),
         }

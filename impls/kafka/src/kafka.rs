@@ -505,11 +505,23 @@ pub fn produce_input(
 /// the target (R-850 option A). The reader is assigned, never subscribed, so it never joins a
 /// group; librdkafka's `assign` still wants a `group.id`, so each read gets one of its own that
 /// nothing ever commits under (K-9: no auto-commit, no offset store, an explicit start).
-struct KafkaSnapshotLog {
+pub struct KafkaSnapshotLog {
     reader: BaseConsumer,
     probe: BaseConsumer,
     topic: String,
     partition: i32,
+    lens: TargetLens,
+}
+
+/// Where the read takes its target from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetLens {
+    /// The high watermark, through the `read_uncommitted` probe (R-850 option A).
+    HighWatermark,
+    /// TEST-ONLY PLANTED MUTANT, for conformance (F-10 as found): the reader's own end offset,
+    /// which under `read_committed` is the last stable offset, so a snapshot committed above
+    /// an open transaction is left out.
+    OwnEnd,
 }
 
 /// The group id prefix of recovery readers; the rest is unique per read.
@@ -523,7 +535,14 @@ fn log_error(what: &'static str) -> impl Fn(KafkaError) -> LogError {
 }
 
 impl KafkaSnapshotLog {
-    fn open(bootstrap: &str, topic: &str, partition: i32) -> Result<Self, LogError> {
+    /// The partition, read with the target `lens` gives (the design's is
+    /// [`TargetLens::HighWatermark`]).
+    pub fn open(
+        bootstrap: &str,
+        topic: &str,
+        partition: i32,
+        lens: TargetLens,
+    ) -> Result<Self, LogError> {
         static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let group = format!(
             "{RECOVERY_GROUP_PREFIX}{}-{}",
@@ -550,6 +569,7 @@ impl KafkaSnapshotLog {
             probe,
             topic: topic.to_string(),
             partition,
+            lens,
         })
     }
 }
@@ -564,11 +584,14 @@ fn offset_header(m: &rdkafka::message::BorrowedMessage<'_>) -> Option<u64> {
 
 impl SnapshotLog for KafkaSnapshotLog {
     fn target(&mut self) -> Result<i64, LogError> {
-        let (_, high) = self
-            .probe
+        let lens = match self.lens {
+            TargetLens::HighWatermark => &self.probe,
+            TargetLens::OwnEnd => &self.reader,
+        };
+        let (_, end) = lens
             .fetch_watermarks(&self.topic, self.partition, Duration::from_secs(10))
             .map_err(log_error("high watermark"))?;
-        Ok(high)
+        Ok(end)
     }
 
     fn start(&mut self) -> Result<(), LogError> {
@@ -629,29 +652,100 @@ pub fn recover(
     partition: i32,
     budget: &RecoveryBudget,
 ) -> Result<HashMap<String, Read>, RecoveryError> {
-    let mut log = KafkaSnapshotLog::open(bootstrap, topic, partition)?;
+    let mut log = KafkaSnapshotLog::open(bootstrap, topic, partition, TargetLens::HighWatermark)?;
     read_to_target(&mut log, &WallClock::default(), budget)
 }
 
 /// Both ends of a partition now: the high watermark (a `read_uncommitted` client) and what a
 /// `read_committed` client is told is the end (the last stable offset, if Kafka says so).
 pub fn ends(bootstrap: &str, topic: &str, partition: i32) -> Result<Ends, ClientError> {
-    let watermark = |isolation: &str| -> Result<i64, ClientError> {
-        let c: BaseConsumer = ClientConfig::new()
+    EndsProbe::open(bootstrap, topic, partition)
+        .and_then(|mut probe| probe.read(Duration::from_secs(10)))
+        .map_err(|e| ClientError::Client {
+            what: e.what.to_string(),
+            reason: e.reason,
+        })
+}
+
+/// Reads both ends of one partition, as often as asked, through a client of each isolation
+/// level (kept open: a harness reads the ends after every step).
+pub struct EndsProbe {
+    uncommitted: BaseConsumer,
+    committed: BaseConsumer,
+    topic: String,
+    partition: i32,
+}
+
+impl EndsProbe {
+    pub fn open(bootstrap: &str, topic: &str, partition: i32) -> Result<Self, LogError> {
+        let client = |isolation: &str, what: &'static str| -> Result<BaseConsumer, LogError> {
+            ClientConfig::new()
+                .set("bootstrap.servers", bootstrap)
+                .set("isolation.level", isolation)
+                .set("log_level", "3")
+                .create()
+                .map_err(log_error(what))
+        };
+        Ok(EndsProbe {
+            uncommitted: client("read_uncommitted", "high watermark probe")?,
+            committed: client("read_committed", "last stable offset probe")?,
+            topic: topic.to_string(),
+            partition,
+        })
+    }
+
+    pub fn read(&mut self, wait: Duration) -> Result<Ends, LogError> {
+        let (_, high) = self
+            .uncommitted
+            .fetch_watermarks(&self.topic, self.partition, wait)
+            .map_err(log_error("read_uncommitted end offset"))?;
+        let (_, stable) = self
+            .committed
+            .fetch_watermarks(&self.topic, self.partition, wait)
+            .map_err(log_error("read_committed end offset"))?;
+        Ok(Ends { high, stable })
+    }
+}
+
+/// Every record of one partition in order, with its position, records of open and aborted
+/// transactions included (`read_uncommitted`; control markers are never returned): for a
+/// harness that maps positions back to what it wrote.
+pub struct UncommittedScan {
+    consumer: BaseConsumer,
+}
+
+impl UncommittedScan {
+    pub fn open(bootstrap: &str, topic: &str, partition: i32) -> Result<Self, LogError> {
+        let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", bootstrap)
-            .set("isolation.level", isolation)
+            // `assign` wants a group id; nothing is ever committed under it.
+            .set("group.id", format!("loadbearing-scan-{topic}"))
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("isolation.level", "read_uncommitted")
             .set("log_level", "3")
             .create()
-            .map_err(ClientError::while_("watermark consumer"))?;
-        let (_, high) = c
-            .fetch_watermarks(topic, partition, Duration::from_secs(10))
-            .map_err(ClientError::while_(format!("{isolation} end offset")))?;
-        Ok(high)
-    };
-    Ok(Ends {
-        high: watermark("read_uncommitted")?,
-        stable: watermark("read_committed")?,
-    })
+            .map_err(log_error("uncommitted scan"))?;
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(topic, partition, Offset::Beginning)
+            .map_err(log_error("assignment"))?;
+        consumer.assign(&tpl).map_err(log_error("assign"))?;
+        Ok(UncommittedScan { consumer })
+    }
+
+    /// The next record's key and position, waiting up to `wait`.
+    pub fn next(&mut self, wait: Duration) -> Result<Option<(String, i64)>, LogError> {
+        match self.consumer.poll(wait) {
+            Some(Ok(m)) => Ok(Some((
+                m.key()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default(),
+                m.offset(),
+            ))),
+            Some(Err(KafkaError::PartitionEOF(_))) | None => Ok(None),
+            Some(Err(e)) => Err(log_error("scan")(e)),
+        }
+    }
 }
 
 /// The timings of our deployment: the snapshot producers' transaction timeout, the broker's

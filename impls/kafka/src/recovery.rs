@@ -346,6 +346,13 @@ pub fn read_to_target<L: SnapshotLog, C: Clock>(
             });
         }
         if let Some(record) = log.poll(POLL)? {
+            // A record at or past the target was committed after the read began (the client
+            // fetches past the target whenever the positions just below it are markers or
+            // aborted records): the read is the committed prefix the target captured, so it
+            // ends here without it.
+            if record.position >= target {
+                continue;
+            }
             let offset = record.offset.ok_or_else(|| RecoveryError::MissingOffset {
                 key: record.key.clone(),
                 position: record.position,
@@ -542,6 +549,65 @@ mod tests {
                 }
             ),
             "{err}"
+        );
+    }
+
+    /// A partition whose positions between records are markers and aborted records, as
+    /// `read_committed` skips them: the position jumps past each returned record.
+    struct SparseLog {
+        records: Vec<SnapshotRecord>,
+        next: usize,
+        target: i64,
+    }
+
+    impl SnapshotLog for SparseLog {
+        fn target(&mut self) -> Result<i64, LogError> {
+            Ok(self.target)
+        }
+        fn start(&mut self) -> Result<(), LogError> {
+            Ok(())
+        }
+        fn position(&mut self) -> i64 {
+            self.next
+                .checked_sub(1)
+                .map_or(0, |last| self.records[last].position + 1)
+        }
+        fn poll(&mut self, _: Duration) -> Result<Option<SnapshotRecord>, LogError> {
+            let record = self.records.get(self.next).cloned();
+            self.next += usize::from(record.is_some());
+            Ok(record)
+        }
+        fn ends_now(&mut self, _: Duration) -> Result<Ends, LogError> {
+            Ok(Ends {
+                high: self.target,
+                stable: self.target,
+            })
+        }
+    }
+
+    #[test]
+    fn r850_a_record_committed_past_the_target_is_not_part_of_the_read() {
+        let record = |position, offset| SnapshotRecord {
+            position,
+            key: "k".into(),
+            offset: Some(offset),
+            value: Some(vec![offset as u8]),
+        };
+        // The target was captured at 5; an aborted transaction sits at 3..=4, and a snapshot
+        // committed after the capture at 7 comes back from the same fetch.
+        let mut log = SparseLog {
+            records: vec![record(0, 1), record(2, 2), record(7, 9)],
+            next: 0,
+            target: 5,
+        };
+        let clock = FakeClock(Rc::new(Cell::new(Duration::ZERO)));
+        let read = read_to_target(&mut log, &clock, &budget(25)).unwrap();
+        assert_eq!(
+            read["k"],
+            Read::Live {
+                offset: 2,
+                value: vec![2]
+            }
         );
     }
 
