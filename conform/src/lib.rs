@@ -45,6 +45,7 @@ pub mod ssi;
 pub mod store;
 pub mod target;
 pub mod targets;
+pub mod token_sync;
 
 use loadbearing_refinement::refinement::StepMatch;
 use loadbearing_refinement::{Options, Spec};

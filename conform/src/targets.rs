@@ -23,6 +23,7 @@ pub use crate::recovery_deadline::{
 pub use crate::recovery_read::{RECOVERY_READ, RECOVERY_READ_OWN_END};
 pub use crate::ssi::{SSI, SSI_PREFIX};
 pub use crate::store::{REPLAY, STORE, STORE_LWW};
+pub use crate::token_sync::{TOKEN_SYNC, TOKEN_SYNC_CAPTURED, TOKEN_SYNC_FROZEN};
 
 /// The table, with the targets a feature adds at its end.
 macro_rules! all_targets {
@@ -52,6 +53,9 @@ macro_rules! all_targets {
             &EPOCH,
             &FLOWS_ALIVE,
             &FLOWS_ALIVE_DEFERRED,
+            &TOKEN_SYNC,
+            &TOKEN_SYNC_CAPTURED,
+            &TOKEN_SYNC_FROZEN,
             &RECOVERY_DEADLINE,
             &RECOVERY_DEADLINE_TOTAL,
             &RECOVERY_DEADLINE_NOTRIP,

@@ -51,6 +51,9 @@ pub enum Violation {
     SlotSteal,
     /// The flow's last scheduled offset was never committed, with nothing more to come.
     MarkerStranded,
+    /// The owner's commit carried a generation the coordinator left behind, with nothing to
+    /// come that resyncs it.
+    StaleToken,
 }
 
 /// One must-fail config's replay.

@@ -141,7 +141,7 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 13] {
+fn conformance_entries() -> [ConformEntry; 14] {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -153,6 +153,7 @@ fn conformance_entries() -> [ConformEntry; 13] {
         conform_entry::<FlowsAlive>(),
         conform_entry::<FlushCell>(),
         conform_entry::<RecoveryDeadline>(),
+        conform_entry::<TokenSync>(),
         conform_entry::<GroupCommitLanes>(),
         conform_entry::<RecoveryRead>(),
         conform_entry::<CasFirstWriteAtomic>(),
@@ -208,6 +209,7 @@ mod tests {
                 "FlowsAlive",
                 "FlushCell",
                 "RecoveryDeadline",
+                "TokenSync",
                 "GroupCommitLanes",
                 "RecoveryRead",
                 "CasFirstWriteAtomic"

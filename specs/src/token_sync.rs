@@ -193,3 +193,102 @@ impl Configured for TokenSync {
         params
     }
 }
+
+pub mod trace;
+
+use loadbearing_refinement::conform::Conform;
+use trace::TokenEvent;
+
+/// Why an owner's event contradicts a TokenSync step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenContradiction {
+    #[error("the owner's token became {seen}, the model's live generation is {model}")]
+    Token { seen: u8, model: u8 },
+    #[error(
+        "the commit was {}, but the token {token} is {} generation {live}",
+        if *accepted { "accepted" } else { "refused" },
+        if token == live { "the live" } else { "behind the live" }
+    )]
+    Commit { accepted: bool, token: u8, live: u8 },
+    #[error("the run ended, but under weak fairness the model must still take {pending}")]
+    NotQuiescent { pending: String },
+}
+
+impl Conform for TokenSync {
+    type Event = TokenEvent;
+    type Contradiction = TokenContradiction;
+
+    fn reports(&self, action: &TokenAction, event: &TokenEvent) -> bool {
+        matches!(
+            (action, event),
+            (TokenAction::AssigningBump, TokenEvent::AssigningBump)
+                | (TokenAction::SilentBump, TokenEvent::SilentBump)
+                | (
+                    TokenAction::OwnerRefresh | TokenAction::OwnerCapture,
+                    TokenEvent::OwnerRefresh { .. }
+                )
+        )
+    }
+
+    fn observe(
+        &self,
+        _before: &TokenState,
+        after: &TokenState,
+        event: &TokenEvent,
+    ) -> Result<(), TokenContradiction> {
+        match event {
+            TokenEvent::OwnerRefresh { generation } if *generation != after.token => {
+                Err(TokenContradiction::Token {
+                    seen: *generation,
+                    model: after.token,
+                })
+            }
+            TokenEvent::Commit { accepted } if *accepted != (after.token == after.live_gen) => {
+                Err(TokenContradiction::Commit {
+                    accepted: *accepted,
+                    token: after.token,
+                    live: after.live_gen,
+                })
+            }
+            TokenEvent::Quiesced => {
+                let mut enabled = Vec::new();
+                self.actions(after, &mut enabled);
+                let pending: Vec<String> = enabled
+                    .iter()
+                    .filter(|a| self.fairness_group(a).is_some())
+                    .map(|a| format!("{a:?}"))
+                    .collect();
+                if pending.is_empty() {
+                    Ok(())
+                } else {
+                    Err(TokenContradiction::NotQuiescent {
+                        pending: pending.join(", "),
+                    })
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn is_stutter(&self, event: &TokenEvent) -> bool {
+        matches!(event, TokenEvent::Commit { .. } | TokenEvent::Quiesced)
+    }
+
+    fn disabled_reason(&self, s: &TokenState, event: &TokenEvent) -> Option<String> {
+        Some(match event {
+            TokenEvent::AssigningBump | TokenEvent::SilentBump if s.live_gen >= self.max_gen => {
+                format!("the generation is at its last, {}", self.max_gen)
+            }
+            TokenEvent::SilentBump => "a bump always reaches the member by a callback here \
+                                       (AllowSilent = FALSE)"
+                .into(),
+            TokenEvent::OwnerRefresh { .. } if s.token == s.live_gen => {
+                format!("the token is the live generation {} already", s.live_gen)
+            }
+            TokenEvent::OwnerRefresh { .. } => {
+                "the owner has no way to take the live generation now".into()
+            }
+            _ => return None,
+        })
+    }
+}
