@@ -3,10 +3,11 @@
 //! `commit_marker` committing a moved offset alone) to the GroupCommitLanes model (K-5), both
 //! ways.
 //!
-//! Implementation → model: the flow of `KafkaFlow::flush`, round after round: a round's
-//! writers write concurrently (each its own input offset), and while the next round's writers
-//! are already queueing, the flow schedules the round's end once its writes were offered
-//! (retrying while the gate refuses it) and calls `commit_marker`. At the end, with every
+//! Implementation → model: the end of `KafkaFlow::flush` (schedule, then `commit_marker`)
+//! round after round, overlapped with the next round's writes, as the group commit's contract
+//! allows: a round's writers write concurrently (each its own input offset); once the next
+//! round's writes are offered too, the flow schedules the round's end (retrying while the gate
+//! refuses it) and calls `commit_marker`, so a moved offset meets queued writes. At the end, with every
 //! writer joined, the run is `Quiesced` at the committed offset: the model must agree, and
 //! under weak fairness have nothing left to do (a stranded marker shows there). The group
 //! commit's own steps are the trace. Every trace is held to the design's model (gated, own
@@ -103,7 +104,12 @@ impl Target for LanesTarget {
             _ => None,
         };
         for round in 0..settings.traces {
-            let cap = 1 + schedule.below(3) as u8;
+            // Cap 1 first: a moved offset that takes the only slot shows at once.
+            let cap = if round == 0 {
+                1
+            } else {
+                1 + schedule.below(3) as u8
+            };
             let seed = schedule.next_u64();
             let recorder = Arc::new(Recorder::default());
             let tracer: SharedKafkaTracer = recorder.clone();
@@ -180,6 +186,7 @@ fn flush_rounds<P: TxnProducer + Send>(
             }
             flushed = end;
             if let Some(done) = previous {
+                recorder.wait_offered(end);
                 flush_end(gc, recorder, done)?;
             }
             previous = Some(end);
