@@ -145,6 +145,47 @@ fn cap_holds_when_the_queue_is_longer() {
     assert_eq!(producer.log().durable.len(), 20);
 }
 
+/// K-5: the cap bounds a transaction's payload too, so large snapshots cannot stretch one
+/// past `transaction.timeout.ms`; a write larger than the budget still commits, alone.
+#[test]
+fn k5_a_transaction_drains_no_more_bytes_than_its_budget() {
+    let producer = MemProducer::new();
+    let config = GroupCommitConfig::new(InputPartition::new("in", 0), 0).max_txn_bytes(250);
+    let g = Arc::new(GroupCommit::new(
+        producer.clone(),
+        config,
+        live(1),
+        loadbearing_impls_kafka::trace::no_trace(),
+    ));
+    // 10 queued writes of 2 + 100 bytes while the lock is held: at most two fit 250 bytes.
+    let handles = g.with_producer(|_| {
+        let hs: Vec<_> = (1..=10)
+            .map(|w| {
+                let g = g.clone();
+                std::thread::spawn(move || {
+                    g.write(SnapshotWrite::persist(
+                        &format!("k{}", w % 10),
+                        w,
+                        &[7; 100],
+                    ))
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        hs
+    });
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+    let s = g.stats();
+    assert_eq!(s.max_batch, 2, "{s:?}");
+    assert_eq!(producer.log().durable.len(), 10);
+    // A single write over the budget is not refused: it goes alone.
+    g.write(SnapshotWrite::persist("big", 11, &[7; 1000]))
+        .expect("an oversized write commits alone");
+    assert_eq!(producer.log().durable.len(), 11);
+}
+
 #[test]
 fn offset_only_commit_has_no_writes_and_carries_the_seed() {
     let (g, producer, rec) = gc(256, 42, live(3));
