@@ -1,5 +1,6 @@
-//! What the conformance adapters of the one-key models (Cassandra, Kafka, Epoch) share:
-//! reading a trace's fixed log, and comparing an event's reported values with the model's.
+//! What the conformance adapters share: for the one-key models (Cassandra, Kafka, Epoch),
+//! reading a trace's fixed log and comparing an event's reported values with the model's; for
+//! the models whose traces end `Quiesced`, what weak fairness still demands at the end.
 
 use std::fmt;
 
@@ -107,4 +108,21 @@ pub(crate) fn expect_topic(model: Cell, got: Option<Cell>) -> Result<(), OneKeyC
         Some(got) if got != model => Err(OneKeyContradiction::Topic { got, model }),
         _ => Ok(()),
     }
+}
+
+/// The weakly-fair actions `model` still has enabled in `state`, by name: a trace that ends
+/// quiescent there (nothing more will happen) is not a fair behaviour unless this is empty.
+pub(crate) fn fair_actions_left<M>(model: &M, state: &M::State) -> Option<String>
+where
+    M: loadbearing_refinement::Spec,
+    M::Action: fmt::Debug,
+{
+    let mut enabled = Vec::new();
+    model.actions(state, &mut enabled);
+    let pending: Vec<String> = enabled
+        .iter()
+        .filter(|a| model.fairness_group(a).is_some())
+        .map(|a| format!("{a:?}"))
+        .collect();
+    (!pending.is_empty()).then(|| pending.join(", "))
 }

@@ -541,19 +541,9 @@ impl Conform for GroupCommitLanes {
                 model: after.co,
             }),
             LanesEvent::Quiesced { .. } => {
-                let mut enabled = Vec::new();
-                self.actions(after, &mut enabled);
-                let pending: Vec<String> = enabled
-                    .iter()
-                    .filter(|a| self.fairness_group(a).is_some())
-                    .map(|a| format!("{a:?}"))
-                    .collect();
-                if pending.is_empty() {
-                    Ok(())
-                } else {
-                    Err(LanesContradiction::NotQuiescent {
-                        pending: pending.join(", "),
-                    })
+                match crate::conform_common::fair_actions_left(self, after) {
+                    None => Ok(()),
+                    Some(pending) => Err(LanesContradiction::NotQuiescent { pending }),
                 }
             }
             _ => Ok(()),

@@ -250,22 +250,10 @@ impl Conform for TokenSync {
                     live: after.live_gen,
                 })
             }
-            TokenEvent::Quiesced => {
-                let mut enabled = Vec::new();
-                self.actions(after, &mut enabled);
-                let pending: Vec<String> = enabled
-                    .iter()
-                    .filter(|a| self.fairness_group(a).is_some())
-                    .map(|a| format!("{a:?}"))
-                    .collect();
-                if pending.is_empty() {
-                    Ok(())
-                } else {
-                    Err(TokenContradiction::NotQuiescent {
-                        pending: pending.join(", "),
-                    })
-                }
-            }
+            TokenEvent::Quiesced => match crate::conform_common::fair_actions_left(self, after) {
+                None => Ok(()),
+                Some(pending) => Err(TokenContradiction::NotQuiescent { pending }),
+            },
             _ => Ok(()),
         }
     }
