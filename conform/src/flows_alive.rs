@@ -29,9 +29,9 @@ use crate::backend::BackendKind;
 use crate::error::Error;
 use crate::group_commit::PRODUCERS;
 use crate::paths::random_walk;
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 /// The partitions of the harness's input topic.
@@ -302,23 +302,20 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         let guarded = drive(&path, TeardownMode::Awaited)?;
         result.steps += 2 * path.len();
         let reproduces = replays::reproduces(&spec, target);
-        let broken_outcome = if reproduces {
-            ReplayOutcome::of(Violation::FlowAliveUnowned, broken.is_some())
-        } else {
-            ReplayOutcome::NotDriven
+        // The run shows a live unowned flow when it names one.
+        let judged = |shown: Option<String>| {
+            let showed = spec.shows == Violation::FlowAliveUnowned && shown.is_some();
+            (
+                showed,
+                shown.unwrap_or_else(|| "every revoked flow was torn down".into()),
+            )
         };
-        let guarded_outcome = ReplayOutcome::of(Violation::FlowAliveUnowned, guarded.is_some());
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: broken.unwrap_or_else(|| "every revoked flow was torn down".into()),
-            guarded: guarded.unwrap_or_else(|| "every revoked flow was torn down".into()),
-            broken_outcome,
-            guarded_outcome,
-        });
+        result.replayed(
+            &spec,
+            path.iter().map(|a| format!("{a:?}")).collect(),
+            reproduces.then(|| judged(broken)),
+            judged(guarded),
+        );
     }
     Ok(())
 }

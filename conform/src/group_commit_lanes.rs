@@ -38,9 +38,9 @@ use loadbearing_specs::group_commit_lanes::{GroupCommitLanes, LanesAction};
 use crate::backend::BackendKind;
 use crate::error::Error;
 use crate::group_commit::{memory_commit, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 pub struct LanesTarget {
@@ -244,15 +244,9 @@ pub fn events_of(steps: &[KafkaStep], co: u8) -> Vec<LanesEvent> {
             KafkaStep::Sched { offset, .. } => events.push(LanesEvent::ScheduleMarker {
                 offset: model_offset(*offset),
             }),
-            KafkaStep::Commit { writes, .. } => {
-                let opened = steps[i + 1..]
-                    .iter()
-                    .find(|s| matches!(s, KafkaStep::Commit { .. } | KafkaStep::Transaction { .. }))
-                    .is_some_and(|s| matches!(s, KafkaStep::Transaction { .. }));
-                if opened {
-                    let writes = u8::try_from(*writes).unwrap_or(u8::MAX);
-                    events.push(LanesEvent::TxnBegin { writes });
-                }
+            KafkaStep::Commit { writes, .. } if opened_a_transaction(steps, i) => {
+                let writes = u8::try_from(*writes).unwrap_or(u8::MAX);
+                events.push(LanesEvent::TxnBegin { writes });
             }
             KafkaStep::Transaction { outcome, .. } => {
                 events.push(match outcome {
@@ -269,6 +263,15 @@ pub fn events_of(steps: &[KafkaStep], co: u8) -> Vec<LanesEvent> {
     }
     events.push(LanesEvent::Quiesced { co });
     events
+}
+
+/// Whether the `Commit` at `steps[i]` opened a transaction: its `Transaction` follows before
+/// the next `Commit` (the lock serializes them); a commit that found nothing to do has none.
+fn opened_a_transaction(steps: &[KafkaStep], i: usize) -> bool {
+    steps[i + 1..]
+        .iter()
+        .find(|s| matches!(s, KafkaStep::Commit { .. } | KafkaStep::Transaction { .. }))
+        .is_some_and(|s| matches!(s, KafkaStep::Transaction { .. }))
 }
 
 /// What a driven counterexample did.
@@ -292,14 +295,8 @@ impl Driven {
             match step {
                 KafkaStep::Offer { .. } => queued += 1,
                 KafkaStep::Commit { writes, .. } => {
-                    let opened = self.steps[i + 1..]
-                        .iter()
-                        .find(|s| {
-                            matches!(s, KafkaStep::Commit { .. } | KafkaStep::Transaction { .. })
-                        })
-                        .is_some_and(|s| matches!(s, KafkaStep::Transaction { .. }));
                     let room = queued.min(usize::from(self.cap));
-                    if opened && *writes < room {
+                    if opened_a_transaction(&self.steps, i) && *writes < room {
                         return Some((*writes, queued));
                     }
                     queued -= writes;
@@ -424,22 +421,13 @@ fn replay_counterexamples(
         };
         let guarded = drive(&model, &path, Lanes::Own)?;
         result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let outcome = |d: &Driven| ReplayOutcome::of(spec.shows, d.shows(spec.shows));
-        let broken_outcome = broken.as_ref().map_or(ReplayOutcome::NotDriven, outcome);
-        let guarded_outcome = outcome(&guarded);
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: broken
-                .as_ref()
-                .map_or("not driven".into(), Driven::describe),
-            guarded: guarded.describe(),
-            broken_outcome,
-            guarded_outcome,
-        });
+        let judged = |d: &Driven| (d.shows(spec.shows), d.describe());
+        result.replayed(
+            &spec,
+            path.iter().map(|a| format!("{a:?}")).collect(),
+            broken.as_ref().map(judged),
+            judged(&guarded),
+        );
     }
     Ok(())
 }

@@ -27,9 +27,9 @@ use loadbearing_specs::recovery_deadline::{DeadlineAction, RecoveryDeadline};
 
 use crate::backend::BackendKind;
 use crate::error::Error;
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 /// One model tick of the read's clock.
@@ -386,23 +386,17 @@ fn replay_counterexamples(
         };
         let guarded = drive(Build::Guarded)?;
         result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let outcome = |run: &Result<Run, String>| match run {
-            Err(_) => ReplayOutcome::Refused,
-            Ok(run) => ReplayOutcome::of(spec.shows, shows(spec.shows, run)),
+        // A budget the design refuses is a refusal: nothing ran to show anything.
+        let judged = |run: &Result<Run, String>| {
+            let showed = run.as_ref().is_ok_and(|run| shows(spec.shows, run));
+            (showed, describe(run))
         };
-        let broken_outcome = broken.as_ref().map_or(ReplayOutcome::NotDriven, outcome);
-        let guarded_outcome = outcome(&guarded);
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: broken.as_ref().map_or("not driven".into(), describe),
-            guarded: describe(&guarded),
-            broken_outcome,
-            guarded_outcome,
-        });
+        result.replayed(
+            &spec,
+            path.iter().map(|a| format!("{a:?}")).collect(),
+            broken.as_ref().map(judged),
+            judged(&guarded),
+        );
     }
     Ok(())
 }

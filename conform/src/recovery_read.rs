@@ -34,9 +34,9 @@ use loadbearing_specs::recovery_read::{ReadAction, RecoveryRead};
 
 use crate::backend::BackendKind;
 use crate::error::Error;
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 /// Every transaction's `transaction.timeout.ms` in the harness: the broker aborts an open one
@@ -198,8 +198,11 @@ pub struct Run {
 }
 
 impl Run {
-    fn missed_snapshot(&self) -> bool {
-        self.result.is_some_and(|r| r != self.committed_at_capture)
+    /// Whether the run showed `violation`: the read returned other than the committed
+    /// records when it began.
+    fn shows(&self, violation: Violation) -> bool {
+        violation == Violation::MissedSnapshot
+            && self.result.is_some_and(|r| r != self.committed_at_capture)
     }
 
     fn describe(&self) -> String {
@@ -232,21 +235,13 @@ fn replay_counterexamples(
         // The design's replay is a trace of its own, held to the design's model.
         result.tally(&design(script.env), &guarded.events);
         result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let outcome =
-            |run: &Run| ReplayOutcome::of(Violation::MissedSnapshot, run.missed_snapshot());
-        let broken_outcome = broken.as_ref().map_or(ReplayOutcome::NotDriven, outcome);
-        let guarded_outcome = outcome(&guarded);
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: broken.as_ref().map_or("not driven".into(), Run::describe),
-            guarded: guarded.describe(),
-            broken_outcome,
-            guarded_outcome,
-        });
+        let judged = |run: &Run| (run.shows(spec.shows), run.describe());
+        result.replayed(
+            &spec,
+            path.iter().map(|a| format!("{a:?}")).collect(),
+            broken.as_ref().map(judged),
+            judged(&guarded),
+        );
     }
     Ok(())
 }
@@ -299,22 +294,28 @@ mod on_the_broker {
 
     const WAIT: Duration = Duration::from_secs(10);
 
-    /// The key each step's record carries: the model's log index, readable in the partition.
-    fn key_of(step: EnvAction) -> &'static str {
+    /// The key of the record a writer step writes (none for `BInit`): the step, readable in
+    /// the partition.
+    fn key_of(step: EnvAction) -> Option<&'static str> {
         match step {
-            EnvAction::AWriteS1 => "S1",
-            EnvAction::AOpenT1 => "T1",
-            EnvAction::ForeignOpen => "F",
-            EnvAction::BWriteS3 => "S3",
-            EnvAction::BOpenT2 => "T2",
-            EnvAction::BInit | EnvAction::TimeoutAbort(_) | EnvAction::Truncate(_) => "",
+            EnvAction::AWriteS1 => Some("S1"),
+            EnvAction::AOpenT1 => Some("T1"),
+            EnvAction::ForeignOpen => Some("F"),
+            EnvAction::BWriteS3 => Some("S3"),
+            EnvAction::BOpenT2 => Some("T2"),
+            EnvAction::BInit | EnvAction::TimeoutAbort(_) | EnvAction::Truncate(_) => None,
         }
     }
 
-    /// A record the script wrote: where it sits, and whether its transaction may still be
-    /// open.
+    /// Whether the step commits its record (else it leaves its transaction open).
+    fn commits(step: EnvAction) -> bool {
+        matches!(step, EnvAction::AWriteS1 | EnvAction::BWriteS3)
+    }
+
+    /// A record the script wrote: by which step, where it sits, and whether its transaction
+    /// may still be open.
     struct Written {
-        key: &'static str,
+        step: EnvAction,
         position: i64,
         open: bool,
     }
@@ -337,14 +338,14 @@ mod on_the_broker {
         fn index_of(&self, key: &str) -> Option<u8> {
             self.written
                 .iter()
-                .position(|w| w.key == key)
+                .position(|w| key_of(w.step) == Some(key))
                 .map(|i| i as u8 + 1)
         }
 
         fn committed(&self) -> Indexes {
             let mut set = Indexes::EMPTY;
             for (i, w) in self.written.iter().enumerate() {
-                if w.key.starts_with('S') {
+                if commits(w.step) {
                     set.insert(i + 1);
                 }
             }
@@ -452,11 +453,10 @@ mod on_the_broker {
                 .map_err(|e| Error::Harness(format!("producer {who}: {e:?}")))
         }
 
-        /// Take `step`; the written record's key, if it wrote one, and whether its
-        /// transaction stays open.
-        fn take(&mut self, step: EnvAction) -> Result<Option<(&'static str, bool)>, Error> {
+        /// Take `step`.
+        fn take(&mut self, step: EnvAction) -> Result<(), Error> {
             let failed = |e| Error::Harness(format!("{step:?}: {e:?}"));
-            let key = key_of(step);
+            let key = key_of(step).unwrap_or_default();
             let write = SnapshotWrite::persist(key, 1, key.as_bytes());
             let open = |p: &mut KafkaTxnProducer| -> Result<(), Error> {
                 p.begin().map_err(failed)?;
@@ -488,7 +488,6 @@ mod on_the_broker {
                     // A shared id is A's: B's init fences A and aborts its open transaction.
                     let who = if self.env.stable_id { "A" } else { "B" };
                     self.b = Some(self.producer(who)?);
-                    return Ok(None);
                 }
                 EnvAction::BWriteS3 => commit(b(&mut self.b, step)?)?,
                 EnvAction::BOpenT2 => open(b(&mut self.b, step)?)?,
@@ -496,13 +495,7 @@ mod on_the_broker {
                     return Err(Error::Harness(format!("{step:?} is the broker's")))
                 }
             }
-            Ok(Some((
-                key,
-                matches!(
-                    step,
-                    EnvAction::AOpenT1 | EnvAction::ForeignOpen | EnvAction::BOpenT2
-                ),
-            )))
+            Ok(())
         }
     }
 
@@ -570,23 +563,27 @@ mod on_the_broker {
             if i == script.capture_after {
                 reader = Some(start_read(bootstrap, &topic, lens, &ledger, &budget)?);
             }
+            // The last step's ends were read right after it (or the capture's, just now).
             let mut l = lock(&ledger);
-            l.sync()?;
-            let written = writers.take(step)?;
-            if let Some((key, open)) = written {
+            writers.take(step)?;
+            if let Some(key) = key_of(step) {
                 let position = position_of(&mut scan, &mut seen, key)?;
-                if !open {
+                if commits(step) {
                     l.await_marker(position)?;
                 }
                 l.written.push(Written {
-                    key,
+                    step,
                     position,
-                    open,
+                    open: !commits(step),
                 });
             }
             if step == EnvAction::BInit && script.env.stable_id {
                 // The model's BInit aborts A's open transaction; the ends read next check it.
-                for w in l.written.iter_mut().filter(|w| w.key == "T1") {
+                for w in l
+                    .written
+                    .iter_mut()
+                    .filter(|w| w.step == EnvAction::AOpenT1)
+                {
                     w.open = false;
                 }
             }

@@ -123,6 +123,33 @@ impl TargetResult {
         }
     }
 
+    /// Judges and keeps one replayed counterexample: each run, whether it showed the config's
+    /// violation and what it did; `broken` is `None` where this target does not drive the
+    /// broken implementation.
+    pub fn replayed(
+        &mut self,
+        spec: &loadbearing_expected::replays::ReplaySpec,
+        steps: Vec<String>,
+        broken: Option<(bool, String)>,
+        guarded: (bool, String),
+    ) {
+        let outcome = |showed: bool| ReplayOutcome::of(spec.shows, showed);
+        let broken_outcome = broken
+            .as_ref()
+            .map_or(ReplayOutcome::NotDriven, |(showed, _)| outcome(*showed));
+        let guarded_outcome = outcome(guarded.0);
+        self.mismatches
+            .extend(crate::replays::judge(spec, broken_outcome, guarded_outcome));
+        self.replays.push(Replay {
+            config: spec.config.clone(),
+            steps,
+            broken: broken.map_or("not driven".into(), |(_, did)| did),
+            guarded: guarded.1,
+            broken_outcome,
+            guarded_outcome,
+        });
+    }
+
     /// Validates one trace and counts it; the first few divergences are kept.
     pub fn tally<M: Conform>(&mut self, model: &M, events: &[M::Event]) {
         self.traces += 1;

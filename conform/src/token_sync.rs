@@ -36,9 +36,9 @@ use loadbearing_specs::token_sync::{TokenAction, TokenSync};
 use crate::backend::BackendKind;
 use crate::error::Error;
 use crate::group_commit::PRODUCERS;
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, Settings, Target, TargetResult};
 use crate::{counterexample, Cx};
 
 /// How the owner comes by its token.
@@ -103,14 +103,14 @@ impl Target for TokenSyncTarget {
             #[cfg(feature = "kafka")]
             BackendKind::Kafka => {
                 let run = on_the_broker::join_and_leave(settings.backend.address()?, self.sync)?;
-                result.tally(&design(run.bumps, false), &run.events);
+                result.tally(&design(run.bumps(), false), &run.events);
             }
             _ => {
                 let mut schedule = Seeded::new(settings.seed);
                 for _ in 0..settings.traces {
                     let bumps = script(&mut schedule);
                     let run = in_memory(self.sync, &bumps, &mut schedule)?;
-                    result.tally(&design(bumps.len() as u8, true), &run.events);
+                    result.tally(&design(run.bumps(), true), &run.events);
                 }
             }
         }
@@ -184,7 +184,6 @@ pub struct Trace {
     /// The real generation of each model generation, in order.
     generations: Vec<i32>,
     token: u8,
-    pub bumps: u8,
 }
 
 impl Trace {
@@ -196,9 +195,17 @@ impl Trace {
         }
     }
 
-    fn bump(&mut self, to: i32, assigning: bool) {
+    /// The bumps seen: the model's generations run `1..=bumps + 1`.
+    fn bumps(&self) -> u8 {
+        (self.generations.len() - 1) as u8
+    }
+
+    /// The generation moved to `to`; an assigning bump runs the owner's callback.
+    fn bump(&mut self, to: i32, assigning: bool, token: &Token) {
+        if assigning {
+            token.on_assignment();
+        }
         self.generations.push(to);
-        self.bumps += 1;
         self.events.push(if assigning {
             TokenEvent::AssigningBump
         } else {
@@ -291,65 +298,77 @@ impl Coordinator {
     }
 }
 
-fn in_memory(sync: Sync, bumps: &[bool], schedule: &mut dyn Schedule) -> Result<Trace, Error> {
-    let coordinator = Coordinator::new();
-    let token = Token::new(coordinator.consumer(), sync);
-    let gc = GroupCommit::new(
-        coordinator.producer.clone(),
-        GroupCommitConfig::new(InputPartition::new("input", 0), 1),
-        token.clone(),
-        no_trace(),
-    );
-    let mut trace = Trace::new(1);
-    commit(&gc, &token, &mut trace)?;
-    for &assigning in bumps {
-        let g = coordinator.bump();
-        trace.bump(g, assigning);
-        if assigning {
-            token.on_assignment();
-        }
-        for _ in 0..1 + schedule.below(2) {
-            commit(&gc, &token, &mut trace)?;
+/// An owner over the in-memory coordinator, traced.
+struct InMemory {
+    coordinator: Coordinator,
+    token: Arc<Token>,
+    gc: GroupCommit<MemProducer>,
+    trace: Trace,
+}
+
+impl InMemory {
+    fn new(sync: Sync) -> InMemory {
+        let coordinator = Coordinator::new();
+        let token = Token::new(coordinator.consumer(), sync);
+        let gc = GroupCommit::new(
+            coordinator.producer.clone(),
+            GroupCommitConfig::new(InputPartition::new("input", 0), 1),
+            token.clone(),
+            no_trace(),
+        );
+        InMemory {
+            coordinator,
+            token,
+            gc,
+            trace: Trace::new(1),
         }
     }
-    Ok(trace.finish())
+
+    fn bump(&mut self, assigning: bool) {
+        let g = self.coordinator.bump();
+        self.trace.bump(g, assigning, &self.token);
+    }
+
+    fn commit(&mut self) -> Result<(), Error> {
+        commit(&self.gc, &self.token, &mut self.trace)
+    }
+}
+
+fn in_memory(sync: Sync, bumps: &[bool], schedule: &mut dyn Schedule) -> Result<Trace, Error> {
+    let mut owner = InMemory::new(sync);
+    owner.commit()?;
+    for &assigning in bumps {
+        owner.bump(assigning);
+        for _ in 0..1 + schedule.below(2) {
+            owner.commit()?;
+        }
+    }
+    Ok(owner.trace.finish())
 }
 
 /// What a driven counterexample showed: the owner's commit after the path, refused.
 fn drive(path: &[TokenAction], sync: Sync) -> Result<Trace, Error> {
-    let coordinator = Coordinator::new();
-    let token = Token::new(coordinator.consumer(), sync);
-    let gc = GroupCommit::new(
-        coordinator.producer.clone(),
-        GroupCommitConfig::new(InputPartition::new("input", 0), 1),
-        token.clone(),
-        no_trace(),
-    );
-    let mut trace = Trace::new(1);
+    let mut owner = InMemory::new(sync);
     for action in path {
         match action {
-            TokenAction::AssigningBump | TokenAction::SilentBump => {
-                let assigning = *action == TokenAction::AssigningBump;
-                let g = coordinator.bump();
-                trace.bump(g, assigning);
-                if assigning {
-                    token.on_assignment();
-                }
-            }
+            TokenAction::AssigningBump => owner.bump(true),
+            TokenAction::SilentBump => owner.bump(false),
             // The owner's own steps are what the implementation does by itself.
             TokenAction::OwnerCapture | TokenAction::OwnerRefresh => {}
         }
     }
     // The path ends where the model stutters: the owner's next flush commits.
-    commit(&gc, &token, &mut trace)?;
-    Ok(trace.finish())
+    owner.commit()?;
+    Ok(owner.trace.finish())
 }
 
-fn stale(trace: &Trace) -> bool {
-    trace.events.iter().rev().find_map(|e| match e {
-        TokenEvent::Commit { accepted } => Some(!accepted),
-        _ => None,
-    }) == Some(true)
+/// Whether the run showed `violation`: its last commit was refused for a stale generation.
+fn shows(violation: Violation, trace: &Trace) -> bool {
+    violation == Violation::StaleToken
+        && trace.events.iter().rev().find_map(|e| match e {
+            TokenEvent::Commit { accepted } => Some(!accepted),
+            _ => None,
+        }) == Some(true)
 }
 
 fn describe(trace: &Trace) -> String {
@@ -381,20 +400,13 @@ fn replay_counterexamples(
         };
         let guarded = drive(&path, Sync::Live)?;
         result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let outcome = |t: &Trace| ReplayOutcome::of(Violation::StaleToken, stale(t));
-        let broken_outcome = broken.as_ref().map_or(ReplayOutcome::NotDriven, outcome);
-        let guarded_outcome = outcome(&guarded);
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: broken.as_ref().map_or("not driven".into(), describe),
-            guarded: describe(&guarded),
-            broken_outcome,
-            guarded_outcome,
-        });
+        let judged = |t: &Trace| (shows(spec.shows, t), describe(t));
+        result.replayed(
+            &spec,
+            path.iter().map(|a| format!("{a:?}")).collect(),
+            broken.as_ref().map(judged),
+            judged(&guarded),
+        );
     }
     Ok(())
 }
@@ -448,11 +460,11 @@ mod on_the_broker {
         let b = Member::join(bootstrap, &group, &input, "B", &config, no_trace())
             .map_err(Error::open("member B joining"))?;
         settled.poll_until(&a, &[&b], |owned| owned.len() == 1)?;
-        settled.record(&mut trace, &token)?;
+        settled.record(&mut trace, &token);
         commit(&gc, &token, &mut trace)?;
         drop(b); // closes the consumer: B leaves the group
         settled.poll_until(&a, &[], |owned| owned.len() == 2)?;
-        settled.record(&mut trace, &token)?;
+        settled.record(&mut trace, &token);
         commit(&gc, &token, &mut trace)?;
         Ok(trace.finish())
     }
@@ -510,14 +522,10 @@ mod on_the_broker {
             }
         }
 
-        fn record(&mut self, trace: &mut Trace, token: &Token) -> Result<(), Error> {
+        fn record(&mut self, trace: &mut Trace, token: &Token) {
             for (g, assigning) in self.bumps.drain(..) {
-                trace.bump(g, assigning);
-                if assigning {
-                    token.on_assignment();
-                }
+                trace.bump(g, assigning, token);
             }
-            Ok(())
         }
     }
 }

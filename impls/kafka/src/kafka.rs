@@ -507,7 +507,8 @@ pub fn produce_input(
 /// nothing ever commits under (K-9: no auto-commit, no offset store, an explicit start).
 pub struct KafkaSnapshotLog {
     reader: BaseConsumer,
-    probe: BaseConsumer,
+    /// The target's `read_uncommitted` probe and the diagnosis's both ends.
+    ends: EndsProbe,
     topic: String,
     partition: i32,
     lens: TargetLens,
@@ -558,20 +559,20 @@ impl KafkaSnapshotLog {
             .set("log_level", "3")
             .create()
             .map_err(log_error("recovery reader"))?;
-        let probe: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", bootstrap)
-            .set("isolation.level", "read_uncommitted")
-            .set("log_level", "3")
-            .create()
-            .map_err(log_error("high watermark probe"))?;
         Ok(KafkaSnapshotLog {
             reader,
-            probe,
+            ends: EndsProbe::open(bootstrap, topic, partition)?,
             topic: topic.to_string(),
             partition,
             lens,
         })
     }
+}
+
+fn key_of(m: &rdkafka::message::BorrowedMessage<'_>) -> String {
+    m.key()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .unwrap_or_default()
 }
 
 fn offset_header(m: &rdkafka::message::BorrowedMessage<'_>) -> Option<u64> {
@@ -584,14 +585,15 @@ fn offset_header(m: &rdkafka::message::BorrowedMessage<'_>) -> Option<u64> {
 
 impl SnapshotLog for KafkaSnapshotLog {
     fn target(&mut self) -> Result<i64, LogError> {
-        let lens = match self.lens {
-            TargetLens::HighWatermark => &self.probe,
-            TargetLens::OwnEnd => &self.reader,
-        };
-        let (_, end) = lens
-            .fetch_watermarks(&self.topic, self.partition, Duration::from_secs(10))
-            .map_err(log_error("high watermark"))?;
-        Ok(end)
+        let wait = Duration::from_secs(10);
+        match self.lens {
+            TargetLens::HighWatermark => self.ends.high(wait),
+            TargetLens::OwnEnd => self
+                .reader
+                .fetch_watermarks(&self.topic, self.partition, wait)
+                .map(|(_, end)| end)
+                .map_err(log_error("the reader's own end offset")),
+        }
     }
 
     fn start(&mut self) -> Result<(), LogError> {
@@ -617,10 +619,7 @@ impl SnapshotLog for KafkaSnapshotLog {
         match self.reader.poll(wait) {
             Some(Ok(m)) => Ok(Some(SnapshotRecord {
                 position: m.offset(),
-                key: m
-                    .key()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default(),
+                key: key_of(&m),
                 offset: offset_header(&m),
                 value: m.payload().map(<[u8]>::to_vec),
             })),
@@ -630,15 +629,7 @@ impl SnapshotLog for KafkaSnapshotLog {
     }
 
     fn ends_now(&mut self, wait: Duration) -> Result<Ends, LogError> {
-        let (_, high) = self
-            .probe
-            .fetch_watermarks(&self.topic, self.partition, wait)
-            .map_err(log_error("high watermark"))?;
-        let (_, stable) = self
-            .reader
-            .fetch_watermarks(&self.topic, self.partition, wait)
-            .map_err(log_error("last stable offset"))?;
-        Ok(Ends { high, stable })
+        self.ends.read(wait)
     }
 }
 
@@ -694,11 +685,16 @@ impl EndsProbe {
         })
     }
 
-    pub fn read(&mut self, wait: Duration) -> Result<Ends, LogError> {
-        let (_, high) = self
-            .uncommitted
+    /// The high watermark: the `read_uncommitted` end.
+    pub fn high(&mut self, wait: Duration) -> Result<i64, LogError> {
+        self.uncommitted
             .fetch_watermarks(&self.topic, self.partition, wait)
-            .map_err(log_error("read_uncommitted end offset"))?;
+            .map(|(_, high)| high)
+            .map_err(log_error("read_uncommitted end offset"))
+    }
+
+    pub fn read(&mut self, wait: Duration) -> Result<Ends, LogError> {
+        let high = self.high(wait)?;
         let (_, stable) = self
             .committed
             .fetch_watermarks(&self.topic, self.partition, wait)
@@ -736,12 +732,7 @@ impl UncommittedScan {
     /// The next record's key and position, waiting up to `wait`.
     pub fn next(&mut self, wait: Duration) -> Result<Option<(String, i64)>, LogError> {
         match self.consumer.poll(wait) {
-            Some(Ok(m)) => Ok(Some((
-                m.key()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default(),
-                m.offset(),
-            ))),
+            Some(Ok(m)) => Ok(Some((key_of(&m), m.offset()))),
             Some(Err(KafkaError::PartitionEOF(_))) | None => Ok(None),
             Some(Err(e)) => Err(log_error("scan")(e)),
         }
