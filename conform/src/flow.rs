@@ -42,18 +42,18 @@ use loadbearing_expected::replays::ReplaySpec;
 pub const FLOW_MAX_OFFSET: u8 = 5;
 /// Revoked flows overlapping the owner in each trace.
 pub const ZOMBIES: usize = 2;
-const PARTITION: u32 = 0;
+pub(crate) const PARTITION: u32 = 0;
 /// The payload of a delete record (the harness fold turns it into a delete).
 const DELETE: &[u8] = b"delete";
 
-type Flow = PartitionFlow<Box<dyn SnapshotStore>>;
+pub(crate) type Flow = PartitionFlow<Box<dyn SnapshotStore>>;
 
 // ----------------------------------------------------------------------------------------------
 // The implementation's vocabulary, rendered as the models'
 
 /// The fold of the harness: a `delete` record deletes the key, any other appends its payload
 /// (the record's offset) as a line, so a row's value is the model's set of offsets.
-fn harness_fold() -> FoldFn {
+pub(crate) fn harness_fold() -> FoldFn {
     let append = loadbearing_impls::flow::append_fold();
     Arc::new(move |state: Option<&[u8]>, record: &Record| {
         if record.payload == DELETE {
@@ -64,24 +64,24 @@ fn harness_fold() -> FoldFn {
     })
 }
 
-fn record(key: &str, log: Ops, offset: u8) -> Record {
+pub(crate) fn record(key: &str, log: Ops, offset: u8) -> Record {
     match log.at(offset) {
         Op::Persist => Record::new(key, offset as u64, offset.to_string().as_bytes()),
         Op::Delete => Record::new(key, offset as u64, DELETE),
     }
 }
 
-fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, Error> {
+pub(crate) fn read_cell(store: &dyn SnapshotStore, key: &str) -> Result<Cell, Error> {
     Ok(cell_of(&store.read(key)?)?)
 }
 
 /// The write a flush made (the flow's `Write` or `ZombieWrite` step), if it made one.
-struct Written {
-    offset: u64,
-    applied: Option<bool>,
+pub(crate) struct Written {
+    pub(crate) offset: u64,
+    pub(crate) applied: Option<bool>,
 }
 
-fn written(steps: &[Step]) -> Option<Written> {
+pub(crate) fn written(steps: &[Step]) -> Option<Written> {
     steps.iter().rev().find_map(|step| {
         let (offset, outcome) = match step {
             Step::Write {
@@ -111,15 +111,15 @@ fn written(steps: &[Step]) -> Option<Written> {
 }
 
 /// A flow and the steps it reported, read incrementally.
-struct Traced {
-    flow: Flow,
+pub(crate) struct Traced {
+    pub(crate) flow: Flow,
     steps: Arc<Recorder>,
     seen: usize,
-    alive: bool,
+    pub(crate) alive: bool,
 }
 
 impl Traced {
-    fn new(
+    pub(crate) fn new(
         ownership: &Arc<Ownership>,
         factory: &StoreFactory,
         config: FlowConfig,
@@ -143,7 +143,7 @@ impl Traced {
     }
 
     /// The steps reported since the last call.
-    fn fresh(&mut self) -> Vec<Step> {
+    pub(crate) fn fresh(&mut self) -> Vec<Step> {
         let all = self.steps.steps();
         let fresh = all[self.seen..].to_vec();
         self.seen = all.len();
@@ -152,7 +152,7 @@ impl Traced {
 
     /// Flushes; a refused write stops the flow (its error is returned), any other failure is
     /// the harness's.
-    fn flush(&mut self) -> Result<Option<FlowError>, Error> {
+    pub(crate) fn flush(&mut self) -> Result<Option<FlowError>, Error> {
         match self.flow.flush() {
             Ok(_) => Ok(None),
             Err(e @ (FlowError::SelfFenced(_) | FlowError::Fenced(_))) => {
@@ -163,20 +163,20 @@ impl Traced {
         }
     }
 
-    fn handle(&mut self, record: &Record) -> Result<(), Error> {
+    pub(crate) fn handle(&mut self, record: &Record) -> Result<(), Error> {
         self.flow.handle(record).map_err(Error::flow("handle"))
     }
 }
 
 /// Who flushed: the owner (`OwnerFold`) or revoked flow `z` (`ZombieWrite`, 0-based here).
 #[derive(Clone, Copy)]
-enum Writer {
+pub(crate) enum Writer {
     Owner,
     Zombie(usize),
 }
 
 /// The event of a flush that wrote: its offset and op, the outcome and the row read back.
-fn write_event(by: Writer, log: Ops, w: &Written, row: Cell) -> FlowEvent {
+pub(crate) fn write_event(by: Writer, log: Ops, w: &Written, row: Cell) -> FlowEvent {
     let (offset, op) = (w.offset, log.at(w.offset as u8));
     let (applied, presented, stored) = (w.applied, Some(w.offset), Some(row));
     match by {
@@ -212,12 +212,12 @@ struct Partition {
     zombies: Vec<Zombie>,
 }
 
-struct Zombie {
-    traced: Traced,
+pub(crate) struct Zombie {
+    pub(crate) traced: Traced,
     /// The next offset it folds.
-    next: u8,
+    pub(crate) next: u8,
     /// Folded since its last flush.
-    dirty: bool,
+    pub(crate) dirty: bool,
 }
 
 impl Partition {
@@ -401,7 +401,7 @@ fn owner_fold(
 }
 
 /// A zombie folds its next record (no model step: the model's zombie writes a correct fold).
-fn zombie_fold(zombie: &mut Zombie, key: &str, log: Ops) -> Result<(), Error> {
+pub(crate) fn zombie_fold(zombie: &mut Zombie, key: &str, log: Ops) -> Result<(), Error> {
     zombie.traced.handle(&record(key, log, zombie.next))?;
     zombie.next += 1;
     zombie.dirty = true;

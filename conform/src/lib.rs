@@ -24,6 +24,7 @@
 
 pub mod backend;
 pub mod backend_kind;
+pub mod cassandra_835;
 pub mod compound;
 pub mod driver;
 pub mod error;

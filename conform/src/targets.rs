@@ -4,6 +4,10 @@
 use crate::error::Error;
 use crate::target::Target;
 
+pub use crate::cassandra_835::{
+    CASSANDRA_835, CASSANDRA_835_FIX_OFF, CASSANDRA_835_HARD_DELETE, CASSANDRA_835_LWW,
+    CASSANDRA_835_NO_TOMB_FLOOR, CASSANDRA_835_SKIP_TOMB,
+};
 pub use crate::compound::COMPOUND;
 pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::flows_alive::{FLOWS_ALIVE, FLOWS_ALIVE_DEFERRED};
@@ -38,6 +42,12 @@ macro_rules! all_targets {
             &FLOW_HARD_DELETE,
             &FENCE,
             &FENCE_OFF,
+            &CASSANDRA_835,
+            &CASSANDRA_835_LWW,
+            &CASSANDRA_835_HARD_DELETE,
+            &CASSANDRA_835_FIX_OFF,
+            &CASSANDRA_835_NO_TOMB_FLOOR,
+            &CASSANDRA_835_SKIP_TOMB,
             &FLUSH_CELL,
             &FLUSH_CELL_UNSERIALIZED,
             &GROUP_COMMIT,

@@ -21,6 +21,8 @@ pub enum Violation {
     RowVanished,
     /// A live row holds contents other than the correct fold at its offset.
     CorruptFold,
+    /// A deleted key came back: a live row at or below a delete the input offset committed.
+    ResurrectedKey,
     /// A writer got a conflict although nothing higher was stored.
     UnjustifiedConflict,
     /// The row vanished between the lost insert and the retry: a conflict for nothing.

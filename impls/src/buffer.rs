@@ -4,8 +4,12 @@
 //! recovered snapshot. With the fence on (`Fix = true`):
 //! - an append below the key's buffered offset is dropped (its effect is already inside the
 //!   recovered snapshot), so the buffer stays monotonic in offset;
-//! - a delete is presented at `max(its offset, buffered offset)`, so the owner's own tombstone
-//!   is never refused by the owner's own recovered high water.
+//! - a record's delete at or below the buffered offset is dropped too: the recovered snapshot
+//!   already lies past it, and presenting it at the buffered offset would tombstone that
+//!   snapshot (the Cassandra model's fold filter; D-11 in `docs/register.md`);
+//! - a timer's delete (an expiry, not a record) is presented at `max(its offset, buffered
+//!   offset)`, so the owner's own tombstone is never refused by the owner's own recovered high
+//!   water.
 //!
 //! With the fence off (`Fix = false`) every append is buffered at its own offset and a delete is
 //! presented at its own offset: replaying below a recovered snapshot makes the owner's write
@@ -150,17 +154,31 @@ impl SnapshotBuffer {
                 FoldDecision::Buffered { buffered: offset }
             }
         };
-        self.tracer.step(&Step::Fold {
-            key: key.to_string(),
-            offset,
-            kind: WriteKind::Persist,
-            decision,
-        });
+        self.trace_fold(key, offset, WriteKind::Persist, decision);
         decision
     }
 
-    /// Buffer a delete of `key` at `offset`; gated on max(offset, buffered) with the fence on.
+    /// Buffer the delete of `key` by the record at `offset`. With the fence on, a delete at or
+    /// below the buffered offset is a replay of a record the buffered state already lies past:
+    /// it is dropped, as a replayed append is.
     pub fn delete(&mut self, key: &str, offset: Offset) -> FoldDecision {
+        match self.entries.get(key) {
+            Some(e) if self.fence && offset <= e.offset => {
+                let decision = FoldDecision::DroppedBelowFence { buffered: e.offset };
+                self.trace_fold(key, offset, WriteKind::Delete, decision);
+                decision
+            }
+            _ => self.buffer_delete(key, offset),
+        }
+    }
+
+    /// Buffer a timer's delete of `key` at `offset` (an expiry, not a record: it is never a
+    /// replay); gated on max(offset, buffered) with the fence on.
+    pub fn expire(&mut self, key: &str, offset: Offset) -> FoldDecision {
+        self.buffer_delete(key, offset)
+    }
+
+    fn buffer_delete(&mut self, key: &str, offset: Offset) -> FoldDecision {
         let presented = match self.entries.get(key) {
             Some(e) if self.fence => offset.max(e.offset),
             _ => offset,
@@ -174,13 +192,17 @@ impl SnapshotBuffer {
             },
         );
         let decision = FoldDecision::DeleteGated { presented };
+        self.trace_fold(key, offset, WriteKind::Delete, decision);
+        decision
+    }
+
+    fn trace_fold(&self, key: &str, offset: Offset, kind: WriteKind, decision: FoldDecision) {
         self.tracer.step(&Step::Fold {
             key: key.to_string(),
             offset,
-            kind: WriteKind::Delete,
+            kind,
             decision,
         });
-        decision
     }
 
     /// Every write waiting to be flushed, in key order.
@@ -246,7 +268,14 @@ mod tests {
         );
         assert_eq!(b.get("k"), Some(&b"v5"[..]));
         assert!(!b.is_dirty());
-        assert_eq!(b.delete("k", 0), FoldDecision::DeleteGated { presented: 5 });
+        assert_eq!(
+            b.delete("k", 3),
+            FoldDecision::DroppedBelowFence { buffered: 5 },
+            "C-4: a replayed delete below the recovered snapshot does not tombstone it"
+        );
+        assert_eq!(b.get("k"), Some(&b"v5"[..]));
+        assert!(!b.is_dirty());
+        assert_eq!(b.expire("k", 0), FoldDecision::DeleteGated { presented: 5 });
         assert_eq!(
             b.pending(),
             vec![Pending::Delete {
@@ -275,5 +304,6 @@ mod tests {
             FoldDecision::Buffered { buffered: 2 }
         );
         assert_eq!(b.delete("k", 0), FoldDecision::DeleteGated { presented: 0 });
+        assert_eq!(b.expire("k", 1), FoldDecision::DeleteGated { presented: 1 });
     }
 }

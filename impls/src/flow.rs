@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::buffer::{Pending, SnapshotBuffer};
-use crate::store::{Conflict, Mode, Offset, ReadError, SnapshotStore, WriteError};
+use crate::store::{Conflict, Mode, Offset, Read, ReadError, SnapshotStore, WriteError};
 use crate::trace::{no_trace, FlowPhase, SharedTracer, Step};
 
 /// One input record of the partition.
@@ -88,6 +88,26 @@ pub struct FlowConfig {
     pub flush_interval: Option<Duration>,
     /// The committed offset the flow resumes at (the position before any record).
     pub resume_at: Offset,
+    /// A broken build, planted for conformance; [`Planted::None`] everywhere else.
+    pub planted: Planted,
+}
+
+/// The flow built broken one way, as one of the Cassandra model's knob flips: the mutants
+/// `conform` runs to show that each guard is load-bearing (docs/conformance.md). Never set
+/// outside a conformance harness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Planted {
+    /// The flow as designed.
+    #[default]
+    None,
+    /// Recovery reads a tombstone as an absent key, so a deleted key recovers with no floor
+    /// (the model's `TombFloor = false`: the read path is not tombstone-aware).
+    NoTombFloor,
+    /// The owner's flush defers every write of a key it has never seen durable (not read back
+    /// present, never written), its delete included, while its position moves past them (the
+    /// model's `SkipTomb = true`: a deferred flush, and the delete of a never-persisted key a
+    /// no-op). A revoked flow's flush on revoke still writes.
+    DeferNeverPersisted,
 }
 
 impl FlowConfig {
@@ -109,6 +129,7 @@ impl Default for FlowConfig {
             replay_fence: true,
             flush_interval: None,
             resume_at: 0,
+            planted: Planted::None,
         }
     }
 }
@@ -154,6 +175,9 @@ pub struct PartitionFlow<S: SnapshotStore> {
     ownership: Arc<Ownership>,
     tracer: SharedTracer,
     loaded: HashSet<String>,
+    /// Keys this flow has seen durable: read back present, or written (for
+    /// [`Planted::DeferNeverPersisted`]).
+    durable: HashSet<String>,
     position: Offset,
     config: FlowConfig,
     last_flush: Instant,
@@ -195,6 +219,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
             ownership: ownership.clone(),
             tracer,
             loaded: HashSet::new(),
+            durable: HashSet::new(),
             position: config.resume_at,
             config,
             last_flush: Instant::now(),
@@ -235,7 +260,14 @@ impl<S: SnapshotStore> PartitionFlow<S> {
             return Ok(());
         }
         let read = self.store.read(key).map_err(FlowError::Read)?;
-        self.buffer.recovered(key, &read);
+        if read != Read::Absent {
+            self.durable.insert(key.to_string());
+        }
+        let seeded = match (&read, self.config.planted) {
+            (Read::Tombstone { .. }, Planted::NoTombFloor) => Read::Absent,
+            _ => read.clone(),
+        };
+        self.buffer.recovered(key, &seeded);
         self.tracer.step(&Step::OwnerRecover {
             partition: self.partition,
             generation: self.generation,
@@ -254,7 +286,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         if self.buffer.is_key_dirty(key) {
             return false;
         }
-        self.buffer.recovered(key, &crate::store::Read::Absent);
+        self.buffer.recovered(key, &Read::Absent);
         self.loaded.remove(key)
     }
 
@@ -300,7 +332,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
     pub fn tick_delete(&mut self, key: &str) -> Result<(), FlowError> {
         self.check_running()?;
         self.load(key)?;
-        self.buffer.delete(key, self.position);
+        self.buffer.expire(key, self.position);
         Ok(())
     }
 
@@ -309,11 +341,19 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         self.check_running()?;
         let mut landed = 0;
         for pending in self.buffer.pending() {
+            let owner = self.ownership.is_current(self.partition, self.generation);
+            if owner
+                && self.config.planted == Planted::DeferNeverPersisted
+                && !self.durable.contains(pending.key())
+            {
+                // The planted deferral: nothing written, the entry counted as flushed.
+                self.buffer.flushed(pending.key(), pending.offset());
+                continue;
+            }
             let outcome = match &pending {
                 Pending::Persist { key, offset, value } => self.store.persist(key, *offset, value),
                 Pending::Delete { key, offset } => self.store.delete(key, *offset),
             };
-            let owner = self.ownership.is_current(self.partition, self.generation);
             let step = if owner {
                 Step::Write {
                     partition: self.partition,
@@ -336,6 +376,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
             self.tracer.step(&step);
             match outcome {
                 Ok(()) => {
+                    self.durable.insert(pending.key().to_string());
                     self.buffer.flushed(pending.key(), pending.offset());
                     landed += 1;
                 }

@@ -86,6 +86,7 @@ macro_rules! store_contract_cases {
             replay_window_fence_on_no_self_fence,
             replay_window_fence_off_owner_self_fences,
             c4_a_replay_up_to_the_recovered_offset_is_folded_once,
+            c4_a_replayed_delete_below_the_recovered_snapshot_is_dropped,
             c_wiring_the_replay_fence_follows_the_store_mode,
             periodic_flush_and_trace_names,
             stress_concurrent_writers_no_acknowledged_write_lost,

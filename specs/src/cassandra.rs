@@ -331,13 +331,15 @@ impl Conform for Cassandra {
             (CassandraAction::ZombieWrite(m), FlowEvent::ZombieWrite { offset, .. }) => {
                 *offset == *m as u64
             }
+            // No handover in this model: a trace with one is the evolved model's.
             (
                 CassandraAction::OwnerFold
                 | CassandraAction::OwnerRecover
                 | CassandraAction::ZombieWrite(_),
                 FlowEvent::OwnerFold { .. }
                 | FlowEvent::ZombieWrite { .. }
-                | FlowEvent::OwnerRecover { .. },
+                | FlowEvent::OwnerRecover { .. }
+                | FlowEvent::Handover { .. },
             ) => false,
         }
     }
@@ -363,6 +365,8 @@ impl Conform for Cassandra {
                 let m = (*offset).min(u8::MAX as u64) as u8;
                 self.observe_write(before, after, event.write().expect("a flush writes"), m)
             }
+            // Reported by no action of this model (`reports`), so never observed.
+            FlowEvent::Handover { stored, .. } => observe_row(after, *stored),
             FlowEvent::OwnerRecover {
                 owner_state,
                 stored,

@@ -563,6 +563,8 @@ impl Configured for Cassandra835 {
     }
 }
 
+pub mod conform;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,7 +141,7 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 14] {
+fn conformance_entries() -> [ConformEntry; 15] {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -156,6 +156,7 @@ fn conformance_entries() -> [ConformEntry; 14] {
         conform_entry::<TokenSync>(),
         conform_entry::<GroupCommitLanes>(),
         conform_entry::<RecoveryRead>(),
+        conform_entry::<Cassandra835>(),
         conform_entry::<CasFirstWriteAtomic>(),
     ]
 }
@@ -212,6 +213,7 @@ mod tests {
                 "TokenSync",
                 "GroupCommitLanes",
                 "RecoveryRead",
+                "Cassandra835",
                 "CasFirstWriteAtomic"
             ]
         );

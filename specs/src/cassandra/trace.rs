@@ -6,7 +6,11 @@
 //! {"v":2,"vocabulary":"flow","action":"OwnerFold","offset":1,"op":"persist","applied":true,"presented":1,"stored":{"kind":"snap","offset":1,"contents":[1]}}
 //! {"v":2,"vocabulary":"flow","action":"ZombieWrite","zombie":1,"offset":1,"op":"persist","applied":false,"presented":1,"stored":{"kind":"snap","offset":2,"contents":[1,2]}}
 //! {"v":2,"vocabulary":"flow","action":"OwnerRecover","ownerState":[],"stored":{"kind":"tomb","offset":2}}
+//! {"v":2,"vocabulary":"flow","action":"Handover","resumeAt":0,"ownerState":[],"stored":{"kind":"tomb","offset":2}}
 //! ```
+//!
+//! `Handover` is the evolved model's (Cassandra835, `cassandra_835::conform`): the 24-config
+//! model has no handover, and a trace with one diverges from it.
 
 use loadbearing_refinement::conform::TraceEvent;
 use serde::{Deserialize, Serialize};
@@ -51,6 +55,20 @@ pub enum FlowEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stored: Option<Cell>,
     },
+    /// `Handover(c)` (the evolved Cassandra model only): a new owner took the partition over,
+    /// resuming at the committed offset `resumeAt`, and recovered the key (`ownerState`).
+    Handover {
+        #[serde(rename = "resumeAt")]
+        resume_at: u64,
+        #[serde(
+            rename = "ownerState",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        owner_state: Option<Offsets>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<Cell>,
+    },
     /// `OwnerRecover`: the owner reloaded the key (`ownerState`: what it holds now).
     OwnerRecover {
         #[serde(
@@ -89,7 +107,7 @@ impl FlowEvent {
                 presented,
                 stored,
             }),
-            FlowEvent::OwnerRecover { .. } => None,
+            FlowEvent::OwnerRecover { .. } | FlowEvent::Handover { .. } => None,
         }
     }
 
@@ -98,7 +116,8 @@ impl FlowEvent {
         match *self {
             FlowEvent::OwnerFold { stored, .. }
             | FlowEvent::ZombieWrite { stored, .. }
-            | FlowEvent::OwnerRecover { stored, .. } => stored,
+            | FlowEvent::OwnerRecover { stored, .. }
+            | FlowEvent::Handover { stored, .. } => stored,
         }
     }
 }
@@ -111,6 +130,7 @@ impl TraceEvent for FlowEvent {
             FlowEvent::OwnerFold { .. } => "OwnerFold",
             FlowEvent::ZombieWrite { .. } => "ZombieWrite",
             FlowEvent::OwnerRecover { .. } => "OwnerRecover",
+            FlowEvent::Handover { .. } => "Handover",
         }
     }
 }
@@ -130,6 +150,8 @@ mod tests {
             r#"{"v":2,"vocabulary":"flow","action":"ZombieWrite","zombie":1,"offset":1,"op":"persist","applied":false,"presented":1,"stored":{"kind":"snap","offset":2,"contents":[1,2]}}"#,
             "\n",
             r#"{"v":2,"vocabulary":"flow","action":"OwnerRecover","ownerState":[],"stored":{"kind":"tomb","offset":2}}"#,
+            "\n",
+            r#"{"v":2,"vocabulary":"flow","action":"Handover","resumeAt":0,"ownerState":[],"stored":{"kind":"tomb","offset":2}}"#,
             "\n",
         );
         let events = parse_ndjson::<FlowEvent>(text).unwrap();
