@@ -13,9 +13,11 @@ use crate::cassandra::Cassandra;
 use crate::cassandra_835::Cassandra835;
 use crate::cassandra_actors::CassandraActors;
 use crate::epoch::Epoch;
+use crate::epoch_actors::EpochActors;
 use crate::flows_alive::FlowsAlive;
 use crate::flush_cell::FlushCell;
 use crate::group_commit::GroupCommit;
+use crate::group_commit_actors::GroupCommitActors;
 use crate::group_commit_lanes::GroupCommitLanes;
 use crate::guard::check_guards;
 use crate::kafka::Kafka;
@@ -103,6 +105,8 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<Ssi>(),
         entry::<CassandraActors>(),
         entry::<KafkaActors>(),
+        entry::<EpochActors>(),
+        entry::<GroupCommitActors>(),
         // The #835 suite's models with no counterpart in the tower.
         entry::<FlowsAlive>(),
         entry::<FlushCell>(),

@@ -1,4 +1,4 @@
-//! The actor level: every `cassandra_actors_*` and `kafka_actors_*` config's outcome and state count, and the
+//! The actor level: every `cassandra_actors_*`, `kafka_actors_*`, `epoch_actors_*` and `gc_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
 use loadbearing::suite::{self, Config};
@@ -35,6 +35,10 @@ fn the_shipped_actor_designs_hold_with_their_state_counts() {
         ("cassandra_actors_store_crash", 11638),
         ("cassandra_actors_flow_crash", 20070),
         ("kafka_actors_refines", 2080),
+        ("epoch_actors_refines", 940),
+        ("epoch_actors_lossy", 2296),
+        ("gc_actors_refines", 1528),
+        ("gc_actors_unordered", 3381),
     ] {
         let (outcome, count, _) = run(name);
         assert_eq!(outcome, Outcome::Holds, "{name}");
@@ -136,6 +140,73 @@ fn the_kafka_actor_guards_fail_by_name() {
     let (outcome, _, actions) = run("kafka_actors_nogen_sws");
     assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
     assert_eq!(actions.len(), 5);
+}
+
+/// The late initialiser wins: the messages that give the revoked owner's producer the newest
+/// epoch, then its stale transaction landing over the owner's record.
+#[test]
+fn the_epoch_actors_fail_the_top_of_the_tower_through_the_late_init() {
+    let (outcome, _, actions) = run("epoch_actors_sws");
+    assert_eq!(outcome, Outcome::Violates("RefSafeSpec".into()));
+    assert_eq!(
+        actions[4..],
+        [
+            "coordinator→zombie Revoked",
+            "zombie→broker InitTransactions",
+            "broker→zombie ProducerEpoch(2)",
+            "StartCommit(1)",
+            "zombie→broker Commit(1, Snap(1, {1}), epoch 2)",
+        ]
+    );
+}
+
+/// The lossy network is a fault only if it adds behaviours: without it the lost answer is never
+/// reached, and fewer states are.
+#[test]
+fn a_lossy_network_loses_the_answer_to_a_decided_request() {
+    let (_, lossy, _) = run("epoch_actors_lossy");
+    let mut reliable = config("epoch_actors_refines");
+    reliable.properties = vec!["ZombieReplyLost".into()];
+    let judged = loadbearing::run::run(&reliable, &Options::default()).unwrap();
+    assert_eq!(
+        judged.report.outcome(),
+        &Outcome::Missing("ZombieReplyLost".into())
+    );
+    assert!(lossy > judged.report.distinct_states());
+}
+
+/// On a racing network a later write's durability notice reaches the flow first; on FIFO
+/// connections never, and fewer states are reached.
+#[test]
+fn a_racing_network_reorders_the_durability_notices() {
+    let (_, unordered, _) = run("gc_actors_unordered");
+    let mut ordered = config("gc_actors_refines");
+    ordered.properties = vec!["NoticeOvertaken".into()];
+    let judged = loadbearing::run::run(&ordered, &Options::default()).unwrap();
+    assert_eq!(
+        judged.report.outcome(),
+        &Outcome::Missing("NoticeOvertaken".into())
+    );
+    assert!(unordered > judged.report.distinct_states());
+}
+
+/// Without the gate the flow schedules offset 2 before any write is durable, and writer 1's
+/// transaction commits it beside its own write alone.
+#[test]
+fn the_group_commit_actors_without_the_gate_commit_an_offset_ahead_of_the_writes() {
+    let (outcome, _, actions) = run("gc_actors_ungated");
+    assert_eq!(outcome, Outcome::Violates("INV_OffsetWithinDurable".into()));
+    assert_eq!(
+        actions[4..],
+        [
+            "StartSchedule(2)",
+            "flow→producer Schedule(2)",
+            "writer 1→producer Commit",
+        ]
+    );
+    let (outcome, _, actions) = run("gc_actors_ungated_refines");
+    assert_eq!(outcome, Outcome::Violates("RefGroupCommit".into()));
+    assert_eq!(actions, ["StartSchedule(1)", "flow→producer Schedule(1)"]);
 }
 
 #[test]
