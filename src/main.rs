@@ -155,12 +155,15 @@ enum Command {
     },
     /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
     Isolation(loadbearing::isolation::Args),
-    /// Run an actor model's code over UDP on loopback and replay its log in the model.
+    /// Run an actor model's code over UDP on loopback and check its log against the model.
     RunActors {
-        /// The actor system: cassandra.
+        /// The actor system: cassandra, kafka, epoch or group-commit.
         system: String,
         #[arg(long, default_value_t = 1500)]
         millis: u64,
+        /// Save the log as NDJSON (the `actors` vocabulary), for `conform --trace`.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Measure the engine on larger constants: states per second and peak memory.
     Bench {
@@ -415,7 +418,11 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             Ok(Verdict::AsExpected)
         }
         Command::Isolation(args) => Ok(loadbearing::isolation::run(args)?),
-        Command::RunActors { system, millis } => Ok(run_actors::main(&system, millis)?),
+        Command::RunActors {
+            system,
+            millis,
+            out,
+        } => Ok(run_actors::main(&system, millis, out)?),
         Command::Bench {
             threads,
             timeout_secs,

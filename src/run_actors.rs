@@ -1,36 +1,40 @@
-//! `loadbearing run-actors cassandra`: the CassandraActors code run for real, each actor a
-//! thread with a UDP socket on loopback (`stateright::actor::spawn`), every delivery and timeout
-//! logged, and the log then replayed against the actor model: each logged event must be an
-//! enabled action of the model in the state the previous events reached.
+//! `loadbearing run-actors SYSTEM`: an actor model's own code run for real, each actor a thread
+//! with a UDP socket on loopback (`stateright::actor::spawn`), every delivery and timeout
+//! logged as a line of the `actors` trace vocabulary (specs/src/actor_trace.rs), and the log
+//! then validated against the actor model by the conformance checker, the same one
+//! `loadbearing conform --trace FILE --model CONFIG` runs on a file.
 
 use std::borrow::Cow;
+use std::fmt::{Debug, Display};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadbearing_specs::cassandra_actors::{
-    actor_name, CassandraActors, CassandraActorsParams, Disk, Msg, NetKind, Node, NodeState,
-    StoreDisk, Timer,
-};
+use loadbearing_refinement::conform::{to_ndjson, validate, Conform, Limits};
+use loadbearing_specs::actor_trace::ActorEvent;
 use loadbearing_specs::vocab::{Cell, Offsets, Ops};
-use stateright::actor::{spawn, Actor, ActorModelAction, Command, Id, Out};
-use stateright::Model;
+use loadbearing_specs::{cassandra_actors, epoch_actors, group_commit_actors, kafka_actors};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use stateright::actor::{spawn, Actor, Command, Id, Out};
 
 use crate::Verdict;
 
-/// Why a run could not be made or replayed.
+/// The systems `run-actors` runs, by the name the command takes.
+pub const SYSTEMS: &[&str] = &["cassandra", "kafka", "epoch", "group-commit"];
+
+/// Why a run could not be made or checked.
 #[derive(Debug, thiserror::Error)]
 pub enum RunActorsError {
-    #[error("unknown actor system `{0}`; available: cassandra")]
-    UnknownSystem(String),
+    #[error("unknown actor system `{name}`; available: {}", SYSTEMS.join(", "))]
+    UnknownSystem { name: String },
     #[error("{what}: {source}")]
     Io {
         what: &'static str,
         source: std::io::Error,
     },
-    #[error("no initial state for the log")]
-    NoInitialState,
 }
 
 /// A message or a stored record that does not decode (the actors' wire and disk formats).
@@ -46,73 +50,87 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> RunActorsError {
     move |source| RunActorsError::Io { what, source }
 }
 
-/// One logged event, in model ids.
+/// One logged event, in model ids and the model's own types.
 #[derive(Clone, Debug)]
-pub enum Event {
-    Deliver { src: usize, dst: usize, msg: Msg },
-    Timeout { id: usize, timer: Timer },
+enum Logged<M, T> {
+    Deliver { src: usize, dst: usize, msg: M },
+    Timeout { id: usize, timer: T },
 }
 
-type Log = Arc<Mutex<Vec<Event>>>;
+type Log<M, T> = Arc<Mutex<Vec<Logged<M, T>>>>;
+
+/// How a system's actors run for real: their names, their timers' real durations, and how
+/// long an actor waits before it starts (UDP: so that the servers bind their sockets first).
+struct Wiring<A: Actor> {
+    name: fn(Id) -> &'static str,
+    duration: fn(&A::Timer) -> Range<Duration>,
+    /// Actors that start at once; every other waits `settle` first.
+    servers: &'static [usize],
+}
 
 /// A model actor behind real sockets: model ids translated to socket ids and back, model
 /// timeouts given real durations, every event logged.
-struct Wired {
-    inner: Node,
+struct Wired<A: Actor> {
+    inner: A,
     me: usize,
-    ids: [Id; 3],
-    log: Log,
+    ids: Arc<Vec<Id>>,
+    log: Log<A::Msg, A::Timer>,
+    duration: fn(&A::Timer) -> Range<Duration>,
+    settle: Duration,
 }
 
-impl Wired {
-    fn model_id(&self, id: Id) -> usize {
-        self.ids.iter().position(|&i| i == id).unwrap_or(usize::MAX)
+impl<A: Actor> Wired<A> {
+    fn model_id(&self, id: Id) -> Option<usize> {
+        self.ids.iter().position(|&i| i == id)
     }
 
-    fn forward(&self, inner: Out<Node>, o: &mut Out<Self>) {
+    fn forward(&self, inner: Out<A>, o: &mut Out<Self>) {
         for command in inner {
             match command {
                 Command::Send(dst, msg) => o.send(self.ids[usize::from(dst)], msg),
-                Command::SetTimer(timer, _) => o.set_timer(timer, duration(timer)),
+                Command::SetTimer(timer, _) => {
+                    let range = (self.duration)(&timer);
+                    o.set_timer(timer, range)
+                }
                 Command::CancelTimer(timer) => o.cancel_timer(timer),
                 Command::Save(disk) => o.save(disk),
                 Command::ChooseRandom(key, random) => o.choose_random(key, random),
             }
         }
     }
-}
 
-fn duration(timer: Timer) -> Range<Duration> {
-    match timer {
-        Timer::Retry => Duration::from_millis(200)..Duration::from_millis(400),
-        Timer::ZombieWrite(_) => Duration::from_millis(5)..Duration::from_millis(60),
+    fn push(&self, event: Logged<A::Msg, A::Timer>) {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event);
     }
 }
 
-impl Actor for Wired {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = Disk;
-    type Random = ();
+impl<A: Actor> Actor for Wired<A>
+where
+    A::Msg: Clone,
+    A::Timer: Clone,
+{
+    type Msg = A::Msg;
+    type Timer = A::Timer;
+    type State = A::State;
+    type Storage = A::Storage;
+    type Random = A::Random;
 
-    fn on_start(&self, _id: Id, storage: &Option<Disk>, o: &mut Out<Self>) -> NodeState {
-        if self.me != 0 {
-            // UDP: let the store bind its socket before the flows' first requests.
-            std::thread::sleep(Duration::from_millis(200));
-        }
+    fn on_start(&self, _id: Id, storage: &Option<A::Storage>, o: &mut Out<Self>) -> A::State {
+        std::thread::sleep(self.settle);
         let mut inner = Out::new();
         let state = self.inner.on_start(Id::from(self.me), storage, &mut inner);
         self.forward(inner, o);
         state
     }
 
-    fn on_msg(&self, _id: Id, state: &mut Cow<NodeState>, src: Id, msg: Msg, o: &mut Out<Self>) {
-        let src = self.model_id(src);
-        if src == usize::MAX {
+    fn on_msg(&self, _id: Id, state: &mut Cow<A::State>, src: Id, msg: A::Msg, o: &mut Out<Self>) {
+        let Some(src) = self.model_id(src) else {
             return;
-        }
-        self.log.lock().unwrap().push(Event::Deliver {
+        };
+        self.push(Logged::Deliver {
             src,
             dst: self.me,
             msg: msg.clone(),
@@ -123,10 +141,10 @@ impl Actor for Wired {
         self.forward(inner, o);
     }
 
-    fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
-        self.log.lock().unwrap().push(Event::Timeout {
+    fn on_timeout(&self, _id: Id, state: &mut Cow<A::State>, timer: &A::Timer, o: &mut Out<Self>) {
+        self.push(Logged::Timeout {
             id: self.me,
-            timer: *timer,
+            timer: timer.clone(),
         });
         let mut inner = Out::new();
         self.inner
@@ -135,15 +153,25 @@ impl Actor for Wired {
     }
 }
 
-fn to_bytes(msg: &Msg) -> Result<Vec<u8>, CodecError> {
+fn to_bytes<M: Serialize>(msg: &M) -> Result<Vec<u8>, CodecError> {
     Ok(serde_json::to_vec(msg)?)
 }
 
-fn from_bytes(bytes: &[u8]) -> Result<Msg, CodecError> {
+fn from_bytes<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, CodecError> {
     Ok(serde_json::from_slice(bytes)?)
 }
 
-fn disk_to_bytes(disk: &Disk) -> Result<Vec<u8>, CodecError> {
+/// For the systems whose actors keep no storage.
+fn no_storage(_: &()) -> Result<Vec<u8>, CodecError> {
+    Ok(Vec::new())
+}
+
+fn no_storage_back(_: &[u8]) -> Result<(), CodecError> {
+    Ok(())
+}
+
+fn disk_to_bytes(disk: &cassandra_actors::Disk) -> Result<Vec<u8>, CodecError> {
+    use cassandra_actors::Disk;
     Ok(match disk {
         Disk::Store(d) => format!(
             "S {} {} {} {} {}",
@@ -154,7 +182,8 @@ fn disk_to_bytes(disk: &Disk) -> Result<Vec<u8>, CodecError> {
     .into_bytes())
 }
 
-fn disk_from_bytes(bytes: &[u8]) -> Result<Disk, CodecError> {
+fn disk_from_bytes(bytes: &[u8]) -> Result<cassandra_actors::Disk, CodecError> {
+    use cassandra_actors::{Disk, StoreDisk};
     let text = String::from_utf8_lossy(bytes);
     let parts: Vec<&str> = text.split_whitespace().collect();
     let bad = || CodecError::Storage(text.to_string());
@@ -173,11 +202,14 @@ fn disk_from_bytes(bytes: &[u8]) -> Result<Disk, CodecError> {
     }
 }
 
-/// The result of a run: the log, and where (if anywhere) the model could not follow it.
+/// The result of a run: the log as people read it and as the checker read it, and the verdict.
 pub struct RunReport {
-    pub events: Vec<Event>,
-    pub diverged_at: Option<(usize, String)>,
-    pub final_vars: Vec<(&'static str, String)>,
+    /// One `src→dst msg` or `actor timeout Timer` per event.
+    pub lines: Vec<String>,
+    pub events: Vec<ActorEvent>,
+    pub verdict: loadbearing_refinement::conform::Verdict,
+    /// The config to validate the saved log against with `conform --trace`.
+    pub config: String,
 }
 
 fn free_port() -> Result<u16, RunActorsError> {
@@ -185,137 +217,263 @@ fn free_port() -> Result<u16, RunActorsError> {
     Ok(socket.local_addr().map_err(io("no free UDP port"))?.port())
 }
 
-/// Runs the shipped design (persist, delete, persist; two zombie writes) for `millis` and
-/// replays its log in the actor model.
-pub fn run_cassandra(millis: u64) -> Result<RunReport, RunActorsError> {
-    let max_offset = 3;
-    // persist 1, delete 2, persist 3
-    let op = Ops(1 << 2);
-    let model = CassandraActors::new(CassandraActorsParams {
-        max_offset,
-        network: NetKind::Unordered,
-        ..CassandraActorsParams::default()
-    });
+type StorageFns<S> = (
+    fn(&S) -> Result<Vec<u8>, CodecError>,
+    fn(&[u8]) -> Result<S, CodecError>,
+);
+
+/// Runs `nodes` over UDP for `millis`, then validates the log against `model`.
+fn run<A, M>(
+    model: &M,
+    nodes: Vec<A>,
+    wiring: Wiring<A>,
+    storage: StorageFns<A::Storage>,
+    millis: u64,
+    config: &str,
+) -> Result<RunReport, RunActorsError>
+where
+    A: Actor + Send + 'static,
+    A::Msg: Serialize + DeserializeOwned + Clone + Display + Debug + Send,
+    A::Timer: Serialize + Clone + Debug + Send,
+    A::State: Debug,
+    A::Storage: Debug,
+    M: Conform<Event = ActorEvent>,
+{
     let dir = std::env::temp_dir().join(format!("loadbearing-actors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(io("cannot create the actors' folder"))?;
     // `spawn` keeps each actor's storage in `<address>.storage` under the working directory.
     std::env::set_current_dir(&dir).map_err(io("cannot enter the actors' folder"))?;
-    let mut ids = [Id::from(0usize); 3];
-    for id in &mut ids {
-        *id = Id::from(SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port()?));
-    }
-    let log: Log = Arc::new(Mutex::new(Vec::new()));
-    let flow = |zombie| Node::Flow {
-        zombie,
-        op,
-        max_offset,
-        tombstone: true,
-        compound: false,
-        retries: 0,
-        zombie_writes: 2,
-        durable_pos: false,
-    };
-    let nodes = [Node::Store { guarded: true }, flow(false), flow(true)];
-    let actors: Vec<(Id, Wired)> = nodes
+    let ids = (0..nodes.len())
+        .map(|_| {
+            Ok(Id::from(SocketAddrV4::new(
+                Ipv4Addr::LOCALHOST,
+                free_port()?,
+            )))
+        })
+        .collect::<Result<Vec<Id>, RunActorsError>>()?;
+    let ids = Arc::new(ids);
+    let log: Log<A::Msg, A::Timer> = Arc::new(Mutex::new(Vec::new()));
+    let actors: Vec<(Id, Wired<A>)> = nodes
         .into_iter()
         .enumerate()
         .map(|(me, inner)| {
+            let settle = if wiring.servers.contains(&me) {
+                Duration::ZERO
+            } else {
+                Duration::from_millis(200)
+            };
             (
                 ids[me],
                 Wired {
                     inner,
                     me,
-                    ids,
+                    ids: Arc::clone(&ids),
                     log: Arc::clone(&log),
+                    duration: wiring.duration,
+                    settle,
                 },
             )
         })
         .collect();
+    let (to_disk, from_disk) = storage;
     std::thread::spawn(move || {
-        let _ = spawn(to_bytes, from_bytes, disk_to_bytes, disk_from_bytes, actors);
+        let _ = spawn(to_bytes, from_bytes, to_disk, from_disk, actors);
     });
     std::thread::sleep(Duration::from_millis(millis));
-    let events = log.lock().unwrap().clone();
+    let logged = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let _ = std::fs::remove_dir_all(&dir);
 
-    // Replay: each event must be an enabled action of the model.
-    let mut state = model
-        .init_states()
-        .into_iter()
-        .find(|s| s.history.op == op)
-        .ok_or(RunActorsError::NoInitialState)?;
-    let mut diverged_at = None;
-    for (i, event) in events.iter().enumerate() {
-        let action = match event {
-            Event::Deliver { src, dst, msg } => ActorModelAction::Deliver {
-                src: Id::from(*src),
-                dst: Id::from(*dst),
-                msg: msg.clone(),
-            },
-            Event::Timeout { id, timer } => ActorModelAction::Timeout(Id::from(*id), *timer),
-        };
-        let mut enabled = Vec::new();
-        model.actions(&state, &mut enabled);
-        let next = if enabled.contains(&action) {
-            model.next_state(&state, action.clone())
-        } else {
-            None
-        };
-        match next {
-            Some(next) => state = next,
-            None => {
-                let allowed: Vec<String> = enabled.iter().map(|a| model.format_action(a)).collect();
-                diverged_at = Some((
-                    i,
-                    format!(
-                        "{} is not enabled; the model allows: {}",
-                        model.format_action(&action),
-                        allowed.join(" | ")
-                    ),
-                ));
-                break;
+    let name = |id: usize| (wiring.name)(Id::from(id));
+    let mut lines = Vec::new();
+    let mut events = Vec::new();
+    for event in &logged {
+        match event {
+            Logged::Deliver { src, dst, msg } => {
+                lines.push(format!("{}→{} {msg}", name(*src), name(*dst)));
+                events.push(ActorEvent::Deliver {
+                    src: name(*src).to_string(),
+                    dst: name(*dst).to_string(),
+                    msg: serde_json::to_value(msg).expect("an actor message serializes"),
+                });
+            }
+            Logged::Timeout { id, timer } => {
+                lines.push(format!("{} timeout {timer:?}", name(*id)));
+                events.push(ActorEvent::Timeout {
+                    actor: name(*id).to_string(),
+                    timer: serde_json::to_value(timer).expect("an actor timer serializes"),
+                });
             }
         }
     }
+    let verdict = validate(model, &events, Limits::default());
     Ok(RunReport {
+        lines,
         events,
-        diverged_at,
-        final_vars: loadbearing_refinement::Spec::variables(&model, &state),
+        verdict,
+        config: config.to_string(),
     })
 }
 
-/// Prints the run's log and verdict: as expected when the model follows the whole log.
-pub fn main(system: &str, millis: u64) -> Result<Verdict, RunActorsError> {
-    if system != "cassandra" {
-        return Err(RunActorsError::UnknownSystem(system.to_string()));
+/// The log the flows of the three logged systems fold: persist, delete, persist.
+fn persist_delete_persist() -> Ops {
+    Ops(1 << 2)
+}
+
+fn zombie_delays() -> Range<Duration> {
+    Duration::from_millis(5)..Duration::from_millis(60)
+}
+
+fn rebalance_delay() -> Range<Duration> {
+    Duration::from_millis(100)..Duration::from_millis(300)
+}
+
+/// The shipped Cassandra design (two zombie writes) on a racing network.
+fn run_cassandra(millis: u64) -> Result<RunReport, RunActorsError> {
+    use cassandra_actors::{actor_name, CassandraActors, CassandraActorsParams, NetKind, Timer};
+    let model = CassandraActors::new(CassandraActorsParams {
+        max_offset: 3,
+        network: NetKind::Unordered,
+        ..CassandraActorsParams::default()
+    });
+    let wiring = Wiring {
+        name: actor_name,
+        duration: |timer| match timer {
+            Timer::Retry => Duration::from_millis(200)..Duration::from_millis(400),
+            Timer::ZombieWrite(_) => zombie_delays(),
+        },
+        servers: &[cassandra_actors::STORE],
+    };
+    let nodes = model.nodes(persist_delete_persist());
+    let storage: StorageFns<cassandra_actors::Disk> = (disk_to_bytes, disk_from_bytes);
+    run(
+        &model,
+        nodes,
+        wiring,
+        storage,
+        millis,
+        "cassandra_actors_overtaken --set MaxOffset=3 --set Retries=0 --set ZombieWrites=2",
+    )
+}
+
+/// The shipped Kafka design (two zombie transactions) on a racing network.
+fn run_kafka(millis: u64) -> Result<RunReport, RunActorsError> {
+    use kafka_actors::{actor_name, KafkaActors, KafkaActorsParams, NetKind, Timer};
+    let model = KafkaActors::new(KafkaActorsParams {
+        max_offset: 3,
+        network: NetKind::Unordered,
+        ..KafkaActorsParams::default()
+    });
+    let wiring = Wiring {
+        name: actor_name,
+        duration: |timer| match timer {
+            Timer::Rebalance => rebalance_delay(),
+            Timer::ZombiePoll | Timer::ZombieCommit(_) => zombie_delays(),
+        },
+        servers: &[kafka_actors::BROKER],
+    };
+    let nodes = model.nodes(persist_delete_persist());
+    run(
+        &model,
+        nodes,
+        wiring,
+        (no_storage, no_storage_back),
+        millis,
+        "kafka_actors_refines --set Network=unordered",
+    )
+}
+
+/// The rejected Epoch design (two zombie transactions) on a racing network.
+fn run_epoch(millis: u64) -> Result<RunReport, RunActorsError> {
+    use epoch_actors::{actor_name, EpochActors, EpochActorsParams, NetKind, Timer};
+    let model = EpochActors::new(EpochActorsParams {
+        max_offset: 3,
+        network: NetKind::Unordered,
+        ..EpochActorsParams::default()
+    });
+    let wiring = Wiring {
+        name: actor_name,
+        duration: |timer| match timer {
+            Timer::Rebalance => rebalance_delay(),
+            Timer::ZombieCommit(_) => zombie_delays(),
+        },
+        servers: &[epoch_actors::BROKER],
+    };
+    let nodes = model.nodes(persist_delete_persist());
+    run(
+        &model,
+        nodes,
+        wiring,
+        (no_storage, no_storage_back),
+        millis,
+        "epoch_actors_refines --set MaxOffset=3 --set Network=unordered",
+    )
+}
+
+/// The group commit with three writers, two writes per transaction, on a racing network.
+fn run_group_commit(millis: u64) -> Result<RunReport, RunActorsError> {
+    use group_commit_actors::{actor_name, GroupCommitActors, GroupCommitActorsParams, NetKind};
+    let model = GroupCommitActors::new(GroupCommitActorsParams {
+        n: 3,
+        cap: 2,
+        gated: true,
+        network: NetKind::Unordered,
+    });
+    let wiring = Wiring {
+        name: actor_name,
+        duration: |_| Duration::from_millis(5)..Duration::from_millis(30),
+        servers: &[group_commit_actors::PRODUCER],
+    };
+    let nodes = model.nodes();
+    run(
+        &model,
+        nodes,
+        wiring,
+        (no_storage, no_storage_back),
+        millis,
+        "gc_actors_unordered --set N=3",
+    )
+}
+
+/// Runs `system`; the checker's verdict on its log.
+pub fn run_system(system: &str, millis: u64) -> Result<RunReport, RunActorsError> {
+    match system {
+        "cassandra" => run_cassandra(millis),
+        "kafka" => run_kafka(millis),
+        "epoch" => run_epoch(millis),
+        "group-commit" => run_group_commit(millis),
+        other => Err(RunActorsError::UnknownSystem {
+            name: other.to_string(),
+        }),
     }
-    let report = run_cassandra(millis)?;
-    for (i, event) in report.events.iter().enumerate() {
-        match event {
-            Event::Deliver { src, dst, msg } => println!(
-                "{i:>3}  {}→{} {msg}",
-                actor_name(Id::from(*src)),
-                actor_name(Id::from(*dst))
-            ),
-            Event::Timeout { id, timer } => {
-                println!("{i:>3}  {} timeout {timer:?}", actor_name(Id::from(*id)))
-            }
-        }
+}
+
+/// Prints the run's log and verdict (as expected when the log conforms to the actor model),
+/// and saves the log as NDJSON to `out` when given.
+pub fn main(system: &str, millis: u64, out: Option<PathBuf>) -> Result<Verdict, RunActorsError> {
+    let report = run_system(system, millis)?;
+    for (i, line) in report.lines.iter().enumerate() {
+        println!("{i:>3}  {line}");
     }
-    match &report.diverged_at {
-        None => {
-            println!(
-                "the actor model follows all {} events; final state:",
-                report.events.len()
-            );
-            for (k, v) in &report.final_vars {
-                println!("  {k} = {v}");
-            }
-            Ok(Verdict::AsExpected)
-        }
-        Some((i, why)) => {
-            println!("the actor model cannot follow event {i}: {why}");
-            Ok(Verdict::Differs)
-        }
+    if let Some(path) = &out {
+        std::fs::write(path, to_ndjson(&report.events))
+            .map_err(io("cannot write the actors' log"))?;
+        println!(
+            "the log is in {}: `loadbearing conform --trace {} --model {}` checks it again",
+            path.display(),
+            path.display(),
+            report.config
+        );
+    }
+    let v = &report.verdict;
+    if v.conforming {
+        println!(
+            "the log conforms to the actor model: all {} events",
+            v.events
+        );
+        Ok(Verdict::AsExpected)
+    } else {
+        let why = v.divergence.as_ref().map(|d| d.text()).unwrap_or_default();
+        println!("the log diverges from the actor model:\n{why}");
+        Ok(Verdict::Differs)
     }
 }

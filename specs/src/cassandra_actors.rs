@@ -143,7 +143,7 @@ impl fmt::Display for Msg {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Timer {
     /// The client's LWT got no reply in time: its outcome is unknown.
     Retry,
@@ -649,6 +649,12 @@ impl CassandraActors {
         CassandraActors { params, systems }
     }
 
+    /// The actors of the system over the log `op`, as the model runs them (what
+    /// `run-actors` runs for real).
+    pub fn nodes(&self, op: Ops) -> Vec<Node> {
+        self.systems[(op.0 >> 1) as usize].actors.clone()
+    }
+
     fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
         &self.systems[(s.history.op.0 >> 1) as usize]
     }
@@ -1031,6 +1037,8 @@ impl Default for CassandraActors {
         CassandraActors::new(CassandraActorsParams::default())
     }
 }
+
+crate::conform_actors!(CassandraActors, actor_name);
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use serde::{Deserialize, Serialize};
 use stateright::actor::{
     model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id,
     LossyNetwork, Out,
@@ -38,7 +39,7 @@ pub fn actor_name(id: Id) -> &'static str {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
     /// A transaction of producer epoch `epoch`: the snapshot record at `offset`.
     Commit {
@@ -82,7 +83,7 @@ impl fmt::Display for Msg {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Timer {
     Rebalance,
     ZombieCommit(u8),
@@ -456,6 +457,12 @@ impl EpochActors {
         EpochActors { params, systems }
     }
 
+    /// The actors of the system over the log `op`, as the model runs them (what
+    /// `run-actors` runs for real).
+    pub fn nodes(&self, op: Ops) -> Vec<Node> {
+        self.systems[(op.0 >> 1) as usize].actors.clone()
+    }
+
     fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
         &self.systems[(s.history.op.0 >> 1) as usize]
     }
@@ -714,6 +721,8 @@ impl Configured for EpochActors {
         EpochActors::new(params)
     }
 }
+
+crate::conform_actors!(EpochActors, actor_name);
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use serde::{Deserialize, Serialize};
 use stateright::actor::{
     model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Id, Out,
 };
@@ -40,7 +41,7 @@ pub fn actor_name(id: Id) -> &'static str {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
     /// A writer queues its write.
     Offer,
@@ -77,7 +78,7 @@ impl fmt::Display for Msg {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Timer {
     /// The flow's choice to schedule offset `o` now.
     Schedule(u8),
@@ -374,6 +375,11 @@ impl GroupCommitActors {
         }
         let system = system.init_network(network.empty());
         GroupCommitActors { params, system }
+    }
+
+    /// The actors as the model runs them (what `run-actors` runs for real).
+    pub fn nodes(&self) -> Vec<Node> {
+        self.system.actors.clone()
     }
 
     pub fn producer(s: &ActorState) -> &ProducerState {
@@ -683,6 +689,8 @@ impl Configured for GroupCommitActors {
         GroupCommitActors::new(params)
     }
 }
+
+crate::conform_actors!(GroupCommitActors, actor_name);
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use serde::{Deserialize, Serialize};
 use stateright::actor::{
     model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, Out,
 };
@@ -31,7 +32,7 @@ pub fn actor_name(id: Id) -> &'static str {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
     /// A transaction: the snapshot record at `offset` and, when `carries`, the input offset
     /// committed with the consumer generation `gen` (the live owner's is always current).
@@ -79,7 +80,7 @@ impl fmt::Display for Msg {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Timer {
     Rebalance,
     ZombiePoll,
@@ -451,6 +452,12 @@ impl KafkaActors {
         KafkaActors { params, systems }
     }
 
+    /// The actors of the system over the log `op`, as the model runs them (what
+    /// `run-actors` runs for real).
+    pub fn nodes(&self, op: Ops) -> Vec<Node> {
+        self.systems[(op.0 >> 1) as usize].actors.clone()
+    }
+
     fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
         &self.systems[(s.history.op.0 >> 1) as usize]
     }
@@ -729,6 +736,8 @@ impl Configured for KafkaActors {
         KafkaActors::new(params)
     }
 }
+
+crate::conform_actors!(KafkaActors, actor_name);
 
 #[cfg(test)]
 mod tests {

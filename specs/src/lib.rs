@@ -5,6 +5,7 @@
 //! `ReplayFence` and `GroupCommit` are lemmas under Cassandra and Kafka.
 
 pub mod actor_common;
+pub mod actor_trace;
 pub mod cas_first_write;
 pub mod cas_first_write_atomic;
 pub mod cassandra;

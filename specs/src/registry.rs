@@ -145,7 +145,7 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 15] {
+fn conformance_entries() -> [ConformEntry; 19] {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -161,6 +161,10 @@ fn conformance_entries() -> [ConformEntry; 15] {
         conform_entry::<GroupCommitLanes>(),
         conform_entry::<RecoveryRead>(),
         conform_entry::<Cassandra835>(),
+        conform_entry::<CassandraActors>(),
+        conform_entry::<KafkaActors>(),
+        conform_entry::<EpochActors>(),
+        conform_entry::<GroupCommitActors>(),
         conform_entry::<CasFirstWriteAtomic>(),
     ]
 }
@@ -218,6 +222,10 @@ mod tests {
                 "GroupCommitLanes",
                 "RecoveryRead",
                 "Cassandra835",
+                "CassandraActors",
+                "KafkaActors",
+                "EpochActors",
+                "GroupCommitActors",
                 "CasFirstWriteAtomic"
             ]
         );

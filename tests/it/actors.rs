@@ -209,19 +209,89 @@ fn the_group_commit_actors_without_the_gate_commit_an_offset_ahead_of_the_writes
     assert_eq!(actions, ["StartSchedule(1)", "flow→producer Schedule(1)"]);
 }
 
-#[test]
-fn the_cassandra_actors_run_over_udp_and_the_model_follows_their_log() {
+/// A fresh folder for one test's logs.
+fn log_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lb-actors-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `run-actors SYSTEM`, saving the log; its stdout.
+fn run_actors(system: &str, log: &std::path::Path) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(["run-actors", "cassandra", "--millis", "6000"])
+        .args(["run-actors", system, "--millis", "4000", "--out"])
+        .arg(log)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("the actor model follows all"), "{stdout}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{system}: {stdout}");
+    assert!(
+        stdout.contains("the log conforms to the actor model"),
+        "{system}: {stdout}"
+    );
+    stdout
+}
+
+/// The saved log, checked again from the file by `conform --trace` with the command the run
+/// printed.
+fn conform_again(stdout: &str) {
+    let command = stdout
+        .lines()
+        .find_map(|l| {
+            l.split('`')
+                .nth(1)
+                .filter(|c| c.starts_with("loadbearing conform"))
+        })
+        .expect("the run says how to check its log");
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{command}: {text}");
+    assert!(text.contains("events conform to"), "{text}");
+}
+
+#[test]
+fn the_cassandra_actors_run_over_udp_and_their_log_conforms() {
+    let dir = log_dir("cassandra");
+    let stdout = run_actors("cassandra", &dir.join("cassandra.ndjson"));
     // The owner's three writes and its recovery read reached the store.
     assert!(
         stdout.contains("owner→store Lwt(3, Snap(3, {3}))"),
         "{stdout}"
     );
     assert!(stdout.contains("store→owner RowIs(Tomb(2))"), "{stdout}");
+    conform_again(&stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_kafka_epoch_and_group_commit_actors_run_over_udp_and_their_logs_conform() {
+    let dir = log_dir("others");
+    for (system, seen) in [
+        ("kafka", "owner→broker Commit(3, Snap(3, {3}))"),
+        ("epoch", "zombie→broker InitTransactions"),
+        ("group-commit", "producer→flow Scheduled(3)"),
+    ] {
+        let stdout = run_actors(system, &dir.join(format!("{system}.ndjson")));
+        assert!(stdout.contains(seen), "{system}: {stdout}");
+        conform_again(&stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unknown_actor_system_is_refused_naming_the_known_ones() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(["run-actors", "zookeeper"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("available: cassandra, kafka, epoch, group-commit"),
+        "{stderr}"
+    );
 }
