@@ -5,6 +5,7 @@ use std::fmt::Display;
 use stateright::actor::{ActorModelAction, Id, Network};
 
 use crate::knobs::Choices;
+use crate::vocab::{Offsets, Op, Ops};
 
 /// The network a config chooses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,4 +86,38 @@ pub fn in_flight<M: Display + Clone + Eq + std::hash::Hash + std::fmt::Debug>(
         shown.sort();
     }
     shown
+}
+
+/// What an actor owner holds of the key, as its flow state keeps it: events folded (the pending
+/// one included), the contents and whether the key is loaded, and the same two before the
+/// pending fold, which the refinement images show until the fold is decided.
+pub struct OwnerMemory<'a> {
+    pub pos: &'a mut u8,
+    pub contents: &'a mut Offsets,
+    pub loaded: &'a mut bool,
+    pub before: &'a mut Offsets,
+    pub before_loaded: &'a mut bool,
+}
+
+impl OwnerMemory<'_> {
+    /// Folds the next event of `op` as the shared-state specs' owner does: a persist adds its
+    /// offset, a delete empties the memory and evicts the key. Returns the offset and its op.
+    pub fn fold_next(self, op: Ops) -> (u8, Op) {
+        let offset = *self.pos + 1;
+        *self.before = *self.contents;
+        *self.before_loaded = *self.loaded;
+        let event = op.at(offset);
+        match event {
+            Op::Persist => {
+                *self.contents = self.contents.with(offset);
+                *self.loaded = true;
+            }
+            Op::Delete => {
+                *self.contents = Offsets::EMPTY;
+                *self.loaded = false;
+            }
+        }
+        *self.pos = offset;
+        (offset, event)
+    }
 }

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, messages, swimlane};
+use crate::actor_common::{in_flight, messages, swimlane, OwnerMemory};
 
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
@@ -295,23 +295,19 @@ impl Node {
         if st.pos >= max_offset {
             return;
         }
-        let offset = st.pos + 1;
-        st.before = st.contents;
-        st.before_loaded = st.loaded;
-        let row = match op.at(offset) {
-            Op::Persist => {
-                st.contents = st.contents.with(offset);
-                st.loaded = true;
-                // The owner writes what it holds in memory, as the shared-state spec does.
-                Cell::snap(offset, st.contents)
-            }
-            Op::Delete => {
-                st.contents = Offsets::EMPTY;
-                st.loaded = false;
-                delete_row(tombstone, offset)
-            }
+        let (offset, event) = OwnerMemory {
+            pos: &mut st.pos,
+            contents: &mut st.contents,
+            loaded: &mut st.loaded,
+            before: &mut st.before,
+            before_loaded: &mut st.before_loaded,
+        }
+        .fold_next(op);
+        let row = match event {
+            // The owner writes what it holds in memory, as the shared-state spec does.
+            Op::Persist => Cell::snap(offset, st.contents),
+            Op::Delete => delete_row(tombstone, offset),
         };
-        st.pos = offset;
         Self::send_write(
             st,
             Self::first_round(compound),

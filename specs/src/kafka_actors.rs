@@ -11,13 +11,13 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, swimlane};
+use crate::actor_common::{in_flight, swimlane, OwnerMemory};
 
 use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::vocab::{Cell, Offsets, Ops};
 use crate::{Configured, Guard};
 
 pub const BROKER: usize = 0;
@@ -179,20 +179,14 @@ impl Node {
         if st.pos >= max_offset {
             return;
         }
-        let offset = st.pos + 1;
-        st.before = st.contents;
-        st.before_loaded = st.loaded;
-        match op.at(offset) {
-            Op::Persist => {
-                st.contents = st.contents.with(offset);
-                st.loaded = true;
-            }
-            Op::Delete => {
-                st.contents = Offsets::EMPTY;
-                st.loaded = false;
-            }
+        let (offset, _) = OwnerMemory {
+            pos: &mut st.pos,
+            contents: &mut st.contents,
+            loaded: &mut st.loaded,
+            before: &mut st.before,
+            before_loaded: &mut st.before_loaded,
         }
-        st.pos = offset;
+        .fold_next(op);
         st.phase = Phase::Committing(offset);
         // The live owner's transaction writes the correct fold and is accepted.
         o.send(
