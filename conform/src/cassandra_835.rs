@@ -79,25 +79,6 @@ impl Build {
     }
 }
 
-/// The design's constants at `max_offset` (the suite's `cassandra_refines`).
-pub fn design_model(max_offset: u8) -> Cassandra835 {
-    Cassandra835 {
-        max_offset,
-        guarded: true,
-        tombstone: true,
-        fix: true,
-        spurious: false,
-        tomb_floor: true,
-        monotonic_init: true,
-        reap_ttl: false,
-        events_recovery: false,
-        journal_order: true,
-        floor_guard: true,
-        floor_filter: true,
-        skip_tomb: false,
-    }
-}
-
 // ----------------------------------------------------------------------------------------------
 // The owner's incarnations and the zombies on one store
 
@@ -721,7 +702,7 @@ impl Target for Cassandra835Target {
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
         let factory = StoreFactory::new(settings.backend.clone(), self.build.mode, self.name)?;
-        let model = design_model(FLOW_MAX_OFFSET);
+        let model = Cassandra835::design(FLOW_MAX_OFFSET);
         let mut schedule = Seeded::new(settings.seed);
         for round in 0..settings.traces {
             let log = Ops((schedule.below(1 << FLOW_MAX_OFFSET) as u32) << 1);
@@ -743,7 +724,7 @@ impl Target for Cassandra835Target {
                 &guarded_store,
                 Build::DESIGN,
                 "cx_design",
-                &design_model(broken_model.max_offset),
+                &Cassandra835::design(broken_model.max_offset),
                 init,
                 &path,
             )?;
@@ -757,7 +738,7 @@ impl Target for Cassandra835Target {
                 result.mismatches.extend(run.mismatches.iter().cloned());
                 // The broken flow's own events under the counterexample's schedule are one of
                 // its traces: the design model must refuse them.
-                result.tally(&design_model(broken_model.max_offset), &run.events);
+                result.tally(&Cassandra835::design(broken_model.max_offset), &run.events);
                 Some((run.shows(spec.shows), run.did()))
             } else {
                 None
@@ -805,7 +786,7 @@ mod tests {
             &states[0],
             &path,
         );
-        let design = design_model(model.max_offset);
+        let design = Cassandra835::design(model.max_offset);
         let guarded = replay(
             &sqlite(Mode::Guarded),
             Build::DESIGN,
@@ -838,7 +819,7 @@ mod tests {
     /// and the design's seeded traces conform.
     #[test]
     fn the_design_conforms_and_each_mutant_is_refused_under_its_counterexample() {
-        let design = design_model(FLOW_MAX_OFFSET);
+        let design = Cassandra835::design(FLOW_MAX_OFFSET);
         let factory = sqlite(Mode::Guarded);
         let mut schedule = Seeded::new(5);
         for round in 0..20 {
@@ -863,7 +844,7 @@ mod tests {
             (&CASSANDRA_835_SKIP_TOMB, "cassandra_skiptomb"),
         ] {
             let (broken, guarded) = replayed(target.build, config);
-            let model = design_model(3);
+            let model = Cassandra835::design(3);
             let verdict = validate(&model, &broken.events, Limits::default());
             assert!(
                 !verdict.conforming,

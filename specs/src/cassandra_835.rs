@@ -105,6 +105,26 @@ fn fold_rows_onto(op: Ops, rows: Offsets, base: Offsets) -> Offsets {
 }
 
 impl Cassandra835 {
+    /// The design's constants (the suite's `cassandra_refines`) at `max_offset`: every guard
+    /// on, snapshot recovery, no TTL and no spurious conflict.
+    pub fn design(max_offset: u8) -> Cassandra835 {
+        Cassandra835 {
+            max_offset,
+            guarded: true,
+            tombstone: true,
+            fix: true,
+            spurious: false,
+            tomb_floor: true,
+            monotonic_init: true,
+            reap_ttl: false,
+            events_recovery: false,
+            journal_order: true,
+            floor_guard: true,
+            floor_filter: true,
+            skip_tomb: false,
+        }
+    }
+
     fn can_write(&self, store: Cell, offset: u8) -> bool {
         !store.present || !self.guarded || store.offset <= offset
     }

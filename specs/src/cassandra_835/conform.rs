@@ -217,23 +217,8 @@ mod tests {
 
     use super::*;
 
-    /// The design's constants (the suite's `cassandra_refines`).
     fn design() -> Cassandra835 {
-        Cassandra835 {
-            max_offset: 3,
-            guarded: true,
-            tombstone: true,
-            fix: true,
-            spurious: false,
-            tomb_floor: true,
-            monotonic_init: true,
-            reap_ttl: false,
-            events_recovery: false,
-            journal_order: true,
-            floor_guard: true,
-            floor_filter: true,
-            skip_tomb: false,
-        }
+        Cassandra835::design(3)
     }
 
     fn verdict(model: &Cassandra835, lines: &str) -> loadbearing_refinement::conform::Verdict {
