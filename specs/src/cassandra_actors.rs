@@ -833,6 +833,21 @@ impl Model for CassandraActors {
             Property::sometimes("RetryOfDecidedWrite", |_, s: &ActorState| {
                 s.history.retry_of_decided
             }),
+            // Needs a lossy network: the store decided the owner's pending write and nothing is
+            // in flight between them, so its answer was lost (without loss it is in flight
+            // until the owner takes it and moves on).
+            Property::sometimes("OwnerReplyLost", |_, s: &ActorState| {
+                let waiting = matches!(Self::flow(s, OWNER).phase,
+                    Phase::Writing { offset, .. } if offset <= s.history.decided);
+                let between = |a: Id, b: Id| {
+                    let (a, b) = (usize::from(a), usize::from(b));
+                    (a, b) == (OWNER, STORE) || (a, b) == (STORE, OWNER)
+                };
+                waiting
+                    && !messages(&s.network)
+                        .into_iter()
+                        .any(|(src, dst, _)| between(src, dst))
+            }),
             // Needs an unordered network: on a FIFO connection the original reaches the store
             // before its resend, so it is gone before the store decides the write (without
             // `CrashFlow`, whose restart writes an offset afresh).

@@ -1,9 +1,10 @@
 //! The actor level: every `cassandra_actors_*`, `kafka_actors_*`, `epoch_actors_*` and `gc_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
-use loadbearing::suite::{self, Config};
+use loadbearing::suite::{self, Config, Expected};
 use loadbearing::trace;
 use loadbearing_refinement::{Options, Outcome};
+use loadbearing_specs::knobs::Value;
 
 fn config(name: &str) -> Config {
     suite::built_in()
@@ -214,6 +215,70 @@ fn log_dir(test: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("lb-actors-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The faults an actor config can claim: the knob, its faulty value, and the value that turns
+/// the fault off.
+fn faults() -> [(&'static str, Value, Value); 4] {
+    [
+        (
+            "Network",
+            Value::Name("unordered".into()),
+            Value::Name("ordered".into()),
+        ),
+        ("Lossy", Value::Bool(true), Value::Bool(false)),
+        ("CrashStore", Value::Bool(true), Value::Bool(false)),
+        ("CrashFlow", Value::Bool(true), Value::Bool(false)),
+    ]
+}
+
+/// Every holding actor config that claims a fault adds behaviour with it: the same config with
+/// its faults off reaches fewer states, and misses one of its witnesses, so some `sometimes`
+/// property needs the fault.
+#[test]
+fn every_actor_fault_config_needs_its_fault() {
+    let mut checked = Vec::new();
+    for fault_config in suite::built_in()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.suite == "actors" && c.expected == Expected::Holds)
+    {
+        let off: Vec<(String, Value)> = faults()
+            .into_iter()
+            .filter(|(knob, on, _)| fault_config.given.get(*knob) == Some(on))
+            .map(|(knob, _, off)| (knob.to_string(), off))
+            .collect();
+        if off.is_empty() {
+            continue;
+        }
+        let with = loadbearing::run::run(&fault_config, &Options::default()).unwrap();
+        let mut without = fault_config.clone();
+        suite::override_constants(&mut without, &off).unwrap();
+        let judged = loadbearing::run::run(&without, &Options::default()).unwrap();
+        let name = &fault_config.name;
+        assert!(
+            matches!(judged.report.outcome(), Outcome::Missing(_)),
+            "{name} without {off:?}: {:?}, but some witness should need the fault",
+            judged.report.outcome()
+        );
+        assert!(
+            with.report.distinct_states() > judged.report.distinct_states(),
+            "{name}: the fault adds no states"
+        );
+        checked.push(name.clone());
+    }
+    assert_eq!(
+        checked,
+        [
+            "cassandra_actors_overtaken",
+            "cassandra_actors_lost_reply",
+            "cassandra_actors_lost_reply_compound",
+            "cassandra_actors_store_crash",
+            "cassandra_actors_flow_crash",
+            "epoch_actors_lossy",
+            "gc_actors_unordered",
+        ]
+    );
 }
 
 /// Runs `run-actors SYSTEM`, saving the log; its stdout.
