@@ -254,14 +254,26 @@ fn an_unknown_config_is_a_clear_error() {
 /// Actor models draw Stateright's sequence diagram: the explorer's wrapper forwards `as_svg`.
 #[test]
 fn an_actor_model_shows_its_sequence_diagram() {
-    let explorer = Explorer::start("cassandra_actors_unguarded");
-    let steps = json(&explorer, "/.states/0/0");
-    let svgs: Vec<&str> = steps
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| s["svg"].as_str())
-        .collect();
-    assert!(!svgs.is_empty(), "no step carries an svg: {steps}");
-    assert!(svgs.iter().all(|svg| svg.contains("<svg")), "{svgs:?}");
+    for config in [
+        "cassandra_actors_unguarded",
+        "epoch_actors_sws",
+        "gc_actors_ungated",
+    ] {
+        let explorer = Explorer::start(config);
+        let steps = json(&explorer, "/.states/0/0");
+        let svgs: Vec<&str> = steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["svg"].as_str())
+            .collect();
+        assert!(
+            !svgs.is_empty(),
+            "{config}: no step carries an svg: {steps}"
+        );
+        assert!(
+            svgs.iter().all(|svg| svg.contains("<svg")),
+            "{config}: {svgs:?}"
+        );
+    }
 }
