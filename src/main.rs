@@ -157,7 +157,7 @@ enum Command {
     Isolation(loadbearing::isolation::Args),
     /// Run an actor model's code over UDP on loopback and check its log against the model.
     RunActors {
-        /// The actor system: cassandra, kafka, epoch or group-commit.
+        /// The actor system: cassandra, kafka, epoch, group-commit or ssi.
         system: String,
         #[arg(long, default_value_t = 1500)]
         millis: u64,

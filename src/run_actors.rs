@@ -15,7 +15,9 @@ use std::time::Duration;
 use loadbearing_refinement::conform::{to_ndjson, validate, Conform, Limits};
 use loadbearing_specs::actor_trace::ActorEvent;
 use loadbearing_specs::vocab::{Cell, Offsets, Ops};
-use loadbearing_specs::{cassandra_actors, epoch_actors, group_commit_actors, kafka_actors};
+use loadbearing_specs::{
+    cassandra_actors, epoch_actors, group_commit_actors, kafka_actors, ssi_actors,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stateright::actor::{spawn, Actor, Command, Id, Out};
@@ -23,7 +25,7 @@ use stateright::actor::{spawn, Actor, Command, Id, Out};
 use crate::Verdict;
 
 /// The systems `run-actors` runs, by the name the command takes.
-pub const SYSTEMS: &[&str] = &["cassandra", "kafka", "epoch", "group-commit"];
+pub const SYSTEMS: &[&str] = &["cassandra", "kafka", "epoch", "group-commit", "ssi"];
 
 /// Why a run could not be made or checked.
 #[derive(Debug, thiserror::Error)]
@@ -434,6 +436,37 @@ fn run_group_commit(millis: u64) -> Result<RunReport, RunActorsError> {
     )
 }
 
+/// The fixed SSI engine under the write skew's two transactions, on a racing network.
+fn run_ssi(millis: u64) -> Result<RunReport, RunActorsError> {
+    use loadbearing_specs::knobs::{Params, Resolved, Value};
+    use ssi_actors::{actor_name, SsiActors, SsiActorsParams};
+    let given = [
+        ("Workload".to_string(), Value::Name("write_skew".into())),
+        ("Network".to_string(), Value::Name("unordered".into())),
+    ]
+    .into_iter()
+    .collect();
+    let knobs = Resolved::resolve::<SsiActorsParams>("SSIActors", &given)
+        .expect("the shipped constants resolve");
+    let model = SsiActors::new(
+        SsiActorsParams::from_resolved(&knobs).expect("resolved constants build the model"),
+    );
+    let wiring = Wiring {
+        name: actor_name,
+        duration: |timer| match *timer {},
+        servers: &[ssi_actors::ENGINE],
+    };
+    let nodes = model.nodes();
+    run(
+        &model,
+        nodes,
+        wiring,
+        (no_storage, no_storage_back),
+        millis,
+        "ssi_actors_fix_write_skew --set Network=unordered",
+    )
+}
+
 /// Runs `system`; the checker's verdict on its log.
 pub fn run_system(system: &str, millis: u64) -> Result<RunReport, RunActorsError> {
     match system {
@@ -441,6 +474,7 @@ pub fn run_system(system: &str, millis: u64) -> Result<RunReport, RunActorsError
         "kafka" => run_kafka(millis),
         "epoch" => run_epoch(millis),
         "group-commit" => run_group_commit(millis),
+        "ssi" => run_ssi(millis),
         other => Err(RunActorsError::UnknownSystem {
             name: other.to_string(),
         }),

@@ -34,6 +34,7 @@ pub mod registry;
 pub mod replay_fence;
 pub mod single_writer_store;
 pub mod ssi;
+pub mod ssi_actors;
 pub mod token_sync;
 pub mod vocab;
 

@@ -30,6 +30,7 @@ use crate::recovery_read_atomic::RecoveryReadAtomic;
 use crate::replay_fence::ReplayFence;
 use crate::single_writer_store::SingleWriterStore;
 use crate::ssi::Ssi;
+use crate::ssi_actors::SsiActors;
 use crate::token_sync::TokenSync;
 use crate::{Configured, Guard, Under};
 use loadbearing_refinement::conform::{
@@ -107,6 +108,7 @@ pub fn models() -> Vec<ModelEntry> {
         entry::<KafkaActors>(),
         entry::<EpochActors>(),
         entry::<GroupCommitActors>(),
+        entry::<SsiActors>(),
         // The #835 suite's models with no counterpart in the tower.
         entry::<FlowsAlive>(),
         entry::<FlushCell>(),
@@ -145,7 +147,7 @@ fn conform_entry<M: Configured + Conform>() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 19] {
+fn conformance_entries() -> [ConformEntry; 20] {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -165,6 +167,7 @@ fn conformance_entries() -> [ConformEntry; 19] {
         conform_entry::<KafkaActors>(),
         conform_entry::<EpochActors>(),
         conform_entry::<GroupCommitActors>(),
+        conform_entry::<SsiActors>(),
         conform_entry::<CasFirstWriteAtomic>(),
     ]
 }
@@ -226,6 +229,7 @@ mod tests {
                 "KafkaActors",
                 "EpochActors",
                 "GroupCommitActors",
+                "SSIActors",
                 "CasFirstWriteAtomic"
             ]
         );

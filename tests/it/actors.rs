@@ -40,6 +40,11 @@ fn the_shipped_actor_designs_hold_with_their_state_counts() {
         ("epoch_actors_lossy", 2296),
         ("gc_actors_refines", 1528),
         ("gc_actors_unordered", 3381),
+        ("ssi_actors_fix_write_skew", 237),
+        ("ssi_actors_fix_read_only", 5517),
+        ("ssi_actors_fix_reader_window", 4265),
+        ("ssi_actors_client_crash", 711),
+        ("ssi_actors_lost_reply", 852),
     ] {
         let (outcome, count, _) = run(name);
         assert_eq!(outcome, Outcome::Holds, "{name}");
@@ -219,7 +224,7 @@ fn log_dir(test: &str) -> std::path::PathBuf {
 
 /// The faults an actor config can claim: the knob, its faulty value, and the value that turns
 /// the fault off.
-fn faults() -> [(&'static str, Value, Value); 4] {
+fn faults() -> [(&'static str, Value, Value); 5] {
     [
         (
             "Network",
@@ -229,6 +234,7 @@ fn faults() -> [(&'static str, Value, Value); 4] {
         ("Lossy", Value::Bool(true), Value::Bool(false)),
         ("CrashStore", Value::Bool(true), Value::Bool(false)),
         ("CrashFlow", Value::Bool(true), Value::Bool(false)),
+        ("CrashClient", Value::Bool(true), Value::Bool(false)),
     ]
 }
 
@@ -277,6 +283,8 @@ fn every_actor_fault_config_needs_its_fault() {
             "cassandra_actors_flow_crash",
             "epoch_actors_lossy",
             "gc_actors_unordered",
+            "ssi_actors_client_crash",
+            "ssi_actors_lost_reply",
         ]
     );
 }
@@ -333,18 +341,41 @@ fn the_cassandra_actors_run_over_udp_and_their_log_conforms() {
 }
 
 #[test]
-fn the_kafka_epoch_and_group_commit_actors_run_over_udp_and_their_logs_conform() {
+fn the_kafka_epoch_group_commit_and_ssi_actors_run_over_udp_and_their_logs_conform() {
     let dir = log_dir("others");
     for (system, seen) in [
         ("kafka", "owner→broker Commit(3, Snap(3, {3}))"),
         ("epoch", "zombie→broker InitTransactions"),
         ("group-commit", "producer→flow Scheduled(3)"),
+        ("ssi", " Committed"),
     ] {
         let stdout = run_actors(system, &dir.join(format!("{system}.ndjson")));
         assert!(stdout.contains(seen), "{system}: {stdout}");
         conform_again(&stdout);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every broken SSI variant's anomaly carries over to the actors; the fix holds there, with the
+/// commit's record and end in flight while other requests are handled.
+#[test]
+fn the_ssi_variants_keep_their_verdicts_through_messages() {
+    for (name, violated) in [
+        ("ssi_actors_prefix_write_skew", "Serializable"),
+        ("ssi_actors_prefix_read_only", "Serializable"),
+        ("ssi_actors_readerunfixed_reader_window", "Serializable"),
+        ("ssi_actors_nocheck_write_skew", "Serializable"),
+        ("ssi_actors_dropmarkers_write_skew", "Serializable"),
+        ("ssi_actors_plainsi_write_skew", "Serializable"),
+        ("ssi_actors_option2_write_skew", "CommitRecordFinal"),
+    ] {
+        let (outcome, _, actions) = run(name);
+        assert_eq!(outcome, Outcome::Violates(violated.into()), "{name}");
+        assert!(
+            actions.iter().any(|a| a.contains("engine→engine End")),
+            "{name}: no commit reached its end: {actions:?}"
+        );
+    }
 }
 
 #[test]
@@ -356,7 +387,7 @@ fn an_unknown_actor_system_is_refused_naming_the_known_ones() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("available: cassandra, kafka, epoch, group-commit"),
+        stderr.contains("available: cassandra, kafka, epoch, group-commit, ssi"),
         "{stderr}"
     );
 }

@@ -140,6 +140,13 @@ pub struct SsiState {
     pub over_abort: bool,
 }
 
+/// `CommitRecordFinal`: no transaction is aborted after its commit record is durable.
+pub fn commit_record_final(s: &SsiState) -> bool {
+    s.txns
+        .iter()
+        .all(|t| !(t.phase == Phase::Recorded && t.status == Status::Aborted))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SsiAction {
     Begin(u8),
@@ -631,9 +638,7 @@ impl Model for Ssi {
         let mut properties = vec![
             Property::always("Serializable", |m: &Self, s: &SsiState| m.serializable(s)),
             Property::always("CommitRecordFinal", |_, s: &SsiState| {
-                s.txns
-                    .iter()
-                    .all(|t| !(t.phase == Phase::Recorded && t.status == Status::Aborted))
+                commit_record_final(s)
             }),
             Property::always("NoSpuriousUnsafe", |_, s: &SsiState| !s.spurious_unsafe),
             Property::eventually("Finishes", |m: &Self, s: &SsiState| {
