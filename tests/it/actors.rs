@@ -43,6 +43,9 @@ fn the_shipped_actor_designs_hold_with_their_state_counts() {
         ("ssi_actors_fix_write_skew", 237),
         ("ssi_actors_fix_read_only", 5517),
         ("ssi_actors_fix_reader_window", 4265),
+        ("ssi_actors_fix_write_skew_onepage", 237),
+        ("ssi_actors_fix_lost_update", 181),
+        ("ssi_actors_fix_read_your_writes", 177),
         ("ssi_actors_client_crash", 711),
         ("ssi_actors_lost_reply", 852),
     ] {

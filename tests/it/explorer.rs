@@ -258,6 +258,7 @@ fn an_actor_model_shows_its_sequence_diagram() {
         "cassandra_actors_unguarded",
         "epoch_actors_sws",
         "gc_actors_ungated",
+        "ssi_actors_prefix_write_skew",
     ] {
         let explorer = Explorer::start(config);
         let steps = json(&explorer, "/.states/0/0");
