@@ -4,7 +4,7 @@ use std::fmt::Display;
 
 use stateright::actor::{ActorModelAction, Id, Network};
 
-use crate::knobs::Choices;
+use crate::knobs::{Choice, Choices, Flag};
 use crate::vocab::{Offsets, Op, Ops};
 
 /// The network a config chooses.
@@ -25,6 +25,16 @@ impl Choices for NetKind {
         }
     }
 }
+
+/// Every actor model's `Network` constant.
+pub const NETWORK: Choice<NetKind> = Choice::new(
+    "Network",
+    "ordered",
+    "ordered per connection, or messages race each other",
+);
+
+/// The `Lossy` constant of the actor models whose network may lose any message.
+pub const LOSSY: Flag = Flag::new("Lossy", false, "the network may lose any message");
 
 impl NetKind {
     pub fn empty<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(self) -> Network<M> {

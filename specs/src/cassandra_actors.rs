@@ -950,11 +950,7 @@ impl CassandraActorsParams {
         false,
         "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
     );
-    pub const NETWORK: Choice<NetKind> = Choice::new(
-        "Network",
-        "ordered",
-        "ordered per connection, or messages race each other",
-    );
+    pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
     pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
     pub const RETRIES: Nat = Nat::new(
         "Retries",

@@ -660,12 +660,8 @@ impl Spec for EpochActors {
 /// The constants, as the model's write-up names them.
 impl EpochActorsParams {
     pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 5, 2, "events at offsets 1..MaxOffset");
-    pub const NETWORK: Choice<NetKind> = Choice::new(
-        "Network",
-        "ordered",
-        "ordered per connection, or messages race each other",
-    );
-    pub const LOSSY: Flag = Flag::new("Lossy", false, "the network may lose any message");
+    pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
+    pub const LOSSY: Flag = crate::actor_common::LOSSY;
     pub const ZOMBIE_COMMITS: Nat = Nat::new(
         "ZombieCommits",
         0,

@@ -639,11 +639,7 @@ impl GroupCommitActorsParams {
         true,
         "the flow schedules offset o only once it was told 1..o are durable",
     );
-    pub const NETWORK: Choice<NetKind> = Choice::new(
-        "Network",
-        "ordered",
-        "ordered per connection, or messages race each other",
-    );
+    pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
 }
 
 impl Params for GroupCommitActorsParams {

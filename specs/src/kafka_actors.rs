@@ -662,11 +662,7 @@ impl KafkaActorsParams {
         true,
         "the transaction coordinator rejects an offset commit from a stale generation",
     );
-    pub const NETWORK: Choice<NetKind> = Choice::new(
-        "Network",
-        "ordered",
-        "ordered per connection, or messages race each other",
-    );
+    pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
     pub const ZOMBIE_COMMITS: Nat = Nat::new(
         "ZombieCommits",
         0,

@@ -452,12 +452,8 @@ impl Spec for SsiActors {
 
 /// The constants, as the model's write-up names them.
 impl SsiActorsParams {
-    pub const NETWORK: Choice<NetKind> = Choice::new(
-        "Network",
-        "ordered",
-        "ordered per connection, or messages race each other",
-    );
-    pub const LOSSY: Flag = Flag::new("Lossy", false, "the network may lose any message");
+    pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
+    pub const LOSSY: Flag = crate::actor_common::LOSSY;
     pub const CRASH_CLIENT: Flag = Flag::new(
         "CrashClient",
         false,
