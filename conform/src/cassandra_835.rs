@@ -115,27 +115,11 @@ impl<'a> Partition<'a> {
         zombies: usize,
     ) -> Result<Partition<'a>, Error> {
         let ownership = Ownership::new();
-        // The revoked flows are assigned first (older generations) and recover the absent row,
-        // as the model's zombie writes the correct fold; they are built as designed, the
-        // planted break being the owner's.
-        let mut revoked = Vec::new();
-        for _ in 0..zombies {
-            let mut traced = Traced::new(&ownership, factory, FlowConfig::default())?;
-            traced
-                .flow
-                .recover(&[key])
-                .map_err(Error::flow("recover"))?;
-            traced.fresh();
-            revoked.push(Zombie {
-                traced,
-                next: 1,
-                dirty: false,
-            });
-        }
-        let mut owner = Traced::new(&ownership, factory, build.owner_config(0))?;
-        owner.flow.recover(&[key]).map_err(Error::flow("recover"))?;
-        // The initial load is the model's initial state (loaded, empty), not a step.
-        owner.fresh();
+        // The revoked flows are built as designed: the planted break is the owner's.
+        let revoked = (0..zombies)
+            .map(|_| Zombie::recovered(&ownership, factory, key))
+            .collect::<Result<Vec<_>, _>>()?;
+        let owner = Traced::recovered(&ownership, factory, build.owner_config(0), key)?;
         Ok(Partition {
             factory,
             build,
@@ -192,10 +176,7 @@ impl<'a> Partition<'a> {
         let steps = self.owner.fresh();
         let stored = self.row_seen()?;
         let event = match written(&steps) {
-            Some(w) => with_stored(
-                write_event(Writer::Owner, self.log, &w, Cell::ABSENT),
-                stored,
-            ),
+            Some(w) => write_event(Writer::Owner, self.log, &w, stored),
             // Nothing written (the buffer dropped the record): the fold alone, and the row.
             None => FlowEvent::OwnerFold {
                 offset: o as u64,
@@ -222,12 +203,7 @@ impl<'a> Partition<'a> {
     /// A new owner incarnation resuming at `resume_at`, the key recovered from the store.
     fn incarnate(&mut self, resume_at: u8) -> Result<(), Error> {
         let config = self.build.owner_config(resume_at);
-        self.owner = Traced::new(&self.ownership, self.factory, config)?;
-        self.owner
-            .flow
-            .recover(&[&self.key])
-            .map_err(Error::flow("recover"))?;
-        self.owner.fresh();
+        self.owner = Traced::recovered(&self.ownership, self.factory, config, &self.key)?;
         Ok(())
     }
 
@@ -246,12 +222,7 @@ impl<'a> Partition<'a> {
         if self.torn_down() {
             self.incarnate(self.committed)?;
         } else {
-            self.owner.flow.evict(&self.key);
-            self.owner
-                .flow
-                .recover(&[&self.key])
-                .map_err(Error::flow("recover"))?;
-            self.owner.fresh();
+            self.owner.reload(&self.key)?;
         }
         let event = FlowEvent::OwnerRecover {
             owner_state: Some(self.owner_state()?),
@@ -289,10 +260,7 @@ impl<'a> Partition<'a> {
             return Ok(None);
         };
         let stored = self.row_seen()?;
-        let event = with_stored(
-            write_event(Writer::Zombie(z), self.log, &w, Cell::ABSENT),
-            stored,
-        );
+        let event = write_event(Writer::Zombie(z), self.log, &w, stored);
         self.events.push(event.clone());
         Ok(Some(event))
     }
@@ -362,17 +330,6 @@ impl<'a> Partition<'a> {
             && !row.deleted
             && (1..=self.committed).any(|d| self.log.at(d) == Op::Delete && row.offset <= d)
     }
-}
-
-/// `event` with the row read back after it (`None`: not readable as a model row).
-fn with_stored(mut event: FlowEvent, row: Option<Cell>) -> FlowEvent {
-    match &mut event {
-        FlowEvent::OwnerFold { stored, .. }
-        | FlowEvent::ZombieWrite { stored, .. }
-        | FlowEvent::OwnerRecover { stored, .. }
-        | FlowEvent::Handover { stored, .. } => *stored = row,
-    }
-    event
 }
 
 #[derive(Clone, Copy, Debug)]

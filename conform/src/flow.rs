@@ -142,6 +142,31 @@ impl Traced {
         })
     }
 
+    /// A flow that has recovered `key` already: its initial load is the model's initial
+    /// state (loaded, or recovered where a restart begins), not a step, so its steps are dropped.
+    pub(crate) fn recovered(
+        ownership: &Arc<Ownership>,
+        factory: &StoreFactory,
+        config: FlowConfig,
+        key: &str,
+    ) -> Result<Traced, Error> {
+        let mut traced = Traced::new(ownership, factory, config)?;
+        traced
+            .flow
+            .recover(&[key])
+            .map_err(Error::flow("recover"))?;
+        traced.fresh();
+        Ok(traced)
+    }
+
+    /// Evicts `key` and loads it again from the store (the model's `OwnerRecover`).
+    pub(crate) fn reload(&mut self, key: &str) -> Result<(), Error> {
+        self.flow.evict(key);
+        self.flow.recover(&[key]).map_err(Error::flow("recover"))?;
+        self.fresh();
+        Ok(())
+    }
+
     /// The steps reported since the last call.
     pub(crate) fn fresh(&mut self) -> Vec<Step> {
         let all = self.steps.steps();
@@ -175,10 +200,11 @@ pub(crate) enum Writer {
     Zombie(usize),
 }
 
-/// The event of a flush that wrote: its offset and op, the outcome and the row read back.
-pub(crate) fn write_event(by: Writer, log: Ops, w: &Written, row: Cell) -> FlowEvent {
+/// The event of a flush that wrote: its offset and op, the outcome and the row read back
+/// (`None`: not readable as a model row).
+pub(crate) fn write_event(by: Writer, log: Ops, w: &Written, stored: Option<Cell>) -> FlowEvent {
     let (offset, op) = (w.offset, log.at(w.offset as u8));
-    let (applied, presented, stored) = (w.applied, Some(w.offset), Some(row));
+    let (applied, presented) = (w.applied, Some(w.offset));
     match by {
         Writer::Owner => FlowEvent::OwnerFold {
             offset,
@@ -220,6 +246,22 @@ pub(crate) struct Zombie {
     pub(crate) dirty: bool,
 }
 
+impl Zombie {
+    /// A revoked flow, assigned before the owner (an older generation), that has recovered the
+    /// still-absent row: the model's zombie writes the correct fold from there.
+    pub(crate) fn recovered(
+        ownership: &Arc<Ownership>,
+        factory: &StoreFactory,
+        key: &str,
+    ) -> Result<Zombie, Error> {
+        Ok(Zombie {
+            traced: Traced::recovered(ownership, factory, FlowConfig::default(), key)?,
+            next: 1,
+            dirty: false,
+        })
+    }
+}
+
 impl Partition {
     fn new(
         factory: &StoreFactory,
@@ -229,25 +271,10 @@ impl Partition {
         zombies: usize,
     ) -> Result<Partition, Error> {
         let ownership = Ownership::new();
-        let config = FlowConfig::default();
-        let mut revoked = Vec::new();
-        for _ in 0..zombies {
-            revoked.push(Zombie {
-                traced: Traced::new(&ownership, factory, config)?,
-                next: 1,
-                dirty: false,
-            });
-        }
-        let mut owner = Traced::new(&ownership, factory, config)?;
-        for flow in revoked
-            .iter_mut()
-            .map(|z| &mut z.traced)
-            .chain(std::iter::once(&mut owner))
-        {
-            flow.flow.recover(&[key]).map_err(Error::flow("recover"))?;
-            // The initial load is the model's initial state (loaded, empty), not a step.
-            flow.fresh();
-        }
+        let revoked = (0..zombies)
+            .map(|_| Zombie::recovered(&ownership, factory, key))
+            .collect::<Result<Vec<_>, _>>()?;
+        let owner = Traced::recovered(&ownership, factory, FlowConfig::default(), key)?;
         Ok(Partition {
             key: key.to_string(),
             log,
@@ -269,12 +296,7 @@ impl Partition {
 
     /// `OwnerRecover`: the owner evicts the key and reloads it from the store.
     fn owner_recover(&mut self) -> Result<FlowEvent, Error> {
-        self.owner.flow.evict(&self.key);
-        self.owner
-            .flow
-            .recover(&[&self.key])
-            .map_err(Error::flow("recover"))?;
-        self.owner.fresh();
+        self.owner.reload(&self.key)?;
         let state = match self.owner.flow.state(&self.key) {
             Some(value) => contents_of(value)?,
             None => Offsets::EMPTY,
@@ -388,7 +410,7 @@ fn owner_fold(
     let steps = owner.fresh();
     let row = read_cell(reader, key)?;
     Ok(Some(match written(&steps) {
-        Some(w) => write_event(Writer::Owner, log, &w, row),
+        Some(w) => write_event(Writer::Owner, log, &w, Some(row)),
         // Nothing written (the buffer dropped the record): the fold alone, and the row.
         None => FlowEvent::OwnerFold {
             offset: o as u64,
@@ -421,7 +443,7 @@ fn zombie_flush(
     zombie.traced.flush()?;
     let steps = zombie.traced.fresh();
     let row = read_cell(reader, key)?;
-    Ok(written(&steps).map(|w| write_event(Writer::Zombie(z), log, &w, row)))
+    Ok(written(&steps).map(|w| write_event(Writer::Zombie(z), log, &w, Some(row))))
 }
 
 /// The same flows on real threads, one per flow, each on its own course (a zombie folds and
@@ -859,9 +881,7 @@ impl Restart {
             replay_fence: fence,
             ..FlowConfig::default()
         };
-        let mut owner = Traced::new(&ownership, factory, config)?;
-        owner.flow.recover(&[key]).map_err(Error::flow("recover"))?;
-        owner.fresh();
+        let owner = Traced::recovered(&ownership, factory, config, key)?;
         Ok(Restart {
             key: key.to_string(),
             reader: factory.open(loadbearing_impls::trace::no_trace())?,

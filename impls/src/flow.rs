@@ -175,8 +175,8 @@ pub struct PartitionFlow<S: SnapshotStore> {
     ownership: Arc<Ownership>,
     tracer: SharedTracer,
     loaded: HashSet<String>,
-    /// Keys this flow has seen durable: read back present, or written (for
-    /// [`Planted::DeferNeverPersisted`]).
+    /// Keys this flow has seen durable, read back present or written: kept only for
+    /// [`Planted::DeferNeverPersisted`].
     durable: HashSet<String>,
     position: Offset,
     config: FlowConfig,
@@ -261,13 +261,13 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         }
         let read = self.store.read(key).map_err(FlowError::Read)?;
         if read != Read::Absent {
-            self.durable.insert(key.to_string());
+            self.seen_durable(key);
         }
         let seeded = match (&read, self.config.planted) {
-            (Read::Tombstone { .. }, Planted::NoTombFloor) => Read::Absent,
-            _ => read.clone(),
+            (Read::Tombstone { .. }, Planted::NoTombFloor) => &Read::Absent,
+            _ => &read,
         };
-        self.buffer.recovered(key, &seeded);
+        self.buffer.recovered(key, seeded);
         self.tracer.step(&Step::OwnerRecover {
             partition: self.partition,
             generation: self.generation,
@@ -336,16 +336,28 @@ impl<S: SnapshotStore> PartitionFlow<S> {
         Ok(())
     }
 
+    /// Notes that `key` is durable, for [`Planted::DeferNeverPersisted`] only: the flow as
+    /// designed keeps no such set.
+    fn seen_durable(&mut self, key: &str) {
+        if self.config.planted == Planted::DeferNeverPersisted {
+            self.durable.insert(key.to_string());
+        }
+    }
+
+    /// Whether the planted [`Planted::DeferNeverPersisted`] holds back the owner's write of
+    /// `key`: a key it never saw durable.
+    fn defers(&self, key: &str) -> bool {
+        self.config.planted == Planted::DeferNeverPersisted
+            && !self.durable.contains(key)
+            && self.ownership.is_current(self.partition, self.generation)
+    }
+
     /// Write every buffered change. Returns how many writes landed.
     pub fn flush(&mut self) -> Result<usize, FlowError> {
         self.check_running()?;
         let mut landed = 0;
         for pending in self.buffer.pending() {
-            let owner = self.ownership.is_current(self.partition, self.generation);
-            if owner
-                && self.config.planted == Planted::DeferNeverPersisted
-                && !self.durable.contains(pending.key())
-            {
+            if self.defers(pending.key()) {
                 // The planted deferral: nothing written, the entry counted as flushed.
                 self.buffer.flushed(pending.key(), pending.offset());
                 continue;
@@ -354,6 +366,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
                 Pending::Persist { key, offset, value } => self.store.persist(key, *offset, value),
                 Pending::Delete { key, offset } => self.store.delete(key, *offset),
             };
+            let owner = self.ownership.is_current(self.partition, self.generation);
             let step = if owner {
                 Step::Write {
                     partition: self.partition,
@@ -376,7 +389,7 @@ impl<S: SnapshotStore> PartitionFlow<S> {
             self.tracer.step(&step);
             match outcome {
                 Ok(()) => {
-                    self.durable.insert(pending.key().to_string());
+                    self.seen_durable(pending.key());
                     self.buffer.flushed(pending.key(), pending.offset());
                     landed += 1;
                 }

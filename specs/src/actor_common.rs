@@ -61,6 +61,27 @@ pub fn swimlane<M, T, R>(
     }
 }
 
+/// A message step as every actor model names it: a delivery `src→dst msg`, a lost message
+/// `lost src→dst msg`; `None` for an actor's own steps (a timeout, a crash), which each model
+/// names itself.
+pub fn message_step<M: Display, T, R>(
+    action: &ActorModelAction<M, T, R>,
+    name: fn(Id) -> &'static str,
+) -> Option<String> {
+    match action {
+        ActorModelAction::Deliver { src, dst, msg } => {
+            Some(format!("{}→{} {msg}", name(*src), name(*dst)))
+        }
+        ActorModelAction::Drop(env) => Some(format!(
+            "lost {}→{} {}",
+            name(env.src),
+            name(env.dst),
+            env.msg
+        )),
+        _ => None,
+    }
+}
+
 /// Every message in flight as (source, destination, message). Stateright 0.31's
 /// `Network::iter_all` never ends on an ordered network, so the channels are walked here.
 pub fn messages<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(

@@ -244,7 +244,7 @@ impl Configured for Cassandra {
 
 pub mod trace;
 
-use crate::conform_common::{check_op, expect_u64, revealed_logs, Counter, OneKeyContradiction};
+use crate::conform_common::{check_op, expect_u64, Counter, OneKeyContradiction};
 use loadbearing_refinement::conform::Conform;
 use trace::{FlowEvent, Write};
 
@@ -314,11 +314,7 @@ impl Conform for Cassandra {
     /// event names are enumerated (none, in a harness trace where the owner folds them all).
     /// Events that contradict each other on an op leave no log (the trace diverges).
     fn initial_candidates(&self, events: &[FlowEvent]) -> Vec<CassandraState> {
-        let reveals = events
-            .iter()
-            .filter_map(FlowEvent::write)
-            .map(|w| (w.offset, w.op));
-        revealed_logs(self.max_offset, reveals)
+        trace::logs_of(self.max_offset, events)
             .into_iter()
             .map(CassandraState::initial)
             .collect()

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, messages, swimlane, OwnerMemory};
+use crate::actor_common::{in_flight, message_step, messages, swimlane, OwnerMemory};
 
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
@@ -787,21 +787,17 @@ impl Model for CassandraActors {
     }
 
     fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
         match action {
-            ActorModelAction::Deliver { src, dst, msg } => {
-                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
-            }
-            ActorModelAction::Drop(env) => format!(
-                "lose {}→{} {}",
-                actor_name(env.src),
-                actor_name(env.dst),
-                env.msg
-            ),
             ActorModelAction::Timeout(_, Timer::Retry) => "ReplyTimeout".into(),
             ActorModelAction::Timeout(_, Timer::ZombieWrite(m)) => format!("StartWrite({m})"),
             ActorModelAction::Crash(_) => "Crash".into(),
             ActorModelAction::Recover(_) => "Restart".into(),
-            ActorModelAction::SelectRandom { .. } => format!("{action:?}"),
+            ActorModelAction::Deliver { .. }
+            | ActorModelAction::Drop(_)
+            | ActorModelAction::SelectRandom { .. } => format!("{action:?}"),
         }
     }
 

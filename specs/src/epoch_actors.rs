@@ -12,7 +12,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, messages, swimlane, OwnerMemory};
+use crate::actor_common::{in_flight, message_step, messages, swimlane, OwnerMemory};
 
 use crate::cassandra_actors::Row;
 use crate::epoch::{Epoch, EpochState};
@@ -542,16 +542,10 @@ impl Model for EpochActors {
     }
 
     fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
         match action {
-            ActorModelAction::Deliver { src, dst, msg } => {
-                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
-            }
-            ActorModelAction::Drop(env) => format!(
-                "lost {}→{} {}",
-                actor_name(env.src),
-                actor_name(env.dst),
-                env.msg
-            ),
             ActorModelAction::Timeout(_, Timer::Rebalance) => "Rebalance".into(),
             ActorModelAction::Timeout(_, Timer::ZombieCommit(m)) => format!("StartCommit({m})"),
             _ => format!("{action:?}"),

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, swimlane};
+use crate::actor_common::{in_flight, message_step, swimlane};
 
 use crate::group_commit::{GcState, GroupCommit, Pc, MAX_WRITERS};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
@@ -504,10 +504,10 @@ impl Model for GroupCommitActors {
     }
 
     fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
         match action {
-            ActorModelAction::Deliver { src, dst, msg } => {
-                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
-            }
             ActorModelAction::Timeout(_, Timer::Schedule(o)) => format!("StartSchedule({o})"),
             _ => format!("{action:?}"),
         }

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, swimlane, OwnerMemory};
+use crate::actor_common::{in_flight, message_step, swimlane, OwnerMemory};
 
 use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
@@ -532,10 +532,10 @@ impl Model for KafkaActors {
     }
 
     fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
         match action {
-            ActorModelAction::Deliver { src, dst, msg } => {
-                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
-            }
             ActorModelAction::Timeout(_, Timer::Rebalance) => "Rebalance".into(),
             ActorModelAction::Timeout(_, Timer::ZombiePoll) => "StartPoll".into(),
             ActorModelAction::Timeout(_, Timer::ZombieCommit(m)) => format!("StartCommit({m})"),

@@ -11,7 +11,7 @@ use stateright::actor::{
 use stateright::{Model, Property};
 
 pub use crate::actor_common::NetKind;
-use crate::actor_common::{in_flight, messages, swimlane};
+use crate::actor_common::{in_flight, message_step, messages, swimlane};
 
 use crate::knobs::{Choice, Flag, Knob, KnobError, Params, Resolved};
 use crate::ssi::{commit_record_final, Ssi, SsiAction, SsiState, Status, MAX_TXNS};
@@ -369,16 +369,10 @@ impl Model for SsiActors {
     }
 
     fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
         match action {
-            ActorModelAction::Deliver { src, dst, msg } => {
-                format!("{}→{} {msg}", actor_name(*src), actor_name(*dst))
-            }
-            ActorModelAction::Drop(env) => format!(
-                "lost {}→{} {}",
-                actor_name(env.src),
-                actor_name(env.dst),
-                env.msg
-            ),
             ActorModelAction::Crash(id) => format!("Crash({})", actor_name(*id)),
             _ => format!("{action:?}"),
         }

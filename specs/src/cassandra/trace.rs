@@ -122,6 +122,16 @@ impl FlowEvent {
     }
 }
 
+/// The event logs a flow trace allows: every offset a write names fixes its op, the others
+/// stay open ([`crate::conform_common::revealed_logs`]).
+pub(crate) fn logs_of(max_offset: u8, events: &[FlowEvent]) -> Vec<crate::vocab::Ops> {
+    let reveals = events
+        .iter()
+        .filter_map(FlowEvent::write)
+        .map(|w| (w.offset, w.op));
+    crate::conform_common::revealed_logs(max_offset, reveals)
+}
+
 impl TraceEvent for FlowEvent {
     const VOCABULARY: &'static str = "flow";
 

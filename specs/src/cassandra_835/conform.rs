@@ -10,8 +10,8 @@
 use loadbearing_refinement::conform::Conform;
 
 use super::{Cassandra835, Cassandra835Action, Cassandra835State};
-use crate::cassandra::trace::{FlowEvent, Write};
-use crate::conform_common::{check_op, expect_u64, revealed_logs, Counter, OneKeyContradiction};
+use crate::cassandra::trace::{logs_of, FlowEvent, Write};
+use crate::conform_common::{check_op, expect_u64, Counter, OneKeyContradiction};
 use crate::vocab::{Cell, Offsets};
 
 /// Why a partition flow's event contradicts a step of the evolved Cassandra model.
@@ -137,11 +137,7 @@ impl Conform for Cassandra835 {
     /// The log is fixed per trace: every offset an event names fixes its op; the others are
     /// enumerated.
     fn initial_candidates(&self, events: &[FlowEvent]) -> Vec<Cassandra835State> {
-        let reveals = events
-            .iter()
-            .filter_map(FlowEvent::write)
-            .map(|w| (w.offset, w.op));
-        revealed_logs(self.max_offset, reveals)
+        logs_of(self.max_offset, events)
             .into_iter()
             .map(Cassandra835State::initial)
             .collect()
