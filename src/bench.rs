@@ -26,27 +26,34 @@ pub enum BenchError {
     ServerBackend(&'static str),
 }
 
-/// Each benchmark is a suite config at larger constants.
+/// Each benchmark is a suite config at larger constants: the runs measured against TLC, then
+/// the liveness graph at scale, then the #835 suite's heaviest model.
 pub const RUNS: &[(&str, &[(&str, u64)])] = &[
-    ("cassandra_refines", &[("MaxOffset", 10)]),
-    ("cassandra_refines", &[("MaxOffset", 12)]),
-    // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
-    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
-    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 7)]),
+    ("kafka-flow-828/cassandra_refines", &[("MaxOffset", 10)]),
     ("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
     ("gc_cap3", &[("N", 6), ("Cap", 3)]),
-    // The #835 Kafka theorem, the heaviest config of that suite, at one more offset.
-    ("kafka-flow-835/kafka_refines", &[("MaxOffset", 4)]),
     ("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),
+    ("kafka-flow-828/kafka_refines", &[("MaxOffset", 12)]),
+    // Every property, `RefLive` included: the liveness graph's bytes a state.
+    ("kafka-flow-828/cassandra_refines", &[("MaxOffset", 14)]),
+    // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
+    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
 ];
+
+/// Thread counts each run is measured at: the speedup of the second over the first.
+pub const THREADS: &[usize] = &[1, 2];
 
 pub struct Measured {
     pub label: String,
+    pub threads: usize,
     pub outcome: Outcome,
     pub states: u64,
     pub seconds: f64,
     pub visited_bytes: usize,
+    pub graph_bytes: usize,
     pub peak_rss: Option<u64>,
+    /// TLC on the same constants, when `--tlc` pointed at its models.
+    pub tlc: Option<crate::tlc::TlcRun>,
 }
 
 impl Measured {
@@ -68,10 +75,14 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// Every run a filter selects (all when none) at every thread count in `threads`, and once
+/// on TLC when `tlc` is given.
 pub fn measure(
     configs: &[Config],
-    threads: usize,
+    filters: &[String],
+    threads: &[usize],
     timeout: Option<Duration>,
+    tlc: Option<&crate::tlc::Tlc>,
 ) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
     for (name, sets) in RUNS {
@@ -82,60 +93,118 @@ pub fn measure(
             .iter()
             .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
             .collect();
-        override_constants(&mut config, &sets).map_err(|e| BenchError::Constants {
-            config: name,
-            reason: e.to_string(),
-        })?;
         let label = format!(
-            "{name} {}",
+            "{} {}",
+            config.label,
             sets.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let options = Options {
-            threads,
-            max_states: None,
-            timeout,
-            progress: true,
-        };
-        reset_peak_rss();
-        eprintln!("bench: {label}");
-        let judged = run(&config, &options).map_err(|e| BenchError::Run {
+        if !filters.is_empty() && !filters.iter().any(|f| label.contains(f.as_str())) {
+            continue;
+        }
+        override_constants(&mut config, &sets).map_err(|e| BenchError::Constants {
+            config: name,
             reason: e.to_string(),
         })?;
-        results.push(Measured {
-            label,
-            outcome: judged.report.outcome().clone(),
-            states: judged.report.distinct_states(),
-            seconds: judged.report.seconds(),
-            visited_bytes: judged.report.visited_bytes(),
-            peak_rss: peak_rss(),
-        });
+        let tlc_run = match tlc {
+            Some(tlc) => {
+                eprintln!("bench: {label} on TLC");
+                Some(tlc.run(&config, &sets).map_err(|e| BenchError::Run {
+                    reason: format!("{label}: {e}"),
+                })?)
+            }
+            None => None,
+        };
+        for &threads in threads {
+            let options = Options {
+                threads,
+                timeout,
+                progress: true,
+                ..Options::default()
+            };
+            reset_peak_rss();
+            eprintln!("bench: {label}, {threads} thread(s)");
+            let judged = run(&config, &options).map_err(|e| BenchError::Run {
+                reason: e.to_string(),
+            })?;
+            results.push(Measured {
+                label: label.clone(),
+                threads,
+                outcome: judged.report.outcome().clone(),
+                states: judged.report.distinct_states(),
+                seconds: judged.report.seconds(),
+                visited_bytes: judged.report.visited_bytes(),
+                graph_bytes: judged.report.graph_bytes(),
+                peak_rss: peak_rss(),
+                tlc: tlc_run.clone(),
+            });
+        }
     }
     Ok(results)
 }
 
+fn per_state(bytes: u64, states: u64) -> String {
+    if bytes == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", bytes as f64 / states.max(1) as f64)
+    }
+}
+
+/// One row per run and thread count: throughput, bytes a state (the visited set, the liveness
+/// graph, and the whole process at its peak), the speedup over the run's first thread count,
+/// and TLC's time, count and our ratio when it ran.
 pub fn table(results: &[Measured]) -> String {
     let mut out = format!(
-        "{:<44} {:<12} {:>11} {:>8} {:>12} {:>11} {:>10}\n",
-        "run", "outcome", "states", "seconds", "states/s", "visited B/st", "peak RSS"
+        "{:<48} {:>3} {:<12} {:>11} {:>8} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
+        "run",
+        "thr",
+        "outcome",
+        "states",
+        "seconds",
+        "states/s",
+        "visit B",
+        "graph B",
+        "peak B",
+        "peak RSS",
+        "speedup",
+        "TLC s",
+        "ratio"
     );
     for m in results {
-        let per_state = m.visited_bytes as f64 / m.states.max(1) as f64;
+        let first = results
+            .iter()
+            .find(|r| r.label == m.label)
+            .expect("the run itself");
         let rss = m
             .peak_rss
             .map(|b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)))
             .unwrap_or_else(|| "n/a".into());
+        let (tlc_seconds, ratio) = match &m.tlc {
+            Some(t) if t.states == m.states => (
+                format!("{:.1}", t.seconds),
+                format!("{:.0}x", t.seconds / m.seconds.max(1e-9)),
+            ),
+            Some(t) => (format!("{:.1}", t.seconds), format!("TLC {}!", t.states)),
+            None => ("-".into(), "-".into()),
+        };
         out.push_str(&format!(
-            "{:<44} {:<12} {:>11} {:>8.2} {:>12.0} {:>11.1} {:>10}\n",
+            "{:<48} {:>3} {:<12} {:>11} {:>8.2} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
             m.label,
+            m.threads,
             crate::render::actual(&m.outcome),
             m.states,
             m.seconds,
             m.states_per_second(),
-            per_state,
-            rss
+            per_state(m.visited_bytes as u64, m.states),
+            per_state(m.graph_bytes as u64, m.states),
+            per_state(m.peak_rss.unwrap_or(0), m.states),
+            rss,
+            first.seconds / m.seconds.max(1e-9),
+            tlc_seconds,
+            ratio,
         ));
     }
     out

@@ -80,6 +80,10 @@ enum Command {
         /// Stop a config after this many seconds; it is then `incomplete`.
         #[arg(long)]
         timeout_secs: Option<u64>,
+        /// Stop a config once the process holds this much memory (12G, 512M); it is then
+        /// `incomplete (memory)`. Default: nine tenths of the machine's (or its cgroup's).
+        #[arg(long, value_parser = loadbearing_refinement::budget::parse_size)]
+        max_memory: Option<u64>,
     },
     /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
     Trace {
@@ -165,12 +169,26 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Measure the engine on larger constants: states per second and peak memory.
+    /// Measure the engine on larger constants: states per second, bytes a state and peak
+    /// memory, at 1 and 2 threads; with --tlc, TLC on the same constants and our ratio to it.
     Bench {
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
+        /// Only the runs whose label contains one of these (`cassandra`, `MaxOffset=400`).
+        filters: Vec<String>,
+        /// Thread counts to measure each run at (the speedup is over the first).
+        #[arg(long, value_delimiter = ',', default_values_t = loadbearing::bench::THREADS.to_vec())]
+        threads: Vec<usize>,
         #[arg(long)]
         timeout_secs: Option<u64>,
+        /// A TLA+ models folder of a suite (named after the suite, or a `models` folder inside
+        /// one): run TLC on each benchmark's config there too. Repeat for several suites.
+        #[arg(long, requires = "tla2tools")]
+        tlc: Vec<PathBuf>,
+        /// TLC's jar (tla2tools.jar), for --tlc.
+        #[arg(long)]
+        tla2tools: Option<PathBuf>,
+        /// TLC's worker threads.
+        #[arg(long, default_value_t = 2)]
+        tlc_workers: usize,
     },
 }
 
@@ -218,6 +236,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             threads,
             max_states,
             timeout_secs,
+            max_memory,
         } => {
             let configs = load(&cli.suite)?;
             let mut selected = suite::select(configs, &filters);
@@ -238,6 +257,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 threads,
                 max_states,
                 timeout: timeout_secs.map(Duration::from_secs),
+                max_memory: max_memory.or_else(loadbearing_refinement::budget::default_max_memory),
                 progress: false,
             };
             check(&selected, &options, format)
@@ -424,19 +444,33 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             out,
         } => Ok(run_actors::main(&system, millis, out)?),
         Command::Bench {
+            filters,
             threads,
             timeout_secs,
+            tlc,
+            tla2tools,
+            tlc_workers,
         } => {
             let configs = load(&cli.suite)?;
+            let tlc = tla2tools.map(|jar| loadbearing::tlc::Tlc {
+                jar,
+                models: tlc,
+                workers: tlc_workers,
+            });
             let results = loadbearing::bench::measure(
                 &configs,
-                threads,
+                &filters,
+                &threads,
                 timeout_secs.map(Duration::from_secs),
+                tlc.as_ref(),
             )?;
             print!("{}", loadbearing::bench::table(&results));
-            let conformance = loadbearing::bench::measure_conformance()?;
-            println!();
-            print!("{}", loadbearing::bench::conformance_table(&conformance));
+            // A filtered bench measures the runs it names; the whole bench, conformance too.
+            if filters.is_empty() {
+                let conformance = loadbearing::bench::measure_conformance()?;
+                println!();
+                print!("{}", loadbearing::bench::conformance_table(&conformance));
+            }
             Ok(Verdict::AsExpected)
         }
     }

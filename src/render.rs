@@ -135,10 +135,10 @@ pub fn table_row(j: &Judged, w: Widths) -> String {
     row
 }
 
-/// The outcome as the suite names it (`holds`, `violates P`, `deadlock`, `incomplete`).
+/// The outcome as the suite names it (`holds`, `violates P`, `deadlock`, `incomplete (memory)`).
 pub fn actual(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Incomplete(_) => "incomplete".into(),
+        Outcome::Incomplete(spent) => format!("incomplete ({})", spent.limit.kind()),
         other => other.to_string(),
     }
 }

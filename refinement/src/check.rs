@@ -4,9 +4,10 @@ use std::time::{Duration, Instant};
 
 use stateright::Expectation;
 
-use crate::explore::{explore, Budget, Finding, SafetyChecks};
+use crate::budget::Limits;
+use crate::explore::{explore, Finding, SafetyChecks};
 use crate::fingerprint::fingerprint;
-use crate::graph::{self, GraphError};
+use crate::graph::{self, Condition, StateGraph};
 use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
@@ -22,14 +23,29 @@ pub struct CheckSpec {
     pub allow_end_states: bool,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Worker threads; 0 uses every core.
     pub threads: usize,
     pub max_states: Option<u64>,
     pub timeout: Option<Duration>,
+    /// Stop (incomplete) once the process holds this many bytes; `None`: no budget.
+    pub max_memory: Option<u64>,
     /// Report progress on stderr once a check has run for a second.
     pub progress: bool,
+}
+
+impl Default for Options {
+    /// Every core, no state or time budget, and most of the machine's memory.
+    fn default() -> Self {
+        Options {
+            threads: 0,
+            max_states: None,
+            timeout: None,
+            max_memory: crate::budget::default_max_memory(),
+            progress: false,
+        }
+    }
 }
 
 /// A check asked of a model that it cannot answer.
@@ -112,17 +128,16 @@ pub fn check<M: Spec>(
         }
     }
 
-    let deadline = options.timeout.map(|t| started + t);
-    let budget = Budget {
+    let limits = Limits {
         max_states: options.max_states,
-        deadline,
-        progress: options.progress,
+        deadline: options.timeout.map(|t| (started + t, t)),
+        max_memory: options.max_memory,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
         .expect("a thread pool of the requested size");
-    let exploration = pool.install(|| explore(model, &checks, &budget));
+    let exploration = pool.install(|| explore(model, &checks, &limits, options.progress));
 
     let mut report = Report {
         outcome: Outcome::Holds,
@@ -133,6 +148,7 @@ pub fn check<M: Spec>(
         counterexample: None,
         witnesses: Vec::new(),
         visited_bytes: exploration.visited_bytes(),
+        graph_bytes: 0,
     };
     let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
@@ -167,31 +183,33 @@ pub fn check<M: Spec>(
     if liveness.is_empty() {
         return finish(report);
     }
+    // The liveness graph is built from scratch; the visited set is no longer needed.
+    drop(exploration);
 
-    let graph = match graph::build(model, options.max_states, deadline) {
+    let conditions: Vec<Condition<'_, M::State>> = liveness
+        .iter()
+        .map(|p| {
+            let condition = p.condition;
+            Box::new(move |s: &M::State| condition(model, s)) as Condition<'_, M::State>
+        })
+        .collect();
+    let graph = match pool.install(|| graph::build(model, &conditions, &limits)) {
         Ok(graph) => graph,
-        Err(GraphError::StateLimit(max)) => {
-            report.outcome = Outcome::Incomplete(format!(
-                "state limit of {max} reached while building the liveness graph"
-            ));
-            return finish(report);
-        }
-        Err(GraphError::TimeLimit) => {
-            report.outcome =
-                Outcome::Incomplete("time limit reached while building the liveness graph".into());
+        Err(spent) => {
+            report.outcome = Outcome::Incomplete(spent);
             return finish(report);
         }
     };
+    report.graph_bytes = graph.allocation_size();
     let groups = if spec.fair {
         model.fairness_groups().len()
     } else {
         0
     };
-    for property in liveness {
-        let holds = |s: &M::State| (property.condition)(model, s);
+    for (i, property) in liveness.iter().enumerate() {
         let lasso = match property.form {
-            Form::Eventually => find_unfulfilled(&graph, holds, groups),
-            Form::EventuallyAlways => find_unstable(&graph, holds, groups),
+            Form::Eventually => find_unfulfilled(&graph, i, groups),
+            Form::EventuallyAlways => find_unstable(&graph, i, groups),
         };
         if let Some(lasso) = lasso {
             report.outcome = Outcome::Violates(property.name.to_string());
@@ -243,7 +261,7 @@ fn explain_finding<M: Spec>(
 
 fn explain_lasso<M: Spec>(
     model: &M,
-    graph: &graph::StateGraph<M::State>,
+    graph: &StateGraph,
     lasso: &Lasso,
     property: &str,
     fair: bool,
@@ -268,10 +286,7 @@ fn explain_lasso<M: Spec>(
         ids.extend(rest);
         ids.push(entry);
     }
-    let fps: Vec<u64> = ids
-        .iter()
-        .map(|&i| fingerprint(&graph.states[i as usize]))
-        .collect();
+    let fps: Vec<u64> = ids.iter().map(|&i| graph.fps[i as usize]).collect();
     Counterexample {
         property: property.to_string(),
         path: replay(model, &fps),

@@ -21,6 +21,8 @@ pub trait AnyReport: Send + Sync {
     fn properties_checked(&self) -> &[String];
     /// Peak bytes held by the visited set.
     fn visited_bytes(&self) -> usize;
+    /// Bytes held by the liveness graph, when the check built one.
+    fn graph_bytes(&self) -> usize;
     /// The counterexample as people read it.
     fn counterexample(&self) -> Option<&ShownPath>;
     /// The `sometimes` witnesses found, as people read them.
@@ -90,6 +92,10 @@ impl<M: Spec + 'static> AnyReport for Erased<M> {
 
     fn visited_bytes(&self) -> usize {
         self.report.visited_bytes
+    }
+
+    fn graph_bytes(&self) -> usize {
+        self.report.graph_bytes
     }
 
     fn counterexample(&self) -> Option<&ShownPath> {

@@ -5,11 +5,13 @@
 //! the same on every run and thread count, and level-by-level search makes them shortest.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use stateright::Property;
 
+use crate::budget::{Exhausted, Limits};
 use crate::fingerprint::fingerprint;
 use crate::image::AbstractStep;
 use crate::refinement::Refinement;
@@ -20,6 +22,9 @@ use crate::visited::Visited;
 /// balance two cores on a narrow level.
 const CHUNK: usize = 1024;
 
+/// States expanded between insertions into the visited set (see `explore`).
+const BATCH: usize = 32 * CHUNK;
+
 pub struct SafetyChecks<'a, M: Spec> {
     pub invariants: Vec<Property<M>>,
     pub witnesses: Vec<Property<M>>,
@@ -27,11 +32,8 @@ pub struct SafetyChecks<'a, M: Spec> {
     pub allow_end_states: bool,
 }
 
-pub struct Budget {
-    pub max_states: Option<u64>,
-    pub deadline: Option<Instant>,
-    pub progress: bool,
-}
+/// Where a safety search runs out of a budget.
+const PHASE: &str = "exploring";
 
 /// What was found wrong, and where. `rank` orders findings of the same depth: lower first.
 #[derive(Clone, Debug)]
@@ -75,7 +77,7 @@ pub struct Exploration {
     pub finding: Option<Finding>,
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
     pub witnesses_found: Vec<Option<u64>>,
-    pub incomplete: Option<String>,
+    pub incomplete: Option<Exhausted>,
 }
 
 impl Exploration {
@@ -105,7 +107,12 @@ struct Expanded<S> {
     witnesses: Vec<Option<u64>>,
 }
 
-pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget) -> Exploration {
+pub fn explore<M: Spec>(
+    model: &M,
+    checks: &SafetyChecks<'_, M>,
+    limits: &Limits,
+    progress: bool,
+) -> Exploration {
     let started = Instant::now();
     let mut visited = Visited::default();
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
@@ -133,51 +140,69 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    let timed_out = AtomicBool::new(false);
+    // Set by the first chunk that finds the time or memory budget spent; the others then skip.
+    let stopped = AtomicBool::new(false);
+    let spent = Mutex::new(None);
     let mut last_progress = started;
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
-        let visited = &result.visited;
-        let found = &result.witnesses_found;
-        let expanded: Vec<Expanded<M::State>> = frontier
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(chunk_index, chunk)| {
-                if let Some(deadline) = budget.deadline {
-                    if Instant::now() >= deadline {
-                        timed_out.store(true, Ordering::Relaxed);
-                    }
-                }
-                if timed_out.load(Ordering::Relaxed) {
-                    return Expanded {
-                        new_states: Vec::new(),
-                        findings: Vec::new(),
-                        witnesses: Vec::new(),
-                    };
-                }
-                expand_chunk(model, checks, visited, found, chunk, chunk_index * CHUNK)
-            })
-            .collect();
-        if timed_out.load(Ordering::Relaxed) {
-            result.incomplete = Some(format!(
-                "time limit of {:.0?} reached at depth {depth}",
-                budget.deadline.map(|d| d - started).unwrap_or_default()
-            ));
-            return result;
-        }
-
         let mut findings = Vec::new();
         let mut next = Vec::new();
-        for chunk in expanded {
-            for (i, found) in chunk.witnesses.iter().enumerate() {
-                if result.witnesses_found[i].is_none() {
-                    result.witnesses_found[i] = *found;
-                }
+        // A level is expanded a batch at a time, each batch's new states inserted before the
+        // next batch looks: the expansions waiting to be inserted stay small, and the first
+        // parent in frontier order is still the one kept.
+        for (batch_index, batch) in frontier.chunks(BATCH).enumerate() {
+            let visited = &result.visited;
+            let found = &result.witnesses_found;
+            let expanded: Vec<Expanded<M::State>> = batch
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(chunk_index, chunk)| {
+                    if !stopped.load(Ordering::Relaxed) {
+                        if let Some(limit) = limits.time_or_memory() {
+                            stopped.store(true, Ordering::Relaxed);
+                            spent
+                                .lock()
+                                .expect("no chunk panics holding it")
+                                .get_or_insert(limit);
+                        }
+                    }
+                    if stopped.load(Ordering::Relaxed) {
+                        return Expanded {
+                            new_states: Vec::new(),
+                            findings: Vec::new(),
+                            witnesses: Vec::new(),
+                        };
+                    }
+                    let position = batch_index * BATCH + chunk_index * CHUNK;
+                    expand_chunk(model, checks, visited, found, chunk, position)
+                })
+                .collect();
+            let arriving: usize = expanded.iter().map(|e| e.new_states.len()).sum();
+            let spent = spent
+                .lock()
+                .expect("the batch is done")
+                .take()
+                .or_else(|| limits.would_pass_memory(result.visited.growth_bytes(arriving)));
+            if let Some(limit) = spent {
+                result.incomplete = Some(Exhausted {
+                    limit,
+                    depth,
+                    phase: PHASE,
+                });
+                return result;
             }
-            findings.extend(chunk.findings);
-            for (fp, parent, state) in chunk.new_states {
-                if result.visited.insert(fp, parent) {
-                    next.push((fp, state));
+            for chunk in expanded {
+                for (i, found) in chunk.witnesses.iter().enumerate() {
+                    if result.witnesses_found[i].is_none() {
+                        result.witnesses_found[i] = *found;
+                    }
+                }
+                findings.extend(chunk.findings);
+                for (fp, parent, state) in chunk.new_states {
+                    if result.visited.insert(fp, parent) {
+                        next.push((fp, state));
+                    }
                 }
             }
         }
@@ -197,7 +222,7 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
         frontier = next;
 
         let states = result.visited.len() as u64;
-        if budget.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+        if progress && last_progress.elapsed() >= Duration::from_secs(1) {
             last_progress = Instant::now();
             let secs = started.elapsed().as_secs_f64();
             eprintln!(
@@ -207,14 +232,9 @@ pub fn explore<M: Spec>(model: &M, checks: &SafetyChecks<'_, M>, budget: &Budget
             );
         }
         if result.finding.is_none() && !frontier.is_empty() {
-            if let Some(max) = budget.max_states {
-                if states >= max {
-                    result.incomplete = Some(format!(
-                        "state limit of {max} reached at depth {}",
-                        result.depth
-                    ));
-                    return result;
-                }
+            if let Err(spent) = limits.check(states, result.depth, PHASE) {
+                result.incomplete = Some(spent);
+                return result;
             }
         }
     }

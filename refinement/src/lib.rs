@@ -6,6 +6,8 @@
 //! paths so a caller can drive an implementation along them.
 
 mod abstract_of;
+mod bits;
+pub mod budget;
 pub mod check;
 pub mod conform;
 pub mod erased;
@@ -23,6 +25,7 @@ pub mod spec;
 pub mod view;
 pub mod visited;
 
+pub use budget::{Exhausted, Limit};
 pub use check::{check, CheckSpec, Options, SpecError};
 pub use erased::{erase, AnyReport};
 pub use image::{AbstractAction, AbstractState, AbstractStep};

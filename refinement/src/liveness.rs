@@ -6,9 +6,13 @@
 //! component admits a fair cycle iff, for each group, the group is disabled at some state of it
 //! or takes some step inside it: one cycle can then visit all of those places (and start at the
 //! ¬P state the loop must pass).
+//!
+//! The search keeps two words a state beside the graph: Tarjan's visit order and low link
+//! (the low link becomes the state's component once it closes), then the component and the
+//! breadth-first parent. Each component is judged fair as it closes, so no list of components
+//! is kept.
 
-use std::collections::VecDeque;
-
+use crate::bits::BitSet;
 use crate::graph::StateGraph;
 
 /// A behaviour that never reaches P: `prefix` ends at the loop's first state; `cycle` starts
@@ -19,232 +23,182 @@ pub struct Lasso {
     pub cycle: Vec<u32>,
 }
 
-/// `groups` is the number of weakly-fair groups in force (zero for a spec without fairness).
-pub fn find_unfulfilled<S>(
-    graph: &StateGraph<S>,
-    holds: impl Fn(&S) -> bool,
-    groups: usize,
-) -> Option<Lasso> {
+/// `<>P` for temporal property `property` of the graph. `groups` is the number of
+/// weakly-fair groups in force (zero for a spec without fairness).
+pub fn find_unfulfilled(graph: &StateGraph, property: usize, groups: usize) -> Option<Lasso> {
     // A behaviour that never reaches P stays in ¬P states from its first state on.
-    let bad: Vec<bool> = graph.states.iter().map(|s| !holds(s)).collect();
-    fair_lasso(graph, &bad, |_| true, groups)
+    fair_lasso(graph, |s| !graph.holds(property, s), |_| true, groups)
 }
 
 /// `<>[]P` under weak fairness: a violation is a fair lasso whose loop passes a ¬P state, so P
 /// is left infinitely often (its prefix may pass through P). An initial P does not help.
-pub fn find_unstable<S>(
-    graph: &StateGraph<S>,
-    holds: impl Fn(&S) -> bool,
-    groups: usize,
-) -> Option<Lasso> {
-    let anywhere = vec![true; graph.states.len()];
-    fair_lasso(
-        graph,
-        &anywhere,
-        |s| !holds(&graph.states[s as usize]),
-        groups,
-    )
+pub fn find_unstable(graph: &StateGraph, property: usize, groups: usize) -> Option<Lasso> {
+    fair_lasso(graph, |_| true, |s| !graph.holds(property, s), groups)
 }
 
+/// No state: unvisited, outside the region, or the root of a breadth-first search.
+const NONE: u32 = u32::MAX;
+/// A state whose component has closed (Tarjan's visit order is then no longer needed).
+const DONE: u32 = u32::MAX - 1;
+
 /// The fair lasso that stays inside `region` and whose loop starts at a state `entry_ok`
-/// accepts, with the shortest prefix: none if no such lasso exists.
-fn fair_lasso<S>(
-    graph: &StateGraph<S>,
-    region: &[bool],
+/// accepts, with the shortest prefix (then the lowest entry id): none if no such lasso exists.
+fn fair_lasso(
+    graph: &StateGraph,
+    region: impl Fn(u32) -> bool,
     entry_ok: impl Fn(u32) -> bool,
     groups: usize,
 ) -> Option<Lasso> {
-    let n = graph.states.len();
-    let all_groups: u64 = if groups == 0 { 0 } else { (1u64 << groups) - 1 };
+    let all_groups: u64 = if groups == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - groups)
+    };
+    let (component, fair) = fair_components(graph, &region, all_groups);
+    let candidate = |s: u32| {
+        let c = component[s as usize];
+        c != NONE && fair.contains(c as usize) && entry_ok(s)
+    };
 
-    // Region states reachable through the region, with shortest-path parents for the prefix.
-    let mut depth = vec![u32::MAX; n];
-    let mut parent = vec![u32::MAX; n];
-    let mut queue = VecDeque::new();
+    // Breadth-first through the region, level by level, until a level holds a candidate entry.
+    let mut parent = vec![NONE; graph.len()];
+    let mut seen = BitSet::sized(graph.len());
+    let mut level: Vec<u32> = Vec::new();
     for &i in &graph.inits {
-        if region[i as usize] && depth[i as usize] == u32::MAX {
-            depth[i as usize] = 0;
-            queue.push_back(i);
+        if region(i) && !seen.contains(i as usize) {
+            seen.insert(i as usize);
+            level.push(i);
         }
     }
-    let mut order = Vec::new();
-    while let Some(i) = queue.pop_front() {
-        order.push(i);
-        for e in &graph.edges[i as usize] {
-            let t = e.to as usize;
-            if region[t] && depth[t] == u32::MAX {
-                depth[t] = depth[i as usize] + 1;
-                parent[t] = i;
-                queue.push_back(e.to);
-            }
+    let entry = loop {
+        if let Some(entry) = level.iter().copied().filter(|&s| candidate(s)).min() {
+            break entry;
         }
-    }
-    if order.is_empty() {
-        return None;
-    }
-
-    let reached: Vec<bool> = depth.iter().map(|&d| d != u32::MAX).collect();
-    let (component, components) = components(graph, &reached, &order);
-
-    let mut best: Option<(u32, u32, usize)> = None;
-    for (c, members) in components.iter().enumerate() {
-        // A loop through the component can pass every state and take every step inside it, so
-        // it is fair iff each group is disabled at one of its states or takes a step inside.
-        let mut met = 0u64;
-        for &s in members {
-            met |= !graph.enabled[s as usize] & all_groups;
-            for e in &graph.edges[s as usize] {
-                if component[e.to as usize] == c as u32 {
-                    if let Some(g) = e.group {
-                        met |= 1 << g;
-                    }
+        if level.is_empty() {
+            return None;
+        }
+        let mut next = Vec::new();
+        for &i in &level {
+            for e in graph.edges(i) {
+                if region(e.to) && !seen.contains(e.to as usize) {
+                    seen.insert(e.to as usize);
+                    parent[e.to as usize] = i;
+                    next.push(e.to);
                 }
             }
         }
-        if met & all_groups != all_groups {
-            continue;
-        }
-        let Some(entry) = members
-            .iter()
-            .copied()
-            .filter(|&s| entry_ok(s))
-            .min_by_key(|&s| (depth[s as usize], s))
-        else {
-            continue;
-        };
-        let key = (depth[entry as usize], entry);
-        if best.as_ref().is_none_or(|(d, e, _)| key < (*d, *e)) {
-            best = Some((key.0, entry, c));
-        }
-    }
-    let (_, entry, c) = best?;
-    let members = &components[c];
+        level = next;
+    };
+    drop(seen);
 
     let mut prefix = vec![entry];
     let mut at = entry;
-    while parent[at as usize] != u32::MAX {
+    while parent[at as usize] != NONE {
         at = parent[at as usize];
         prefix.push(at);
     }
     prefix.reverse();
+    drop(parent);
+
+    let c = component[entry as usize];
+    let members: Vec<u32> = (0..graph.len() as u32)
+        .filter(|&s| component[s as usize] == c)
+        .collect();
     let cycle = if members.len() == 1 {
         Vec::new()
     } else {
-        fair_cycle(graph, entry, members, groups, |s| {
-            component[s as usize] == c as u32
+        fair_cycle(graph, entry, &members, groups, |s| {
+            component[s as usize] == c
         })
     };
     Some(Lasso { prefix, cycle })
 }
 
-/// The strongly connected components of the states `within` marks, by Tarjan's algorithm
-/// with an explicit stack (a deep graph would overflow the call stack), walking the graph's
-/// own successor lists rather than a copy: each state's component (`u32::MAX` outside), and
-/// each component's members.
-fn components<S>(
-    graph: &StateGraph<S>,
-    within: &[bool],
-    roots: &[u32],
-) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut t = Tarjan::new(within.len());
-    for &root in roots {
-        if !within[root as usize] || t.index[root as usize] != NONE {
+/// The strongly connected components of the region's states reachable from its initial states,
+/// by Tarjan's algorithm with an explicit stack (a deep graph would overflow the call stack):
+/// each state's component (`NONE` outside), and which components admit a fair cycle.
+fn fair_components(
+    graph: &StateGraph,
+    region: &impl Fn(u32) -> bool,
+    all_groups: u64,
+) -> (Vec<u32>, BitSet) {
+    let n = graph.len();
+    // Visit order while on the stack, DONE once closed; NONE before the visit.
+    let mut index = vec![NONE; n];
+    // The low link while on the stack, the component once closed.
+    let mut low = vec![NONE; n];
+    let mut fair = BitSet::default();
+    let mut stack: Vec<u32> = Vec::new();
+    // The depth-first walk: each state with the position of its next edge to follow.
+    let mut walk: Vec<(u32, u32)> = Vec::new();
+    let mut next_index = 0u32;
+    let mut visit = |v: u32, index: &mut [u32], low: &mut [u32], stack: &mut Vec<u32>| {
+        index[v as usize] = next_index;
+        low[v as usize] = next_index;
+        next_index += 1;
+        stack.push(v);
+        (v, graph.edge_range(v).start as u32)
+    };
+    for &root in &graph.inits {
+        if !region(root) || index[root as usize] != NONE {
             continue;
         }
-        t.visit(root);
-        while let Some(top) = t.walk.len().checked_sub(1) {
-            let (v, position) = t.walk[top];
-            let successors = &graph.edges[v as usize];
-            if let Some(edge) = successors.get(position) {
-                t.walk[top].1 += 1;
-                let w = edge.to as usize;
-                if !within[w] {
+        walk.push(visit(root, &mut index, &mut low, &mut stack));
+        while let Some(&(v, position)) = walk.last() {
+            if (position as usize) < graph.edge_range(v).end {
+                walk.last_mut().expect("the walk is not empty").1 += 1;
+                let w = graph.target(position as usize);
+                if !region(w) {
                     continue;
                 }
-                if t.index[w] == NONE {
-                    t.visit(edge.to);
-                } else if t.on_stack[w] {
-                    t.low[v as usize] = t.low[v as usize].min(t.index[w]);
+                match index[w as usize] {
+                    NONE => walk.push(visit(w, &mut index, &mut low, &mut stack)),
+                    DONE => {}
+                    on_stack => low[v as usize] = low[v as usize].min(on_stack),
                 }
                 continue;
             }
-            t.walk.pop();
-            if let Some(&(u, _)) = t.walk.last() {
-                t.low[u as usize] = t.low[u as usize].min(t.low[v as usize]);
+            walk.pop();
+            if let Some(&(u, _)) = walk.last() {
+                low[u as usize] = low[u as usize].min(low[v as usize]);
             }
-            if t.low[v as usize] == t.index[v as usize] {
-                t.close(v);
-            }
-        }
-    }
-    (t.component, t.components)
-}
-
-const NONE: u32 = u32::MAX;
-
-/// Tarjan's bookkeeping, per state: its visit order, its low link, whether it is on the stack.
-struct Tarjan {
-    index: Vec<u32>,
-    low: Vec<u32>,
-    on_stack: Vec<bool>,
-    component: Vec<u32>,
-    components: Vec<Vec<u32>>,
-    stack: Vec<u32>,
-    /// The depth-first walk: each state with the position of its next successor to visit.
-    walk: Vec<(u32, usize)>,
-    next_index: u32,
-}
-
-impl Tarjan {
-    fn new(n: usize) -> Tarjan {
-        Tarjan {
-            index: vec![NONE; n],
-            low: vec![0; n],
-            on_stack: vec![false; n],
-            component: vec![NONE; n],
-            components: Vec::new(),
-            stack: Vec::new(),
-            walk: Vec::new(),
-            next_index: 0,
-        }
-    }
-
-    fn visit(&mut self, v: u32) {
-        self.index[v as usize] = self.next_index;
-        self.low[v as usize] = self.next_index;
-        self.next_index += 1;
-        self.stack.push(v);
-        self.on_stack[v as usize] = true;
-        self.walk.push((v, 0));
-    }
-
-    /// `v` is its component's root: the states above it on the stack are the component.
-    fn close(&mut self, v: u32) {
-        let c = self.components.len() as u32;
-        let mut members = Vec::new();
-        loop {
-            let w = self
-                .stack
-                .pop()
-                .expect("a component's states are on the stack");
-            self.on_stack[w as usize] = false;
-            self.component[w as usize] = c;
-            members.push(w);
-            if w == v {
-                break;
+            if low[v as usize] == index[v as usize] {
+                // `v` is its component's root: the states above it on the stack are the rest.
+                let c = fair.len() as u32;
+                let from = stack
+                    .iter()
+                    .rposition(|&s| s == v)
+                    .expect("a component's root is on the stack");
+                for &s in &stack[from..] {
+                    index[s as usize] = DONE;
+                    low[s as usize] = c;
+                }
+                // A loop through the component can pass every state and take every step inside
+                // it, so it is fair iff each group is disabled at one of its states or takes a
+                // step inside.
+                let mut met = 0u64;
+                for &s in &stack[from..] {
+                    met |= !graph.enabled(s) & all_groups;
+                    for e in graph.edges(s) {
+                        if index[e.to as usize] == DONE && low[e.to as usize] == c {
+                            if let Some(g) = e.group {
+                                met |= 1 << g;
+                            }
+                        }
+                    }
+                }
+                fair.push(met & all_groups == all_groups);
+                stack.truncate(from);
             }
         }
-        // In state order (breadth-first discovery), so the loop chosen is the same whatever
-        // order the walk met the states in.
-        members.sort_unstable();
-        self.components.push(members);
     }
+    (low, fair)
 }
 
 /// A closed walk from `entry` inside the component that, for every fair group, passes a state
 /// where the group is disabled or takes one of its steps.
-fn fair_cycle<S>(
-    graph: &StateGraph<S>,
+fn fair_cycle(
+    graph: &StateGraph,
     entry: u32,
     members: &[u32],
     groups: usize,
@@ -253,18 +207,15 @@ fn fair_cycle<S>(
     let mut walk = vec![entry];
     let mut at = entry;
     for g in 0..groups {
-        if let Some(&s) = members
-            .iter()
-            .find(|&&s| graph.enabled[s as usize] & (1 << g) == 0)
-        {
+        if let Some(&s) = members.iter().find(|&&s| graph.enabled(s) & (1 << g) == 0) {
             extend(graph, &inside, &mut walk, &mut at, s);
             continue;
         }
         let (from, to) = members
             .iter()
             .find_map(|&s| {
-                graph.edges[s as usize]
-                    .iter()
+                graph
+                    .edges(s)
                     .find(|e| inside(e.to) && e.group == Some(g as u8))
                     .map(|e| (s, e.to))
             })
@@ -275,8 +226,8 @@ fn fair_cycle<S>(
     }
     if walk.len() == 1 {
         // Fairness asked for nothing: any step inside the component and back closes a cycle.
-        let to = graph.edges[entry as usize]
-            .iter()
+        let to = graph
+            .edges(entry)
             .find(|e| inside(e.to))
             .expect("a component of two or more states has an edge out of each state")
             .to;
@@ -289,8 +240,8 @@ fn fair_cycle<S>(
 }
 
 /// Appends the shortest path inside the component from `*at` to `target` (excluding `*at`).
-fn extend<S>(
-    graph: &StateGraph<S>,
+fn extend(
+    graph: &StateGraph,
     inside: &impl Fn(u32) -> bool,
     walk: &mut Vec<u32>,
     at: &mut u32,
@@ -299,15 +250,15 @@ fn extend<S>(
     if *at == target {
         return;
     }
-    let mut parent = vec![u32::MAX; graph.states.len()];
-    let mut queue = VecDeque::from([*at]);
+    let mut parent = vec![NONE; graph.len()];
+    let mut queue = std::collections::VecDeque::from([*at]);
     parent[*at as usize] = *at;
     while let Some(i) = queue.pop_front() {
         if i == target {
             break;
         }
-        for e in &graph.edges[i as usize] {
-            if inside(e.to) && parent[e.to as usize] == u32::MAX {
+        for e in graph.edges(i) {
+            if inside(e.to) && parent[e.to as usize] == NONE {
                 parent[e.to as usize] = i;
                 queue.push_back(e.to);
             }
@@ -330,31 +281,25 @@ mod tests {
     use super::*;
     use crate::graph::Edge;
 
+    fn edge(to: u32) -> Edge {
+        Edge { to, group: Some(0) }
+    }
+
     /// 0 -> 1 -> 2 by group 0; the second step is fair, the last state enables nothing.
-    fn chain(p: [bool; 3]) -> StateGraph<bool> {
-        StateGraph {
-            states: p.to_vec(),
-            inits: vec![0],
-            edges: vec![
-                vec![Edge {
-                    to: 1,
-                    group: Some(0),
-                }],
-                vec![Edge {
-                    to: 2,
-                    group: Some(0),
-                }],
-                vec![],
-            ],
-            enabled: vec![1, 1, 0],
-        }
+    fn chain(p: [bool; 3]) -> StateGraph {
+        StateGraph::from_parts(
+            vec![0],
+            vec![vec![edge(1)], vec![edge(2)], vec![]],
+            vec![1, 1, 0],
+            vec![p.to_vec()],
+        )
     }
 
     #[test]
     fn a_behaviour_that_passes_p_and_leaves_it_violates_eventually_always_only() {
         let graph = chain([true, false, false]);
-        assert!(find_unfulfilled(&graph, |&p| p, 1).is_none());
-        let lasso = find_unstable(&graph, |&p| p, 1).expect("it ends stuttering in ¬P");
+        assert!(find_unfulfilled(&graph, 0, 1).is_none());
+        let lasso = find_unstable(&graph, 0, 1).expect("it ends stuttering in ¬P");
         assert_eq!(lasso.prefix, [0, 1, 2]);
         assert!(lasso.cycle.is_empty());
     }
@@ -362,32 +307,40 @@ mod tests {
     #[test]
     fn eventually_always_holds_when_every_fair_end_satisfies_p() {
         let graph = chain([false, false, true]);
-        assert!(find_unstable(&graph, |&p| p, 1).is_none());
+        assert!(find_unstable(&graph, 0, 1).is_none());
         // Without fairness the behaviour may stop at its first state.
-        assert_eq!(find_unstable(&graph, |&p| p, 0).unwrap().prefix, [0]);
+        assert_eq!(find_unstable(&graph, 0, 0).unwrap().prefix, [0]);
     }
 
     #[test]
     fn a_fair_loop_through_a_not_p_state_violates_eventually_always() {
         // 0 -> 1 -> 0, both by group 0: the loop takes the group, and 1 is ¬P.
-        let graph = StateGraph {
-            states: vec![true, false],
-            inits: vec![0],
-            edges: vec![
-                vec![Edge {
-                    to: 1,
-                    group: Some(0),
-                }],
-                vec![Edge {
-                    to: 0,
-                    group: Some(0),
-                }],
-            ],
-            enabled: vec![1, 1],
-        };
-        let lasso = find_unstable(&graph, |&p| p, 1).expect("a fair loop leaves P");
+        let graph = StateGraph::from_parts(
+            vec![0],
+            vec![vec![edge(1)], vec![edge(0)]],
+            vec![1, 1],
+            vec![vec![true, false]],
+        );
+        let lasso = find_unstable(&graph, 0, 1).expect("a fair loop leaves P");
         assert_eq!(lasso.prefix, [0, 1]);
         assert_eq!(lasso.cycle, [1, 0]);
-        assert!(find_unfulfilled(&graph, |&p| p, 1).is_none());
+        assert!(find_unfulfilled(&graph, 0, 1).is_none());
+    }
+
+    #[test]
+    fn an_unfair_loop_is_no_counterexample_but_its_fair_exit_is() {
+        // 0 <-> 1 by group 1 only, while group 0 (enabled at both) leads out to 2, which
+        // stutters with nothing enabled. P holds nowhere: the loop starves group 0, so the
+        // only fair behaviour of <>P's violation ends at 2.
+        let g1 = |to| Edge { to, group: Some(1) };
+        let graph = StateGraph::from_parts(
+            vec![0],
+            vec![vec![g1(1), edge(2)], vec![g1(0), edge(2)], vec![]],
+            vec![0b11, 0b11, 0],
+            vec![vec![false; 3]],
+        );
+        let lasso = find_unfulfilled(&graph, 0, 2).expect("the exit to 2 is fair");
+        assert_eq!(lasso.prefix, [0, 2]);
+        assert!(lasso.cycle.is_empty());
     }
 }

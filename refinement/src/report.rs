@@ -3,6 +3,7 @@
 use serde::Serialize;
 use stateright::Model;
 
+use crate::budget::Exhausted;
 use crate::image::AbstractStep;
 use crate::path::Path;
 
@@ -15,7 +16,7 @@ pub enum Outcome {
     Deadlock,
     /// A `sometimes` witness that no reachable state satisfies.
     Missing(String),
-    Incomplete(String),
+    Incomplete(Exhausted),
 }
 
 impl std::fmt::Display for Outcome {
@@ -79,6 +80,8 @@ pub struct Report<S, A> {
     pub witnesses: Vec<Counterexample<S, A>>,
     /// Peak bytes held by the visited set (fingerprints and parent links).
     pub visited_bytes: usize,
+    /// Bytes held by the liveness graph, when one was built (0 otherwise).
+    pub graph_bytes: usize,
 }
 
 /// The report of a check of model `M`.

@@ -90,6 +90,18 @@ impl Visited {
         }
     }
 
+    /// Bytes of the tables allocated while `arriving` more states are inserted (each growth
+    /// holds the old table and the new at once, so that is the most held at one time).
+    pub fn growth_bytes(&self, arriving: usize) -> usize {
+        let mut slots = self.slots.len();
+        let mut largest = 0;
+        while (self.len + arriving) as f64 > slots as f64 * MAX_LOAD {
+            slots = (slots as f64 * GROWTH) as usize + 1;
+            largest = slots;
+        }
+        largest * std::mem::size_of::<[u64; 2]>()
+    }
+
     fn grow(&mut self) {
         let bigger = (self.slots.len() as f64 * GROWTH) as usize + 1;
         let old = std::mem::replace(self, Visited::with_slots(bigger));

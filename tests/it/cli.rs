@@ -101,8 +101,35 @@ fn a_budget_hit_is_incomplete_and_exits_two() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(results[0]["actual"], "incomplete");
+    assert_eq!(results[0]["actual"], "incomplete (states)");
     assert_eq!(results[0]["ok"], false);
+    assert_eq!(results[0]["incomplete"]["limit"], "states");
+}
+
+#[test]
+fn a_memory_budget_hit_is_incomplete_memory_and_exits_two() {
+    // The liveness graph of Cassandra at MaxOffset=12 needs far more than 64 MiB; the process
+    // itself holds less, so the budget is reached while exploring, never by an out-of-memory kill.
+    let out = loadbearing(&[
+        "check",
+        "cassandra_refines",
+        "--set",
+        "MaxOffset=12",
+        "--max-memory",
+        "64M",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results[0]["actual"], "incomplete (memory)");
+    assert_eq!(results[0]["incomplete"]["limit"], "memory");
+    assert_eq!(results[0]["incomplete"]["value"], 64 << 20);
 }
 
 #[test]

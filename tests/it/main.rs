@@ -16,6 +16,7 @@ mod docs;
 mod explorer;
 mod isolation;
 mod mutate;
+mod scale;
 mod snapshots;
 mod ssi;
 mod suite;

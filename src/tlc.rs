@@ -1,0 +1,218 @@
+//! TLC run side by side with our engine, for `bench --tlc`: the same config at the same
+//! constants, on a copy of the user's TLA+ models folder.
+//!
+//! A config's `.cfg` is found by its name in a models folder of its suite (a folder named
+//! after the suite, or a `models` folder inside one); its header names the module
+//! (`\* spec:`) and TLC's flags (`\* flags:`), and every constant the bench changes is
+//! rewritten in place. TLC's distinct-state count is read from its output, so a bench row
+//! shows when the two checkers disagree.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use loadbearing_expected::suite::Config;
+use loadbearing_specs::knobs::Value;
+
+/// Where TLC is and which models it checks.
+pub struct Tlc {
+    pub jar: PathBuf,
+    pub models: Vec<PathBuf>,
+    /// TLC's `-workers`.
+    pub workers: usize,
+}
+
+/// One TLC run: its distinct states and wall-clock seconds.
+#[derive(Clone, Debug)]
+pub struct TlcRun {
+    pub states: u64,
+    pub seconds: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TlcError {
+    #[error(
+        "no `{name}.cfg` for suite `{suite}` in the TLC models folders given (a suite's folder \
+         is named after it, `{suite}/` or `{suite}/models/`, as the reference keeps them)"
+    )]
+    NoCfg { suite: String, name: String },
+    #[error("{cfg}: {problem}")]
+    Cfg { cfg: PathBuf, problem: String },
+    #[error("could not run java for TLC: {0}")]
+    Java(std::io::Error),
+    #[error("copying the models folder: {0}")]
+    Copy(std::io::Error),
+    #[error("TLC printed no distinct-state count (exit {status}); its last lines:\n{tail}")]
+    NoCount { status: String, tail: String },
+}
+
+impl Tlc {
+    /// The `.cfg` of `config`, if one of the models folders holds it for its suite.
+    fn cfg_of(&self, config: &Config) -> Result<PathBuf, TlcError> {
+        let of_suite = |dir: &Path| {
+            let named = |p: Option<&Path>| {
+                p.and_then(Path::file_name)
+                    .is_some_and(|n| n == config.suite.as_str())
+            };
+            named(Some(dir)) || named(dir.parent())
+        };
+        self.models
+            .iter()
+            .filter(|dir| of_suite(dir))
+            .map(|dir| dir.join(format!("{}.cfg", config.name)))
+            .find(|cfg| cfg.is_file())
+            .ok_or_else(|| TlcError::NoCfg {
+                suite: config.suite.clone(),
+                name: config.name.clone(),
+            })
+    }
+
+    /// Runs TLC on `config` with the constants `sets` changed.
+    pub fn run(&self, config: &Config, sets: &[(String, Value)]) -> Result<TlcRun, TlcError> {
+        let cfg = self.cfg_of(config)?;
+        let text = std::fs::read_to_string(&cfg).map_err(|e| TlcError::Cfg {
+            cfg: cfg.clone(),
+            problem: e.to_string(),
+        })?;
+        let header = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("\\* {key}:")))
+                .map(|v| v.trim().to_string())
+        };
+        let spec = header("spec").ok_or_else(|| TlcError::Cfg {
+            cfg: cfg.clone(),
+            problem: "no `\\* spec:` header naming the module".into(),
+        })?;
+        let flags: Vec<String> = header("flags")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let mut rewritten = text.clone();
+        for (name, value) in sets {
+            rewritten =
+                set_constant(&rewritten, name, &tla_value(value)).ok_or_else(|| TlcError::Cfg {
+                    cfg: cfg.clone(),
+                    problem: format!("no constant `{name}` to set"),
+                })?;
+        }
+
+        let work = std::env::temp_dir().join(format!(
+            "loadbearing-tlc-{}-{}",
+            std::process::id(),
+            config.name
+        ));
+        let folder = cfg.parent().expect("a cfg file is in a folder");
+        copy_folder(folder, &work).map_err(TlcError::Copy)?;
+        std::fs::write(work.join("bench.cfg"), rewritten).map_err(TlcError::Copy)?;
+        let started = Instant::now();
+        let out = Command::new("java")
+            .current_dir(&work)
+            .args(["-XX:+UseParallelGC", "-cp"])
+            .arg(&self.jar)
+            .args(["tlc2.TLC", "-workers", &self.workers.to_string()])
+            .args(&flags)
+            .args(["-metadir", "states", "-config", "bench.cfg"])
+            .arg(format!("{spec}.tla"))
+            .output()
+            .map_err(TlcError::Java)?;
+        let seconds = started.elapsed().as_secs_f64();
+        let _ = std::fs::remove_dir_all(&work);
+        let printed = String::from_utf8_lossy(&out.stdout);
+        match distinct_states(&printed) {
+            Some(states) => Ok(TlcRun { states, seconds }),
+            None => Err(TlcError::NoCount {
+                status: out.status.to_string(),
+                tail: printed
+                    .lines()
+                    .rev()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            }),
+        }
+    }
+}
+
+fn tla_value(value: &Value) -> String {
+    match value {
+        Value::Bool(true) => "TRUE".into(),
+        Value::Bool(false) => "FALSE".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The cfg text with `name = …` set to `value`, or `None` if it sets no such constant.
+fn set_constant(text: &str, name: &str, value: &str) -> Option<String> {
+    let mut found = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("\\*") {
+            out.push_str(line);
+            continue;
+        }
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let at = tokens.windows(3).position(|w| w[0] == name && w[1] == "=");
+        match at {
+            Some(i) => {
+                found = true;
+                let mut tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
+                tokens[i + 2] = value.to_string();
+                out.push_str(&tokens.join(" "));
+                out.push('\n');
+            }
+            None => out.push_str(line),
+        }
+    }
+    found.then_some(out)
+}
+
+/// TLC's "N distinct states found" (N may carry thousands separators).
+fn distinct_states(printed: &str) -> Option<u64> {
+    // The last one: progress lines before the summary carry running counts.
+    printed.lines().rev().find_map(|l| {
+        let (count, _) = l.split_once(" distinct states found")?;
+        let number = count.rsplit(' ').next()?.replace(',', "");
+        number.parse().ok()
+    })
+}
+
+fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constant_is_set_where_the_cfg_sets_it_and_nowhere_else() {
+        let cfg = "\\* MaxOffset = 3 in the header stays\nCONSTANTS MaxOffset = 3  Guarded = TRUE\nINVARIANT TypeOK\n";
+        let set = set_constant(cfg, "MaxOffset", "10").unwrap();
+        assert!(
+            set.contains("CONSTANTS MaxOffset = 10 Guarded = TRUE"),
+            "{set}"
+        );
+        assert!(set.starts_with("\\* MaxOffset = 3 in the header stays"));
+        assert_eq!(set_constant(cfg, "Writers", "4"), None);
+    }
+
+    #[test]
+    fn the_count_is_read_from_tlcs_summary() {
+        let printed = "Progress(3): 10 states generated, 9 distinct states found, 2 states left\n\
+                       Model checking completed. No error has been found.\n\
+                       1,239,666 states generated, 161,281 distinct states found, 0 states left on queue.\n";
+        assert_eq!(distinct_states(printed), Some(161_281));
+        assert_eq!(distinct_states("Error: parse"), None);
+    }
+}
