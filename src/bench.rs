@@ -29,6 +29,8 @@ pub enum BenchError {
 /// Each benchmark is a suite config at larger constants: the runs measured against TLC, then
 /// the liveness graph at scale, then the #835 suite's heaviest model.
 pub const RUNS: &[(&str, &[(&str, u64)])] = &[
+    // TLC explores all 120 permutations of five writers; SYMMETRY brings it to orbits.
+    ("casfw_3w", &[("Writers", 5), ("MaxOffset", 3)]),
     ("kafka-flow-828/cassandra_refines", &[("MaxOffset", 10)]),
     ("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
     ("gc_cap3", &[("N", 6), ("Cap", 3)]),
@@ -39,6 +41,9 @@ pub const RUNS: &[(&str, &[(&str, u64)])] = &[
     // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
     ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
 ];
+
+/// Runs reduced by a symmetry (ours with `--symmetry`, TLC's with `SYMMETRY`), by label.
+pub const SYMMETRIC: &[(&str, &str)] = &[("casfw_3w Writers=5 MaxOffset=3", "Writers")];
 
 /// Thread counts each run is measured at: the speedup of the second over the first.
 pub const THREADS: &[usize] = &[1, 2];
@@ -108,6 +113,15 @@ pub fn measure(
             config: name,
             reason: e.to_string(),
         })?;
+        for (run, symmetry) in SYMMETRIC {
+            if label == *run {
+                config.symmetry.push(symmetry.to_string());
+            }
+        }
+        let label = match config.symmetry.first() {
+            Some(symmetry) => format!("{label} sym({symmetry})"),
+            None => label,
+        };
         let tlc_run = match tlc {
             Some(tlc) => {
                 eprintln!("bench: {label} on TLC");

@@ -84,6 +84,10 @@ enum Command {
         /// `incomplete (memory)`. Default: nine tenths of the machine's (or its cgroup's).
         #[arg(long, value_parser = loadbearing_refinement::budget::parse_size)]
         max_memory: Option<u64>,
+        /// Reduce by a symmetry of the model (`Writers`): states that differ by a permutation
+        /// of it are counted once, as TLC's SYMMETRY does. Safety and refinement only.
+        #[arg(long)]
+        symmetry: Vec<String>,
     },
     /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
     Trace {
@@ -237,6 +241,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             max_states,
             timeout_secs,
             max_memory,
+            symmetry,
         } => {
             let configs = load(&cli.suite)?;
             let mut selected = suite::select(configs, &filters);
@@ -252,6 +257,13 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             for config in &mut selected {
                 suite::override_constants(config, &sets)
                     .map_err(|e| format!("{}: {e}", config.name))?;
+                for name in &symmetry {
+                    if !config.symmetry.contains(name) {
+                        config.symmetry.push(name.clone());
+                        // Orbits, not states: the reference count no longer applies.
+                        config.overridden = true;
+                    }
+                }
             }
             let options = Options {
                 threads,

@@ -97,6 +97,25 @@ impl Tlc {
                 })?;
         }
 
+        // TLC's SYMMETRY names a set of permutations, which the module must define: a wrapper
+        // module extends the spec with one per symmetry the config reduces by.
+        let mut module = spec.clone();
+        let mut wrapper = None;
+        if !config.symmetry.is_empty() {
+            // One set of permutations for them all, as TLC takes one SYMMETRY.
+            let perms: Vec<String> = config
+                .symmetry
+                .iter()
+                .map(|name| format!("Permutations({name})"))
+                .collect();
+            module = format!("Bench{spec}");
+            wrapper = Some(format!(
+                "---- MODULE {module} ----\nEXTENDS {spec}, TLC\nBenchPerms == {}\n====\n",
+                perms.join(" \\cup ")
+            ));
+            rewritten.push_str("SYMMETRY BenchPerms\n");
+        }
+
         let work = std::env::temp_dir().join(format!(
             "loadbearing-tlc-{}-{}",
             std::process::id(),
@@ -105,6 +124,9 @@ impl Tlc {
         let folder = cfg.parent().expect("a cfg file is in a folder");
         copy_folder(folder, &work).map_err(TlcError::Copy)?;
         std::fs::write(work.join("bench.cfg"), rewritten).map_err(TlcError::Copy)?;
+        if let Some(wrapper) = wrapper {
+            std::fs::write(work.join(format!("{module}.tla")), wrapper).map_err(TlcError::Copy)?;
+        }
         let started = Instant::now();
         let out = Command::new("java")
             .current_dir(&work)
@@ -113,7 +135,7 @@ impl Tlc {
             .args(["tlc2.TLC", "-workers", &self.workers.to_string()])
             .args(&flags)
             .args(["-metadir", "states", "-config", "bench.cfg"])
-            .arg(format!("{spec}.tla"))
+            .arg(format!("{module}.tla"))
             .output()
             .map_err(TlcError::Java)?;
         let seconds = started.elapsed().as_secs_f64();
@@ -145,29 +167,63 @@ fn tla_value(value: &Value) -> String {
     }
 }
 
-/// The cfg text with `name = …` set to `value`, or `None` if it sets no such constant.
+/// The cfg text with `name = …` set to `value`, or `None` if it sets no such constant. A
+/// constant the cfg sets to a set of model values (`Writers = {w1, w2}`) is a count to us:
+/// `Writers=4` becomes `{w1, w2, w3, w4}`.
 fn set_constant(text: &str, name: &str, value: &str) -> Option<String> {
     let mut found = false;
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
-        if line.starts_with("\\*") {
-            out.push_str(line);
-            continue;
-        }
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        let at = tokens.windows(3).position(|w| w[0] == name && w[1] == "=");
-        match at {
-            Some(i) => {
+        match (!line.starts_with("\\*"))
+            .then(|| assignment(line, name))
+            .flatten()
+        {
+            Some((start, end)) => {
                 found = true;
-                let mut tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-                tokens[i + 2] = value.to_string();
-                out.push_str(&tokens.join(" "));
-                out.push('\n');
+                let old = &line[start..end];
+                let new = match old.strip_prefix('{') {
+                    Some(set) => model_values(set, value)?,
+                    None => value.to_string(),
+                };
+                out.push_str(&line[..start]);
+                out.push_str(&new);
+                out.push_str(&line[end..]);
             }
             None => out.push_str(line),
         }
     }
     found.then_some(out)
+}
+
+/// Where the value of `name = value` lies in `line`: a `{…}` set or one token.
+fn assignment(line: &str, name: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(at) = line[from..].find(name).map(|i| i + from) {
+        let before_ok = at == 0 || !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let rest = &line[at + name.len()..];
+        let after = rest.trim_start();
+        if before_ok && after.starts_with('=') && !after.starts_with("==") {
+            let value = after[1..].trim_start();
+            let start = line.len() - value.len();
+            let len = if value.starts_with('{') {
+                value.find('}')? + 1
+            } else {
+                value.find(char::is_whitespace).unwrap_or(value.len())
+            };
+            return Some((start, start + len));
+        }
+        from = at + name.len();
+    }
+    None
+}
+
+/// `count` model values named as the set's first element is, `w1` giving `{w1, …, wN}`.
+fn model_values(set: &str, count: &str) -> Option<String> {
+    let first = set.split([',', '}']).next()?.trim();
+    let stem = first.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n: usize = count.parse().ok()?;
+    let values: Vec<String> = (1..=n).map(|i| format!("{stem}{i}")).collect();
+    Some(format!("{{{}}}", values.join(", ")))
 }
 
 /// TLC's "N distinct states found" (N may carry thousands separators).
@@ -200,11 +256,21 @@ mod tests {
         let cfg = "\\* MaxOffset = 3 in the header stays\nCONSTANTS MaxOffset = 3  Guarded = TRUE\nINVARIANT TypeOK\n";
         let set = set_constant(cfg, "MaxOffset", "10").unwrap();
         assert!(
-            set.contains("CONSTANTS MaxOffset = 10 Guarded = TRUE"),
+            set.contains("CONSTANTS MaxOffset = 10  Guarded = TRUE"),
             "{set}"
         );
         assert!(set.starts_with("\\* MaxOffset = 3 in the header stays"));
         assert_eq!(set_constant(cfg, "Writers", "4"), None);
+    }
+
+    #[test]
+    fn a_count_of_model_values_becomes_a_set_of_them() {
+        let cfg = "CONSTANTS\n  Writers = {w1, w2}\n  MaxOffset = 2\n";
+        let set = set_constant(cfg, "Writers", "4").unwrap();
+        assert!(
+            set.contains("  Writers = {w1, w2, w3, w4}\n  MaxOffset = 2"),
+            "{set}"
+        );
     }
 
     #[test]

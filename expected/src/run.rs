@@ -77,6 +77,7 @@ pub fn check_spec(config: &Config) -> CheckSpec {
         properties: config.properties.clone(),
         fair: config.fair,
         allow_end_states: config.end_states,
+        symmetry: config.symmetry.clone(),
     }
 }
 

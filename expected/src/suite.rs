@@ -64,6 +64,9 @@ struct RawConfig {
     fair: bool,
     #[serde(default)]
     end_states: bool,
+    /// Interchangeable sets to reduce by (TLC's `SYMMETRY Permutations(Writers)`).
+    #[serde(default)]
+    symmetry: Vec<String>,
     expected: String,
     states: Option<u64>,
     /// Why the config reads a platform fact against what was observed (`facts.toml`).
@@ -92,6 +95,9 @@ pub struct Config {
     pub properties: Vec<String>,
     pub fair: bool,
     pub end_states: bool,
+    /// Symmetries the check reduces by, by name; `states` then counts orbits, as TLC does
+    /// under the same `SYMMETRY`.
+    pub symmetry: Vec<String>,
     pub expected: Expected,
     /// The reference distinct-state count, for a config that holds.
     pub states: Option<u64>,
@@ -384,6 +390,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
         properties: raw.properties,
         fair: raw.fair,
         end_states: raw.end_states,
+        symmetry: raw.symmetry,
         expected,
         states: raw.states,
         overridden: false,

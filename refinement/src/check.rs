@@ -6,12 +6,12 @@ use stateright::Expectation;
 
 use crate::budget::Limits;
 use crate::explore::{explore, Finding, SafetyChecks};
-use crate::fingerprint::fingerprint;
 use crate::graph::{self, Condition, StateGraph};
 use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 use crate::spec::Spec;
+use crate::symmetry::Keys;
 
 /// Which properties to check, and under which spec formula.
 #[derive(Clone, Debug)]
@@ -21,6 +21,9 @@ pub struct CheckSpec {
     pub fair: bool,
     /// A state with no successor is the end of a run, not a deadlock (TLC's `-deadlock`).
     pub allow_end_states: bool,
+    /// Symmetries to reduce by, by name (`Writers`): TLC's `SYMMETRY`. Safety and refinement
+    /// only; with a temporal property it is refused.
+    pub symmetry: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +59,15 @@ pub enum SpecError {
         name: String,
         available: Vec<String>,
     },
+    #[error("unknown symmetry `{name}`; this model has: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
+    UnknownSymmetry {
+        name: String,
+        available: Vec<String>,
+    },
+    /// Symmetry with `<>P` or `<>[]P` is refused: weak fairness is per process, and a lasso
+    /// on orbits need not lift to a fair lasso of the model, so no verdict could be trusted.
+    #[error("symmetry {symmetry} with the temporal property `{property}` is refused: fairness is per process, and a loop over orbits need not be a fair behaviour of the model; check the temporal properties without --symmetry")]
+    SymmetryWithLiveness { symmetry: String, property: String },
 }
 
 /// A temporal property, judged on the state graph once the safety checks pass.
@@ -93,11 +105,30 @@ pub fn check<M: Spec>(
     let started = Instant::now();
     let properties = model.properties();
     let refinements = model.refinements();
+    let symmetries = model.symmetries();
+    let mut reduced = Vec::new();
+    for name in &spec.symmetry {
+        match symmetries.iter().position(|s| s.name == name) {
+            Some(i) => reduced.push(i),
+            None => {
+                return Err(SpecError::UnknownSymmetry {
+                    name: name.clone(),
+                    available: symmetries.iter().map(|s| s.name.to_string()).collect(),
+                })
+            }
+        }
+    }
+    let keys = if reduced.is_empty() {
+        Keys::plain(model)
+    } else {
+        Keys::reduced(model, &reduced)
+    };
     let mut checks = SafetyChecks {
         invariants: Vec::new(),
         witnesses: Vec::new(),
         refinements: Vec::new(),
         allow_end_states: spec.allow_end_states,
+        keys,
     };
     let stable = model.eventually_always();
     let mut liveness: Vec<Temporal<M>> = Vec::new();
@@ -128,6 +159,12 @@ pub fn check<M: Spec>(
         }
     }
 
+    if let (Some(symmetry), Some(property)) = (spec.symmetry.first(), liveness.first()) {
+        return Err(SpecError::SymmetryWithLiveness {
+            symmetry: symmetry.clone(),
+            property: property.name.to_string(),
+        });
+    }
     let limits = Limits {
         max_states: options.max_states,
         deadline: options.timeout.map(|t| (started + t, t)),
@@ -156,7 +193,7 @@ pub fn check<M: Spec>(
     };
 
     if let Some(finding) = &exploration.finding {
-        let counterexample = explain_finding(model, &exploration, finding);
+        let counterexample = explain_finding(&checks, &exploration, finding);
         report.outcome = match finding {
             Finding::Deadlock { .. } => Outcome::Deadlock,
             _ => Outcome::Violates(finding.property().to_string()),
@@ -172,7 +209,7 @@ pub fn check<M: Spec>(
         match found {
             Some(fp) => report.witnesses.push(Counterexample::plain(
                 witness.name,
-                replay(model, &exploration.path_to(*fp)),
+                replay_keyed(&checks.keys, &exploration.path_to(*fp)),
             )),
             None => {
                 report.outcome = Outcome::Missing(witness.name.to_string());
@@ -227,36 +264,71 @@ pub fn check<M: Spec>(
 }
 
 fn explain_finding<M: Spec>(
-    model: &M,
+    checks: &SafetyChecks<'_, M>,
     exploration: &crate::explore::Exploration,
     finding: &Finding,
 ) -> CounterexampleOf<M> {
-    let (fps, last, abstract_step) = match finding {
+    let keys = &checks.keys;
+    let (path, abstract_step) = match finding {
         Finding::Invariant { state, .. } | Finding::Deadlock { state } => {
-            (exploration.path_to(*state), None, None)
+            (replay_keyed(keys, &exploration.path_to(*state)), None)
         }
         Finding::Refinement {
             from: None,
             to,
             images,
             ..
-        } => (vec![*to], None, Some(images.clone())),
+        } => (replay_keyed(keys, &[*to]), Some(images.clone())),
         Finding::Refinement {
             from: Some(from),
-            to,
-            images,
+            property,
             ..
-        } => (exploration.path_to(*from), Some(*to), Some(images.clone())),
+        } => {
+            let mut path = replay_keyed(keys, &exploration.path_to(*from));
+            let refinement = checks
+                .refinements
+                .iter()
+                .find(|r| r.name() == *property)
+                .expect("a refinement finding names a checked refinement");
+            // Found again from the replayed state rather than by the successor's key: under a
+            // symmetry the replay may reach another state of the orbit, whose offending step is
+            // the image of the one found, not a step into the same orbit.
+            let (action, next, images) =
+                offending_step(keys.model(), *refinement, path.last_state()).expect(
+                    "the state the finding was made at has a step that maps to no abstract step",
+                );
+            path.push(action, next);
+            (path, Some(images))
+        }
     };
-    let mut fps = fps;
-    fps.extend(last);
     Counterexample {
         property: finding.property().to_string(),
-        path: replay(model, &fps),
+        path,
         loop_start: None,
         abstract_step,
         fairness_note: None,
     }
+}
+
+/// The first step out of `state`, in the model's action order, that `refinement` refuses.
+fn offending_step<M: Spec>(
+    model: &M,
+    refinement: &dyn crate::refinement::Refinement<M::State>,
+    state: &M::State,
+) -> Option<(M::Action, M::State, crate::image::AbstractStep)> {
+    let mut actions = Vec::new();
+    model.actions(state, &mut actions);
+    let steps: Vec<(M::Action, M::State)> = actions
+        .into_iter()
+        .filter_map(|a| model.next_state(state, a.clone()).map(|next| (a, next)))
+        .collect();
+    let successors: Vec<M::State> = steps.iter().map(|(_, next)| next.clone()).collect();
+    let (i, images) = refinement
+        .check_steps(state, &successors)
+        .into_iter()
+        .min_by_key(|(i, _)| *i)?;
+    let (action, next) = steps.into_iter().nth(i)?;
+    Some((action, next, images))
 }
 
 fn explain_lasso<M: Spec>(
@@ -302,10 +374,17 @@ fn explain_lasso<M: Spec>(
 /// The fingerprints came from exploring this model, so each one is reached again; a model
 /// whose `init_states`, `actions` or `next_state` vary between calls breaks that, and is told so.
 pub fn replay<M: Spec>(model: &M, fps: &[u64]) -> Path<M::State, M::Action> {
+    replay_keyed(&Keys::plain(model), fps)
+}
+
+/// `replay` for a path of keys: under a symmetry, each step goes to the concrete successor in
+/// the next key's orbit, so the path shown is a behaviour of the model, not of its orbits.
+pub fn replay_keyed<M: Spec>(keys: &Keys<'_, M>, fps: &[u64]) -> Path<M::State, M::Action> {
+    let model = keys.model();
     let init = model
         .init_states()
         .into_iter()
-        .find(|s| fingerprint(s) == fps[0])
+        .find(|s| keys.key(s) == fps[0])
         .expect("the path starts at an initial state: the model's init_states vary between calls");
     let mut path = Path::new(init);
     let mut actions = Vec::new();
@@ -318,7 +397,7 @@ pub fn replay<M: Spec>(model: &M, fps: &[u64]) -> Path<M::State, M::Action> {
             .find_map(|action| {
                 model
                     .next_state(state, action.clone())
-                    .filter(|next| fingerprint(next) == target)
+                    .filter(|next| keys.key(next) == target)
                     .map(|next| (action, next))
             })
             .expect("each step of the path is a step of the model: its actions vary between calls");

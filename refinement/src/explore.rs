@@ -12,10 +12,10 @@ use rayon::prelude::*;
 use stateright::Property;
 
 use crate::budget::{Exhausted, Limits};
-use crate::fingerprint::fingerprint;
 use crate::image::AbstractStep;
 use crate::refinement::Refinement;
 use crate::spec::Spec;
+use crate::symmetry::Keys;
 use crate::visited::Visited;
 
 /// States expanded per parallel task: large enough to amortise scheduling, small enough to
@@ -30,6 +30,8 @@ pub struct SafetyChecks<'a, M: Spec> {
     pub witnesses: Vec<Property<M>>,
     pub refinements: Vec<&'a dyn Refinement<M::State>>,
     pub allow_end_states: bool,
+    /// How states are keyed in the visited set (by orbit under a symmetry).
+    pub keys: Keys<'a, M>,
 }
 
 /// Where a safety search runs out of a budget.
@@ -118,7 +120,7 @@ pub fn explore<M: Spec>(
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
     for state in model.init_states() {
-        let fp = fingerprint(&state);
+        let fp = checks.keys.key(&state);
         if visited.insert(fp, 0) {
             for refinement in &checks.refinements {
                 if let Err(images) = refinement.check_init(&state) {
@@ -290,7 +292,7 @@ fn expand_chunk<M: Spec>(
                     Finding::Refinement {
                         property: refinement.name(),
                         from: Some(*fp),
-                        to: fingerprint(&successors[i]),
+                        to: checks.keys.key(&successors[i]),
                         images,
                     },
                 ));
@@ -304,7 +306,7 @@ fn expand_chunk<M: Spec>(
             if &next == state {
                 continue;
             }
-            let next_fp = fingerprint(&next);
+            let next_fp = checks.keys.key(&next);
             if !visited.contains(next_fp) {
                 out.new_states.push((next_fp, *fp, next));
             }

@@ -22,6 +22,7 @@ pub mod refinement;
 pub mod report;
 pub mod shown;
 pub mod spec;
+pub mod symmetry;
 pub mod view;
 pub mod visited;
 
@@ -35,3 +36,4 @@ pub use refinement::{Refinement, StepMatch};
 pub use report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 pub use shown::{ShownAbstractStep, ShownPath, ShownStep};
 pub use spec::{EventuallyAlways, Spec, Variables};
+pub use symmetry::Symmetry;

@@ -6,6 +6,7 @@ use std::hash::Hash;
 use stateright::Model;
 
 use crate::refinement::Refinement;
+use crate::symmetry::Symmetry;
 
 /// A state's variables by the spec's names, rendered as values a person reads.
 pub type Variables = Vec<(&'static str, String)>;
@@ -67,6 +68,27 @@ pub trait Spec:
     /// The refinement properties this model can be checked against.
     fn refinements(&self) -> Vec<Box<dyn Refinement<Self::State>>> {
         Vec::new()
+    }
+
+    /// Sets of interchangeable values (processes, keys) this instance may be reduced by: every
+    /// permutation of one maps behaviours to behaviours and keeps every safety property's
+    /// verdict. A model declares one only where that is so.
+    fn symmetries(&self) -> Vec<Symmetry> {
+        Vec::new()
+    }
+
+    /// `state` with the values of symmetry `symmetry` renamed: value `i` becomes
+    /// `permutation[i]`.
+    fn permute(&self, state: &Self::State, _symmetry: usize, _permutation: &[u8]) -> Self::State {
+        state.clone()
+    }
+
+    /// The representative of `state`'s orbit under symmetry `symmetry`, when the model can
+    /// name it directly (say, by sorting the processes' local states): the same state for
+    /// every state of the orbit, and one of them. `None` (the default): the engine takes the
+    /// least fingerprint over every permutation, which costs a factorial.
+    fn canonical(&self, _state: &Self::State, _symmetry: usize) -> Option<Self::State> {
+        None
     }
 
     /// The party that takes an action (owner, zombie, writer w1, T1…): a swimlane column.

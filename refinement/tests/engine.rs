@@ -75,6 +75,14 @@ impl Spec for Counter {
     fn fairness_group(&self, a: &CounterAction) -> Option<usize> {
         (*a == CounterAction::Inc).then_some(0)
     }
+    /// One counter is a set of one interchangeable process: the trivial symmetry, enough to
+    /// see what the engine accepts and refuses with a symmetry declared.
+    fn symmetries(&self) -> Vec<loadbearing_refinement::Symmetry> {
+        vec![loadbearing_refinement::Symmetry {
+            name: "Counters",
+            size: 1,
+        }]
+    }
 }
 
 /// A counter with a hidden phase bit: each increment takes two steps, the first a stutter of the
@@ -141,6 +149,7 @@ fn spec(properties: &[&str], fair: bool, end_states: bool) -> CheckSpec {
         properties: properties.iter().map(|p| p.to_string()).collect(),
         fair,
         allow_end_states: end_states,
+        symmetry: Vec::new(),
     }
 }
 
@@ -478,4 +487,34 @@ fn an_unknown_property_lists_the_known_ones() {
     };
     let err = check(&model, &spec(&["Nope"], true, true), &options()).unwrap_err();
     assert!(err.to_string().contains("RefCounter"), "{err}");
+}
+
+#[test]
+fn symmetry_is_for_safety_and_refused_with_a_temporal_property() {
+    let model = Counter {
+        max: 5,
+        jump: false,
+        lose: false,
+    };
+    let mut safety = spec(&["BelowThree"], true, true);
+    safety.symmetry = vec!["Counters".into()];
+    let report = check(&model, &safety, &options()).unwrap();
+    assert_eq!(report.outcome, Outcome::Violates("BelowThree".into()));
+    assert_eq!(report.counterexample.unwrap().len(), 3);
+
+    let mut live = spec(&["ReachesMax"], true, true);
+    live.symmetry = vec!["Counters".into()];
+    let refused = check(&model, &live, &options()).err().unwrap().to_string();
+    assert!(refused.contains("`ReachesMax` is refused"), "{refused}");
+
+    let mut unknown = spec(&["BelowThree"], true, true);
+    unknown.symmetry = vec!["Keys".into()];
+    let refused = check(&model, &unknown, &options())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        refused.contains("unknown symmetry `Keys`; this model has: Counters"),
+        "{refused}"
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Symmetry, Variables};
 use stateright::{Model, Property};
 
 use crate::cas_first_write_atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
@@ -217,6 +217,44 @@ impl Model for CasFirstWrite {
 }
 
 impl Spec for CasFirstWrite {
+    /// The writers are interchangeable: each runs the same protocol on its own offset, the
+    /// initial states assign every offset to every writer, and every property quantifies over
+    /// all of them. (Fairness is per writer, so symmetry is for safety and refinement only.)
+    fn symmetries(&self) -> Vec<Symmetry> {
+        vec![Symmetry {
+            name: "Writers",
+            size: self.writers as usize,
+        }]
+    }
+
+    fn permute(&self, s: &CasFwState, _symmetry: usize, to: &[u8]) -> CasFwState {
+        let mut image = s.clone();
+        image.spurious = 0;
+        for (w, &t) in to.iter().enumerate() {
+            let t = t as usize;
+            image.pc[t] = s.pc[w];
+            image.off[t] = s.off[w];
+            image.spurious |= ((s.spurious >> w) & 1) << t;
+        }
+        image
+    }
+
+    /// The writers sorted by their local state (pc, offset, spurious flag): nothing else in a
+    /// state names a writer, so this is one representative per orbit.
+    fn canonical(&self, s: &CasFwState, _symmetry: usize) -> Option<CasFwState> {
+        let n = self.writers as usize;
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&w| (s.pc[w] as u8, s.off[w], (s.spurious >> w) & 1));
+        let mut image = s.clone();
+        image.spurious = 0;
+        for (t, &w) in order.iter().enumerate() {
+            image.pc[t] = s.pc[w];
+            image.off[t] = s.off[w];
+            image.spurious |= ((s.spurious >> w) & 1) << t;
+        }
+        Some(image)
+    }
+
     fn variables(&self, s: &CasFwState) -> Variables {
         let writers = 0..self.writers as usize;
         let pc: Vec<String> = writers

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::{Spec, Variables};
+use loadbearing_refinement::{Spec, Symmetry, Variables};
 use stateright::Model;
 
 use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
@@ -89,6 +89,35 @@ impl Model for CasFirstWriteAtomic {
 }
 
 impl Spec for CasFirstWriteAtomic {
+    /// The writers are interchangeable, as in the compound protocol (safety only).
+    fn symmetries(&self) -> Vec<Symmetry> {
+        vec![Symmetry {
+            name: "Writers",
+            size: self.writers as usize,
+        }]
+    }
+
+    /// The writers sorted by (pc, offset): one representative per orbit.
+    fn canonical(&self, s: &AtomicState, _symmetry: usize) -> Option<AtomicState> {
+        let mut order: Vec<usize> = (0..self.writers as usize).collect();
+        order.sort_by_key(|&w| (s.pc[w] as u8, s.off[w]));
+        let mut image = s.clone();
+        for (t, &w) in order.iter().enumerate() {
+            image.pc[t] = s.pc[w];
+            image.off[t] = s.off[w];
+        }
+        Some(image)
+    }
+
+    fn permute(&self, s: &AtomicState, _symmetry: usize, to: &[u8]) -> AtomicState {
+        let mut image = s.clone();
+        for (w, &t) in to.iter().enumerate() {
+            image.pc[t as usize] = s.pc[w];
+            image.off[t as usize] = s.off[w];
+        }
+        image
+    }
+
     fn variables(&self, s: &AtomicState) -> Variables {
         let writers = 0..self.writers as usize;
         let pc: Vec<String> = writers

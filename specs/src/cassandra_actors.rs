@@ -1056,6 +1056,7 @@ mod tests {
             properties: props.iter().map(|p| p.to_string()).collect(),
             fair: false,
             allow_end_states: true,
+            symmetry: Vec::new(),
         };
         check(model, &spec, &Options::default()).unwrap()
     }

@@ -487,6 +487,7 @@ mod tests {
             properties: vec![property.to_string()],
             fair: true,
             allow_end_states: false,
+            symmetry: Vec::new(),
         };
         check(&model, &spec, &Options::default()).unwrap().outcome
     }

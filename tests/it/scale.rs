@@ -26,3 +26,114 @@ fn the_liveness_graph_costs_few_bytes_a_state_at_tlcs_count() {
     );
     assert!(report.graph_bytes() > 0, "the check built a liveness graph");
 }
+
+/// Symmetry: the orbits counted equal TLC's under `SYMMETRY Permutations(Writers)` (TLC 2.15,
+/// the reference cfg with a wrapper module declaring the permutations), verdicts unchanged.
+#[test]
+fn symmetry_counts_the_orbits_tlc_counts() {
+    let tlc = [
+        ("kafka-flow-828/casfw_3w", &[][..], 294),
+        ("kafka-flow-828/casfw_reap", &[][..], 105),
+        ("kafka-flow-828/casfw_refines", &[][..], 105),
+        (
+            "kafka-flow-828/casfw_3w",
+            &["Writers=5", "MaxOffset=3"][..],
+            17_832,
+        ),
+    ];
+    let configs = suite::built_in().expect("the shipped suite loads");
+    for (name, sets, orbits) in tlc {
+        let mut config = suite::find(&configs, name).unwrap().clone();
+        let sets: Vec<_> = sets.iter().map(|s| parse_set(s).unwrap()).collect();
+        override_constants(&mut config, &sets).unwrap();
+        config.symmetry = vec!["Writers".into()];
+        let judged = run(&config, &Options::default()).unwrap();
+        assert_eq!(*judged.report.outcome(), Outcome::Holds, "{name} {sets:?}");
+        assert_eq!(judged.report.distinct_states(), orbits, "{name} {sets:?}");
+    }
+}
+
+/// A counterexample found on orbits is shown as a concrete behaviour: the same length and
+/// property as without symmetry, every step a step of the model.
+#[test]
+fn a_counterexample_under_symmetry_is_a_concrete_path() {
+    let configs = suite::built_in().expect("the shipped suite loads");
+    let plain = suite::find(&configs, "kafka-flow-828/casfw_unguarded")
+        .unwrap()
+        .clone();
+    let mut reduced = plain.clone();
+    reduced.symmetry = vec!["Writers".into()];
+    let with = run(&reduced, &Options::default()).unwrap();
+    let without = run(&plain, &Options::default()).unwrap();
+    assert_eq!(with.report.outcome(), without.report.outcome());
+    assert!(with.report.distinct_states() < without.report.distinct_states());
+    let shown = with.report.counterexample().expect("a counterexample");
+    let unreduced = without.report.counterexample().unwrap();
+    assert_eq!(shown.steps.len(), unreduced.steps.len());
+    let model = with
+        .report
+        .model::<loadbearing_specs::cas_first_write::CasFirstWrite>()
+        .unwrap();
+    let path = &with
+        .report
+        .typed::<loadbearing_specs::cas_first_write::CasFirstWrite>()
+        .unwrap()
+        .counterexample
+        .as_ref()
+        .unwrap()
+        .path;
+    use stateright::Model;
+    assert!(model.init_states().contains(path.init()));
+    let mut before = path.init();
+    for (action, after) in path.steps() {
+        assert_eq!(model.next_state(before, *action).as_ref(), Some(after));
+        before = after;
+    }
+}
+
+/// The models' representatives agree with their permutations on every reachable state.
+#[test]
+fn each_model_names_one_representative_per_orbit() {
+    use loadbearing_refinement::symmetry::check_canonical;
+    use loadbearing_specs::cas_first_write::CasFirstWrite;
+    use stateright::Model;
+    let configs = suite::built_in().expect("the shipped suite loads");
+    let config = suite::find(&configs, "kafka-flow-828/casfw_3w").unwrap();
+    let model: CasFirstWrite =
+        loadbearing_specs::Configured::from_knobs(&config.constants).unwrap();
+    let mut states = model.init_states();
+    let mut seen: std::collections::HashSet<_> = states.iter().cloned().collect();
+    let mut i = 0;
+    while i < states.len() {
+        let mut actions = Vec::new();
+        model.actions(&states[i], &mut actions);
+        for a in actions {
+            if let Some(next) = model.next_state(&states[i], a) {
+                if seen.insert(next.clone()) {
+                    states.push(next);
+                }
+            }
+        }
+        i += 1;
+    }
+    assert_eq!(states.len(), 1431);
+    check_canonical(&model, 0, &states).unwrap();
+}
+
+/// A symmetry the model does not declare is named as unknown, with those it has.
+#[test]
+fn an_unknown_symmetry_is_a_clear_error() {
+    let configs = suite::built_in().expect("the shipped suite loads");
+    let mut casfw = suite::find(&configs, "kafka-flow-828/casfw_3w")
+        .unwrap()
+        .clone();
+    casfw.symmetry = vec!["Keys".into()];
+    let unknown = run(&casfw, &Options::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        unknown.contains("unknown symmetry `Keys`") && unknown.contains("Writers"),
+        "{unknown}"
+    );
+}

@@ -19,6 +19,7 @@ fn counterexample(variant: &str, workload_name: &str, property: &str) -> Vec<Str
         properties: vec![property.to_string()],
         fair: false,
         allow_end_states: true,
+        symmetry: Vec::new(),
     };
     let report = check(&model, &spec, &Options::default()).unwrap();
     assert_eq!(report.outcome, Outcome::Violates(property.into()));
@@ -58,6 +59,7 @@ fn the_model_s_own_actions_drive_the_engine_as_their_names_do() {
         properties: vec!["Serializable".to_string()],
         fair: false,
         allow_end_states: true,
+        symmetry: Vec::new(),
     };
     let report = check(&model, &spec, &Options::default()).unwrap();
     let actions: Vec<_> = report
