@@ -861,13 +861,13 @@ struct Restart {
     key: String,
     reader: Box<dyn SnapshotStore>,
     owner: Traced,
-    hw: u8,
+    hw: u16,
     /// Folded since the last write.
     dirty: bool,
 }
 
 impl Restart {
-    fn new(factory: &StoreFactory, key: &str, hw: u8, fence: bool) -> Result<Restart, Error> {
+    fn new(factory: &StoreFactory, key: &str, hw: u16, fence: bool) -> Result<Restart, Error> {
         let ownership = Ownership::new();
         let mut previous = Traced::new(&ownership, factory, FlowConfig::default())?;
         for o in 1..=hw {
@@ -891,8 +891,8 @@ impl Restart {
         })
     }
 
-    fn cur(&self) -> u8 {
-        self.owner.flow.position() as u8
+    fn cur(&self) -> u16 {
+        self.owner.flow.position() as u16
     }
 
     fn stored(&self) -> Result<u64, Error> {
@@ -936,7 +936,7 @@ impl Restart {
     }
 }
 
-pub const FENCE_MAX_OFFSET: u8 = 5;
+pub const FENCE_MAX_OFFSET: u16 = 5;
 
 pub fn fence_trace(
     factory: &StoreFactory,
@@ -944,7 +944,7 @@ pub fn fence_trace(
     fence: bool,
     schedule: &mut dyn Schedule,
 ) -> Result<Vec<ReplayEvent>, Error> {
-    let hw = 1 + schedule.below(FENCE_MAX_OFFSET as u64) as u8;
+    let hw = 1 + schedule.below(FENCE_MAX_OFFSET as u64) as u16;
     let mut r = Restart::new(factory, key, hw, fence)?;
     let mut events = Vec::new();
     while r.owner.alive {

@@ -105,7 +105,7 @@ impl Target for FlowsAliveTarget {
 }
 
 /// The awaited model with room for `rebalances` generations.
-fn awaited(rebalances: u8) -> FlowsAlive {
+fn awaited(rebalances: u16) -> FlowsAlive {
     FlowsAlive {
         partitions: PARTITIONS,
         max_gen: rebalances,
@@ -113,12 +113,12 @@ fn awaited(rebalances: u8) -> FlowsAlive {
     }
 }
 
-fn rebalances(events: &[FlowsEvent]) -> u8 {
+fn rebalances(events: &[FlowsEvent]) -> u16 {
     let n = events
         .iter()
         .filter(|e| matches!(e, FlowsEvent::Rebalance { .. }))
         .count();
-    u8::try_from(n).unwrap_or(u8::MAX)
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 /// The FlowsAlive events among a member's Kafka steps.
@@ -227,7 +227,7 @@ fn in_memory(mode: TeardownMode, schedule: &mut dyn Schedule) -> Vec<KafkaStep> 
     let mut owned = Partitions((1 << PARTITIONS) - 1);
     member.rebalance(owned);
     for _ in 0..1 + schedule.below(2) {
-        let choices: Vec<Partitions> = (0..1u8 << PARTITIONS)
+        let choices: Vec<Partitions> = (0..1u16 << PARTITIONS)
             .map(Partitions)
             .filter(|&p| p != owned)
             .collect();

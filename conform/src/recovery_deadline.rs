@@ -35,8 +35,8 @@ use crate::{counterexample, Cx};
 /// One model tick of the read's clock.
 pub const TICK: Duration = Duration::from_secs(10);
 /// The design's tripwire and poll deadline, in ticks (`recoverydeadline_holds`).
-const TRIP_AT: u8 = 2;
-const DEADLINE: u8 = 4;
+const TRIP_AT: u16 = 2;
+const DEADLINE: u16 = 4;
 
 /// The deployment the ticks stand for: the poll deadline is `DEADLINE` ticks; a healthy park
 /// (5 s transactions, a 4 s abort scan) is under one tick.
@@ -64,7 +64,7 @@ enum Build {
 impl Build {
     /// The budget this build reads with, for a tripwire of `trip_at` ticks; the design refuses
     /// a budget outside the window.
-    fn budget(self, trip_at: u8) -> Result<RecoveryBudget, String> {
+    fn budget(self, trip_at: u16) -> Result<RecoveryBudget, String> {
         let stall = TICK * u32::from(trip_at);
         match self {
             Build::Guarded => {
@@ -90,7 +90,7 @@ impl Build {
 
     /// The tripwire this build runs with in its own traces: the late mutant's is past the
     /// deadline (`recoverydeadline_late`'s TripAt).
-    fn trip_at(self) -> u8 {
+    fn trip_at(self) -> u16 {
         match self {
             Build::Unchecked => DEADLINE + 1,
             _ => TRIP_AT,
@@ -197,7 +197,7 @@ fn script(schedule: &mut dyn Schedule) -> Vec<bool> {
 struct Run {
     events: Vec<DeadlineEvent>,
     /// Ticks without progress when the tripwire fired, if it did.
-    tripped_after: Option<u8>,
+    tripped_after: Option<u16>,
     evicted: bool,
 }
 
@@ -256,7 +256,7 @@ struct TickLog {
     target: i64,
     next: i64,
     /// Consecutive ticks without a record.
-    noprog: u8,
+    noprog: u16,
     events: Rc<RefCell<Vec<DeadlineEvent>>>,
     /// The deadline passed in a tick that brought a record: evicted at the next poll unless
     /// that record completed the read.

@@ -119,7 +119,7 @@ impl Target for TokenSyncTarget {
 }
 
 /// The design's model: the refresh alone, over `bumps` bumps.
-fn design(bumps: u8, allow_silent: bool) -> TokenSync {
+fn design(bumps: u16, allow_silent: bool) -> TokenSync {
     TokenSync {
         max_gen: bumps + 1,
         capture: false,
@@ -183,7 +183,7 @@ pub struct Trace {
     pub events: Vec<TokenEvent>,
     /// The real generation of each model generation, in order.
     generations: Vec<i32>,
-    token: u8,
+    token: u16,
 }
 
 impl Trace {
@@ -196,8 +196,8 @@ impl Trace {
     }
 
     /// The bumps seen: the model's generations run `1..=bumps + 1`.
-    fn bumps(&self) -> u8 {
-        (self.generations.len() - 1) as u8
+    fn bumps(&self) -> u16 {
+        (self.generations.len() - 1) as u16
     }
 
     /// The generation moved to `to`; an assigning bump runs the owner's callback.
@@ -220,7 +220,7 @@ impl Trace {
                 .generations
                 .iter()
                 .position(|&r| r == g)
-                .map(|i| i as u8 + 1)
+                .map(|i| i as u16 + 1)
                 .ok_or_else(|| {
                     Error::Harness(format!("the token read generation {g}, which never was"))
                 })?;

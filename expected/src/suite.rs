@@ -520,7 +520,11 @@ mod tests {
             "--set: GroupCommit has no constant `Bogus`; its constants are: N, Cap, Gated"
         );
         let err = override_constants(&mut config, &[parse_set("N=99").unwrap()]).unwrap_err();
-        assert_eq!(err.to_string(), "--set: constant `N` = 99 is outside 1..=8");
+        assert_eq!(
+            err.to_string(),
+            "--set: constant `N` = 99 is outside 1..=8: \
+             the state keeps 8 writers' program counters in an array"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use stateright::{Model, Property};
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::{Configured, Guard};
 
 /// How many handovers a behaviour may take: two, so a second recovery over an already-advanced
@@ -462,7 +462,14 @@ impl Spec for Cassandra835 {
 
 /// The constants, as the spec names them.
 impl Cassandra835 {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        3,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
     pub const GUARDED: Flag = Flag::new(
         "Guarded",
         true,

@@ -16,7 +16,7 @@ use crate::actor_common::{in_flight, message_step, messages, swimlane, OwnerMemo
 use crate::cassandra::{Cassandra, CassandraState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::{Configured, Guard};
 
 /// The store node, the owner flow and the zombie flow, by actor id.
@@ -930,7 +930,14 @@ impl Spec for CassandraActors {
 
 /// The constants, as the model's write-up names them.
 impl CassandraActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        2,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
     pub const GUARDED: Flag = Flag::new(
         "Guarded",
         true,
@@ -951,10 +958,11 @@ impl CassandraActorsParams {
     pub const RETRIES: Nat = Nat::new(
         "Retries",
         0,
-        2,
+        u8::MAX as u64,
         0,
         "times a client resends an LWT whose reply did not come (unknown outcome)",
-    );
+    )
+    .max_because("a write counts its attempts in a u8");
     pub const CRASH_FLOW: Flag = Flag::new(
         "CrashFlow",
         false,
@@ -965,8 +973,14 @@ impl CassandraActorsParams {
         false,
         "the store node may crash and restart with its durable row",
     );
-    pub const ZOMBIE_WRITES: Nat =
-        Nat::new("ZombieWrites", 0, 4, 2, "writes the zombie flow starts");
+    pub const ZOMBIE_WRITES: Nat = Nat::new(
+        "ZombieWrites",
+        0,
+        u8::MAX as u64,
+        2,
+        "writes the zombie flow starts",
+    )
+    .max_because("the zombie counts its writes in a u8");
 }
 
 impl Params for CassandraActorsParams {

@@ -6,7 +6,7 @@ use stateright::{Model, Property};
 use crate::kafka::owner_fold;
 use crate::knobs::{Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Ops};
+use crate::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::Configured;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -168,7 +168,14 @@ impl Spec for Epoch {
 
 /// The constant, as the spec names it.
 impl Epoch {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        3,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
 }
 
 impl Params for Epoch {

@@ -18,7 +18,7 @@ use crate::cassandra_actors::Row;
 use crate::epoch::{Epoch, EpochState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Ops};
+use crate::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::Configured;
 
 pub const BROKER: usize = 0;
@@ -653,16 +653,24 @@ impl Spec for EpochActors {
 
 /// The constants, as the model's write-up names them.
 impl EpochActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 5, 2, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        2,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
     pub const NETWORK: Choice<NetKind> = crate::actor_common::NETWORK;
     pub const LOSSY: Flag = crate::actor_common::LOSSY;
     pub const ZOMBIE_COMMITS: Nat = Nat::new(
         "ZombieCommits",
         0,
-        4,
+        u8::MAX as u64,
         2,
         "transactions the zombie flow starts",
-    );
+    )
+    .max_because("the zombie counts its transactions in a u8");
 }
 
 impl Params for EpochActorsParams {

@@ -11,6 +11,7 @@ pub mod trace;
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 
+/// At most this many writers: the state keeps them in fixed arrays and a `u8` set.
 pub const MAX_WRITERS: usize = 8;
 
 /// The stored row as the compound sees it: `{present, offset}`.
@@ -48,7 +49,11 @@ impl fmt::Display for Row {
 /// included on purpose: `Present(0)` differs from `Absent`.
 pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
     let base = max as u64 + 1;
-    (0..base.pow(writers as u32))
+    // Wrapping would silently check fewer assignments; this many could never be enumerated.
+    let assignments = base
+        .checked_pow(writers as u32)
+        .expect("fewer than 2^64 assignments of offsets");
+    (0..assignments)
         .map(|mut code| {
             let mut off = [0; MAX_WRITERS];
             for slot in off.iter_mut().take(writers as usize) {
@@ -80,14 +85,16 @@ impl FirstWriteParams {
         MAX_WRITERS as u64,
         2,
         "how many writers (the set {w1..wN})",
-    );
+    )
+    .max_because("the state keeps 8 writers in fixed arrays and an 8-bit set");
     pub const MAX_OFFSET: Nat = Nat::new(
         "MaxOffset",
         0,
-        15,
+        u8::MAX as u64,
         2,
         "each writer persists an offset in 0..MaxOffset",
-    );
+    )
+    .max_because("offsets are 8-bit");
     pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
     pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
     pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(

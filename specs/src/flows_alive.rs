@@ -9,12 +9,13 @@ use stateright::{Model, Property};
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
-/// At most this many partitions (a set of them is a bitmask of a `u8`).
-pub const MAX_PARTITIONS: u8 = 6;
+/// At most this many partitions: a set of them is a bitmask of a `u16`, not a `u8`, since the
+/// model stays small enough to check past eight.
+pub const MAX_PARTITIONS: u8 = 16;
 
 /// A set of partitions: bit `i` is partition `p{i+1}`.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Partitions(pub u8);
+pub struct Partitions(pub u16);
 
 impl Partitions {
     pub const EMPTY: Partitions = Partitions(0);
@@ -38,7 +39,7 @@ impl Partitions {
 
 impl fmt::Display for Partitions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let members: Vec<String> = (0..8)
+        let members: Vec<String> = (0..MAX_PARTITIONS)
             .filter(|&p| self.contains(p))
             .map(|p| format!("p{}", p + 1))
             .collect();
@@ -58,8 +59,8 @@ pub struct FlowsState {
     pub owned: Partitions,
     /// The partitions with a live flow in the cache.
     pub live: Partitions,
-    /// The generation, bumped by each rebalance.
-    pub gen: u8,
+    /// The generation, bumped by each rebalance (16-bit: the states grow only linearly in it).
+    pub gen: u16,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,14 +83,14 @@ impl fmt::Debug for FlowsAction {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowsAlive {
     pub partitions: u8,
-    pub max_gen: u8,
+    pub max_gen: u16,
     /// Revoke awaits the flow's teardown before the node acts in the new generation.
     pub await_teardown: bool,
 }
 
 impl FlowsAlive {
     fn all(&self) -> Partitions {
-        Partitions(((1u16 << self.partitions) - 1) as u8)
+        Partitions(((1u32 << self.partitions) - 1) as u16)
     }
 
     fn type_ok(&self, s: &FlowsState) -> bool {
@@ -260,14 +261,16 @@ impl FlowsAlive {
         MAX_PARTITIONS as u64,
         2,
         "partitions p1..pPartitions the node may be assigned",
-    );
-    pub const MAX_GEN: Nat = Nat::new(
+    )
+    .max_because("a set of partitions is 16-bit");
+    pub const MAX_GEN: Nat<u16> = Nat::new(
         "MaxGen",
         0,
-        30,
+        u16::MAX as u64,
         3,
         "rebalances bump the generation up to MaxGen",
-    );
+    )
+    .max_because("the generation is 16-bit");
     pub const AWAIT_TEARDOWN: Flag = Flag::new(
         "AwaitTeardown",
         true,

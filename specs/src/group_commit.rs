@@ -8,7 +8,14 @@ use stateright::{Model, Property};
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard, Under};
 
+/// At most this many writers: the state keeps their program counters in a fixed array.
 pub const MAX_WRITERS: usize = 8;
+pub(crate) const WRITERS_LIMIT: &str = "the state keeps 8 writers' program counters in an array";
+/// The greatest `Cap` of the group-commit models, and why no more is needed: it lies past every
+/// `N`, and a cap of `N` or more already takes every queued write.
+pub(crate) const MAX_CAP: u64 = 64;
+pub(crate) const CAP_LIMIT: &str =
+    "a range chosen for the suite, past any N: a cap of N or more takes every queued write";
 
 /// The Kafka backends' step a group commit spells out (and GroupCommitLanes with it).
 pub const COMMIT_STEP: &str = "OwnerFold: the transaction that commits a snapshot with its offset";
@@ -261,8 +268,16 @@ impl GroupCommit {
         MAX_WRITERS as u64,
         3,
         "writers 1..N; writer w writes offset w",
-    );
-    pub const CAP: Nat = Nat::new("Cap", 1, 64, 1, "at most Cap queued writes per transaction");
+    )
+    .max_because(WRITERS_LIMIT);
+    pub const CAP: Nat = Nat::new(
+        "Cap",
+        1,
+        MAX_CAP,
+        1,
+        "at most Cap queued writes per transaction",
+    )
+    .max_because(CAP_LIMIT);
     pub const GATED: Flag = Flag::new(
         "Gated",
         true,

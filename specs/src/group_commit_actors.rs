@@ -13,7 +13,9 @@ use stateright::{Model, Property};
 pub use crate::actor_common::NetKind;
 use crate::actor_common::{in_flight, message_step, swimlane};
 
-use crate::group_commit::{GcState, GroupCommit, Pc, MAX_WRITERS};
+use crate::group_commit::{
+    GcState, GroupCommit, Pc, CAP_LIMIT, MAX_CAP, MAX_WRITERS, WRITERS_LIMIT,
+};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
@@ -632,8 +634,22 @@ impl Spec for GroupCommitActors {
 
 /// The constants, as the model's write-up names them.
 impl GroupCommitActorsParams {
-    pub const N: Nat = Nat::new("N", 1, 4, 2, "writers 1..N; writer w writes offset w");
-    pub const CAP: Nat = Nat::new("Cap", 1, 4, 2, "at most Cap queued writes per transaction");
+    pub const N: Nat = Nat::new(
+        "N",
+        1,
+        MAX_WRITERS as u64,
+        2,
+        "writers 1..N; writer w writes offset w",
+    )
+    .max_because(WRITERS_LIMIT);
+    pub const CAP: Nat = Nat::new(
+        "Cap",
+        1,
+        MAX_CAP,
+        2,
+        "at most Cap queued writes per transaction",
+    )
+    .max_because(CAP_LIMIT);
     pub const GATED: Flag = Flag::new(
         "Gated",
         true,

@@ -5,11 +5,12 @@ use std::fmt;
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use stateright::{Model, Property};
 
+use crate::group_commit::{CAP_LIMIT, MAX_CAP};
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard, Under};
 
 /// At most this many writers (a set of them is a bit set of a `u16`, bit `w` for writer `w`).
-pub const MAX_WRITERS: u8 = 8;
+pub const MAX_WRITERS: u8 = 15;
 
 /// A set of writers `1..=N`: bit `w` is writer `w` (bit 0 is unused).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -410,14 +411,16 @@ impl GroupCommitLanes {
         MAX_WRITERS as u64,
         3,
         "writers 1..N; writer w writes offset w",
-    );
+    )
+    .max_because("a set of writers is 16-bit, bit w for writer w");
     pub const CAP: Nat = Nat::new(
         "Cap",
         1,
-        64,
+        MAX_CAP,
         2,
         "at most Cap writes per transaction (maxWritesPerTransaction)",
-    );
+    )
+    .max_because(CAP_LIMIT);
     pub const GATED: Flag = Flag::new(
         "Gated",
         true,

@@ -5,7 +5,7 @@ use stateright::{Model, Property};
 
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Op, Ops};
+use crate::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::{Configured, Guard};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -229,7 +229,14 @@ impl Spec for Kafka {
 
 /// The constants, as the spec names them.
 impl Kafka {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 20, 3, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        3,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
     pub const COUPLED: Flag = Flag::new(
         "Coupled",
         true,

@@ -17,7 +17,7 @@ use crate::cassandra_actors::Row;
 use crate::kafka::{Kafka, KafkaState};
 use crate::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::one_key::{self, OneKey};
-use crate::vocab::{Cell, Offsets, Ops};
+use crate::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::{Configured, Guard};
 
 pub const BROKER: usize = 0;
@@ -646,7 +646,14 @@ impl Spec for KafkaActors {
 
 /// The constants, as the model's write-up names them.
 impl KafkaActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 6, 2, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        2,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
     pub const COUPLED: Flag = Flag::new(
         "Coupled",
         true,
@@ -666,10 +673,11 @@ impl KafkaActorsParams {
     pub const ZOMBIE_COMMITS: Nat = Nat::new(
         "ZombieCommits",
         0,
-        4,
+        u8::MAX as u64,
         2,
         "transactions the zombie flow starts",
-    );
+    )
+    .max_because("the zombie counts its transactions in a u8");
 }
 
 impl Params for KafkaActorsParams {

@@ -3,8 +3,9 @@
 //!
 //! Each model declares its knobs once, as typed constants ([`Nat`], [`Flag`], [`Choice`]); its
 //! [`Params`] lists them for the command line and the suite file, reads them back with
-//! [`Resolved::get`] (a flag reads as `bool`, a number as `u8`, a choice as its own enum), and
-//! its guards ([`crate::Guard`]) name the same constants, so a misspelt knob does not compile.
+//! [`Resolved::get`] (a flag reads as `bool`, a number as the integer type its declaration
+//! names, a choice as its own enum), and its guards ([`crate::Guard`]) name the same constants,
+//! so a misspelt knob does not compile.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -77,6 +78,10 @@ pub struct Knob {
     pub name: &'static str,
     pub kind: Kind,
     pub meaning: &'static str,
+    /// Why a number knob's range ends at its maximum: mostly the model's representation (`the
+    /// log is a 32-bit set of offsets`); `None` for a range simply chosen for the suite, and for
+    /// the other kinds.
+    pub limit: Option<&'static str>,
 }
 
 impl Knob {
@@ -94,29 +99,86 @@ impl Knob {
     }
 }
 
-/// A number knob. Models keep their numbers small (they size arrays and bitsets), so a number
-/// reads as `u8`, and a range that does not fit one does not compile.
-#[derive(Clone, Copy, Debug)]
-pub struct Nat(Knob);
+/// The integer type a number knob reads as: `u8` unless the model's state holds wider numbers.
+pub trait Width: Copy + TryFrom<u64> + 'static {
+    /// The largest value the type holds, which bounds the knob's range.
+    const MAX: u64;
+}
 
-impl Nat {
+impl Width for u8 {
+    const MAX: u64 = u8::MAX as u64;
+}
+
+impl Width for u16 {
+    const MAX: u64 = u16::MAX as u64;
+}
+
+impl Width for u32 {
+    const MAX: u64 = u32::MAX as u64;
+}
+
+/// A number knob, read as `T`. Models keep their numbers in their state (they size arrays,
+/// bitsets and counters), so a knob reads as the type the state holds it in, and a range that
+/// does not fit that type does not compile. Where the range ends because of the representation,
+/// [`Nat::max_because`] says why, and so does the error for a value above it.
+pub struct Nat<T = u8> {
+    knob: Knob,
+    width: PhantomData<fn() -> T>,
+}
+
+// Derived impls would require `T: Clone`; a number knob is a declaration, whatever `T` is.
+impl<T> Clone for Nat<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Nat<T> {}
+
+impl<T> fmt::Debug for Nat<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Nat").field(&self.knob).finish()
+    }
+}
+
+impl<T: Width> Nat<T> {
+    /// A knob whose range `min..=max` is chosen for the suite: the model would run past `max`.
     pub const fn new(
         name: &'static str,
         min: u64,
         max: u64,
         default: u64,
         meaning: &'static str,
-    ) -> Nat {
+    ) -> Self {
         assert!(
             min <= default && default <= max,
             "a number knob's default lies in its range"
         );
-        assert!(max <= u8::MAX as u64, "a number knob reads as u8");
-        Nat(Knob {
-            name,
-            kind: Kind::Nat { min, max, default },
-            meaning,
-        })
+        assert!(
+            max <= T::MAX,
+            "a number knob's range fits the type it reads as"
+        );
+        Nat {
+            knob: Knob {
+                name,
+                kind: Kind::Nat { min, max, default },
+                meaning,
+                limit: None,
+            },
+            width: PhantomData,
+        }
+    }
+
+    /// The same knob, its maximum set for the reason `why`, mostly the model's representation
+    /// (`"the log is a 32-bit set of offsets"`), which a value above it is told.
+    pub const fn max_because(self, why: &'static str) -> Self {
+        Nat {
+            knob: Knob {
+                limit: Some(why),
+                ..self.knob
+            },
+            width: PhantomData,
+        }
     }
 }
 
@@ -130,6 +192,7 @@ impl Flag {
             name,
             kind: Kind::Bool { default },
             meaning,
+            limit: None,
         })
     }
 
@@ -142,6 +205,7 @@ impl Flag {
                 flag: leader.0.name,
             },
             meaning,
+            limit: None,
         })
     }
 }
@@ -189,6 +253,7 @@ impl<C: Choices> Choice<C> {
                     default,
                 },
                 meaning,
+                limit: None,
             },
             values: PhantomData,
         }
@@ -202,16 +267,16 @@ impl<C: Choices> Choice<C> {
 
 /// A typed knob declaration: its untyped face, and how it reads a validated value.
 pub trait Typed: Copy {
-    /// What the model reads: `u8`, `bool`, or the choice's own type.
+    /// What the model reads: a number's [`Width`], `bool`, or the choice's own type.
     type Value;
     fn knob(self) -> Knob;
     /// `None` when `value` is not of this declaration's kind (or a choice names nothing).
     fn read(self, value: &Value) -> Option<Self::Value>;
 }
 
-impl Nat {
+impl<T> Nat<T> {
     pub const fn knob(self) -> Knob {
-        self.0
+        self.knob
     }
 }
 
@@ -227,14 +292,14 @@ impl<C> Choice<C> {
     }
 }
 
-impl Typed for Nat {
-    type Value = u8;
+impl<T: Width> Typed for Nat<T> {
+    type Value = T;
     fn knob(self) -> Knob {
-        self.0
+        self.knob
     }
-    fn read(self, value: &Value) -> Option<u8> {
+    fn read(self, value: &Value) -> Option<T> {
         match value {
-            Value::Nat(n) => u8::try_from(*n).ok(),
+            Value::Nat(n) => T::try_from(*n).ok(),
             _ => None,
         }
     }
@@ -318,12 +383,17 @@ pub enum KnobError {
         expected: String,
         got: String,
     },
-    #[error("constant `{name}` = {value} is outside {min}..={max}")]
+    #[error(
+        "constant `{name}` = {value} is outside {min}..={max}{}",
+        beyond(*.value, *.max, *.limit)
+    )]
     OutOfRange {
         name: String,
         value: u64,
         min: u64,
         max: u64,
+        /// Why the range ends at `max`, if the declaration says ([`Knob::limit`]).
+        limit: Option<&'static str>,
     },
     /// The model reads a knob its [`Params::KNOBS`] leaves out: a bug in the model.
     #[error("the model reads constant `{name}`, which it does not declare")]
@@ -332,6 +402,16 @@ pub enum KnobError {
     /// means nothing to it: a bug in the model.
     #[error("the model cannot read constant `{name}` = `{value}` as it declares it")]
     Unreadable { name: &'static str, value: String },
+}
+
+/// Why a value above a range's maximum is refused: the representation's reason, or that the
+/// range was chosen. A value below the minimum needs no reason beyond the range.
+fn beyond(value: u64, max: u64, limit: Option<&'static str>) -> String {
+    match limit {
+        _ if value <= max => String::new(),
+        Some(why) => format!(": {why}"),
+        None => ", a range chosen for the suite".to_string(),
+    }
 }
 
 /// Constants checked against a model's knobs, defaults filled in. Made by [`Resolved::resolve`],
@@ -375,6 +455,7 @@ impl Resolved {
                             value: n,
                             min,
                             max,
+                            limit: knob.limit,
                         });
                     }
                 }
@@ -496,7 +577,11 @@ mod tests {
         );
         assert_eq!(
             err(&[("Size", Value::Nat(10))]),
-            "constant `Size` = 10 is outside 1..=9"
+            "constant `Size` = 10 is outside 1..=9, a range chosen for the suite"
+        );
+        assert_eq!(
+            err(&[("Size", Value::Nat(0))]),
+            "constant `Size` = 0 is outside 1..=9"
         );
         assert_eq!(
             err(&[("On", Value::Nat(1))]),
@@ -571,6 +656,50 @@ mod tests {
             Resolved::resolve::<Backwards>("Backwards", &Constants::new()).unwrap_err(),
             KnobError::Undeclared { name: "On" }
         );
+    }
+
+    /// A knob as wide as its model's state: read as `u16`, its maximum that of the type.
+    const SPAN: Nat<u16> =
+        Nat::new("Span", 1, u16::MAX as u64, 3, "how far").max_because("offsets are 16-bit");
+
+    struct Wide(u16);
+
+    impl Params for Wide {
+        const KNOBS: &'static [Knob] = &[SPAN.knob()];
+        fn from_resolved(k: &Resolved) -> Result<Wide, KnobError> {
+            Ok(Wide(k.get(SPAN)?))
+        }
+    }
+
+    #[test]
+    fn a_wide_knob_reads_values_past_a_byte() {
+        let k = Resolved::resolve::<Wide>("Wide", &given(&[("Span", Value::Nat(400))])).unwrap();
+        assert_eq!(k.get(SPAN), Ok(400u16));
+        let k = Resolved::resolve::<Wide>("Wide", &given(&[("Span", Value::Nat(65_535))])).unwrap();
+        assert_eq!(Wide::from_resolved(&k).unwrap().0, u16::MAX);
+    }
+
+    #[test]
+    fn a_range_the_representation_ends_says_what_ends_it() {
+        let e =
+            Resolved::resolve::<Wide>("Wide", &given(&[("Span", Value::Nat(65_536))])).unwrap_err();
+        assert_eq!(
+            e,
+            KnobError::OutOfRange {
+                name: "Span".into(),
+                value: 65_536,
+                min: 1,
+                max: 65_535,
+                limit: Some("offsets are 16-bit"),
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "constant `Span` = 65536 is outside 1..=65535: offsets are 16-bit"
+        );
+        // Below the minimum, the representation is not the reason.
+        let e = Resolved::resolve::<Wide>("Wide", &given(&[("Span", Value::Nat(0))])).unwrap_err();
+        assert_eq!(e.to_string(), "constant `Span` = 0 is outside 1..=65535");
     }
 
     #[test]

@@ -32,13 +32,15 @@ impl fmt::Display for ReadState {
     }
 }
 
+/// Ticks are 16-bit: the states grow only as Deadline squared, so deadlines past a byte are in
+/// reach.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeadlineState {
     /// Ticks since recovery began: the eviction deadline is measured on it, and progress does
     /// not reset it (the poll thread is inside recovery the whole time).
-    pub clock: u8,
+    pub clock: u16,
     /// Consecutive ticks without a position advance: the no-progress tripwire reads it.
-    pub noprog: u8,
+    pub noprog: u16,
     pub rstate: ReadState,
 }
 
@@ -54,9 +56,9 @@ pub enum DeadlineAction {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecoveryDeadline {
     /// The tripwire's threshold, in ticks.
-    pub trip_at: u8,
+    pub trip_at: u16,
     /// The eviction deadline (max.poll.interval.ms), in ticks.
-    pub deadline: u8,
+    pub deadline: u16,
     /// The read loop has a tripwire at all (without it, the loop as shipped: #849).
     pub tripwire: bool,
     /// The tripwire counts consecutive no-progress ticks, not the total elapsed time.
@@ -246,14 +248,22 @@ impl Conform for RecoveryDeadline {
 
 /// The constants, as the spec names them.
 impl RecoveryDeadline {
-    pub const TRIP_AT: Nat = Nat::new("TripAt", 0, 30, 2, "the tripwire fires at this many ticks");
-    pub const DEADLINE: Nat = Nat::new(
+    pub const TRIP_AT: Nat<u16> = Nat::new(
+        "TripAt",
+        0,
+        u16::MAX as u64,
+        2,
+        "the tripwire fires at this many ticks",
+    )
+    .max_because("ticks are 16-bit");
+    pub const DEADLINE: Nat<u16> = Nat::new(
         "Deadline",
         0,
-        30,
+        u16::MAX as u64,
         4,
         "the member is evicted at this many ticks of recovery (max.poll.interval.ms)",
-    );
+    )
+    .max_because("ticks are 16-bit");
     pub const TRIPWIRE: Flag = Flag::new("Tripwire", true, "the read loop has a tripwire at all");
     pub const NO_PROGRESS_TRIP: Flag = Flag::new(
         "NoProgressTrip",

@@ -6,11 +6,13 @@ use stateright::{Model, Property};
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
+/// Offsets are 16-bit: the states grow only as MaxOffset cubed, so offsets past a byte are in
+/// reach (MaxOffset = 400: 10,827,000 states, as TLC counts them).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ReplayState {
-    pub stored: u8,
-    pub cur: u8,
-    pub hw: u8,
+    pub stored: u16,
+    pub cur: u16,
+    pub hw: u16,
     pub self_fenced: bool,
     pub crashed: bool,
 }
@@ -24,12 +26,12 @@ pub enum ReplayAction {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayFence {
-    pub max_offset: u8,
+    pub max_offset: u16,
     pub fix: bool,
 }
 
 impl ReplayFence {
-    fn presented(&self, s: &ReplayState) -> u8 {
+    fn presented(&self, s: &ReplayState) -> u16 {
         if self.fix {
             s.cur.max(s.hw)
         } else {
@@ -124,7 +126,14 @@ impl Spec for ReplayFence {
 
 /// The constants, as the spec names them.
 impl ReplayFence {
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 30, 3, "events at offsets 1..MaxOffset");
+    pub const MAX_OFFSET: Nat<u16> = Nat::new(
+        "MaxOffset",
+        1,
+        u16::MAX as u64,
+        3,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because("the offsets are 16-bit");
     pub const FIX: Flag = Flag::new(
         "Fix",
         true,
@@ -168,9 +177,9 @@ use trace::ReplayEvent;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayContradiction {
     #[error("the owner recovered high water {seen}, the model's is {model}")]
-    HighWater { seen: u64, model: u8 },
+    HighWater { seen: u64, model: u16 },
     #[error("the owner handled offset {handled}, but its next offset is {next}")]
-    FoldOffset { handled: u64, next: u8 },
+    FoldOffset { handled: u64, next: u16 },
     #[error(
         "the owner presented offset {seen}; the model presents {} = {presented} (cur={cur}, hw={hw})",
         presents(*.fix)
@@ -179,16 +188,16 @@ pub enum ReplayContradiction {
         seen: u64,
         /// Whether the model is the fixed design (presents `max(cur, hw)`, not `cur`).
         fix: bool,
-        presented: u8,
-        cur: u8,
-        hw: u8,
+        presented: u16,
+        cur: u16,
+        hw: u16,
     },
     #[error("the owner fenced itself: its write at {presented} was refused by stored {stored}")]
-    SelfFenced { presented: u8, stored: u8 },
+    SelfFenced { presented: u16, stored: u16 },
     #[error("the owner's write at {presented} landed, the model refuses it (stored {stored})")]
-    WriteLanded { presented: u8, stored: u8 },
+    WriteLanded { presented: u16, stored: u16 },
     #[error("the stored offset is now {seen}, the model's is {model}")]
-    Stored { seen: u64, model: u8 },
+    Stored { seen: u64, model: u16 },
 }
 
 /// The offset the design presents, as the report names it.
@@ -287,6 +296,26 @@ impl Conform for ReplayFence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knobs::{Constants, Value};
+
+    /// Past a byte's range: TLC's benchmark constant (10,827,000 distinct states).
+    #[test]
+    fn builds_with_offsets_past_a_byte() {
+        let given = Constants::from([("MaxOffset".to_string(), Value::Nat(400))]);
+        let k = Resolved::resolve::<ReplayFence>("ReplayFence", &given).unwrap();
+        let model = ReplayFence::from_resolved(&k).unwrap();
+        assert_eq!(model.max_offset, 400);
+        let init = model.init_states();
+        assert_eq!(init.len(), 400);
+        assert_eq!(init.last().unwrap().hw, 400);
+        let too_far = Constants::from([("MaxOffset".to_string(), Value::Nat(70_000))]);
+        assert_eq!(
+            Resolved::resolve::<ReplayFence>("ReplayFence", &too_far)
+                .unwrap_err()
+                .to_string(),
+            "constant `MaxOffset` = 70000 is outside 1..=65535: the offsets are 16-bit"
+        );
+    }
 
     #[test]
     fn a_presented_offset_names_the_designs_rule() {

@@ -6,10 +6,11 @@ use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
 use crate::knobs::{Knob, KnobError, Nat, Params, Resolved};
-use crate::vocab::{Offsets, Op};
+use crate::vocab::{Offsets, Op, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::Configured;
 
-/// At most this many keys (the state keeps fixed arrays, so hashing never allocates).
+/// At most this many keys (the state keeps fixed arrays, so hashing never allocates, and an
+/// event's key takes two bits of [`Input::keys`]).
 pub const MAX_KEYS: usize = 4;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -41,7 +42,8 @@ impl fmt::Display for Durable {
     }
 }
 
-/// `input[o]` for `o` in `1..=MaxOffset`: key in bits `4o..4o+4` of `keys`, delete in bit `o`.
+/// `input[o]` for `o` in `1..=MaxOffset`: key in bits `2o..2o+2` of `keys`, delete in bit `o`.
+/// Two bits a key fit every offset a set of offsets holds ([`LAST_OFFSET`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Input {
     pub keys: u64,
@@ -50,7 +52,7 @@ pub struct Input {
 
 impl Input {
     pub fn key(self, offset: u8) -> usize {
-        ((self.keys >> (4 * offset)) & 0xf) as usize
+        ((self.keys >> (2 * offset)) & 0b11) as usize
     }
 
     pub fn op(self, offset: u8) -> Op {
@@ -145,7 +147,10 @@ impl Model for SingleWriterStore {
         let m = self.max_offset;
         let keys = self.keys as u64;
         let mut states = Vec::new();
-        let combos = (2 * keys).pow(m as u32);
+        // Wrapping would silently check fewer logs; this many could never be enumerated anyway.
+        let combos = (2 * keys)
+            .checked_pow(m as u32)
+            .expect("fewer than 2^64 initial logs");
         for mut code in 0..combos {
             let mut input = Input {
                 keys: 0,
@@ -154,7 +159,7 @@ impl Model for SingleWriterStore {
             for o in 1..=m {
                 let choice = code % (2 * keys);
                 code /= 2 * keys;
-                input.keys |= (choice / 2) << (4 * o);
+                input.keys |= (choice / 2) << (2 * o);
                 if choice % 2 == 1 {
                     input.deletes |= 1 << o;
                 }
@@ -243,8 +248,16 @@ impl SingleWriterStore {
         MAX_KEYS as u64,
         1,
         "how many keys (the set {k1..kN})",
-    );
-    pub const MAX_OFFSET: Nat = Nat::new("MaxOffset", 1, 15, 3, "events at offsets 1..MaxOffset");
+    )
+    .max_because("the state keeps 4 keys in fixed arrays, an event's key in 2 bits");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        3,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
 }
 
 impl Params for SingleWriterStore {

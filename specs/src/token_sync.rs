@@ -6,12 +6,14 @@ use stateright::{Model, Property};
 use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
+/// Generations are 16-bit: the states grow only as MaxGen squared, so generations past a byte
+/// are in reach.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TokenState {
     /// The coordinator's current generation: the truth the token must follow.
-    pub live_gen: u8,
+    pub live_gen: u16,
     /// The owner's published generation, the one its transactional commits carry.
-    pub token: u8,
+    pub token: u16,
     /// An assignment callback is waiting to be delivered (an assigning bump happened).
     pub owed: bool,
 }
@@ -26,7 +28,7 @@ pub enum TokenAction {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenSync {
-    pub max_gen: u8,
+    pub max_gen: u16,
     /// The assignment callback captures the current generation.
     pub capture: bool,
     /// The post-poll `groupMetadata()` read refreshes the token.
@@ -138,13 +140,14 @@ impl Spec for TokenSync {
 
 /// The constants, as the spec names them.
 impl TokenSync {
-    pub const MAX_GEN: Nat = Nat::new(
+    pub const MAX_GEN: Nat<u16> = Nat::new(
         "MaxGen",
         1,
-        30,
+        u16::MAX as u64,
         3,
         "the coordinator's generation runs 1..=MaxGen",
-    );
+    )
+    .max_because("generations are 16-bit");
     pub const CAPTURE: Flag = Flag::new(
         "Capture",
         true,
@@ -203,13 +206,17 @@ use trace::TokenEvent;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenContradiction {
     #[error("the owner's token became {seen}, the model's live generation is {model}")]
-    Token { seen: u8, model: u8 },
+    Token { seen: u16, model: u16 },
     #[error(
         "the commit was {}, but the token {token} is {} generation {live}",
         if *accepted { "accepted" } else { "refused" },
         if token == live { "the live" } else { "behind the live" }
     )]
-    Commit { accepted: bool, token: u8, live: u8 },
+    Commit {
+        accepted: bool,
+        token: u16,
+        live: u16,
+    },
     #[error("the run ended, but under weak fairness the model must still take {pending}")]
     NotQuiescent { pending: String },
 }

@@ -4,7 +4,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A set of offsets in `1..=31`, bit `o` for offset `o`. In a trace, the list of its members
+/// The last offset an event log ([`Ops`]) or a set of offsets ([`Offsets`]) holds, and why a
+/// one-key model's MaxOffset stops there. The sets stay 32-bit: a model over every log starts
+/// from `2^MaxOffset` of them, out of any checker's reach well before 31.
+pub const LAST_OFFSET: u8 = 31;
+pub const OFFSETS_LIMIT: &str = "the log and the sets of offsets are 32-bit, bit o for offset o";
+
+/// A set of offsets in `0..=31`, bit `o` for offset `o`. In a trace, the list of its members
 /// (`[1,2]`).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,

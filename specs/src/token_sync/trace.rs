@@ -23,7 +23,7 @@ pub enum TokenEvent {
     SilentBump,
     /// The generation the owner's transactions carry changed to `generation` (however the
     /// owner came by it: a refresh, or a capture at the callback).
-    OwnerRefresh { generation: u8 },
+    OwnerRefresh { generation: u16 },
     /// A transactional offset commit with the owner's token: accepted by the coordinator, or
     /// refused (a stale generation). An observation: accepted exactly when the token is live.
     Commit { accepted: bool },
