@@ -26,24 +26,41 @@ pub enum BenchError {
     ServerBackend(&'static str),
 }
 
-/// Each benchmark is a suite config at larger constants: the runs measured against TLC, then
-/// the liveness graph at scale, then the #835 suite's heaviest model.
-pub const RUNS: &[(&str, &[(&str, u64)])] = &[
-    // TLC explores all 120 permutations of five writers; SYMMETRY brings it to orbits.
-    ("casfw_3w", &[("Writers", 5), ("MaxOffset", 3)]),
-    ("kafka-flow-828/cassandra_refines", &[("MaxOffset", 10)]),
-    ("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
-    ("gc_cap3", &[("N", 6), ("Cap", 3)]),
-    ("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),
-    ("kafka-flow-828/kafka_refines", &[("MaxOffset", 12)]),
-    // Every property, `RefLive` included: the liveness graph's bytes a state.
-    ("kafka-flow-828/cassandra_refines", &[("MaxOffset", 14)]),
-    // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
-    ("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
-];
+/// A benchmark: a suite config at larger constants, reduced by a symmetry or not.
+pub struct Run {
+    pub config: &'static str,
+    pub sets: &'static [(&'static str, u64)],
+    pub symmetry: Option<&'static str>,
+}
 
-/// Runs reduced by a symmetry (ours with `--symmetry`, TLC's with `SYMMETRY`), by label.
-pub const SYMMETRIC: &[(&str, &str)] = &[("casfw_3w Writers=5 MaxOffset=3", "Writers")];
+const fn run_of(config: &'static str, sets: &'static [(&'static str, u64)]) -> Run {
+    Run {
+        config,
+        sets,
+        symmetry: None,
+    }
+}
+
+/// The runs measured against TLC, then symmetry, the liveness graph at scale, a constant past
+/// a byte, and the #835 suite's heaviest model.
+pub const RUNS: &[Run] = &[
+    run_of("kafka-flow-828/cassandra_refines", &[("MaxOffset", 10)]),
+    run_of("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
+    run_of("gc_cap3", &[("N", 6), ("Cap", 3)]),
+    run_of("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),
+    run_of("kafka-flow-828/kafka_refines", &[("MaxOffset", 12)]),
+    // TLC explores all 120 permutations of five writers; SYMMETRY brings it to orbits.
+    Run {
+        config: "casfw_3w",
+        sets: &[("Writers", 5), ("MaxOffset", 3)],
+        symmetry: Some("Writers"),
+    },
+    // Every property, `RefLive` included: the liveness graph's bytes a state.
+    run_of("kafka-flow-828/cassandra_refines", &[("MaxOffset", 14)]),
+    run_of("replay_fix_on", &[("MaxOffset", 400)]),
+    // The #835 suite's Cassandra, whose config shares its bare name with the 828 one.
+    run_of("kafka-flow-835/cassandra_refines", &[("MaxOffset", 6)]),
+];
 
 /// Thread counts each run is measured at: the speedup of the second over the first.
 pub const THREADS: &[usize] = &[1, 2];
@@ -90,17 +107,23 @@ pub fn measure(
     tlc: Option<&crate::tlc::Tlc>,
 ) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
-    for (name, sets) in RUNS {
+    for bench in RUNS {
+        let name = bench.config;
         let mut config = loadbearing_expected::suite::find(configs, name)
             .map_err(|_| BenchError::MissingConfig(name))?
             .clone();
-        let sets: Vec<(String, Value)> = sets
+        let sets: Vec<(String, Value)> = bench
+            .sets
             .iter()
             .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
             .collect();
         let label = format!(
-            "{} {}",
+            "{}{} {}",
             config.label,
+            bench
+                .symmetry
+                .map(|s| format!(" sym({s})"))
+                .unwrap_or_default(),
             sets.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
@@ -113,15 +136,7 @@ pub fn measure(
             config: name,
             reason: e.to_string(),
         })?;
-        for (run, symmetry) in SYMMETRIC {
-            if label == *run {
-                config.symmetry.push(symmetry.to_string());
-            }
-        }
-        let label = match config.symmetry.first() {
-            Some(symmetry) => format!("{label} sym({symmetry})"),
-            None => label,
-        };
+        config.symmetry.extend(bench.symmetry.map(str::to_string));
         let tlc_run = match tlc {
             Some(tlc) => {
                 eprintln!("bench: {label} on TLC");

@@ -43,12 +43,12 @@ pub struct Exhausted {
 }
 
 impl Exhausted {
-    /// The engine cannot represent more (ids or offsets would overflow).
-    pub fn representation(what: &'static str) -> Exhausted {
+    /// The engine cannot represent more (ids or offsets would overflow) in `phase`.
+    pub fn representation(what: &'static str, depth: usize, phase: &'static str) -> Exhausted {
         Exhausted {
             limit: Limit::Representation(what),
-            depth: 0,
-            phase: "building the liveness graph",
+            depth,
+            phase,
         }
     }
 }
@@ -128,6 +128,40 @@ impl Limits {
     pub fn would_pass_memory(&self, more: usize) -> Option<Limit> {
         let max = self.max_memory?;
         (resident_bytes()? + more as u64 >= max).then_some(Limit::Memory(max))
+    }
+}
+
+/// The time or memory budget as the chunks of one parallel step see it: the first chunk to
+/// find it spent records which, and every chunk after that skips its work.
+#[derive(Default)]
+pub struct ChunkStop {
+    stopped: std::sync::atomic::AtomicBool,
+    spent: std::sync::Mutex<Option<Limit>>,
+}
+
+impl ChunkStop {
+    /// Whether this chunk should skip its work: true once any chunk found a budget spent.
+    pub fn skip(&self, limits: &Limits) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.stopped.load(Relaxed) {
+            return true;
+        }
+        match limits.time_or_memory() {
+            Some(limit) => {
+                self.stopped.store(true, Relaxed);
+                self.spent
+                    .lock()
+                    .expect("no chunk panics holding it")
+                    .get_or_insert(limit);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The budget a chunk found spent, once the step is done.
+    pub fn spent(self) -> Option<Limit> {
+        self.spent.into_inner().expect("no chunk panics holding it")
     }
 }
 

@@ -4,14 +4,12 @@
 //! inserted in frontier order. That order makes parent links, and so every counterexample,
 //! the same on every run and thread count, and level-by-level search makes them shortest.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use stateright::Property;
 
-use crate::budget::{Exhausted, Limits};
+use crate::budget::{ChunkStop, Exhausted, Limits};
 use crate::image::AbstractStep;
 use crate::refinement::Refinement;
 use crate::spec::Spec;
@@ -142,9 +140,6 @@ pub fn explore<M: Spec>(
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    // Set by the first chunk that finds the time or memory budget spent; the others then skip.
-    let stopped = AtomicBool::new(false);
-    let spent = Mutex::new(None);
     let mut last_progress = started;
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
@@ -154,22 +149,14 @@ pub fn explore<M: Spec>(
         // next batch looks: the expansions waiting to be inserted stay small, and the first
         // parent in frontier order is still the one kept.
         for (batch_index, batch) in frontier.chunks(BATCH).enumerate() {
+            let stop = ChunkStop::default();
             let visited = &result.visited;
             let found = &result.witnesses_found;
             let expanded: Vec<Expanded<M::State>> = batch
                 .par_chunks(CHUNK)
                 .enumerate()
                 .map(|(chunk_index, chunk)| {
-                    if !stopped.load(Ordering::Relaxed) {
-                        if let Some(limit) = limits.time_or_memory() {
-                            stopped.store(true, Ordering::Relaxed);
-                            spent
-                                .lock()
-                                .expect("no chunk panics holding it")
-                                .get_or_insert(limit);
-                        }
-                    }
-                    if stopped.load(Ordering::Relaxed) {
+                    if stop.skip(limits) {
                         return Expanded {
                             new_states: Vec::new(),
                             findings: Vec::new(),
@@ -181,10 +168,8 @@ pub fn explore<M: Spec>(
                 })
                 .collect();
             let arriving: usize = expanded.iter().map(|e| e.new_states.len()).sum();
-            let spent = spent
-                .lock()
-                .expect("the batch is done")
-                .take()
+            let spent = stop
+                .spent()
                 .or_else(|| limits.would_pass_memory(result.visited.growth_bytes(arriving)));
             if let Some(limit) = spent {
                 result.incomplete = Some(Exhausted {

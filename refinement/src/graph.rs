@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 
 use crate::bits::{BitSet, PackedBits};
-use crate::budget::{Exhausted, Limit, Limits};
+use crate::budget::{ChunkStop, Exhausted, Limit, Limits};
 use crate::fingerprint::fingerprint;
 use crate::spec::Spec;
 
@@ -150,8 +150,8 @@ struct Successor {
     carried: bool,
 }
 
-/// A chunk of states expanded, flat: each state's state-changing successors (each (target,
-/// group) pair once, in the order the model gives them) end at `ends[i]`; the states among
+/// A chunk of states expanded, flat: each state's state-changing successors (in the order the
+/// model gives them) end at `ends[i]`; the states among
 /// them that were new are carried in that order; and per state, the fair groups it enables
 /// and which temporal properties hold at it. The new states are kept apart so an edge to a
 /// known state costs a few bytes, not a state's size, and nothing is allocated per state.
@@ -205,7 +205,7 @@ pub fn build<M: Spec>(
                 })?;
             let mut ids = batch.iter().map(|(id, _)| *id);
             for chunk in expanded {
-                merge(&mut graph, &mut index, &mut ids, chunk, &mut next)?;
+                merge(&mut graph, &mut index, &mut ids, chunk, &mut next, depth)?;
             }
         }
         frontier = next;
@@ -231,16 +231,10 @@ fn expand_batch<M: Spec>(
     fps: &[u64],
     limits: &Limits,
 ) -> Result<Vec<Expanded<M::State>>, Limit> {
-    let spent = std::sync::Mutex::new(None);
+    let stop = ChunkStop::default();
     let expanded = batch
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut spent = spent.lock().expect("no chunk panics holding it");
-            if spent.is_none() {
-                *spent = limits.time_or_memory();
-            }
-            let skip = spent.is_some();
-            drop(spent);
             let mut out = Expanded {
                 successors: Vec::new(),
                 ends: Vec::with_capacity(chunk.len()),
@@ -248,7 +242,7 @@ fn expand_batch<M: Spec>(
                 enabled: Vec::with_capacity(chunk.len()),
                 holds: Vec::with_capacity(chunk.len()),
             };
-            if !skip {
+            if !stop.skip(limits) {
                 let mut actions = Vec::new();
                 for (_, state) in chunk {
                     expand(model, conditions, state, known, fps, &mut actions, &mut out);
@@ -257,20 +251,21 @@ fn expand_batch<M: Spec>(
             out
         })
         .collect();
-    match spent.into_inner().expect("the batch is done") {
+    match stop.spent() {
         Some(limit) => Err(limit),
         None => Ok(expanded),
     }
 }
 
 /// Adds a chunk's expansions to the graph, in frontier order: the states' edges, numbering
-/// each new successor and queueing it for the next level.
+/// each new successor and queueing it for the next level (the level being expanded is `depth`).
 fn merge<S>(
     graph: &mut StateGraph,
     index: &mut IdIndex,
     ids: &mut impl Iterator<Item = u32>,
     chunk: Expanded<S>,
     next: &mut Vec<(u32, S)>,
+    depth: usize,
 ) -> Result<(), Exhausted> {
     let mut carried = chunk.carried.into_iter();
     let mut successors = chunk.successors.into_iter();
@@ -291,7 +286,7 @@ fn merge<S>(
                     let to = u32::try_from(graph.fps.len())
                         .ok()
                         .filter(|&to| to < u32::MAX - 1)
-                        .ok_or_else(|| Exhausted::representation("2^32 states"))?;
+                        .ok_or_else(|| Exhausted::representation("2^32 states", depth, PHASE))?;
                     // Unknown when the batch was expanded, so the expansion carried it.
                     let state = state.expect("a successor unknown to the index is carried");
                     graph.fps.push(successor.fp);
@@ -305,7 +300,7 @@ fn merge<S>(
         }
         start = end;
         let end = u32::try_from(graph.targets.len())
-            .map_err(|_| Exhausted::representation("2^32 transitions"))?;
+            .map_err(|_| Exhausted::representation("2^32 transitions", depth, PHASE))?;
         graph.offsets.push(end);
     }
     Ok(())
@@ -321,7 +316,6 @@ fn expand<M: Spec>(
     actions: &mut Vec<M::Action>,
     out: &mut Expanded<M::State>,
 ) {
-    let first = out.successors.len();
     let mut enabled = 0u64;
     actions.clear();
     model.actions(state, actions);
@@ -337,13 +331,6 @@ fn expand<M: Spec>(
             enabled |= 1 << group;
         }
         let fp = fingerprint(&next);
-        // A second action to the same state in the same group adds nothing a lasso can use.
-        if out.successors[first..]
-            .iter()
-            .any(|s| s.fp == fp && s.group == group)
-        {
-            continue;
-        }
         let is_new = known.get(fp, fps).is_none();
         if is_new {
             out.carried.push(next);

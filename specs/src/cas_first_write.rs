@@ -241,18 +241,9 @@ impl Spec for CasFirstWrite {
 
     /// The writers sorted by their local state (pc, offset, spurious flag): nothing else in a
     /// state names a writer, so this is one representative per orbit.
-    fn canonical(&self, s: &CasFwState, _symmetry: usize) -> Option<CasFwState> {
-        let n = self.writers as usize;
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&w| (s.pc[w] as u8, s.off[w], (s.spurious >> w) & 1));
-        let mut image = s.clone();
-        image.spurious = 0;
-        for (t, &w) in order.iter().enumerate() {
-            image.pc[t] = s.pc[w];
-            image.off[t] = s.off[w];
-            image.spurious |= ((s.spurious >> w) & 1) << t;
-        }
-        Some(image)
+    fn canonical(&self, s: &CasFwState, symmetry: usize) -> Option<CasFwState> {
+        let local = |w: usize| (s.pc[w] as u8, s.off[w], (s.spurious >> w) & 1);
+        Some(self.permute(s, symmetry, &sorting(self.writers, local)))
     }
 
     fn variables(&self, s: &CasFwState) -> Variables {
@@ -456,3 +447,15 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
 
 use crate::first_write::contradiction::FirstWriteContradiction;
 use crate::first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome, Statement};
+
+/// The permutation that sorts writers `0..writers` by `local`: writer w goes to the slot of its
+/// rank (ties keep their order), as `permute` takes it.
+pub(crate) fn sorting<K: Ord>(writers: u8, local: impl Fn(usize) -> K) -> Vec<u8> {
+    let mut order: Vec<usize> = (0..writers as usize).collect();
+    order.sort_by_key(|&w| local(w));
+    let mut to = vec![0u8; order.len()];
+    for (rank, &w) in order.iter().enumerate() {
+        to[w] = rank as u8;
+    }
+    to
+}

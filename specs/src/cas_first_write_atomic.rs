@@ -98,15 +98,9 @@ impl Spec for CasFirstWriteAtomic {
     }
 
     /// The writers sorted by (pc, offset): one representative per orbit.
-    fn canonical(&self, s: &AtomicState, _symmetry: usize) -> Option<AtomicState> {
-        let mut order: Vec<usize> = (0..self.writers as usize).collect();
-        order.sort_by_key(|&w| (s.pc[w] as u8, s.off[w]));
-        let mut image = s.clone();
-        for (t, &w) in order.iter().enumerate() {
-            image.pc[t] = s.pc[w];
-            image.off[t] = s.off[w];
-        }
-        Some(image)
+    fn canonical(&self, s: &AtomicState, symmetry: usize) -> Option<AtomicState> {
+        let to = crate::cas_first_write::sorting(self.writers, |w| (s.pc[w] as u8, s.off[w]));
+        Some(self.permute(s, symmetry, &to))
     }
 
     fn permute(&self, s: &AtomicState, _symmetry: usize, to: &[u8]) -> AtomicState {
