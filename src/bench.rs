@@ -5,8 +5,9 @@ use std::time::Duration;
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::knobs::Value;
 
-use loadbearing_expected::run::run;
+use loadbearing_expected::run::{distributable, run, run_distributed};
 use loadbearing_expected::suite::{override_constants, Config};
+use loadbearing_refinement::distributed::Cluster;
 
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -65,8 +66,32 @@ pub const RUNS: &[Run] = &[
 /// Thread counts each run is measured at: the speedup of the second over the first.
 pub const THREADS: &[usize] = &[1, 2];
 
+/// Timely worker counts each run the distributed engine can check is measured at, in one
+/// process (docs/distributed.md).
+pub const TIMELY_WORKERS: &[usize] = &[1, 2];
+
+/// Which engine a measurement is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The single-process engine, on rayon threads.
+    Local,
+    /// The distributed engine, on timely workers.
+    Timely,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Local => "local",
+            Engine::Timely => "timely",
+        }
+    }
+}
+
 pub struct Measured {
     pub label: String,
+    pub engine: Engine,
+    /// Threads (local) or workers (timely).
     pub threads: usize,
     pub outcome: Outcome,
     pub states: u64,
@@ -103,6 +128,7 @@ pub fn measure(
     configs: &[Config],
     filters: &[String],
     threads: &[usize],
+    timely_workers: &[usize],
     timeout: Option<Duration>,
     tlc: Option<&crate::tlc::Tlc>,
 ) -> Result<Vec<Measured>, BenchError> {
@@ -160,7 +186,49 @@ pub fn measure(
             })?;
             results.push(Measured {
                 label: label.clone(),
+                engine: Engine::Local,
                 threads,
+                outcome: judged.report.outcome().clone(),
+                states: judged.report.distinct_states(),
+                seconds: judged.report.seconds(),
+                visited_bytes: judged.report.visited_bytes(),
+                graph_bytes: judged.report.graph_bytes(),
+                peak_rss: peak_rss(),
+                tlc: tlc_run.clone(),
+            });
+        }
+        if let Err(why) = distributable(&config) {
+            if !timely_workers.is_empty() {
+                eprintln!("bench: {label} on timely: not measured ({why})");
+            }
+            continue;
+        }
+        for &workers in timely_workers {
+            let options = Options {
+                timeout,
+                progress: true,
+                ..Options::default()
+            };
+            reset_peak_rss();
+            eprintln!("bench: {label}, {workers} timely worker(s)");
+            let cluster = Cluster::new(workers, 1, 0, None).map_err(|e| BenchError::Run {
+                reason: e.to_string(),
+            })?;
+            let shared = std::sync::Arc::new(config.clone());
+            let mut reports = cluster
+                .run(move |worker| {
+                    run_distributed(worker, &shared, &options).map_err(|e| e.to_string())
+                })
+                .map_err(|e| BenchError::Run {
+                    reason: e.to_string(),
+                })?;
+            let judged = reports
+                .swap_remove(0)
+                .map_err(|reason| BenchError::Run { reason })?;
+            results.push(Measured {
+                label: label.clone(),
+                engine: Engine::Timely,
+                threads: workers,
                 outcome: judged.report.outcome().clone(),
                 states: judged.report.distinct_states(),
                 seconds: judged.report.seconds(),
@@ -187,8 +255,9 @@ fn per_state(bytes: u64, states: u64) -> String {
 /// and TLC's time, count and our ratio when it ran.
 pub fn table(results: &[Measured]) -> String {
     let mut out = format!(
-        "{:<48} {:>3} {:<12} {:>11} {:>8} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
+        "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
         "run",
+        "engine",
         "thr",
         "outcome",
         "states",
@@ -205,7 +274,7 @@ pub fn table(results: &[Measured]) -> String {
     for m in results {
         let first = results
             .iter()
-            .find(|r| r.label == m.label)
+            .find(|r| r.label == m.label && r.engine == m.engine)
             .expect("the run itself");
         let rss = m
             .peak_rss
@@ -220,8 +289,9 @@ pub fn table(results: &[Measured]) -> String {
             None => ("-".into(), "-".into()),
         };
         out.push_str(&format!(
-            "{:<48} {:>3} {:<12} {:>11} {:>8.2} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
+            "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8.2} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
             m.label,
+            m.engine.name(),
             m.threads,
             crate::render::actual(&m.outcome),
             m.states,

@@ -11,10 +11,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use loadbearing::conform;
 use loadbearing::mutate;
 use loadbearing::render;
-use loadbearing::run::{run, Judged};
+use loadbearing::run::{distributable, run, run_distributed, Judged, RunError};
 use loadbearing::suite::{self, Config};
 use loadbearing::trace;
 use loadbearing::Verdict;
+use loadbearing_refinement::distributed::Cluster;
 use loadbearing_refinement::Options;
 
 mod run_actors;
@@ -31,6 +32,28 @@ struct Cli {
     suite: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where this process stands in a distributed run (docs/distributed.md).
+#[derive(clap::Args)]
+struct ClusterArgs {
+    /// Check on timely dataflow workers, states sharded over them: safety and refinement
+    /// only. Every process of the run is started with the same configs and options.
+    #[arg(long)]
+    distributed: bool,
+    /// With --distributed: worker threads in each process.
+    #[arg(short = 'w', long, default_value_t = 1, requires = "distributed")]
+    workers: usize,
+    /// With --distributed: processes in the run.
+    #[arg(short = 'n', long, default_value_t = 1, requires = "distributed")]
+    processes: usize,
+    /// With --distributed: this process's number, from 0; process 0 prints the report.
+    #[arg(short = 'p', long, default_value_t = 0, requires = "distributed")]
+    process: usize,
+    /// With --distributed: each process's host:port, one a line, process 0 first (default:
+    /// 127.0.0.1 from port 2101 up).
+    #[arg(long, requires = "distributed")]
+    hostfile: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +111,8 @@ enum Command {
         /// of it are counted once, as TLC's SYMMETRY does. Safety and refinement only.
         #[arg(long)]
         symmetry: Vec<String>,
+        #[command(flatten)]
+        cluster: ClusterArgs,
     },
     /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
     Trace {
@@ -181,6 +206,10 @@ enum Command {
         /// Thread counts to measure each run at (the speedup is over the first).
         #[arg(long, value_delimiter = ',', default_values_t = loadbearing::bench::THREADS.to_vec())]
         threads: Vec<usize>,
+        /// Timely worker counts to measure each safety run at on the distributed engine, in
+        /// this process (empty: none).
+        #[arg(long, value_delimiter = ',', default_values_t = loadbearing::bench::TIMELY_WORKERS.to_vec())]
+        timely: Vec<usize>,
         #[arg(long)]
         timeout_secs: Option<u64>,
         /// A TLA+ models folder of a suite (named after the suite, or a `models` folder inside
@@ -242,6 +271,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             timeout_secs,
             max_memory,
             symmetry,
+            cluster,
         } => {
             let configs = load(&cli.suite)?;
             let mut selected = suite::select(configs, &filters);
@@ -272,6 +302,9 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 max_memory: max_memory.or_else(loadbearing_refinement::budget::default_max_memory),
                 progress: false,
             };
+            if cluster.distributed {
+                return check_distributed(selected, &options, format, &cluster);
+            }
             check(&selected, &options, format)
         }
         Command::Conform {
@@ -458,6 +491,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
         Command::Bench {
             filters,
             threads,
+            timely,
             timeout_secs,
             tlc,
             tla2tools,
@@ -473,6 +507,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 &configs,
                 &filters,
                 &threads,
+                &timely,
                 timeout_secs.map(Duration::from_secs),
                 tlc.as_ref(),
             )?;
@@ -505,21 +540,120 @@ fn one_config(
 }
 
 fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdict, BadInput> {
+    let mut local = |config: &Config, options: &Options| run(config, options);
+    Ok(check_with(
+        selected,
+        options,
+        format,
+        Shown::Yes,
+        0,
+        &mut local,
+    ))
+}
+
+/// Whether this worker prints the report (of a distributed run's workers, one does).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Yes,
+    No,
+}
+
+/// Runs the configs of a distributed run on this process's workers, once every process has
+/// connected. Configs it cannot check (temporal properties, actor models) are named first and
+/// make the run's verdict bad input; the others are checked.
+fn check_distributed(
+    selected: Vec<Config>,
+    options: &Options,
+    format: Format,
+    args: &ClusterArgs,
+) -> Result<Verdict, BadInput> {
+    let cluster = Cluster::new(
+        args.workers,
+        args.processes,
+        args.process,
+        args.hostfile.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    let (runnable, refused): (Vec<Config>, Vec<Config>) = selected
+        .into_iter()
+        .partition(|config| distributable(config).is_ok());
+    let leader = cluster.process == 0;
+    for config in &refused {
+        if let (Err(e), true) = (distributable(config), leader) {
+            eprintln!("error: {}: {e}", config.name);
+        }
+    }
+    if runnable.is_empty() {
+        return Err(BadInput::from(
+            "no selected config can be checked distributed (see above)".to_string(),
+        ));
+    }
+    if leader {
+        eprintln!(
+            "distributed: {} configs on {} workers ({} processes × {}), waiting for every process",
+            runnable.len(),
+            cluster.peers(),
+            cluster.processes,
+            cluster.workers
+        );
+    }
+    let runnable = std::sync::Arc::new(runnable);
+    let options = options.clone();
+    let errors_before = refused.len();
+    let verdicts = cluster
+        .run(move |worker| {
+            let shown = if leader && worker.index() == 0 {
+                Shown::Yes
+            } else {
+                Shown::No
+            };
+            let mut on_worker =
+                |config: &Config, options: &Options| run_distributed(worker, config, options);
+            check_with(
+                &runnable,
+                &options,
+                format,
+                shown,
+                errors_before,
+                &mut on_worker,
+            )
+        })
+        .map_err(|e| e.to_string())?;
+    if !leader {
+        eprintln!(
+            "process {} of {}: done; process 0 prints the report",
+            cluster.process, cluster.processes
+        );
+    }
+    Ok(verdicts[0])
+}
+
+/// Checks each config with `run`, printing the table or JSON when `shown`; `errors_before`
+/// configs were already refused (and reported) before these.
+fn check_with(
+    selected: &[Config],
+    options: &Options,
+    format: Format,
+    shown: Shown,
+    errors_before: usize,
+    run: &mut dyn FnMut(&Config, &Options) -> Result<Judged, RunError>,
+) -> Verdict {
     let started = Instant::now();
+    let shown = shown == Shown::Yes;
     let widths = render::Widths::fitting(selected);
-    if let Format::Table = format {
+    if let (Format::Table, true) = (format, shown) {
         println!("{}", render::table_header(widths));
     }
     let mut judged: Vec<Judged> = Vec::new();
-    let mut errors = 0;
+    let mut errors = errors_before;
     let mut suite_shown: Option<&str> = None;
     for config in selected {
         let options = Options {
-            progress: true,
+            progress: shown,
             ..options.clone()
         };
         // Two suites may share a config name: the heading says which suite a row is in.
-        if let Format::Table = format {
+        if let (Format::Table, true) = (format, shown) {
             if suite_shown != Some(config.suite.as_str()) {
                 println!("{}", render::suite_heading(&config.suite));
                 suite_shown = Some(&config.suite);
@@ -527,14 +661,16 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdi
         }
         match run(config, &options) {
             Ok(j) => {
-                if let Format::Table = format {
+                if let (Format::Table, true) = (format, shown) {
                     println!("{}", render::table_row(&j, widths));
                 }
                 judged.push(j);
             }
             Err(e) => {
                 // One bad config is reported and the run goes on; the exit code remembers it.
-                eprintln!("error: {}: {e}", config.name);
+                if shown {
+                    eprintln!("error: {}: {e}", config.name);
+                }
                 errors += 1;
             }
         }
@@ -542,24 +678,25 @@ fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdi
     let ok = judged.iter().filter(|j| j.ok()).count();
     let incomplete = judged.iter().filter(|j| j.incomplete()).count();
     match format {
+        _ if !shown => {}
         Format::Json => {
             let array: Vec<_> = judged.iter().map(render::judged_json).collect();
             println!("{}", pretty(&serde_json::Value::Array(array)));
         }
         Format::Table => println!(
             "\n{ok} of {} configs as expected ({incomplete} incomplete, {errors} errors) in {:.2}s",
-            selected.len(),
+            selected.len() + errors_before,
             started.elapsed().as_secs_f64()
         ),
     }
     // One bad config was reported and the run went on; the verdict remembers it.
-    Ok(if errors > 0 {
+    if errors > 0 {
         Verdict::BadInput
     } else if incomplete > 0 {
         Verdict::Incomplete
     } else {
         Verdict::of(ok == judged.len())
-    })
+    }
 }
 
 fn conform_table(results: &[conform::TargetResult]) -> String {

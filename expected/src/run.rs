@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::distributed::Worker;
 use loadbearing_refinement::{
     check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
 };
@@ -66,6 +67,10 @@ pub enum RunError {
     },
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// The distributed engine cannot check this model: its states cannot be sent between
+    /// processes.
+    #[error("{model} cannot be checked distributed: its states (Stateright's actor states) cannot be sent between processes; check it without --distributed")]
+    NotDistributable { model: String },
     /// The config's constants do not make this model (they were resolved for another one).
     #[error(transparent)]
     Constants(#[from] KnobError),
@@ -85,6 +90,44 @@ pub fn run(config: &Config, options: &Options) -> Result<Judged, RunError> {
     let entry = registry::find(config.model)
         .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
     let report = (entry.check)(&config.constants, &check_spec(config), options)?;
+    Ok(judged(config, report))
+}
+
+/// Whether the distributed engine can check `config`: its model's states travel between
+/// processes and it asks no temporal property. Asked of every config before a distributed run
+/// starts, so none is refused halfway.
+pub fn distributable(config: &Config) -> Result<(), RunError> {
+    let entry = registry::find(config.model)
+        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
+    if entry.distributed.is_none() {
+        return Err(RunError::NotDistributable {
+            model: config.model.to_string(),
+        });
+    }
+    let temporal = (entry.temporal)(&config.constants);
+    match config.properties.iter().find(|p| temporal.contains(p)) {
+        Some(property) => Err(SpecError::DistributedLiveness {
+            property: property.clone(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Checks `config` on one worker of a distributed run; every worker of the run checks the
+/// same configs in the same order, and each gets the whole report.
+pub fn run_distributed(
+    worker: &mut Worker,
+    config: &Config,
+    options: &Options,
+) -> Result<Judged, RunError> {
+    distributable(config)?;
+    let entry = registry::find(config.model)
+        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
+    let check = entry
+        .distributed
+        .expect("distributable: the model has a distributed check");
+    let report = check(worker, &config.constants, &check_spec(config), options)?;
     Ok(judged(config, report))
 }
 

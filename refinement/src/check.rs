@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use stateright::Expectation;
 
-use crate::budget::Limits;
+use crate::budget::{Exhausted, Limits};
 use crate::explore::{explore, Finding, SafetyChecks};
 use crate::graph::{self, Condition, StateGraph};
 use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
@@ -68,11 +68,15 @@ pub enum SpecError {
     /// on orbits need not lift to a fair lasso of the model, so no verdict could be trusted.
     #[error("symmetry {symmetry} with the temporal property `{property}` is refused: fairness is per process, and a loop over orbits need not be a fair behaviour of the model; check the temporal properties without --symmetry")]
     SymmetryWithLiveness { symmetry: String, property: String },
+    /// The distributed engine checks safety and refinement: a temporal property needs the
+    /// whole state graph in one place.
+    #[error("the distributed engine checks invariants, witnesses and refinements only; `{property}` is a temporal property: check it without --distributed")]
+    DistributedLiveness { property: String },
 }
 
 /// A temporal property, judged on the state graph once the safety checks pass.
-struct Temporal<M: Spec> {
-    name: &'static str,
+pub(crate) struct Temporal<M: Spec> {
+    pub name: &'static str,
     condition: fn(&M, &M::State) -> bool,
     form: Form,
 }
@@ -97,14 +101,35 @@ pub fn property_names<M: Spec>(model: &M) -> Vec<String> {
     names
 }
 
-pub fn check<M: Spec>(
-    model: &M,
+/// The checks a spec asks of a model, resolved against the model's names: the safety checks
+/// one breadth-first search makes, and the temporal properties judged on the state graph.
+pub(crate) struct Plan<'a, M: Spec> {
+    pub safety: SafetyChecks<'a, M>,
+    pub temporal: Vec<Temporal<M>>,
+}
+
+/// The model's properties and refinements, which a [`Plan`] borrows.
+pub(crate) struct Declared<M: Spec> {
+    properties: Vec<stateright::Property<M>>,
+    refinements: Vec<Box<dyn crate::refinement::Refinement<M::State>>>,
+}
+
+impl<M: Spec> Declared<M> {
+    pub fn of(model: &M) -> Self {
+        Declared {
+            properties: model.properties(),
+            refinements: model.refinements(),
+        }
+    }
+}
+
+/// Resolves `spec`'s property and symmetry names against `model`; an unknown name, or a
+/// symmetry with a temporal property, is refused.
+pub(crate) fn plan<'a, M: Spec>(
+    model: &'a M,
+    declared: &'a Declared<M>,
     spec: &CheckSpec,
-    options: &Options,
-) -> Result<ReportOf<M>, SpecError> {
-    let started = Instant::now();
-    let properties = model.properties();
-    let refinements = model.refinements();
+) -> Result<Plan<'a, M>, SpecError> {
     let symmetries = model.symmetries();
     let mut reduced = Vec::new();
     for name in &spec.symmetry {
@@ -133,7 +158,7 @@ pub fn check<M: Spec>(
     let stable = model.eventually_always();
     let mut liveness: Vec<Temporal<M>> = Vec::new();
     for name in &spec.properties {
-        if let Some(p) = properties.iter().find(|p| p.name == name) {
+        if let Some(p) = declared.properties.iter().find(|p| p.name == name) {
             match p.expectation {
                 Expectation::Always => checks.invariants.push(p.clone()),
                 Expectation::Sometimes => checks.witnesses.push(p.clone()),
@@ -149,7 +174,7 @@ pub fn check<M: Spec>(
                 condition: p.condition,
                 form: Form::EventuallyAlways,
             });
-        } else if let Some(r) = refinements.iter().find(|r| r.name() == name) {
+        } else if let Some(r) = declared.refinements.iter().find(|r| r.name() == name) {
             checks.refinements.push(r.as_ref());
         } else {
             return Err(SpecError::UnknownProperty {
@@ -165,6 +190,36 @@ pub fn check<M: Spec>(
             property: property.name.to_string(),
         });
     }
+    Ok(Plan {
+        safety: checks,
+        temporal: liveness,
+    })
+}
+
+/// The names of the model's temporal properties (`<>P` and `<>[]P`), which only the
+/// single-process engine checks.
+pub fn temporal_property_names<M: Spec>(model: &M) -> Vec<String> {
+    let mut names: Vec<String> = model
+        .properties()
+        .iter()
+        .filter(|p| matches!(p.expectation, Expectation::Eventually))
+        .map(|p| p.name.to_string())
+        .collect();
+    names.extend(model.eventually_always().iter().map(|p| p.name.to_string()));
+    names
+}
+
+pub fn check<M: Spec>(
+    model: &M,
+    spec: &CheckSpec,
+    options: &Options,
+) -> Result<ReportOf<M>, SpecError> {
+    let started = Instant::now();
+    let declared = Declared::of(model);
+    let Plan {
+        safety: checks,
+        temporal: liveness,
+    } = plan(model, &declared, spec)?;
     let limits = Limits {
         max_states: options.max_states,
         deadline: options.timeout.map(|t| (started + t, t)),
@@ -176,46 +231,25 @@ pub fn check<M: Spec>(
         .expect("a thread pool of the requested size");
     let exploration = pool.install(|| explore(model, &checks, &limits, options.progress));
 
-    let mut report = Report {
-        outcome: Outcome::Holds,
-        distinct_states: exploration.visited.len() as u64,
-        depth: exploration.depth,
-        seconds: 0.0,
-        properties_checked: spec.properties.clone(),
-        counterexample: None,
-        witnesses: Vec::new(),
-        visited_bytes: exploration.visited_bytes(),
-        graph_bytes: 0,
-    };
     let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     };
-
-    if let Some(finding) = &exploration.finding {
-        let counterexample = explain_finding(&checks, &exploration, finding);
-        report.outcome = match finding {
-            Finding::Deadlock { .. } => Outcome::Deadlock,
-            _ => Outcome::Violates(finding.property().to_string()),
-        };
-        report.counterexample = Some(counterexample);
+    let (mut report, settled) = safety_report(
+        &checks,
+        spec,
+        Searched {
+            distinct_states: exploration.visited.len() as u64,
+            depth: exploration.depth,
+            finding: exploration.finding.as_ref(),
+            witnesses_found: &exploration.witnesses_found,
+            incomplete: exploration.incomplete.as_ref(),
+            visited_bytes: exploration.visited_bytes(),
+            path_to: &|fp| exploration.path_to(fp),
+        },
+    );
+    if settled {
         return finish(report);
-    }
-    if let Some(why) = exploration.incomplete {
-        report.outcome = Outcome::Incomplete(why);
-        return finish(report);
-    }
-    for (witness, found) in checks.witnesses.iter().zip(&exploration.witnesses_found) {
-        match found {
-            Some(fp) => report.witnesses.push(Counterexample::plain(
-                witness.name,
-                replay_keyed(&checks.keys, &exploration.path_to(*fp)),
-            )),
-            None => {
-                report.outcome = Outcome::Missing(witness.name.to_string());
-                return finish(report);
-            }
-        }
     }
     if liveness.is_empty() {
         return finish(report);
@@ -263,28 +297,80 @@ pub fn check<M: Spec>(
     finish(report)
 }
 
-fn explain_finding<M: Spec>(
+/// What a breadth-first safety search found, whichever engine ran it.
+pub(crate) struct Searched<'a> {
+    pub distinct_states: u64,
+    pub depth: usize,
+    pub finding: Option<&'a Finding>,
+    pub witnesses_found: &'a [Option<u64>],
+    pub incomplete: Option<&'a Exhausted>,
+    pub visited_bytes: usize,
+    /// The keys from an initial state to a state the search reached.
+    pub path_to: &'a dyn Fn(u64) -> Vec<u64>,
+}
+
+/// The report of a safety search, and whether its verdict is settled (a finding, a budget
+/// spent or a witness missing) or the temporal properties are still to be judged.
+pub(crate) fn safety_report<M: Spec>(
     checks: &SafetyChecks<'_, M>,
-    exploration: &crate::explore::Exploration,
+    spec: &CheckSpec,
+    searched: Searched<'_>,
+) -> (ReportOf<M>, bool) {
+    let mut report = Report {
+        outcome: Outcome::Holds,
+        distinct_states: searched.distinct_states,
+        depth: searched.depth,
+        seconds: 0.0,
+        properties_checked: spec.properties.clone(),
+        counterexample: None,
+        witnesses: Vec::new(),
+        visited_bytes: searched.visited_bytes,
+        graph_bytes: 0,
+    };
+    if let Some(finding) = searched.finding {
+        report.outcome = match finding {
+            Finding::Deadlock { .. } => Outcome::Deadlock,
+            _ => Outcome::Violates(finding.property().to_string()),
+        };
+        report.counterexample = Some(explain_finding(checks, searched.path_to, finding));
+        return (report, true);
+    }
+    if let Some(why) = searched.incomplete {
+        report.outcome = Outcome::Incomplete(why.clone());
+        return (report, true);
+    }
+    for (witness, found) in checks.witnesses.iter().zip(searched.witnesses_found) {
+        match found {
+            Some(fp) => report.witnesses.push(Counterexample::plain(
+                witness.name,
+                replay_keyed(&checks.keys, &(searched.path_to)(*fp)),
+            )),
+            None => {
+                report.outcome = Outcome::Missing(witness.name.to_string());
+                return (report, true);
+            }
+        }
+    }
+    (report, false)
+}
+
+/// The counterexample of `finding`, replayed along the keys `path_to` gives from an initial
+/// state to the state the finding was made at.
+pub(crate) fn explain_finding<M: Spec>(
+    checks: &SafetyChecks<'_, M>,
+    path_to: &dyn Fn(u64) -> Vec<u64>,
     finding: &Finding,
 ) -> CounterexampleOf<M> {
     let keys = &checks.keys;
     let (path, abstract_step) = match finding {
         Finding::Invariant { state, .. } | Finding::Deadlock { state } => {
-            (replay_keyed(keys, &exploration.path_to(*state)), None)
+            (replay_keyed(keys, &path_to(*state)), None)
         }
-        Finding::Refinement {
-            from: None,
-            to,
-            images,
-            ..
-        } => (replay_keyed(keys, &[*to]), Some(images.clone())),
-        Finding::Refinement {
-            from: Some(from),
-            property,
-            ..
-        } => {
-            let mut path = replay_keyed(keys, &exploration.path_to(*from));
+        Finding::InitialRefinement { state, images, .. } => {
+            (replay_keyed(keys, &[*state]), Some(images.clone()))
+        }
+        Finding::Refinement { from, property } => {
+            let mut path = replay_keyed(keys, &path_to(*from));
             let refinement = checks
                 .refinements
                 .iter()

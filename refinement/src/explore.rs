@@ -42,11 +42,17 @@ pub enum Finding {
         property: &'static str,
         state: u64,
     },
+    /// An initial state the refinement maps to no initial state of the abstract spec.
+    InitialRefinement {
+        property: &'static str,
+        state: u64,
+        images: AbstractStep,
+    },
+    /// A step out of `from` that maps to no abstract step (nor a stutter). The step itself is
+    /// found again when the counterexample is explained, from the replayed state.
     Refinement {
         property: &'static str,
-        from: Option<u64>,
-        to: u64,
-        images: AbstractStep,
+        from: u64,
     },
     Deadlock {
         state: u64,
@@ -56,15 +62,17 @@ pub enum Finding {
 impl Finding {
     pub fn property(&self) -> &'static str {
         match self {
-            Finding::Invariant { property, .. } | Finding::Refinement { property, .. } => property,
+            Finding::Invariant { property, .. }
+            | Finding::InitialRefinement { property, .. }
+            | Finding::Refinement { property, .. } => property,
             Finding::Deadlock { .. } => "deadlock",
         }
     }
 
     /// Transitions on the shortest path that shows it.
-    fn path_len(&self, depth: usize) -> usize {
+    pub(crate) fn path_len(&self, depth: usize) -> usize {
         match self {
-            Finding::Refinement { from: Some(_), .. } => depth + 1,
+            Finding::Refinement { .. } => depth + 1,
             _ => depth,
         }
     }
@@ -122,10 +130,9 @@ pub fn explore<M: Spec>(
         if visited.insert(fp, 0) {
             for refinement in &checks.refinements {
                 if let Err(images) = refinement.check_init(&state) {
-                    init_findings.push(Finding::Refinement {
+                    init_findings.push(Finding::InitialRefinement {
                         property: refinement.name(),
-                        from: None,
-                        to: fp,
+                        state: fp,
                         images,
                     });
                 }
@@ -270,15 +277,13 @@ fn expand_chunk<M: Spec>(
         successors.clear();
         successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
         for (r, refinement) in checks.refinements.iter().enumerate() {
-            for (i, images) in refinement.check_steps(state, &successors) {
+            if !refinement.check_steps(state, &successors).is_empty() {
                 out.findings.push((
                     refinement_order + r,
                     position,
                     Finding::Refinement {
                         property: refinement.name(),
-                        from: Some(*fp),
-                        to: checks.keys.key(&successors[i]),
-                        images,
+                        from: *fp,
                     },
                 ));
             }

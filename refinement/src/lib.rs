@@ -10,6 +10,7 @@ mod bits;
 pub mod budget;
 pub mod check;
 pub mod conform;
+pub mod distributed;
 pub mod erased;
 pub mod explore;
 pub mod fingerprint;

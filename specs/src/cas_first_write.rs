@@ -16,7 +16,7 @@ pub use crate::first_write::{Row, MAX_WRITERS};
 const CAS_STEP: &str =
     "OwnerFold and ZombieWrite: each write's offset compare-and-set, taken as one step";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Pc {
     U1,
     Ins,
@@ -37,7 +37,7 @@ impl fmt::Display for Pc {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CasFwState {
     pub stored: Row,
     pub pc: [Pc; MAX_WRITERS],

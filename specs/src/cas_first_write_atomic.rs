@@ -7,13 +7,13 @@ use stateright::Model;
 
 use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AtomicPc {
     Todo,
     Done,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AtomicState {
     pub stored: Row,
     pub pc: [AtomicPc; MAX_WRITERS],

@@ -12,7 +12,7 @@ use crate::{Configured, Guard};
 /// store (where the journal revive re-enters) is in scope.
 pub const HANDOVER_LIMIT: u8 = 2;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Cassandra835State {
     pub op: Ops,
     pub store: Cell,

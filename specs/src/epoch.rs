@@ -9,7 +9,7 @@ use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::Configured;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct EpochState {
     pub op: Ops,
     pub topic: Cell,

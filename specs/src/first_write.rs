@@ -15,7 +15,9 @@ use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 pub const MAX_WRITERS: usize = 8;
 
 /// The stored row as the compound sees it: `{present, offset}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Row {
     pub present: bool,
     pub offset: u8,

@@ -14,7 +14,7 @@ use crate::{Configured, Guard};
 pub const MAX_PARTITIONS: u8 = 16;
 
 /// A set of partitions: bit `i` is partition `p{i+1}`.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Partitions(pub u16);
 
 impl Partitions {
@@ -53,7 +53,7 @@ impl fmt::Debug for Partitions {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FlowsState {
     /// The partitions assigned to this node in the current generation.
     pub owned: Partitions,

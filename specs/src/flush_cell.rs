@@ -13,14 +13,14 @@ use crate::{Configured, Guard};
 pub const VALUES: [u8; 2] = [1, 2];
 
 /// The in-memory cell: the value the key holds and whether `markPersisted` has run for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Buffer {
     pub value: u8,
     pub persisted: bool,
 }
 
 /// Where the flush is inside its three-op compound.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FlushPc {
     /// Not flushing.
     Idle,
@@ -37,7 +37,7 @@ impl fmt::Display for FlushPc {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FlushState {
     pub buffer: Buffer,
     /// What `database.write` last wrote to the durable store.

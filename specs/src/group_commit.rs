@@ -20,7 +20,7 @@ pub(crate) const CAP_LIMIT: &str =
 /// The Kafka backends' step a group commit spells out (and GroupCommitLanes with it).
 pub const COMMIT_STEP: &str = "OwnerFold: the transaction that commits a snapshot with its offset";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Pc {
     Offer,
     Acq,
@@ -43,7 +43,7 @@ impl fmt::Display for Pc {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct GcState {
     /// Writer ids in arrival order.
     pub queue: Vec<u8>,

@@ -13,7 +13,7 @@ use crate::{Configured, Guard, Under};
 pub const MAX_WRITERS: u8 = 15;
 
 /// A set of writers `1..=N`: bit `w` is writer `w` (bit 0 is unused).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct WriterSet(pub u16);
 
 impl WriterSet {
@@ -62,7 +62,9 @@ impl fmt::Debug for WriterSet {
 }
 
 /// What the last `TxnBegin` saw and took, so that `INV_NoSlotSteal` can judge it afterwards.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct LastBegin {
     /// Writes queued on the write lane when it began.
     pub w_avail: u8,
@@ -70,7 +72,7 @@ pub struct LastBegin {
     pub w_take: u8,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LanesState {
     /// The write lane: offered writes not yet taken into a transaction, in arrival order.
     pub writes: Vec<u8>,

@@ -8,7 +8,7 @@ use crate::one_key::{self, OneKey};
 use crate::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::{Configured, Guard};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct KafkaState {
     pub op: Ops,
     pub topic: Cell,

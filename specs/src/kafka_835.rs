@@ -17,7 +17,7 @@ pub const HANDOVER_LIMIT: u8 = 2;
 /// One zombie incarnation per possible rebalance.
 const ZOMBIES: usize = REBALANCE_LIMIT as usize;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Kafka835State {
     pub op: Ops,
     /// The key's record in the compacted topic.

@@ -10,7 +10,7 @@ use crate::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};
 
 /// How the recovery read has ended, if it has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ReadState {
     Reading,
     /// The read reached its target and returned.
@@ -34,7 +34,7 @@ impl fmt::Display for ReadState {
 
 /// Ticks are 16-bit: the states grow only as Deadline squared, so deadlines past a byte are in
 /// reach.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DeadlineState {
     /// Ticks since recovery began: the eviction deadline is measured on it, and progress does
     /// not reset it (the poll thread is inside recovery the whole time).

@@ -10,7 +10,7 @@ use std::fmt;
 use crate::knobs::Flag;
 
 /// Who wrote a record: the first owner, the second owner, or a producer outside the lineage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Writer {
     A,
     B,
@@ -18,7 +18,7 @@ pub enum Writer {
 }
 
 /// A record's transaction: committed, open, or aborted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Status {
     Committed,
     Open,
@@ -26,7 +26,7 @@ pub enum Status {
 }
 
 /// One record per transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Rec {
     pub w: Writer,
     pub st: Status,
@@ -52,7 +52,7 @@ impl fmt::Display for Rec {
 pub const MAX_LOG: usize = 5;
 
 /// The writer script's position (`wphase`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum WPhase {
     A1,
     A2,
@@ -78,7 +78,9 @@ impl fmt::Display for WPhase {
 }
 
 /// A set of log indexes (1-based, as the spec counts them), one bit each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Indexes(u8);
 
 impl Indexes {
@@ -110,7 +112,7 @@ impl fmt::Display for Indexes {
 }
 
 /// The topic partition's log, one record per transaction.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Log(pub Vec<Rec>);
 
 impl Log {
@@ -175,7 +177,7 @@ impl fmt::Display for Log {
 }
 
 /// The log and the writer script: the variables the environment owns.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Topic {
     pub log: Log,
     pub wphase: WPhase,

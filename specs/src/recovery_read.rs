@@ -14,7 +14,7 @@ use crate::{Configured, Guard, Under};
 
 /// Where the fine-grained read is: before capturing its bound, draining to it, done, or failed
 /// loudly by the tripwire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ReaderState {
     Pending,
     Reading,
@@ -33,7 +33,7 @@ impl fmt::Display for ReaderState {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ReadState {
     /// `log` and `wphase`, the environment's.
     pub topic: Topic,

@@ -11,7 +11,7 @@ use crate::Configured;
 
 /// Where the atomic read is: before its linearization point, between it and the response, or
 /// done.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AtomicRead {
     Pending,
     Reading,
@@ -28,7 +28,7 @@ impl fmt::Display for AtomicRead {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AtomicReadState {
     /// `log` and `wphase`, shared with the implementation.
     pub topic: Topic,

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
-use loadbearing_refinement::check::property_names;
+use loadbearing_refinement::check::{property_names, temporal_property_names};
+use loadbearing_refinement::distributed::{self, Worker};
 use loadbearing_refinement::view::{view, View};
 use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecError};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::cas_first_write::CasFirstWrite;
 use crate::cas_first_write_atomic::CasFirstWriteAtomic;
@@ -44,6 +47,12 @@ pub type Resolve = fn(&Constants) -> Result<Resolved, KnobError>;
 /// Checks the model a config's constants build, behind the registry's one face.
 pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
 
+/// Checks the model a config's constants build on one worker of a distributed run (every
+/// worker of the run makes the same call), for models whose states can travel between
+/// processes.
+pub type DistributedFn =
+    fn(&mut Worker, &Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
+
 pub struct ModelEntry {
     pub name: &'static str,
     /// The model's description (`Configured::DOC`), compiled in.
@@ -56,7 +65,12 @@ pub struct ModelEntry {
     /// Checks the model the constants build; the report hides the model's types (a caller
     /// that knows them takes the typed report back with `typed`).
     pub check: CheckFn,
+    /// The distributed check, when the model's states can be sent between processes (not the
+    /// actor models: Stateright's actor states cannot be read back).
+    pub distributed: Option<DistributedFn>,
     pub properties: fn(&Resolved) -> Vec<String>,
+    /// The temporal ones among them, which the distributed engine refuses.
+    pub temporal: fn(&Resolved) -> Vec<String>,
     pub fairness: fn(&Resolved) -> Vec<String>,
     /// The model for people: Stateright's explorer, explorer paths, the state graph.
     pub view: fn(&Resolved, &CheckSpec) -> Box<dyn View>,
@@ -87,38 +101,56 @@ fn entry<M: Configured>() -> ModelEntry {
             let report = check(model.as_ref(), spec, options)?;
             Ok(erase(model, report))
         },
+        distributed: None,
         properties: |knobs| property_names(&model::<M>(knobs)),
+        temporal: |knobs| temporal_property_names(&model::<M>(knobs)),
         fairness: |knobs| model::<M>(knobs).fairness_groups(),
         view: |knobs, spec| view(model::<M>(knobs), spec),
+    }
+}
+
+/// `entry`, for a model whose states serialize: it can also be checked distributed.
+fn shardable<M>() -> ModelEntry
+where
+    M: Configured,
+    M::State: Serialize + DeserializeOwned,
+{
+    ModelEntry {
+        distributed: Some(|worker, knobs, spec, options| {
+            let model = Arc::new(model::<M>(knobs));
+            let report = distributed::check_on(worker, model.as_ref(), spec, options)?;
+            Ok(erase(model, report))
+        }),
+        ..entry::<M>()
     }
 }
 
 /// The models a config may name. CasFirstWriteAtomic is a refinement target only.
 pub fn models() -> Vec<ModelEntry> {
     vec![
-        entry::<SingleWriterStore>(),
-        entry::<Cassandra>(),
-        entry::<Kafka>(),
-        entry::<Epoch>(),
-        entry::<CasFirstWrite>(),
-        entry::<ReplayFence>(),
-        entry::<GroupCommit>(),
-        entry::<Ssi>(),
+        shardable::<SingleWriterStore>(),
+        shardable::<Cassandra>(),
+        shardable::<Kafka>(),
+        shardable::<Epoch>(),
+        shardable::<CasFirstWrite>(),
+        shardable::<ReplayFence>(),
+        shardable::<GroupCommit>(),
+        shardable::<Ssi>(),
         entry::<CassandraActors>(),
         entry::<KafkaActors>(),
         entry::<EpochActors>(),
         entry::<GroupCommitActors>(),
         entry::<SsiActors>(),
         // The #835 suite's models with no counterpart in the tower.
-        entry::<FlowsAlive>(),
-        entry::<FlushCell>(),
-        entry::<RecoveryDeadline>(),
-        entry::<TokenSync>(),
-        entry::<GroupCommitLanes>(),
-        entry::<RecoveryReadAtomic>(),
-        entry::<RecoveryRead>(),
-        entry::<Cassandra835>(),
-        entry::<Kafka835>(),
+        shardable::<FlowsAlive>(),
+        shardable::<FlushCell>(),
+        shardable::<RecoveryDeadline>(),
+        shardable::<TokenSync>(),
+        shardable::<GroupCommitLanes>(),
+        shardable::<RecoveryReadAtomic>(),
+        shardable::<RecoveryRead>(),
+        shardable::<Cassandra835>(),
+        shardable::<Kafka835>(),
     ]
 }
 

@@ -8,7 +8,7 @@ use crate::{Configured, Guard};
 
 /// Offsets are 16-bit: the states grow only as MaxOffset cubed, so offsets past a byte are in
 /// reach (MaxOffset = 400: 10,827,000 states, as TLC counts them).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ReplayState {
     pub stored: u16,
     pub cur: u16,

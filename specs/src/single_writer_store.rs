@@ -13,7 +13,9 @@ use crate::Configured;
 /// event's key takes two bits of [`Input::keys`]).
 pub const MAX_KEYS: usize = 4;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Durable {
     pub present: bool,
     pub offset: u8,
@@ -44,7 +46,7 @@ impl fmt::Display for Durable {
 
 /// `input[o]` for `o` in `1..=MaxOffset`: key in bits `2o..2o+2` of `keys`, delete in bit `o`.
 /// Two bits a key fit every offset a set of offsets holds ([`LAST_OFFSET`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Input {
     pub keys: u64,
     pub deletes: u32,
@@ -69,7 +71,7 @@ impl Input {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SwsState {
     pub input: Input,
     pub durable: [Durable; MAX_KEYS],

@@ -8,7 +8,7 @@ use crate::{Configured, Guard};
 
 /// Generations are 16-bit: the states grow only as MaxGen squared, so generations past a byte
 /// are in reach.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TokenState {
     /// The coordinator's current generation: the truth the token must follow.
     pub live_gen: u16,

@@ -106,7 +106,7 @@ impl Op {
 }
 
 /// The event log of one key: offset `o` in `1..=max` is a delete iff bit `o` is set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ops(pub u32);
 
 impl Ops {
@@ -145,8 +145,7 @@ impl Ops {
 
 /// A row of the store, or a compacted-topic record. In a trace, `{"kind":"absent"}`,
 /// `{"kind":"snap","offset":2,"contents":[1,2]}` or `{"kind":"tomb","offset":3}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "CellWire", from = "CellWire")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub present: bool,
     pub deleted: bool,
@@ -210,6 +209,34 @@ enum CellWire {
     Absent {},
     Snap { offset: u8, contents: Offsets },
     Tomb { offset: u8 },
+}
+
+/// People and traces read a cell in its tagged form; the distributed engine's binary wire
+/// (bincode, which cannot read a tagged form back) carries its four fields as they are.
+impl Serialize for Cell {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            CellWire::from(*self).serialize(serializer)
+        } else {
+            (self.present, self.deleted, self.offset, self.contents.0).serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Cell {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Cell, D::Error> {
+        if deserializer.is_human_readable() {
+            return CellWire::deserialize(deserializer).map(Cell::from);
+        }
+        let (present, deleted, offset, contents) =
+            <(bool, bool, u8, u32)>::deserialize(deserializer)?;
+        Ok(Cell {
+            present,
+            deleted,
+            offset,
+            contents: Offsets(contents),
+        })
+    }
 }
 
 impl From<Cell> for CellWire {

@@ -12,6 +12,7 @@ mod conform;
 mod conform_flow;
 mod conform_gc;
 mod conform_kafka;
+mod distributed;
 mod docs;
 mod explorer;
 mod isolation;

@@ -22,7 +22,7 @@ pub const MAX_PAGES: usize = 2;
 /// snapshot, as libdb's MAX_LSN `visible_lsn` of a read-only transaction.
 pub const NO_COMMIT_POINT: u8 = u8::MAX;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Status {
     Idle,
     Running,
@@ -31,7 +31,9 @@ pub enum Status {
 }
 
 /// Where a running transaction is in its commit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Phase {
     Exec,
     /// CHECK passed; the commit record is not yet durable.
@@ -64,7 +66,7 @@ impl Failure {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Txn {
     pub status: Status,
     pub pc: u8,
@@ -118,13 +120,13 @@ impl Txn {
 }
 
 /// One version of a key. `writer` 0 is the initial value; `t + 1` is transaction t.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Version {
     pub writer: u8,
     pub value: i8,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SsiState {
     pub txns: [Txn; MAX_TXNS],
     pub versions: Vec<Vec<Version>>,
