@@ -293,6 +293,15 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_travels_between_processes_in_binary() {
+        // The distributed engine's wire (bincode) cannot read the tagged form back.
+        let cells = [Cell::ABSENT, Cell::snap(2, Offsets(0b110)), Cell::tomb(3)];
+        let bytes = bincode::serialize(&cells).unwrap();
+        let back: [Cell; 3] = bincode::deserialize(&bytes).unwrap();
+        assert_eq!(back, cells);
+    }
+
+    #[test]
     fn rows_and_offset_sets_read_back_as_written() {
         let cells = [Cell::ABSENT, Cell::snap(2, Offsets(0b110)), Cell::tomb(3)];
         let text = serde_json::to_string(&cells).unwrap();
