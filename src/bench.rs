@@ -5,7 +5,7 @@ use std::time::Duration;
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::knobs::Value;
 
-use loadbearing_expected::run::{distributable, run, run_distributed};
+use loadbearing_expected::run::{distributable, run, run_distributed, Judged};
 use loadbearing_expected::suite::{override_constants, Config};
 use loadbearing_refinement::distributed::Cluster;
 
@@ -104,6 +104,28 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// A run's figures, read from its report and the process's peak memory just after it.
+    fn of(
+        label: &str,
+        engine: Engine,
+        threads: usize,
+        judged: &Judged,
+        tlc: &Option<crate::tlc::TlcRun>,
+    ) -> Measured {
+        Measured {
+            label: label.to_string(),
+            engine,
+            threads,
+            outcome: judged.report.outcome().clone(),
+            states: judged.report.distinct_states(),
+            seconds: judged.report.seconds(),
+            visited_bytes: judged.report.visited_bytes(),
+            graph_bytes: judged.report.graph_bytes(),
+            peak_rss: peak_rss(),
+            tlc: tlc.clone(),
+        }
+    }
+
     pub fn states_per_second(&self) -> f64 {
         self.states as f64 / self.seconds.max(1e-9)
     }
@@ -184,18 +206,13 @@ pub fn measure(
             let judged = run(&config, &options).map_err(|e| BenchError::Run {
                 reason: e.to_string(),
             })?;
-            results.push(Measured {
-                label: label.clone(),
-                engine: Engine::Local,
+            results.push(Measured::of(
+                &label,
+                Engine::Local,
                 threads,
-                outcome: judged.report.outcome().clone(),
-                states: judged.report.distinct_states(),
-                seconds: judged.report.seconds(),
-                visited_bytes: judged.report.visited_bytes(),
-                graph_bytes: judged.report.graph_bytes(),
-                peak_rss: peak_rss(),
-                tlc: tlc_run.clone(),
-            });
+                &judged,
+                &tlc_run,
+            ));
         }
         if let Err(why) = distributable(&config) {
             if !timely_workers.is_empty() {
@@ -225,18 +242,13 @@ pub fn measure(
             let judged = reports
                 .swap_remove(0)
                 .map_err(|reason| BenchError::Run { reason })?;
-            results.push(Measured {
-                label: label.clone(),
-                engine: Engine::Timely,
-                threads: workers,
-                outcome: judged.report.outcome().clone(),
-                states: judged.report.distinct_states(),
-                seconds: judged.report.seconds(),
-                visited_bytes: judged.report.visited_bytes(),
-                graph_bytes: judged.report.graph_bytes(),
-                peak_rss: peak_rss(),
-                tlc: tlc_run.clone(),
-            });
+            results.push(Measured::of(
+                &label,
+                Engine::Timely,
+                workers,
+                &judged,
+                &tlc_run,
+            ));
         }
     }
     Ok(results)

@@ -235,6 +235,20 @@ pub fn explore<M: Spec>(
     result
 }
 
+/// Fills `successors` with the states `state`'s actions reach, in the model's action order
+/// (stutters included); `actions` is scratch space kept between calls.
+pub(crate) fn successors_into<M: Spec>(
+    model: &M,
+    state: &M::State,
+    actions: &mut Vec<M::Action>,
+    successors: &mut Vec<M::State>,
+) {
+    actions.clear();
+    model.actions(state, actions);
+    successors.clear();
+    successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
+}
+
 fn expand_chunk<M: Spec>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
@@ -272,10 +286,7 @@ fn expand_chunk<M: Spec>(
                 out.witnesses[i] = Some(*fp);
             }
         }
-        actions.clear();
-        model.actions(state, &mut actions);
-        successors.clear();
-        successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
+        successors_into(model, state, &mut actions, &mut successors);
         for (r, refinement) in checks.refinements.iter().enumerate() {
             if !refinement.check_steps(state, &successors).is_empty() {
                 out.findings.push((

@@ -25,7 +25,7 @@ use timely::worker::Worker;
 
 use super::net::Net;
 use crate::budget::{Exhausted, Limit, Limits};
-use crate::explore::{Finding, SafetyChecks};
+use crate::explore::{successors_into, Finding, SafetyChecks};
 use crate::spec::Spec;
 use crate::visited::Visited;
 
@@ -225,10 +225,7 @@ where
                     witnesses[i] = Some((rank, key));
                 }
             }
-            actions.clear();
-            model.actions(state, &mut actions);
-            successors.clear();
-            successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
+            successors_into(model, state, &mut actions, &mut successors);
             for (r, refinement) in checks.refinements.iter().enumerate() {
                 if !refinement.check_steps(state, &successors).is_empty() {
                     note(Noted {
