@@ -574,13 +574,18 @@ fn check_distributed(
         args.hostfile.as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    let (runnable, refused): (Vec<Config>, Vec<Config>) = selected
-        .into_iter()
-        .partition(|config| distributable(config).is_ok());
     let leader = cluster.process == 0;
-    for config in &refused {
-        if let (Err(e), true) = (distributable(config), leader) {
-            eprintln!("error: {}: {e}", config.name);
+    let mut runnable = Vec::new();
+    let mut refused = 0;
+    for config in selected {
+        match distributable(&config) {
+            Ok(()) => runnable.push(config),
+            Err(e) => {
+                refused += 1;
+                if leader {
+                    eprintln!("error: {}: {e}", config.name);
+                }
+            }
         }
     }
     if runnable.is_empty() {
@@ -599,7 +604,7 @@ fn check_distributed(
     }
     let runnable = std::sync::Arc::new(runnable);
     let options = options.clone();
-    let errors_before = refused.len();
+    let errors_before = refused;
     let verdicts = cluster
         .run(move |worker| {
             let shown = if leader && worker.index() == 0 {

@@ -121,12 +121,14 @@ pub fn run_distributed(
     config: &Config,
     options: &Options,
 ) -> Result<Judged, RunError> {
-    distributable(config)?;
     let entry = registry::find(config.model)
         .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
+    // A temporal property is refused by the check itself (SpecError::DistributedLiveness).
     let check = entry
         .distributed
-        .expect("distributable: the model has a distributed check");
+        .ok_or_else(|| RunError::NotDistributable {
+            model: config.model.to_string(),
+        })?;
     let report = check(worker, &config.constants, &check_spec(config), options)?;
     Ok(judged(config, report))
 }

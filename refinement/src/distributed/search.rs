@@ -26,6 +26,7 @@ use timely::worker::Worker;
 use super::net::Net;
 use crate::budget::{Exhausted, Limit, Limits};
 use crate::explore::{successors_into, Finding, SafetyChecks};
+use crate::fingerprint::BuildIdentity;
 use crate::spec::Spec;
 use crate::visited::Visited;
 
@@ -274,7 +275,8 @@ where
         frontier.clear();
 
         // Round 2: keep the new states, each with its least order, and place them.
-        let mut fresh: HashMap<u64, (Order, u64, M::State)> = HashMap::new();
+        // Keys are fingerprints already: hashing them again would only cost time.
+        let mut fresh: HashMap<u64, (Order, u64, M::State), BuildIdentity> = HashMap::default();
         for message in net.round(worker) {
             if let Message::Successor {
                 key,
@@ -448,7 +450,7 @@ where
                 .expect("a state on a path was visited by its owner");
             net.broadcast(worker, Message::Parent { key: at, parent });
         }
-        let mut parents = HashMap::new();
+        let mut parents: HashMap<u64, u64, BuildIdentity> = HashMap::default();
         for message in net.round(worker) {
             if let Message::Parent { key, parent } = message {
                 parents.insert(key, parent);
