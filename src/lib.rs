@@ -7,6 +7,7 @@ pub mod explore;
 pub mod isolation;
 pub mod mutate;
 pub mod render;
+pub mod sequence;
 pub mod tlc;
 pub mod trace;
 pub mod verdict;

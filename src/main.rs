@@ -456,6 +456,8 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                     TraceFormat::Text => print!("{}", trace::text(&traced)),
                     TraceFormat::Json => println!("{}", pretty(&trace::json(&traced))),
                     TraceFormat::Dot => print!("{}", dot()?),
+                    // The path is a sequence diagram (no Graphviz); the state graph is Graphviz's.
+                    TraceFormat::Svg if !graph => print!("{}", trace::sequence_svg(&traced)?),
                     TraceFormat::Svg => print!("{}", trace::svg(&dot()?)?),
                 }
             }

@@ -186,6 +186,26 @@ fn vars_label(vars: &[(String, String)]) -> String {
 
 const RED: &str = "#c0392b";
 
+/// The counterexample as a sequence diagram (SVG): one lifeline per actor.
+pub fn sequence_svg(t: &Traced) -> Result<String, DrawError> {
+    let cx = t.counterexample().ok_or(DrawError::NoCounterexample)?;
+    Ok(crate::sequence::svg(cx, &diagram_title(t)))
+}
+
+/// A diagram's heading: the config and what it violates, in how many steps.
+pub fn diagram_title(t: &Traced) -> String {
+    match t.counterexample() {
+        Some(cx) => format!(
+            "{}: violates {} ({} step{})",
+            t.judged.config.name,
+            cx.property,
+            cx.len(),
+            if cx.len() == 1 { "" } else { "s" }
+        ),
+        None => t.judged.config.name.clone(),
+    }
+}
+
 /// The counterexample path as Graphviz DOT: one node per step (a lasso's last step is drawn
 /// back into its loop start), the offending step or state in red.
 pub fn path_dot(t: &Traced) -> Result<String, DrawError> {

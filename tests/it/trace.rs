@@ -116,8 +116,35 @@ fn a_graph_too_large_for_a_picture_is_a_clear_error() {
 }
 
 #[test]
-fn svg_renders_with_graphviz_or_says_how_to_get_it() {
-    let out = loadbearing(&["trace", "gc_ungated", "--format", "svg"]);
+fn the_path_svg_is_a_sequence_diagram_drawn_without_graphviz() {
+    // epoch_refines: Rebalance (coordinator), ZombieInit and ZombieCommit (zombie), OwnerFold
+    // (owner): four steps on three lifelines, the abstract images under the last.
+    let out = loadbearing(&["trace", "epoch_refines", "--format", "svg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg = stdout(&out);
+    assert_eq!(svg.matches(r#"<g class="step""#).count(), 4, "{svg}");
+    assert_eq!(svg.matches(r#"<g class="lifeline""#).count(), 3, "{svg}");
+    for actor in ["coordinator", "zombie", "owner"] {
+        assert!(
+            svg.contains(&format!(r#"data-actor="{actor}""#)),
+            "{actor}: {svg}"
+        );
+    }
+    assert!(svg.contains("✗ RefSafeSpec is violated"), "{svg}");
+    assert!(svg.contains("abstract before"), "{svg}");
+}
+
+#[test]
+fn a_liveness_counterexample_draws_its_loop_back() {
+    let out = loadbearing(&["trace", "kafka-flow-835/kafka_genlag", "--format", "svg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg = stdout(&out);
+    assert_eq!(svg.matches(r#"class="loop""#).count(), 1, "{svg}");
+}
+
+#[test]
+fn the_graph_svg_renders_with_graphviz_or_says_how_to_get_it() {
+    let out = loadbearing(&["trace", "cassandra_unguarded", "--graph", "--format", "svg"]);
     if has_dot() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert!(stdout(&out).contains("<svg"));
