@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use loadbearing::conform;
+use loadbearing::junit;
 use loadbearing::mutate;
 use loadbearing::render;
 use loadbearing::run::{distributable, run, run_distributed, Judged, RunError};
@@ -62,11 +63,20 @@ enum Format {
     Json,
 }
 
+/// The formats of the commands that judge (check, conform): JUnit XML for CI besides.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ResultFormat {
+    Table,
+    Json,
+    Junit,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum MutateFormat {
     Table,
     Json,
     Markdown,
+    Junit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -89,8 +99,8 @@ enum Command {
         /// A part of a config's name (`gc_`), or with a `/` of its address `suite/name`
         /// (`kafka-flow-835/` selects one suite).
         filters: Vec<String>,
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ResultFormat::Table)]
+        format: ResultFormat,
         /// Override a constant of the selected configs: MaxOffset=12, Writers=4, Guarded=false.
         #[arg(long = "set", value_name = "NAME=VALUE")]
         sets: Vec<String>,
@@ -174,8 +184,8 @@ enum Command {
         /// Seed of the offsets, the jitter and the random walks (printed when not given).
         #[arg(long)]
         seed: Option<u64>,
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ResultFormat::Table)]
+        format: ResultFormat,
         /// Validate this NDJSON trace file instead (with --model).
         #[arg(long, requires = "model")]
         trace: Option<PathBuf>,
@@ -185,6 +195,34 @@ enum Command {
         /// With --trace: override a constant of that config or model (MaxOffset=5).
         #[arg(long = "set", value_name = "NAME=VALUE")]
         sets: Vec<String>,
+    },
+    /// Write a static HTML site of one check + mutate + conform run (readable offline, from
+    /// file://): every config, the tower, the mutation and conformance tables, and a page per
+    /// config with its counterexample drawn as a sequence diagram.
+    Report {
+        /// The folder to write the site into (created if missing; its pages are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// Configs to check and mutate, as `check` selects them (none: every config).
+        filters: Vec<String>,
+        /// Conformance targets, as `conform` names them (none: every target on its embedded
+        /// default).
+        #[arg(long = "conform", value_name = "TARGET")]
+        conform_targets: Vec<String>,
+        /// Leave the conformance run out (the page says it was not run).
+        #[arg(long, conflicts_with = "conform_targets")]
+        no_conform: bool,
+        /// Leave guard mutation out (the page says it was not run).
+        #[arg(long)]
+        no_mutate: bool,
+        /// Conformance traces per target.
+        #[arg(long, default_value_t = 10)]
+        traces: usize,
+        /// Seed of the conformance runs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
     },
     /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
     Isolation(loadbearing::isolation::Args),
@@ -326,68 +364,31 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 print!("{}", conform_targets());
                 return Ok(Verdict::AsExpected);
             }
-            let wanted = backend;
-            let targets: Vec<&dyn conform::Target> = if targets.is_empty() {
-                conform::targets::ALL
-                    .iter()
-                    .copied()
-                    .filter(|t| match wanted {
-                        Some(kind) => t.backends().contains(&kind),
-                        // The embedded defaults: a target whose default is a server (the
-                        // compound) runs only when its backend is asked for.
-                        None => t.backends()[0].embedded(),
-                    })
-                    .collect()
-            } else {
-                targets
-                    .iter()
-                    .map(|t| conform::targets::find(t).map_err(|e| e.to_string()))
-                    .collect::<Result<Vec<_>, _>>()?
-            };
             if !(1..=8).contains(&writers) {
                 return Err(BadInput::from(format!(
                     "--writers {writers}: the models hold 1 to 8 writers"
                 )));
             }
-            // Every target must run where asked: nothing is silently skipped.
-            let mut plan = Vec::new();
-            for target in targets {
-                let kind = wanted.unwrap_or(target.backends()[0]);
-                // Before anything runs: a target on a backend it does not run on, or a server
-                // backend left out of this build (the error names its feature), is bad input.
-                conform::target::check_backend(target, kind)?;
-                plan.push((target, kind));
-            }
-            // The replay data names targets of the table (before anything runs).
-            conform::targets::replays()?;
+            let plan = conform_plan(&targets, backend)?;
             let seed = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_secs())
                     .unwrap_or(1)
             });
-            let mut servers = conform::Servers::default();
-            let mut results = Vec::new();
-            for (target, kind) in plan {
-                let backend = servers.backend(kind)?;
-                eprintln!(
-                    "conform: {} on {} (seed {seed})",
-                    target.name(),
-                    backend.name()
-                );
-                let settings = conform::Settings {
-                    backend,
-                    traces,
-                    writers,
-                    seed,
-                };
-                results.push(conform::run(target, &settings)?);
-            }
+            let results = conform_run(plan, traces, writers, seed)?;
             match format {
-                Format::Table => print!("{}", conform_table(&results)),
-                Format::Json => println!(
+                ResultFormat::Table => print!("{}", conform_table(&results)),
+                ResultFormat::Json => println!(
                     "{}",
                     pretty(&serde_json::to_value(&results).expect("results serialize"))
+                ),
+                ResultFormat::Junit => print!(
+                    "{}",
+                    junit::xml(
+                        "loadbearing conform",
+                        &junit::grouped(junit::conform_cases(&results))
+                    )
                 ),
             }
             eprintln!("seed {seed}: rerun with --seed {seed}");
@@ -418,6 +419,13 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                     pretty(&serde_json::to_value(&coverage).expect("coverage serializes"))
                 ),
                 MutateFormat::Markdown => print!("{}", mutate::markdown(&coverage)),
+                MutateFormat::Junit => print!(
+                    "{}",
+                    junit::xml(
+                        "loadbearing mutate",
+                        &junit::grouped(junit::mutate_cases(&coverage))
+                    )
+                ),
             }
             let unexplained = coverage.unexplained();
             for g in &unexplained {
@@ -484,6 +492,94 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             }
             Ok(Verdict::AsExpected)
         }
+        Command::Report {
+            out,
+            filters,
+            conform_targets,
+            no_conform,
+            no_mutate,
+            traces,
+            seed,
+            threads,
+        } => {
+            let configs = load(&cli.suite)?;
+            let selected = suite::select(configs.clone(), &filters);
+            if selected.is_empty() {
+                return Err(BadInput::from(format!(
+                    "no config matches {filters:?}; `loadbearing list` shows them"
+                )));
+            }
+            let plan = if no_conform {
+                Vec::new()
+            } else {
+                conform_plan(&conform_targets, None)?
+            };
+            let explanations = mutate::built_in_explanations()?;
+            let options = Options {
+                threads,
+                max_memory: loadbearing_refinement::budget::default_max_memory(),
+                progress: true,
+                ..Options::default()
+            };
+            let mut judged = Vec::new();
+            let mut failures = Vec::new();
+            for (n, config) in selected.iter().enumerate() {
+                eprintln!(
+                    "report: check {}/{} {}/{}",
+                    n + 1,
+                    selected.len(),
+                    config.suite,
+                    config.name
+                );
+                match run(config, &options) {
+                    Ok(j) => judged.push(j),
+                    Err(e) => {
+                        eprintln!("error: {}: {e}", config.name);
+                        failures.push(junit::RunFailure {
+                            suite: config.suite.clone(),
+                            config: config.name.clone(),
+                            error: e.to_string(),
+                        });
+                    }
+                }
+            }
+            let coverage = if no_mutate {
+                None
+            } else {
+                eprintln!("report: guard mutation of {} configs", selected.len());
+                Some(mutate::mutate(
+                    &selected,
+                    &configs,
+                    &explanations,
+                    &options,
+                )?)
+            };
+            let results = conform_run(plan, traces, 8, seed)?;
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let inputs = loadbearing::report::Inputs {
+                judged: &judged,
+                failures: &failures,
+                coverage: coverage.as_ref(),
+                conformance: &results,
+                command: &command,
+            };
+            let pages = loadbearing::report::write(&out, &inputs)?;
+            eprintln!(
+                "report: {} ({} files)",
+                out.join("index.html").display(),
+                pages.len()
+            );
+            let all_ok = judged.iter().all(|j| j.ok())
+                && coverage.as_ref().is_none_or(|c| c.unexplained().is_empty())
+                && results.iter().all(|r| r.ok);
+            Ok(if !failures.is_empty() {
+                Verdict::BadInput
+            } else if judged.iter().any(|j| j.incomplete()) {
+                Verdict::Incomplete
+            } else {
+                Verdict::of(all_ok)
+            })
+        }
         Command::Isolation(args) => Ok(loadbearing::isolation::run(args)?),
         Command::RunActors {
             system,
@@ -541,7 +637,11 @@ fn one_config(
     Ok(config)
 }
 
-fn check(selected: &[Config], options: &Options, format: Format) -> Result<Verdict, BadInput> {
+fn check(
+    selected: &[Config],
+    options: &Options,
+    format: ResultFormat,
+) -> Result<Verdict, BadInput> {
     let mut local = |config: &Config, options: &Options| run(config, options);
     Ok(check_with(
         selected,
@@ -566,7 +666,7 @@ enum Shown {
 fn check_distributed(
     selected: Vec<Config>,
     options: &Options,
-    format: Format,
+    format: ResultFormat,
     args: &ClusterArgs,
 ) -> Result<Verdict, BadInput> {
     let cluster = Cluster::new(
@@ -640,7 +740,7 @@ fn check_distributed(
 fn check_with(
     selected: &[Config],
     options: &Options,
-    format: Format,
+    format: ResultFormat,
     shown: Shown,
     errors_before: usize,
     run: &mut dyn FnMut(&Config, &Options) -> Result<Judged, RunError>,
@@ -648,11 +748,12 @@ fn check_with(
     let started = Instant::now();
     let shown = shown == Shown::Yes;
     let widths = render::Widths::fitting(selected);
-    if let (Format::Table, true) = (format, shown) {
+    if let (ResultFormat::Table, true) = (format, shown) {
         println!("{}", render::table_header(widths));
     }
     let mut judged: Vec<Judged> = Vec::new();
     let mut errors = errors_before;
+    let mut failures: Vec<junit::RunFailure> = Vec::new();
     let mut suite_shown: Option<&str> = None;
     for config in selected {
         let options = Options {
@@ -660,7 +761,7 @@ fn check_with(
             ..options.clone()
         };
         // Two suites may share a config name: the heading says which suite a row is in.
-        if let (Format::Table, true) = (format, shown) {
+        if let (ResultFormat::Table, true) = (format, shown) {
             if suite_shown != Some(config.suite.as_str()) {
                 println!("{}", render::suite_heading(&config.suite));
                 suite_shown = Some(&config.suite);
@@ -668,7 +769,7 @@ fn check_with(
         }
         match run(config, &options) {
             Ok(j) => {
-                if let (Format::Table, true) = (format, shown) {
+                if let (ResultFormat::Table, true) = (format, shown) {
                     println!("{}", render::table_row(&j, widths));
                 }
                 judged.push(j);
@@ -678,6 +779,11 @@ fn check_with(
                 if shown {
                     eprintln!("error: {}: {e}", config.name);
                 }
+                failures.push(junit::RunFailure {
+                    suite: config.suite.clone(),
+                    config: config.name.clone(),
+                    error: e.to_string(),
+                });
                 errors += 1;
             }
         }
@@ -686,11 +792,18 @@ fn check_with(
     let incomplete = judged.iter().filter(|j| j.incomplete()).count();
     match format {
         _ if !shown => {}
-        Format::Json => {
+        ResultFormat::Json => {
             let array: Vec<_> = judged.iter().map(render::judged_json).collect();
             println!("{}", pretty(&serde_json::Value::Array(array)));
         }
-        Format::Table => println!(
+        ResultFormat::Junit => print!(
+            "{}",
+            junit::xml(
+                "loadbearing check",
+                &junit::grouped(junit::check_cases(&judged, &failures))
+            )
+        ),
+        ResultFormat::Table => println!(
             "\n{ok} of {} configs as expected ({incomplete} incomplete, {errors} errors) in {:.2}s",
             selected.len() + errors_before,
             started.elapsed().as_secs_f64()
@@ -744,6 +857,69 @@ fn conform_table(results: &[conform::TargetResult]) -> String {
     out
 }
 
+/// The conformance targets to run and where: those named, or every target that runs on the
+/// backend asked for (on its embedded default when none is). Every check is made before anything
+/// runs: a target on a backend it does not run on, or a server backend left out of this build,
+/// is bad input, so nothing is silently skipped.
+fn conform_plan(
+    targets: &[String],
+    wanted: Option<conform::BackendKind>,
+) -> Result<Vec<(&'static dyn conform::Target, conform::BackendKind)>, BadInput> {
+    let targets: Vec<&'static dyn conform::Target> = if targets.is_empty() {
+        conform::targets::ALL
+            .iter()
+            .copied()
+            .filter(|t| match wanted {
+                Some(kind) => t.backends().contains(&kind),
+                // The embedded defaults: a target whose default is a server (the
+                // compound) runs only when its backend is asked for.
+                None => t.backends()[0].embedded(),
+            })
+            .collect()
+    } else {
+        targets
+            .iter()
+            .map(|t| conform::targets::find(t).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let mut plan = Vec::new();
+    for target in targets {
+        let kind = wanted.unwrap_or(target.backends()[0]);
+        conform::target::check_backend(target, kind)?;
+        plan.push((target, kind));
+    }
+    // The replay data names targets of the table (before anything runs).
+    conform::targets::replays()?;
+    Ok(plan)
+}
+
+/// Runs a conformance plan, starting each server it needs once.
+fn conform_run(
+    plan: Vec<(&'static dyn conform::Target, conform::BackendKind)>,
+    traces: usize,
+    writers: usize,
+    seed: u64,
+) -> Result<Vec<conform::TargetResult>, BadInput> {
+    let mut servers = conform::Servers::default();
+    let mut results = Vec::new();
+    for (target, kind) in plan {
+        let backend = servers.backend(kind)?;
+        eprintln!(
+            "conform: {} on {} (seed {seed})",
+            target.name(),
+            backend.name()
+        );
+        let settings = conform::Settings {
+            backend,
+            traces,
+            writers,
+            seed,
+        };
+        results.push(conform::run(target, &settings)?);
+    }
+    Ok(results)
+}
+
 /// `--backend`: the conformance crate's backend kinds, parsed in one place; clap lists them.
 fn backend_kind(text: &str) -> Result<conform::BackendKind, conform::backend::UnknownBackend> {
     text.parse()
@@ -770,7 +946,7 @@ fn conform_file(
     file: &std::path::Path,
     model: &str,
     sets: &[String],
-    format: Format,
+    format: ResultFormat,
 ) -> Result<Verdict, BadInput> {
     use loadbearing_specs::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -799,11 +975,30 @@ fn conform_file(
     )
     .map_err(|e| format!("{}: {e}", file.display()))?;
     match format {
-        Format::Json => println!(
+        ResultFormat::Json => println!(
             "{}",
             pretty(&serde_json::to_value(&verdict).expect("verdicts serialize"))
         ),
-        Format::Table => match &verdict.divergence {
+        ResultFormat::Junit => {
+            let outcome = match &verdict.divergence {
+                None => junit::CaseOutcome::Passed,
+                Some(d) => junit::CaseOutcome::Failed {
+                    message: format!("the trace does not conform to {model_name}"),
+                    text: d.text(),
+                },
+            };
+            let case = junit::Case {
+                classname: "conform.trace".to_string(),
+                name: file.display().to_string(),
+                seconds: 0.0,
+                outcome,
+            };
+            print!(
+                "{}",
+                junit::xml("loadbearing conform", &junit::grouped(vec![case]))
+            );
+        }
+        ResultFormat::Table => match &verdict.divergence {
             None => println!(
                 "{}: {} events conform to {model_name}; model path: {}",
                 file.display(),

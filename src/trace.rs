@@ -194,15 +194,20 @@ pub fn sequence_svg(t: &Traced) -> Result<String, DrawError> {
 
 /// A diagram's heading: the config and what it violates, in how many steps.
 pub fn diagram_title(t: &Traced) -> String {
-    match t.counterexample() {
+    judged_title(&t.judged)
+}
+
+/// The same heading from a judged run (the report draws from `check`'s results).
+pub fn judged_title(j: &Judged) -> String {
+    match j.report.counterexample() {
         Some(cx) => format!(
             "{}: violates {} ({} step{})",
-            t.judged.config.name,
+            j.config.name,
             cx.property,
             cx.len(),
             if cx.len() == 1 { "" } else { "s" }
         ),
-        None => t.judged.config.name.clone(),
+        None => j.config.name.clone(),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
+use loadbearing_refinement::progress::{grouped, Progress};
 use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};
@@ -83,6 +84,25 @@ pub struct TargetResult {
     pub mismatches: Vec<String>,
     /// Must-fail configs whose counterexample was driven through the implementation.
     pub replays: Vec<Replay>,
+    /// The live line of a long run (stderr; not part of the result).
+    #[serde(skip)]
+    progress: Line,
+}
+
+/// The progress line a result carries while its target runs; a copy of a result has none.
+#[derive(Default)]
+struct Line(Option<Progress>);
+
+impl Clone for Line {
+    fn clone(&self) -> Line {
+        Line(None)
+    }
+}
+
+impl std::fmt::Debug for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Line")
+    }
 }
 
 /// A must-fail config's counterexample driven through the broken and the guarded
@@ -120,6 +140,7 @@ impl TargetResult {
             steps: 0,
             mismatches: Vec::new(),
             replays: Vec::new(),
+            progress: Line(Some(Progress::new(""))),
         }
     }
 
@@ -165,6 +186,17 @@ impl TargetResult {
                 self.divergences.extend(verdict.divergence);
             }
         }
+        let (target, backend, traces, events) =
+            (self.target, self.backend, self.traces, self.events);
+        if let Some(line) = &mut self.progress.0 {
+            line.tick_with(|p| {
+                format!(
+                    "  … {target} on {backend}: {traces} traces, {} events, {:.0}s",
+                    grouped(events as u64),
+                    p.seconds()
+                )
+            });
+        }
     }
 
     /// The verdict, the same for every target: no mismatch between a driven model path and
@@ -201,6 +233,9 @@ pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Err
     let started = Instant::now();
     let mut result = TargetResult::new(target, settings);
     target.run(settings, &mut result)?;
+    if let Some(mut line) = result.progress.0.take() {
+        line.finish();
+    }
     result.judge();
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)

@@ -4,13 +4,12 @@
 //! inserted in frontier order. That order makes parent links, and so every counterexample,
 //! the same on every run and thread count, and level-by-level search makes them shortest.
 
-use std::time::{Duration, Instant};
-
 use rayon::prelude::*;
 use stateright::Property;
 
 use crate::budget::{ChunkStop, Exhausted, Limits};
 use crate::image::AbstractStep;
+use crate::progress::Progress;
 use crate::refinement::Refinement;
 use crate::spec::Spec;
 use crate::symmetry::Keys;
@@ -121,7 +120,6 @@ pub fn explore<M: Spec>(
     limits: &Limits,
     progress: bool,
 ) -> Exploration {
-    let started = Instant::now();
     let mut visited = Visited::default();
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
@@ -147,7 +145,7 @@ pub fn explore<M: Spec>(
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    let mut last_progress = started;
+    let mut progress = progress.then(|| Progress::new(""));
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let mut findings = Vec::new();
@@ -199,6 +197,10 @@ pub fn explore<M: Spec>(
                     }
                 }
             }
+            // A wide level takes long: the line moves within it too.
+            if let Some(line) = &mut progress {
+                line.tick(result.visited.len() as u64, depth);
+            }
         }
         // Shortest path first, then the configured property order, then frontier order.
         result.finding = findings
@@ -216,14 +218,8 @@ pub fn explore<M: Spec>(
         frontier = next;
 
         let states = result.visited.len() as u64;
-        if progress && last_progress.elapsed() >= Duration::from_secs(1) {
-            last_progress = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            eprintln!(
-                "  … {states} states, depth {}, {:.0} states/s",
-                result.depth,
-                states as f64 / secs
-            );
+        if let Some(line) = &mut progress {
+            line.tick(states, result.depth);
         }
         if result.finding.is_none() && !frontier.is_empty() {
             if let Err(spent) = limits.check(states, result.depth, PHASE) {

@@ -19,6 +19,7 @@ pub mod image;
 pub mod liveness;
 pub mod mapped;
 pub mod path;
+pub mod progress;
 pub mod refinement;
 pub mod report;
 pub mod shown;

@@ -20,7 +20,7 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("LOADBEARING_CHROMIUM") {
         return Some(PathBuf::from(path));
     }
@@ -35,12 +35,12 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// Runs headless Chromium on `url` with a fresh profile; killed after a minute.
-fn headless(browser: &Path, url: &str, extra: &[&str]) -> Output {
-    let profile = std::env::temp_dir().join(format!(
-        "loadbearing-chromium-{}-{}",
-        std::process::id(),
-        extra.len()
-    ));
+pub(crate) fn headless(browser: &Path, url: &str, extra: &[&str]) -> Output {
+    // A profile of its own for every run: tests of this binary run Chromium side by side.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile =
+        std::env::temp_dir().join(format!("loadbearing-chromium-{}-{run}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     let mut child = Command::new(browser)
         .args([

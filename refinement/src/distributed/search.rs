@@ -17,7 +17,6 @@
 //!    from the states ranked by the workers before it.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -27,6 +26,7 @@ use super::net::Net;
 use crate::budget::{Exhausted, Limit, Limits};
 use crate::explore::{successors_into, Finding, SafetyChecks};
 use crate::fingerprint::BuildIdentity;
+use crate::progress::Progress;
 use crate::spec::Spec;
 use crate::visited::Visited;
 
@@ -146,7 +146,6 @@ where
     M: Spec,
     M::State: Serialize + DeserializeOwned + 'static,
 {
-    let started = Instant::now();
     let me = worker.index();
     let peers = net.peers();
     let mut visited = Visited::default();
@@ -191,7 +190,7 @@ where
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    let mut last_progress = started;
+    let mut progress = (progress && me == 0).then(|| Progress::new(format!("{peers} workers")));
     while finding.is_none() && level_size > 0 {
         let depth = result.depth;
         // Round 1: expand this worker's part of the level, in rank order.
@@ -387,13 +386,8 @@ where
         }
         level_size = next_size;
 
-        if progress && me == 0 && last_progress.elapsed() >= Duration::from_secs(1) {
-            last_progress = Instant::now();
-            eprintln!(
-                "  … {distinct_states} states, depth {}, {:.0} states/s ({peers} workers)",
-                result.depth,
-                distinct_states as f64 / started.elapsed().as_secs_f64()
-            );
+        if let Some(line) = &mut progress {
+            line.tick(distinct_states, result.depth);
         }
     }
     result.visited = visited;

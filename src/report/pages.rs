@@ -1,0 +1,323 @@
+//! The report's pages: the index and one page per config.
+
+use std::fmt::Write as _;
+
+use loadbearing_conform::TargetResult;
+use loadbearing_expected::run::Judged;
+use loadbearing_expected::suite::Config;
+use loadbearing_specs::registry;
+
+use super::html::{escape, markdown, page};
+use super::Inputs;
+use crate::mutate::Coverage;
+use crate::{docs, mutate, render, sequence, trace};
+
+/// How a row reads at a glance; the index lists them in this order.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Standing {
+    /// Could not run, or not the declared outcome.
+    Red,
+    /// A budget was spent: not known either way.
+    Amber,
+    AsExpected,
+}
+
+impl Standing {
+    fn of(j: &Judged) -> Standing {
+        if j.incomplete() {
+            Standing::Amber
+        } else if j.ok() {
+            Standing::AsExpected
+        } else {
+            Standing::Red
+        }
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Standing::Red => "red",
+            Standing::Amber => "amber",
+            Standing::AsExpected => "",
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Standing::Red => "MISMATCH",
+            Standing::Amber => "incomplete",
+            Standing::AsExpected => "ok",
+        }
+    }
+}
+
+/// A file name part made only of characters every file system and URL takes as they are.
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A config's page, relative to the site's root.
+pub fn config_href(config: &Config) -> String {
+    format!(
+        "configs/{}/{}.html",
+        safe(&config.suite),
+        safe(&config.name)
+    )
+}
+
+const INDEX_SCRIPT: &str = r#"(function () {
+  var input = document.getElementById('filter');
+  var redOnly = document.getElementById('red-only');
+  var shown = document.getElementById('shown');
+  // A filter can be given in the address: index.html#filter=epoch
+  var given = /(?:^#|&)filter=([^&]*)/.exec(location.hash);
+  if (given) { input.value = decodeURIComponent(given[1]); }
+  function apply() {
+    var words = input.value.toLowerCase().split(/\s+/).filter(function (w) { return w; });
+    var count = 0;
+    document.querySelectorAll('#configs tbody tr').forEach(function (row) {
+      var text = row.getAttribute('data-search');
+      var keep = words.every(function (w) { return text.indexOf(w) >= 0; }) &&
+        (!redOnly.checked || row.classList.contains('red') || row.classList.contains('amber'));
+      row.hidden = !keep;
+      if (keep) { count += 1; }
+    });
+    shown.textContent = String(count);
+  }
+  input.addEventListener('input', apply);
+  redOnly.addEventListener('change', apply);
+  apply();
+})();"#;
+
+pub fn index(inputs: &Inputs) -> String {
+    let judged = inputs.judged;
+    let mut body = String::new();
+    let red = judged
+        .iter()
+        .filter(|j| Standing::of(j) == Standing::Red)
+        .count()
+        + inputs.failures.len();
+    let amber = judged
+        .iter()
+        .filter(|j| Standing::of(j) == Standing::Amber)
+        .count();
+    let ok = judged
+        .iter()
+        .filter(|j| Standing::of(j) == Standing::AsExpected)
+        .count();
+    let _ = writeln!(body, "<h1>loadbearing report</h1>");
+    let _ = writeln!(
+        body,
+        "<p><code>{}</code> · loadbearing {}</p>",
+        escape(inputs.command),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        body,
+        "<p class=\"summary\"><span class=\"{}\">{ok} of {} configs as expected</span><span>{red} not as expected</span><span>{amber} incomplete</span></p>",
+        if red + amber == 0 { "good" } else { "bad" },
+        judged.len() + inputs.failures.len()
+    );
+    body.push_str(
+        "<nav><a href=\"#configs\">configs</a><a href=\"#tower\">tower</a><a href=\"#mutation\">guard mutation</a><a href=\"#conformance\">conformance</a></nav>\n",
+    );
+    configs_table(&mut body, inputs);
+    body.push_str("<h2 id=\"tower\">The tower</h2>\n<p>Each model and the models it must refine; a box counts its configs that hold (✓) and that must fail (✗).</p>\n<img class=\"tower\" src=\"tower.svg\" alt=\"the tower of models\">\n");
+    mutation_section(&mut body, inputs.coverage);
+    conformance_section(&mut body, inputs.conformance);
+    page("loadbearing report", &body, INDEX_SCRIPT)
+}
+
+fn configs_table(body: &mut String, inputs: &Inputs) {
+    body.push_str("<h2 id=\"configs\">Configs</h2>\n");
+    body.push_str(
+        "<p><label>filter <input id=\"filter\" type=\"search\" placeholder=\"suite, config, model, outcome\"></label> \
+         <label><input id=\"red-only\" type=\"checkbox\"> only those not as expected</label> \
+         · <span id=\"shown\"></span> shown</p>\n",
+    );
+    body.push_str("<table id=\"configs\">\n<thead><tr><th>suite</th><th>config</th><th>model</th><th>expected</th><th>actual</th><th>states</th><th>depth</th><th>time</th><th></th></tr></thead>\n<tbody>\n");
+    for f in inputs.failures {
+        let _ = writeln!(
+            body,
+            "<tr class=\"red\" data-search=\"{}\"><td>{}</td><td>{}</td><td></td><td></td><td colspan=\"4\">error: {}</td><td>ERROR</td></tr>",
+            escape(&format!("{} {} error", f.suite, f.config).to_lowercase()),
+            escape(&f.suite),
+            escape(&f.config),
+            escape(&f.error)
+        );
+    }
+    let mut rows: Vec<&Judged> = inputs.judged.iter().collect();
+    // Red rows first, then amber; the run's order within each (sort_by_key is stable).
+    rows.sort_by_key(|j| Standing::of(j));
+    for j in rows {
+        let standing = Standing::of(j);
+        let report = j.report.as_ref();
+        let actual = render::actual(report.outcome());
+        let search = format!(
+            "{} {} {} {} {} {}",
+            j.config.suite,
+            j.config.name,
+            j.config.model,
+            j.config.expected,
+            actual,
+            standing.word()
+        )
+        .to_lowercase();
+        let _ = writeln!(
+            body,
+            "<tr class=\"{}\" data-search=\"{}\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}s</td><td>{}</td></tr>",
+            standing.class(),
+            escape(&search),
+            escape(&j.config.suite),
+            escape(&config_href(&j.config)),
+            escape(&j.config.name),
+            escape(j.config.model),
+            escape(&j.config.expected.to_string()),
+            escape(&actual),
+            report.distinct_states(),
+            report.depth(),
+            report.seconds(),
+            standing.word()
+        );
+    }
+    body.push_str("</tbody>\n</table>\n");
+}
+
+fn mutation_section(body: &mut String, coverage: Option<&Coverage>) {
+    body.push_str("<h2 id=\"mutation\">Guard mutation</h2>\n");
+    let Some(coverage) = coverage else {
+        body.push_str("<p>Not run for this report.</p>\n");
+        return;
+    };
+    body.push_str("<p>Each guard of every holding config removed in turn: the properties that catch it.</p>\n<table>\n<thead><tr><th>model</th><th>guard</th><th>verdict</th><th>caught by</th><th>must-fail pair</th></tr></thead>\n<tbody>\n");
+    for g in &coverage.guards {
+        let (class, verdict) = if g.load_bearing() {
+            ("", "load-bearing".to_string())
+        } else if let Some(reason) = &g.explained {
+            ("amber", format!("not load-bearing (explained: {reason})"))
+        } else {
+            ("red", "NOT LOAD-BEARING (unexplained)".to_string())
+        };
+        let _ = writeln!(
+            body,
+            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&g.model),
+            escape(&g.guard),
+            escape(&verdict),
+            escape(&g.caught_by.join(", ")),
+            escape(g.must_fail_pair.as_deref().unwrap_or("none in the suite"))
+        );
+    }
+    body.push_str("</tbody>\n</table>\n");
+    // The guard × property table of docs/mutation.md, without that page's own heading.
+    let text = mutate::markdown(coverage);
+    if let Some(at) = text.find("\n## ") {
+        body.push_str(&markdown(&text[at..]));
+    }
+}
+
+fn conformance_section(body: &mut String, results: &[TargetResult]) {
+    body.push_str("<h2 id=\"conformance\">Conformance</h2>\n");
+    if results.is_empty() {
+        body.push_str("<p>Not run for this report.</p>\n");
+        return;
+    }
+    body.push_str("<p>Each implementation's traces checked against its model, and model paths replayed on the implementation.</p>\n<table>\n<thead><tr><th>target</th><th>model</th><th>backend</th><th>traces</th><th>events or steps</th><th>conforming</th><th>diverging</th><th>expected</th><th>time</th><th></th></tr></thead>\n<tbody>\n");
+    for r in results {
+        let _ = writeln!(
+            body,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.2}s</td><td>{}</td></tr>",
+            if r.ok { "" } else { "red" },
+            escape(r.target),
+            escape(r.model),
+            escape(r.backend),
+            r.traces,
+            r.events.max(r.steps),
+            r.conforming,
+            r.divergent_traces,
+            escape(r.expected.name()),
+            r.seconds,
+            if r.ok { "ok" } else { "FAILED" }
+        );
+        if let Some(d) = r.divergences.first() {
+            let _ = writeln!(
+                body,
+                "<tr class=\"red\"><td colspan=\"10\"><pre>{}</pre></td></tr>",
+                escape(&d.text())
+            );
+        }
+    }
+    body.push_str("</tbody>\n</table>\n");
+}
+
+/// One config: what it checks, what it did, and its counterexample drawn.
+pub fn config_page(j: &Judged) -> String {
+    let config = &j.config;
+    let report = j.report.as_ref();
+    let standing = Standing::of(j);
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "<p><a href=\"../../index.html\">← every config</a></p>\n<h1>{} <small>({})</small></h1>",
+        escape(&config.name),
+        escape(&config.suite)
+    );
+    let _ = writeln!(body, "<p>{}</p>", escape(&trace::config_line(config)));
+    let _ = writeln!(
+        body,
+        "<table class=\"outcome\"><tr><th>expected</th><td>{}</td></tr><tr><th>actual</th><td class=\"{}\">{}</td></tr><tr><th>states</th><td>{}{}</td></tr><tr><th>depth</th><td>{}</td></tr><tr><th>time</th><td>{:.3}s</td></tr><tr><th>properties</th><td>{}</td></tr></table>",
+        escape(&config.expected.to_string()),
+        if standing == Standing::AsExpected { "good" } else { "bad" },
+        escape(&render::actual(report.outcome())),
+        report.distinct_states(),
+        config
+            .states
+            .map(|s| format!(" (reference: {s})"))
+            .unwrap_or_default(),
+        report.depth(),
+        report.seconds(),
+        escape(&report.properties_checked().join(", "))
+    );
+    if let Some(why) = &j.mismatch {
+        let _ = writeln!(body, "<p class=\"bad\">{}</p>", escape(&why.to_string()));
+    }
+    if let Some(cx) = report.counterexample() {
+        let _ = writeln!(
+            body,
+            "<h2>The counterexample</h2>\n<div class=\"diagram\">{}</div>\n<h2>As the table prints it</h2>\n<pre>{}</pre>",
+            sequence::svg(cx, &trace::judged_title(j)),
+            escape(&render::swimlane(cx, ""))
+        );
+    }
+    if let Some(entry) = registry::find(config.model) {
+        let (model_text, configs_text) = docs::split_description(entry.doc);
+        let _ = writeln!(
+            body,
+            "<h2>What {} checks</h2>\n{}",
+            escape(config.model),
+            markdown(model_text)
+        );
+        if let Some(text) = configs_text {
+            body.push_str(&markdown(text));
+        }
+    }
+    page(&format!("{} · loadbearing", config.name), &body, "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe;
+
+    #[test]
+    fn names_become_safe_file_names() {
+        assert_eq!(safe("kafka-flow-835"), "kafka-flow-835");
+        assert_eq!(safe("a/b c"), "a_b_c");
+    }
+}
