@@ -11,6 +11,7 @@ pub mod sequence;
 pub mod tlc;
 pub mod trace;
 pub mod verdict;
+pub mod workload;
 
 pub use verdict::Verdict;
 

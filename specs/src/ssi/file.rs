@@ -55,6 +55,44 @@ pub enum Problem {
         "step `{step}` uses `{key}` before this transaction reads it: add `read {key}` before it"
     )]
     UseBeforeRead { step: String, key: String },
+    #[error("[expect] names `{name}`, which is not a variant: {known}")]
+    UnknownVariant { name: String, known: String },
+    #[error("[expect] lists `{name}`, which is not an outcome: `serializable` or one of {known}")]
+    UnknownOutcome { name: String, known: String },
+    #[error("[expect] lists `serializable` with anomalies: it means none is reachable")]
+    SerializableWithAnomalies,
+}
+
+/// What `[expect]` says one variant reaches: `serializable` (no anomaly), or exactly these
+/// anomaly labels (`G2-item (write skew)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expect {
+    pub variant: String,
+    /// The line of the entry.
+    pub line: usize,
+    /// Sorted, deduplicated; empty for `serializable`.
+    pub anomalies: Vec<String>,
+}
+
+/// The labels an `[expect]` entry may list besides `serializable`: every class, and each
+/// class with the named pattern it can carry.
+pub const OUTCOMES: &[&str] = &[
+    "G0",
+    "G1a",
+    "G1b",
+    "G1c",
+    "G-single",
+    "G-single (lost update)",
+    "G2-item",
+    "G2-item (write skew)",
+    "G2-item (read-only anomaly)",
+];
+
+/// A workload file: the workload and what its `[expect]` table says (empty without one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadFile {
+    pub workload: Workload,
+    pub expect: Vec<Expect>,
 }
 
 /// A problem and where: `FILE:LINE: message` (`FILE: message` when the file cannot be read).
@@ -86,6 +124,8 @@ struct RawFile {
     pages: Option<HashMap<String, Spanned<i64>>>,
     #[serde(default)]
     txn: Vec<RawTxn>,
+    #[serde(default)]
+    expect: HashMap<String, Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize)]
@@ -144,8 +184,73 @@ pub fn load(path: &Path) -> Result<Workload, FileError> {
     parse(&text, path)
 }
 
+/// Loads a workload file with its `[expect]` table, whose variant names must be among
+/// `variants`.
+pub fn load_file(path: &Path, variants: &[&str]) -> Result<WorkloadFile, FileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| FileError {
+        file: path.to_path_buf(),
+        line: None,
+        problem: Problem::Unreadable(e.to_string()),
+    })?;
+    parse_file(&text, path, variants)
+}
+
 /// Parses a workload file's text; `file` names it in errors and gives the default name.
 pub fn parse(text: &str, file: &Path) -> Result<Workload, FileError> {
+    Ok(parse_raw(text, file)?.0)
+}
+
+/// [`parse`], with the `[expect]` table checked against `variants` and [`OUTCOMES`].
+pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<WorkloadFile, FileError> {
+    let (workload, raw) = parse_raw(text, file)?;
+    let src = Source { text, file };
+    let mut entries: Vec<_> = raw.expect.iter().collect();
+    entries.sort_by_key(|(_, v)| v.span().start);
+    let mut expect = Vec::new();
+    for (variant, list) in entries {
+        let line = src.line(list.span().start);
+        if !variants.contains(&variant.as_str()) {
+            return Err(src.at(
+                list.span().start,
+                Problem::UnknownVariant {
+                    name: variant.clone(),
+                    known: variants.join(", "),
+                },
+            ));
+        }
+        let mut anomalies = Vec::new();
+        let mut serializable = false;
+        for item in list.get_ref() {
+            let name = item.get_ref().trim();
+            if name == "serializable" {
+                serializable = true;
+            } else if OUTCOMES.contains(&name) {
+                anomalies.push(name.to_string());
+            } else {
+                return Err(src.at(
+                    item.span().start,
+                    Problem::UnknownOutcome {
+                        name: name.to_string(),
+                        known: OUTCOMES.join(", "),
+                    },
+                ));
+            }
+        }
+        if serializable && !anomalies.is_empty() {
+            return Err(src.at(list.span().start, Problem::SerializableWithAnomalies));
+        }
+        anomalies.sort();
+        anomalies.dedup();
+        expect.push(Expect {
+            variant: variant.clone(),
+            line,
+            anomalies,
+        });
+    }
+    Ok(WorkloadFile { workload, expect })
+}
+
+fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> {
     let src = Source { text, file };
     let raw: RawFile = toml::from_str(text).map_err(|e| FileError {
         file: file.to_path_buf(),
@@ -155,17 +260,20 @@ pub fn parse(text: &str, file: &Path) -> Result<Workload, FileError> {
     let (keys, initial) = keys(&src, &raw.keys)?;
     let pages = pages(&src, &keys, &raw.keys, raw.pages.as_ref())?;
     let programs = programs(&src, &keys, &raw.txn)?;
-    let name = raw.name.unwrap_or_else(|| {
+    let name = raw.name.clone().unwrap_or_else(|| {
         file.file_stem()
             .map_or("workload".into(), |s| s.to_string_lossy().into_owned())
     });
-    Ok(Workload {
-        name,
-        keys,
-        pages,
-        initial,
-        programs,
-    })
+    Ok((
+        Workload {
+            name,
+            keys,
+            pages,
+            initial,
+            programs,
+        },
+        raw,
+    ))
 }
 
 /// The keys in file order (TOML tables are unordered; the values' offsets keep the order).
@@ -452,6 +560,37 @@ steps = ["read alice", "put bob=0 if alice=1"]
         let (line, p) = line_of(text);
         assert_eq!(line, Some(9));
         assert!(matches!(p, Problem::UseBeforeRead { key, .. } if key == "x"));
+    }
+
+    #[test]
+    fn the_expect_table_is_read_and_checked() {
+        let variants = ["fix", "plainsi"];
+        let text = format!(
+            "{SKEW}\n[expect]\nplainsi = [\"G2-item (write skew)\"]\nfix = [\"serializable\"]\n"
+        );
+        let f = parse_file(&text, Path::new("w.toml"), &variants).unwrap();
+        assert_eq!(f.expect.len(), 2);
+        assert_eq!(f.expect[0].variant, "plainsi");
+        assert_eq!(f.expect[0].anomalies, ["G2-item (write skew)"]);
+        assert_eq!(f.expect[1].line, 14);
+        assert!(f.expect[1].anomalies.is_empty());
+        let bad = |tail: &str| {
+            let e = parse_file(
+                &format!("{SKEW}\n[expect]\n{tail}"),
+                Path::new("w"),
+                &variants,
+            )
+            .unwrap_err();
+            (e.line, e.problem)
+        };
+        assert!(matches!(bad("fixx = [\"serializable\"]\n"),
+            (Some(13), Problem::UnknownVariant { name, .. }) if name == "fixx"));
+        assert!(matches!(bad("fix = [\n\"G2\",\n\"write skew\"]\n"),
+            (Some(14), Problem::UnknownOutcome { name, .. }) if name == "G2"));
+        assert_eq!(
+            bad("fix = [\"serializable\", \"G0\"]\n"),
+            (Some(13), Problem::SerializableWithAnomalies)
+        );
     }
 
     #[test]
