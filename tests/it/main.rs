@@ -23,3 +23,4 @@ mod ssi;
 mod suite;
 mod suite_835;
 mod trace;
+mod workload;
