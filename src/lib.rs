@@ -13,6 +13,7 @@ pub mod sequence;
 pub mod tlc;
 pub mod trace;
 pub mod verdict;
+pub mod workload;
 
 pub use verdict::Verdict;
 

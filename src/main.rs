@@ -3,7 +3,7 @@
 //! Every subcommand returns one [`Verdict`]; `main` alone maps it to an exit code: 0 every
 //! outcome as expected, 1 some outcome differs, 2 an incomplete run or bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -123,6 +123,13 @@ enum Command {
         symmetry: Vec<String>,
         #[command(flatten)]
         cluster: ClusterArgs,
+        /// Instead of configs: every interleaving of an SSI workload file (docs/workloads.md)
+        /// under each variant, its reachable anomalies classified, judged against its [expect].
+        #[arg(long, value_name = "FILE.toml", conflicts_with = "filters")]
+        workload: Option<PathBuf>,
+        /// With --workload: the variants to check (default: those [expect] names, else all).
+        #[arg(long = "variant", value_name = "NAME", requires = "workload")]
+        variants: Vec<String>,
     },
     /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
     Trace {
@@ -310,7 +317,12 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             max_memory,
             symmetry,
             cluster,
+            workload,
+            variants,
         } => {
+            if let Some(path) = workload {
+                return check_workload(&path, &variants, format);
+            }
             let configs = load(&cli.suite)?;
             let mut selected = suite::select(configs, &filters);
             if selected.is_empty() {
@@ -1013,6 +1025,25 @@ fn conform_file(
         },
     }
     Ok(Verdict::of(verdict.conforming))
+}
+
+/// `check --workload`: as expected (0), differs (1), or a bad file (2, `FILE:LINE: message`).
+fn check_workload(path: &Path, variants: &[String], format: Format) -> Result<Verdict, BadInput> {
+    use loadbearing::workload;
+    let parsed = loadbearing_specs::ssi::file::load_file(path, workload::VARIANTS)?;
+    let report = workload::check_file(path, &parsed, variants)?;
+    match format {
+        Format::Table => print!("{}", workload::render(&report, &parsed)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("reports serialize")
+        ),
+    }
+    Ok(if report.incomplete() {
+        Verdict::Incomplete
+    } else {
+        Verdict::of(report.as_expected())
+    })
 }
 
 fn pretty(value: &serde_json::Value) -> String {

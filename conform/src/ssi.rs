@@ -183,7 +183,7 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         })?;
         let (path, _) = counterexample_path(&model, &config.name)?;
         let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
-        let program = script(model.workload.name).ok_or_else(|| {
+        let program = script(&model.workload.name).ok_or_else(|| {
             Error::Harness(format!("no engine script for {}", model.workload.name))
         })?;
         result.steps += 2 * shown.len();

@@ -25,3 +25,4 @@ mod ssi;
 mod suite;
 mod suite_835;
 mod trace;
+mod workload;

@@ -23,7 +23,7 @@ use crate::tier::{attempt, checked_model, model_of};
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("the workload `{0}` has no script")]
-    NoScript(&'static str),
+    NoScript(String),
     #[error(
         "{0} transactions abort by their own choice on this path; the tier gives one that choice"
     )]
@@ -137,9 +137,15 @@ pub fn scenario_of(model: &Ssi, path: &[SsiAction]) -> Result<Scenario, ReplayEr
     if aborting.len() > 1 {
         return Err(ReplayError::TwoAppAborts(aborting.len()));
     }
+    // The tier runs scenarios by a compiled-in workload's name.
+    let script = loadbearing_specs::ssi::workload::NAMES
+        .iter()
+        .copied()
+        .find(|n| *n == model.workload.name)
+        .ok_or_else(|| ReplayError::NoScript(model.workload.name.clone()))?;
     Ok(Scenario {
         name: "model path",
-        script: model.workload.name,
+        script,
         timing: "the model path's order",
         waits,
         app_abort: aborting.first().copied(),
@@ -152,7 +158,8 @@ pub fn replay(
     model: &Ssi,
     path: &[SsiAction],
 ) -> Result<LibdbReplay, ReplayError> {
-    let program = script(model.workload.name).ok_or(ReplayError::NoScript(model.workload.name))?;
+    let program = script(&model.workload.name)
+        .ok_or_else(|| ReplayError::NoScript(model.workload.name.clone()))?;
     let scenario = scenario_of(model, path)?;
     // No jitter: the waits alone order the steps.
     let sched = Schedule::new(scenario.waits.clone(), Duration::from_secs(5), 0, 1);
@@ -222,7 +229,7 @@ pub enum ConfigReplayError {
 /// The flavour implementing `model`'s variant, if libdb has one: the variant's knobs, with
 /// versions published at the commit record as libdb publishes them (`VisibleAtRecord`).
 pub fn flavour_of(model: &Ssi) -> Option<Flavour> {
-    let program = script(model.workload.name)?;
+    let program = script(&model.workload.name)?;
     Flavour::ALL
         .into_iter()
         .find(|f| model_of(*f, &program).as_ref() == Some(model))

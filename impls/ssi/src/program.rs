@@ -73,9 +73,9 @@ pub fn script(name: &str) -> Option<Script> {
 }
 
 impl Script {
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
-            Script::Model(w) => w.name,
+            Script::Model(w) => &w.name,
             Script::Predicate(p) => p.name,
         }
     }
@@ -228,7 +228,7 @@ impl Script {
                 let final_state: Option<Vec<i8>> = w
                     .keys
                     .iter()
-                    .map(|k| state.get(*k).copied().flatten().map(|v| v as i8))
+                    .map(|k| state.get(k).copied().flatten().map(|v| v as i8))
                     .collect();
                 let Some(final_state) = final_state else {
                     return false;

@@ -59,7 +59,7 @@ impl Conform for Ssi {
                     Stmt::Write { key, .. } => (false, *key),
                 };
                 let same_kind = read == matches!(event, SsiEvent::Read { .. });
-                same_kind && key == self.workload.keys[k] && by(t)
+                same_kind && *key == self.workload.keys[k] && by(t)
             }
             (
                 SsiAction::Begin(_)

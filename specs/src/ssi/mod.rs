@@ -1,7 +1,11 @@
 #![doc = include_str!("ssi.md")]
 
+pub mod anomaly;
 pub mod conform;
+pub mod explore;
+pub mod file;
 pub mod serial;
+pub mod step;
 pub mod trace;
 pub mod workload;
 
@@ -236,18 +240,20 @@ impl Ssi {
         s.txns[t].failure = Some(why);
     }
 
-    /// The latest value of `key` that transaction t can see: its own write, else the newest
-    /// version committed by its snapshot.
-    fn visible(s: &SsiState, t: usize, key: usize, at_record: bool) -> i8 {
+    /// The version of `key` that transaction t can see: its own write, else the newest version
+    /// committed by its snapshot. Public so a history can name the writer a read saw (values
+    /// alone can coincide).
+    pub fn visible_version(&self, s: &SsiState, t: usize, key: usize) -> Version {
         let versions = &s.versions[key];
         if let Some(own) = versions.iter().rev().find(|v| v.writer as usize == t + 1) {
-            return own.value;
+            return *own;
         }
         let snapshot = s.txns[t].snapshot;
-        versions
+        *versions
             .iter()
             .filter(|v| {
-                v.writer == 0 || s.txns[v.writer as usize - 1].visible_by(snapshot, at_record)
+                v.writer == 0
+                    || s.txns[v.writer as usize - 1].visible_by(snapshot, self.visible_at_record)
             })
             .max_by_key(|v| {
                 if v.writer == 0 {
@@ -257,11 +263,10 @@ impl Ssi {
                 }
             })
             .expect("the initial version is never removed")
-            .value
     }
 
     fn read(&self, s: &mut SsiState, t: usize, stmt: usize, key: usize) {
-        let value = Self::visible(s, t, key, self.visible_at_record);
+        let value = self.visible_version(s, t, key).value;
         if !self.plain_si {
             let wrote_it = s.versions[key].iter().any(|v| v.writer as usize == t + 1);
             // The reader path: a newer version by W that R's snapshot cannot see.
@@ -405,7 +410,7 @@ impl Ssi {
             .collect()
     }
 
-    fn committed(&self, s: &SsiState) -> Vec<usize> {
+    pub fn committed(&self, s: &SsiState) -> Vec<usize> {
         (0..self.txn_count())
             .filter(|&t| self.decided(&s.txns[t]))
             .collect()

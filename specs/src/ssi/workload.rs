@@ -30,8 +30,8 @@ pub enum Stmt {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workload {
-    pub name: &'static str,
-    pub keys: Vec<&'static str>,
+    pub name: String,
+    pub keys: Vec<String>,
     /// The page each key lives on: SIREAD markers are per page.
     pub pages: Vec<usize>,
     pub initial: Vec<i8>,
@@ -137,9 +137,10 @@ fn add(a: Expr, b: Expr) -> Expr {
 pub fn named(name: &str) -> Option<Workload> {
     use Expr::{Const, Read};
     let (alice, bob) = (0, 1);
-    let skew = |name, pages: Vec<usize>| Workload {
-        name,
-        keys: vec!["alice", "bob"],
+    let owned = |names: &[&str]| names.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+    let skew = |name: &str, pages: Vec<usize>| Workload {
+        name: name.to_string(),
+        keys: owned(&["alice", "bob"]),
         pages,
         initial: vec![1, 1],
         programs: vec![
@@ -163,8 +164,8 @@ pub fn named(name: &str) -> Option<Workload> {
                 Box::new(add(Read(x), Const(-10))),
             );
             Workload {
-                name: "read_only",
-                keys: vec!["x", "y"],
+                name: "read_only".into(),
+                keys: owned(&["x", "y"]),
                 pages: vec![0, 1],
                 initial: vec![0, 0],
                 programs: vec![
@@ -175,8 +176,8 @@ pub fn named(name: &str) -> Option<Workload> {
             }
         }
         "lost_update" => Workload {
-            name: "lost_update",
-            keys: vec!["x"],
+            name: "lost_update".into(),
+            keys: owned(&["x"]),
             pages: vec![0],
             initial: vec![0],
             programs: vec![
@@ -185,8 +186,8 @@ pub fn named(name: &str) -> Option<Workload> {
             ],
         },
         "read_your_writes" => Workload {
-            name: "read_your_writes",
-            keys: vec!["x"],
+            name: "read_your_writes".into(),
+            keys: owned(&["x"]),
             pages: vec![0],
             initial: vec![0],
             programs: vec![
@@ -200,8 +201,8 @@ pub fn named(name: &str) -> Option<Workload> {
         "reader_window" => {
             let (a, b) = (0, 1);
             Workload {
-                name: "reader_window",
-                keys: vec!["a", "b"],
+                name: "reader_window".into(),
+                keys: owned(&["a", "b"]),
                 pages: vec![0, 1],
                 initial: vec![0, 0],
                 programs: vec![

@@ -1,0 +1,563 @@
+//! Naming what went wrong, as the isolation literature does: Adya's direct serialization graph
+//! of the committed transactions (Adya, Liskov and O'Neil, ICDE 2000), and its cycles, as
+//! Elle (Kingsbury and Alvaro, VLDB 2020) reports them.
+//!
+//! Edges, on a key's version order (initial version first, then the committed writers):
+//! `Ti -ww(k)-> Tj` Tj installs the version after Ti's; `Ti -wr(k)-> Tj` Tj reads Ti's version;
+//! `Ti -rw(k)-> Tj` Ti reads a version and Tj installs the next one. Classes: G0 (a cycle of ww
+//! only), G1a (a committed transaction read an aborted one's write), G1b (it read a version its
+//! writer later overwrote), G1c (a cycle of ww and wr), G-single (a cycle with exactly one rw),
+//! G2-item (a cycle with rw edges). Workloads read keys, never predicates, so Adya's G2
+//! coincides with G2-item here. Each cycle is classed by its weakest reading: where two
+//! transactions have several edges, the dependency (ww, then wr) is taken over the rw.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::workload::Key;
+
+pub type TxnId = usize;
+
+/// Who wrote the version a read saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Writer {
+    Initial,
+    Txn(TxnId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReadOp {
+    pub key: Key,
+    pub from: Writer,
+    /// The writer overwrote this version itself later (the read saw an intermediate state).
+    pub intermediate: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TxnRecord {
+    pub committed: bool,
+    pub reads: Vec<ReadOp>,
+    /// The keys it wrote (its final version of each).
+    pub writes: Vec<Key>,
+}
+
+/// What classification needs of a run: transactions, what each read, and every key's order of
+/// committed versions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct History {
+    pub keys: Vec<String>,
+    pub txns: Vec<TxnRecord>,
+    /// Per key: the committed writers in version order, after the initial version.
+    pub version_order: Vec<Vec<TxnId>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Dep {
+    Ww,
+    Wr,
+    Rw,
+}
+
+impl Dep {
+    fn name(self) -> &'static str {
+        match self {
+            Dep::Ww => "ww",
+            Dep::Wr => "wr",
+            Dep::Rw => "rw",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: TxnId,
+    pub to: TxnId,
+    pub dep: Dep,
+    pub key: Key,
+}
+
+/// Adya's classes, weakest violation first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Class {
+    G0,
+    G1a,
+    G1b,
+    G1c,
+    GSingle,
+    G2Item,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::G0 => "G0",
+            Class::G1a => "G1a",
+            Class::G1b => "G1b",
+            Class::G1c => "G1c",
+            Class::GSingle => "G-single",
+            Class::G2Item => "G2-item",
+        }
+    }
+}
+
+/// The anomalies with names of their own, each a shape of one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Pattern {
+    /// Two transactions read the same version of a key and both write it (a G-single).
+    LostUpdate,
+    /// Two transactions, each reading a key the other writes (a G2-item of two rw edges on
+    /// different keys).
+    WriteSkew,
+    /// A G2-item cycle through a committed transaction that wrote nothing (Fekete, O'Neil and
+    /// O'Neil 2004: without the reader, the writers serialize).
+    ReadOnly,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::LostUpdate => "lost update",
+            Pattern::WriteSkew => "write skew",
+            Pattern::ReadOnly => "read-only anomaly",
+        }
+    }
+}
+
+/// The evidence of an anomaly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Evidence {
+    Cycle(Vec<Edge>),
+    /// G1a, G1b: the read.
+    Read {
+        reader: TxnId,
+        key: Key,
+        writer: TxnId,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Anomaly {
+    pub class: Class,
+    pub pattern: Option<Pattern>,
+    pub evidence: Evidence,
+}
+
+impl Anomaly {
+    /// `G2-item (write skew)`.
+    pub fn label(&self) -> String {
+        match self.pattern {
+            Some(p) => format!("{} ({})", self.class.name(), p.name()),
+            None => self.class.name().to_string(),
+        }
+    }
+
+    /// `G2-item (write skew): T1 -rw(bob)-> T2 -rw(alice)-> T1`.
+    pub fn render(&self, keys: &[String]) -> String {
+        format!("{}: {}", self.label(), self.evidence_text(keys))
+    }
+
+    pub fn evidence_text(&self, keys: &[String]) -> String {
+        match &self.evidence {
+            Evidence::Cycle(edges) => {
+                let mut out = format!("T{}", edges[0].from + 1);
+                for e in edges {
+                    out.push_str(&format!(
+                        " -{}({})-> T{}",
+                        e.dep.name(),
+                        keys[e.key],
+                        e.to + 1
+                    ));
+                }
+                out
+            }
+            Evidence::Read {
+                reader,
+                key,
+                writer,
+            } => {
+                let how = match self.class {
+                    Class::G1a => "aborted",
+                    _ => "intermediate version of",
+                };
+                format!(
+                    "T{} read {} from {how} T{}",
+                    reader + 1,
+                    keys[*key],
+                    writer + 1
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The direct serialization graph's edges among the committed transactions.
+pub fn edges(h: &History) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for (key, order) in h.version_order.iter().enumerate() {
+        for pair in order.windows(2) {
+            out.push(Edge {
+                from: pair[0],
+                to: pair[1],
+                dep: Dep::Ww,
+                key,
+            });
+        }
+    }
+    for (reader, txn) in h.txns.iter().enumerate().filter(|(_, t)| t.committed) {
+        for read in &txn.reads {
+            let order = &h.version_order[read.key];
+            if let Writer::Txn(w) = read.from {
+                if w != reader && order.contains(&w) {
+                    out.push(Edge {
+                        from: w,
+                        to: reader,
+                        dep: Dep::Wr,
+                        key: read.key,
+                    });
+                }
+            }
+            // The version installed right after the one read.
+            let next = match read.from {
+                Writer::Initial => order.first(),
+                Writer::Txn(w) => order
+                    .iter()
+                    .position(|&x| x == w)
+                    .and_then(|i| order.get(i + 1)),
+            };
+            if let Some(&next) = next.filter(|&&n| n != reader) {
+                out.push(Edge {
+                    from: reader,
+                    to: next,
+                    dep: Dep::Rw,
+                    key: read.key,
+                });
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every elementary cycle of the graph, each as its node sequence starting at its smallest.
+fn node_cycles(n: usize, edges: &[Edge]) -> Vec<Vec<TxnId>> {
+    fn extend(
+        path: &mut Vec<TxnId>,
+        start: TxnId,
+        n: usize,
+        adj: &[Vec<bool>],
+        out: &mut Vec<Vec<TxnId>>,
+    ) {
+        let last = *path.last().expect("a path starts at its start");
+        for next in start..n {
+            if !adj[last][next] {
+                continue;
+            }
+            if next == start {
+                out.push(path.clone());
+            } else if !path.contains(&next) {
+                path.push(next);
+                extend(path, start, n, adj, out);
+                path.pop();
+            }
+        }
+    }
+    let mut adj = vec![vec![false; n]; n];
+    for e in edges {
+        adj[e.from][e.to] = true;
+    }
+    let mut out = Vec::new();
+    for start in 0..n {
+        extend(&mut vec![start], start, n, &adj, &mut out);
+    }
+    out
+}
+
+/// The edge between consecutive nodes that makes the weakest reading: ww before wr before rw.
+fn weakest(edges: &[Edge], from: TxnId, to: TxnId) -> Edge {
+    *edges
+        .iter()
+        .filter(|e| e.from == from && e.to == to)
+        .min_by_key(|e| (e.dep, e.key))
+        .expect("a cycle's consecutive nodes have an edge")
+}
+
+fn classify_cycle(h: &History, edges: &[Edge], nodes: &[TxnId]) -> Anomaly {
+    let hops: Vec<(TxnId, TxnId)> = (0..nodes.len())
+        .map(|i| (nodes[i], nodes[(i + 1) % nodes.len()]))
+        .collect();
+    let mut chosen: Vec<Edge> = hops.iter().map(|&(a, b)| weakest(edges, a, b)).collect();
+    let rw = chosen.iter().filter(|e| e.dep == Dep::Rw).count();
+    let class = match rw {
+        0 if chosen.iter().all(|e| e.dep == Dep::Ww) => Class::G0,
+        0 => Class::G1c,
+        1 => Class::GSingle,
+        _ => Class::G2Item,
+    };
+    let pattern = if nodes.len() == 2 && class == Class::GSingle {
+        lost_update(h, nodes).then_some(Pattern::LostUpdate)
+    } else {
+        None
+    };
+    let pattern = pattern.or_else(|| {
+        if nodes.len() == 2 && rw == 2 {
+            // Write skew wants the two rw edges on different keys; pick such a pair if any.
+            let rw_of = |(a, b): (TxnId, TxnId)| -> Vec<Edge> {
+                edges
+                    .iter()
+                    .filter(|e| e.from == a && e.to == b && e.dep == Dep::Rw)
+                    .copied()
+                    .collect()
+            };
+            let pair = rw_of(hops[0]).into_iter().find_map(|x| {
+                rw_of(hops[1])
+                    .into_iter()
+                    .find(|y| y.key != x.key)
+                    .map(|y| (x, y))
+            });
+            pair.map(|(x, y)| {
+                chosen = vec![x, y];
+                Pattern::WriteSkew
+            })
+        } else {
+            None
+        }
+    });
+    let pattern = pattern.or_else(|| {
+        let read_only = nodes.iter().any(|&t| h.txns[t].writes.is_empty());
+        (class == Class::G2Item && read_only).then_some(Pattern::ReadOnly)
+    });
+    Anomaly {
+        class,
+        pattern,
+        evidence: Evidence::Cycle(chosen),
+    }
+}
+
+/// Both transactions read the same version of some key and both wrote it.
+fn lost_update(h: &History, nodes: &[TxnId]) -> bool {
+    let (a, b) = (&h.txns[nodes[0]], &h.txns[nodes[1]]);
+    a.reads.iter().any(|ra| {
+        a.writes.contains(&ra.key)
+            && b.writes.contains(&ra.key)
+            && b.reads.iter().any(|rb| {
+                rb.key == ra.key && rb.from == ra.from && rb.from != Writer::Txn(nodes[0])
+            })
+    })
+}
+
+/// Every anomaly of the history: aborted and intermediate reads, then one per cycle. Empty
+/// exactly when the committed transactions are conflict-serializable.
+pub fn classify(h: &History) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    for (reader, txn) in h.txns.iter().enumerate().filter(|(_, t)| t.committed) {
+        for read in &txn.reads {
+            let Writer::Txn(writer) = read.from else {
+                continue;
+            };
+            if writer == reader {
+                continue;
+            }
+            let class = if !h.txns[writer].committed {
+                Class::G1a
+            } else if read.intermediate {
+                Class::G1b
+            } else {
+                continue;
+            };
+            out.push(Anomaly {
+                class,
+                pattern: None,
+                evidence: Evidence::Read {
+                    reader,
+                    key: read.key,
+                    writer,
+                },
+            });
+        }
+    }
+    let edges = edges(h);
+    for nodes in node_cycles(h.txns.len(), &edges) {
+        out.push(classify_cycle(h, &edges, &nodes));
+    }
+    out.sort_by_key(|a| (a.class, a.pattern));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(names: &[&str]) -> Vec<String> {
+        names.iter().map(|k| k.to_string()).collect()
+    }
+
+    fn read(key: Key, from: Writer) -> ReadOp {
+        ReadOp {
+            key,
+            from,
+            intermediate: false,
+        }
+    }
+
+    fn committed(reads: Vec<ReadOp>, writes: Vec<Key>) -> TxnRecord {
+        TxnRecord {
+            committed: true,
+            reads,
+            writes,
+        }
+    }
+
+    fn rendered(h: &History) -> Vec<String> {
+        classify(h).iter().map(|a| a.render(&h.keys)).collect()
+    }
+
+    #[test]
+    fn write_skew_is_a_g2_item_of_two_rw_edges() {
+        use Writer::Initial;
+        let (alice, bob) = (0, 1);
+        let h = History {
+            keys: keys(&["alice", "bob"]),
+            txns: vec![
+                committed(vec![read(bob, Initial)], vec![alice]),
+                committed(vec![read(alice, Initial)], vec![bob]),
+            ],
+            version_order: vec![vec![0], vec![1]],
+        };
+        assert_eq!(
+            rendered(&h),
+            ["G2-item (write skew): T1 -rw(bob)-> T2 -rw(alice)-> T1"]
+        );
+    }
+
+    #[test]
+    fn lost_update_is_a_g_single() {
+        use Writer::Initial;
+        let h = History {
+            keys: keys(&["x"]),
+            txns: vec![
+                committed(vec![read(0, Initial)], vec![0]),
+                committed(vec![read(0, Initial)], vec![0]),
+            ],
+            version_order: vec![vec![0, 1]],
+        };
+        assert_eq!(
+            rendered(&h),
+            ["G-single (lost update): T1 -ww(x)-> T2 -rw(x)-> T1"]
+        );
+    }
+
+    #[test]
+    fn the_read_only_anomaly_runs_through_the_reader() {
+        use Writer::{Initial, Txn};
+        let (x, y) = (0, 1);
+        // Deposit T1 writes y; withdrawal T2 read both before it and writes x; report T3 sees
+        // T1's y and the old x.
+        let h = History {
+            keys: keys(&["x", "y"]),
+            txns: vec![
+                committed(vec![read(y, Initial)], vec![y]),
+                committed(vec![read(x, Initial), read(y, Initial)], vec![x]),
+                committed(vec![read(x, Initial), read(y, Txn(0))], vec![]),
+            ],
+            version_order: vec![vec![1], vec![0]],
+        };
+        assert_eq!(
+            rendered(&h),
+            ["G2-item (read-only anomaly): T1 -wr(y)-> T3 -rw(x)-> T2 -rw(y)-> T1"]
+        );
+    }
+
+    #[test]
+    fn a_cycle_with_one_rw_and_no_shared_write_is_a_plain_g_single() {
+        use Writer::{Initial, Txn};
+        // Read skew: T2 writes x and y; T1 reads the old x and T2's y.
+        let h = History {
+            keys: keys(&["x", "y"]),
+            txns: vec![
+                committed(vec![read(0, Initial), read(1, Txn(1))], vec![]),
+                committed(vec![], vec![0, 1]),
+            ],
+            version_order: vec![vec![1], vec![1]],
+        };
+        let found = classify(&h);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].class, Class::GSingle);
+        // Read skew, which snapshot isolation forbids; the read-only name is for G2-items.
+        assert_eq!(found[0].pattern, None);
+    }
+
+    #[test]
+    fn ww_cycles_are_g0_and_ww_wr_cycles_g1c() {
+        use Writer::Txn;
+        let g0 = History {
+            keys: keys(&["x", "y"]),
+            txns: vec![committed(vec![], vec![0, 1]), committed(vec![], vec![0, 1])],
+            version_order: vec![vec![0, 1], vec![1, 0]],
+        };
+        assert_eq!(rendered(&g0), ["G0: T1 -ww(x)-> T2 -ww(y)-> T1"]);
+        let g1c = History {
+            keys: keys(&["x", "y"]),
+            txns: vec![
+                committed(vec![read(1, Txn(1))], vec![0]),
+                committed(vec![read(0, Txn(0))], vec![1]),
+            ],
+            version_order: vec![vec![0], vec![1]],
+        };
+        assert_eq!(rendered(&g1c), ["G1c: T1 -wr(x)-> T2 -wr(y)-> T1"]);
+    }
+
+    #[test]
+    fn aborted_and_intermediate_reads_are_g1a_and_g1b() {
+        use Writer::Txn;
+        let h = History {
+            keys: keys(&["x"]),
+            txns: vec![
+                TxnRecord {
+                    committed: false,
+                    reads: vec![],
+                    writes: vec![0],
+                },
+                committed(vec![read(0, Txn(0))], vec![]),
+                committed(vec![], vec![0]),
+                committed(
+                    vec![ReadOp {
+                        key: 0,
+                        from: Txn(2),
+                        intermediate: true,
+                    }],
+                    vec![],
+                ),
+            ],
+            version_order: vec![vec![2]],
+        };
+        assert_eq!(
+            rendered(&h),
+            [
+                "G1a: T2 read x from aborted T1",
+                "G1b: T4 read x from intermediate version of T3"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_serial_history_has_no_anomaly() {
+        use Writer::{Initial, Txn};
+        let h = History {
+            keys: keys(&["x"]),
+            txns: vec![
+                committed(vec![read(0, Initial)], vec![0]),
+                committed(vec![read(0, Txn(0))], vec![0]),
+            ],
+            version_order: vec![vec![0, 1]],
+        };
+        assert!(classify(&h).is_empty());
+    }
+}
