@@ -1028,13 +1028,24 @@ fn conform_file(
 }
 
 /// `check --workload`: as expected (0), differs (1), or a bad file (2, `FILE:LINE: message`).
-fn check_workload(path: &Path, variants: &[String], format: Format) -> Result<Verdict, BadInput> {
+fn check_workload(
+    path: &Path,
+    variants: &[String],
+    format: ResultFormat,
+) -> Result<Verdict, BadInput> {
     use loadbearing::workload;
+    if format == ResultFormat::Junit {
+        return Err(BadInput::from(
+            "--format junit is for configs; a workload prints a table or json".to_string(),
+        ));
+    }
     let parsed = loadbearing_specs::ssi::file::load_file(path, workload::VARIANTS)?;
     let report = workload::check_file(path, &parsed, variants)?;
     match format {
-        Format::Table => print!("{}", workload::render(&report, &parsed)),
-        Format::Json => println!(
+        ResultFormat::Table | ResultFormat::Junit => {
+            print!("{}", workload::render(&report, &parsed))
+        }
+        ResultFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("reports serialize")
         ),
