@@ -18,5 +18,6 @@ if [ ! -f "$junit_cache/junit-10.xsd" ]; then
     "$junit_pytest/testing/example_scripts/junit-10.xsd"
 fi
 export LOADBEARING_JUNIT_XSD="$junit_cache/junit-10.xsd"
-xmllint --version 2>&1 | head -1
+# sed, not head: head closing the pipe early kills xmllint with SIGPIPE, which pipefail turns into a failed setup
+xmllint --version 2>&1 | sed -n 1p
 echo "JUnit schema: $LOADBEARING_JUNIT_XSD"

@@ -16,5 +16,5 @@ if [ "${#kafka_setup_missing[@]}" -gt 0 ]; then
 fi
 unset kafka_setup_missing
 
-java -version 2>&1 | head -1
+java -version 2>&1 | sed -n 1p
 bash impls/kafka/scripts/fetch-kafka.sh
