@@ -253,3 +253,169 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `isolation --workload`: a workload file raced on the engine's variants; each store held to
+/// what its model reaches for the file, every trace replayed in the model.
+#[test]
+fn a_workload_file_races_on_each_variant_and_shows_only_what_its_model_reaches() {
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/write_skew.toml"
+        ),
+        "--variant",
+        "fix,plainsi",
+        "--attempts",
+        "20",
+        "--format",
+        "json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["workload"], "write_skew");
+    let store = |name: &str| {
+        v["stores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["race"]["store"] == name)
+            .unwrap_or_else(|| panic!("no store {name}: {stdout}"))
+            .clone()
+    };
+    let fix = store("fix");
+    assert_eq!(fix["allowed"], serde_json::json!([]));
+    assert_eq!(fix["race"]["anomalies"], serde_json::json!({}));
+    assert_eq!(fix["race"]["serializable"], 20);
+    assert_eq!(fix["race"]["conforming"], serde_json::json!([20, 20]));
+    let plain = store("plainsi");
+    assert_eq!(
+        plain["allowed"],
+        serde_json::json!(["G2-item (write skew)"])
+    );
+    assert_eq!(plain["race"]["unknown"], 0);
+    assert_eq!(plain["problems"], serde_json::json!([]));
+}
+
+#[test]
+fn a_workload_race_prints_a_row_per_store_and_the_verdict() {
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/lost_update.toml"
+        ),
+        "--variant",
+        "main",
+        "--attempts",
+        "5",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let header = stdout.lines().find(|l| l.starts_with("store")).unwrap();
+    assert!(
+        header.contains("anomalies shown") && header.contains("design reaches"),
+        "{header}"
+    );
+    for store in ["fix", "prefix", "nocheck", "dropmarkers", "plainsi"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(store)),
+            "no row {store}:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("ok: every store showed only what its design reaches"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_bad_workload_race_exits_two_naming_the_problem() {
+    let out = loadbearing(&["isolation", "--workload", "no/such/file.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).1.contains("no/such/file.toml"),
+        "{:?}",
+        text(&out)
+    );
+    let dir = std::env::temp_dir().join(format!("lb-iso-wl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[keys]\nx = 0\n\n[[txn]]\nsteps = [\"read y\"]\n").unwrap();
+    let out = loadbearing(&["isolation", "--workload", bad.to_str().unwrap()]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.toml:5:"), "{stderr}");
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/write_skew.toml"
+        ),
+        "--scenario",
+        "write_skew_trigger",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).1.contains("--scenario does not apply"),
+        "{:?}",
+        text(&out)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same file on PostgreSQL (which must never show an anomaly) and on the real libdb's
+/// flavours, each history established from the store's own records.
+#[test]
+#[cfg(all(feature = "postgres", feature = "libdb"))]
+fn a_workload_races_on_postgres_and_libdb_with_every_history_established() {
+    if let Err(why) = loadbearing_impls::harness::postgres::find_bin() {
+        loadbearing_test_support::skip_or_fail("isolation --workload --postgres", &why);
+        return;
+    }
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/write_skew.toml"
+        ),
+        "--variant",
+        "none",
+        "--postgres",
+        "--libdb",
+        "--attempts",
+        "10",
+        "--format",
+        "json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let stores: Vec<&serde_json::Value> = v["stores"].as_array().unwrap().iter().collect();
+    let names: Vec<&str> = stores
+        .iter()
+        .map(|s| s["race"]["store"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "postgres",
+            "libdb-prefix",
+            "libdb-fix",
+            "libdb-readerunfixed"
+        ]
+    );
+    for s in stores {
+        assert_eq!(s["race"]["attempts"], 10, "{s}");
+        assert_eq!(s["race"]["unknown"], 0, "{s}");
+    }
+    assert_eq!(v["stores"][0]["allowed"], serde_json::json!([]));
+    assert_eq!(v["stores"][2]["race"]["anomalies"], serde_json::json!({}));
+}

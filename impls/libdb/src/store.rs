@@ -19,6 +19,7 @@ use loadbearing_specs::ssi::trace::Txn as TxnId;
 use loadbearing_specs::ssi::Failure;
 use loadbearing_ssi_engine::engine::{CommitStep, Page};
 use loadbearing_ssi_engine::program::{Observed, Plan, Script};
+use loadbearing_ssi_engine::race::LoggedRead;
 use loadbearing_ssi_engine::tier::Conn;
 use loadbearing_ssi_engine::trace::{Recorder, SsiEvent, Tracer};
 
@@ -43,6 +44,24 @@ const FILLER_BYTES: usize = 48;
 const SMALL_PAGE: u32 = 512;
 /// The one key of the snapshot-pin btree.
 const PIN: &str = "pin";
+
+/// A data record holds its value and its writer (0: the loaded data, t+1: transaction t) in
+/// its 8 bytes, so that a read says whose version it saw, as the engine's version records do
+/// (a raced workload's history is classified from that, `loadbearing_ssi_engine::race`). The
+/// values are the model's small integers; libdb treats the bytes as opaque either way.
+fn pack(value: i64, writer: usize) -> i64 {
+    value * WRITERS + writer as i64
+}
+
+/// The value and the writer of a record [`pack`] made.
+fn unpack(stored: i64) -> (i64, i32) {
+    (
+        stored.div_euclid(WRITERS),
+        stored.rem_euclid(WRITERS) as i32,
+    )
+}
+
+const WRITERS: i64 = 16;
 
 /// Why a script could not be put on libdb (not a refused transaction: that is an outcome).
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +91,8 @@ pub struct Store {
     snapshot_pin: DbId,
     step: Mutex<()>,
     recorder: Arc<Recorder>,
+    /// Every read that found a record, with the record's writer.
+    reads: Mutex<Vec<LoggedRead>>,
 }
 
 impl Store {
@@ -110,7 +131,7 @@ impl Store {
         for (k, v) in script.initial() {
             if let Some(v) = v {
                 let (db, name) = &placed[&k];
-                env.put(*db, &setup, name, v).map_err(db_err)?;
+                env.put(*db, &setup, name, pack(v, 0)).map_err(db_err)?;
             }
         }
         if shape == Shape::OneBtree {
@@ -140,11 +161,17 @@ impl Store {
             snapshot_pin,
             step: Mutex::new(()),
             recorder: Recorder::new(),
+            reads: Mutex::new(Vec::new()),
         })
     }
 
     pub fn flavour(&self) -> Flavour {
         self.env.flavour()
+    }
+
+    /// Every read so far that found a record, with whose version it was.
+    pub fn reads(&self) -> Vec<LoggedRead> {
+        self.reads.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The trace so far, in step order.
@@ -173,7 +200,7 @@ impl Store {
             let (db, name) = &self.placed[&k];
             match self.env.get(*db, &txn, name) {
                 Ok(v) => {
-                    state.insert(k, v);
+                    state.insert(k, v.map(|v| unpack(v).0));
                 }
                 Err(e) => {
                     let _ = self.env.abort(txn);
@@ -283,7 +310,20 @@ impl Conn for LibdbConn<'_> {
             Plan::Read(k) => {
                 let (db, name) = &self.store.placed[k];
                 match self.env().get(*db, self.live(), name) {
-                    Ok(value) => {
+                    Ok(stored) => {
+                        let value = stored.map(|s| {
+                            let (value, writer) = unpack(s);
+                            self.store
+                                .reads
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(LoggedRead {
+                                    txn: self.t,
+                                    key: k.clone(),
+                                    writer,
+                                });
+                            value
+                        });
                         self.store.record(SsiEvent::Read {
                             txn,
                             key: k.clone(),
@@ -305,7 +345,7 @@ impl Conn for LibdbConn<'_> {
             }
             Plan::Write(k, v) => {
                 let (db, name) = &self.store.placed[k];
-                let result = self.env().put(*db, self.live(), name, *v);
+                let result = self.env().put(*db, self.live(), name, pack(*v, self.t + 1));
                 let failed = result.as_ref().err().and_then(failure);
                 self.store.record(SsiEvent::Write {
                     txn,
@@ -438,6 +478,20 @@ impl Conn for LibdbConn<'_> {
                 r
             }
             None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pack, unpack};
+
+    #[test]
+    fn a_packed_record_gives_back_its_value_and_writer_for_negative_values_too() {
+        for value in [-21, -1, 0, 1, 7, 120] {
+            for writer in 0..4 {
+                assert_eq!(unpack(pack(value, writer)), (value, writer as i32));
+            }
         }
     }
 }

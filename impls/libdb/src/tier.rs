@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use loadbearing_specs::ssi::workload::Stmt;
+use loadbearing_specs::ssi::workload::{Stmt, Workload};
 use loadbearing_specs::ssi::Ssi;
 use loadbearing_ssi_engine::conform;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Outcome, Script};
+use loadbearing_ssi_engine::race::{self, Race};
 use loadbearing_ssi_engine::tier::{
     attempt_seed, history_text, run_all, scenarios, Scenario, Schedule, Tally,
 };
@@ -171,6 +172,45 @@ pub fn run(
         }
     }
     Ok(tally)
+}
+
+/// `attempts` free races of a workload file's transactions on `flavour`, each page its own
+/// btree, each history classified from libdb's own records (the writer packed in each record,
+/// the version order the trace's END order); every trace replayed in the flavour's model unless
+/// the workload is outside it ([`writes_share_a_page`]).
+pub fn race(
+    workload: &Workload,
+    flavour: Flavour,
+    attempts: usize,
+    jitter_us: u64,
+) -> Result<Race, SetupError> {
+    let script = Script::Model(workload.clone());
+    let model = checked_model(flavour, &script);
+    let scenario = race::free_race();
+    let keys: Vec<String> = workload.keys.iter().map(|k| k.to_string()).collect();
+    let mut out = Race::new(flavour.name());
+    for i in 0..attempts {
+        let sched = race::schedule(i, jitter_us);
+        let store = Store::new(flavour, &script, Shape::Databases)?;
+        let conns = (0..script.txn_count()).map(|t| store.conn(t)).collect();
+        let (results, observed) = run_all(&script, &scenario, &sched, conns);
+        let state = store.state(&script)?;
+        let trace = store.events();
+        let history = race::logged_history(
+            &script,
+            workload,
+            &results,
+            &observed,
+            &store.reads(),
+            race::by_end_order(&trace, &keys),
+        );
+        let outcome = Outcome::judge(&script, results, observed, state);
+        out.add(&outcome, history, || history_text(&trace, &outcome));
+        if let Some(model) = &model {
+            out.add_conformance(&conform::validate(model, &trace).map(|_| ()));
+        }
+    }
+    Ok(out)
 }
 
 /// What every attempt of a scenario must end with, on a flavour: the outcome summary the

@@ -56,3 +56,27 @@ fn the_trigger_commits_the_write_skew_before_the_fix_and_t2_is_refused_after() {
     assert_eq!(fix.typical(), "T2 DB_SNAPSHOT_UNSAFE");
     assert_eq!(fix.timeouts, 0);
 }
+
+/// A workload raced freely on each flavour: every history established from libdb's own
+/// records (the writer packed in each record, the END order), every trace in the flavour's
+/// model, and the fix never showing an anomaly.
+#[test]
+fn raced_workloads_have_established_histories_and_the_fix_shows_no_anomaly() {
+    use loadbearing_specs::ssi::workload::named;
+    for name in ["write_skew", "lost_update", "read_only"] {
+        let w = named(name).unwrap();
+        for flavour in Flavour::ALL {
+            let race = loadbearing_libdb::tier::race(&w, flavour, 8, 50).unwrap();
+            assert_eq!(race.attempts, 8);
+            assert_eq!(
+                (race.unknown, race.unexplained),
+                (0, 0),
+                "{name} {flavour}: {race:?}"
+            );
+            assert_eq!(race.conforming, Some((8, 8)), "{name} {flavour}: {race:?}");
+            if flavour == Flavour::Fix {
+                assert!(race.anomalies.is_empty(), "{name}: {race:?}");
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! - [`replay`]: a model counterexample's action names driven through the engine.
 //! - [`conform`]: an engine trace replayed in the model, event by event.
 //! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
+//! - [`race`]: a workload file raced freely on a store, each history classified (G2-item…).
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
 //! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE.
 //! - [`report`]: the tier's tables.
@@ -18,6 +19,7 @@ pub mod engine;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod program;
+pub mod race;
 pub mod replay;
 pub mod report;
 pub mod tier;

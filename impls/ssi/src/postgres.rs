@@ -1,7 +1,7 @@
 //! PostgreSQL at SERIALIZABLE as a second opinion: the tier's scenarios on real SSI (Ports and
 //! Grittner, VLDB 2012), on the throwaway cluster of `loadbearing_impls::harness::postgres`.
 //!
-//! One table `kv (k text primary key, page int, v bigint)` with an index on `page`; every
+//! One table `kv (k text primary key, page int, v bigint, w int)` with an index on `page`; every
 //! connection runs with `enable_seqscan = off`, so a read of a key takes a predicate lock on
 //! its index entry (or gap) and a scan of a page one on the `page` index range — the nearest
 //! thing to the engine's page markers; a sequential scan would lock the whole relation.
@@ -12,14 +12,26 @@
 //! END is `COMMIT` (PostgreSQL's commit is one step: there is no window to place a write in,
 //! so the trigger's T2 writes after T1's last statement and before its `COMMIT`); `AppAbort`
 //! is `ROLLBACK`, cleanup a `ROLLBACK` of whatever is left.
+//!
+//! For classifying a raced workload ([`PgTier::race`]) the store itself says who wrote what:
+//! `w` is the writer of a row's version (0: the loaded data, t+1: transaction t), returned with
+//! every read, and a trigger appends each new version to `kv_versions (k, w, prev)` inside the
+//! writing transaction, so the committed rows of that log chain every key's versions in order.
+//! Neither adds a read to any transaction: PostgreSQL's predicate locks are those of the
+//! statements above.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use postgres::{Client, NoTls};
 
 use crate::engine::{CommitStep, Layout};
-use crate::program::{script, Observed, Outcome, Plan, Script};
+use loadbearing_specs::ssi::anomaly::{TxnRecord, Writer};
+use loadbearing_specs::ssi::workload::Workload;
+
+use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
+use crate::race::{self, LoggedRead, Race};
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
 
 pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
@@ -37,6 +49,8 @@ pub enum PgTierError {
     Reset(#[source] postgres::Error),
     #[error("reading the final state: {0}")]
     ReadState(#[source] postgres::Error),
+    #[error("reading the version log: {0}")]
+    ReadVersions(#[source] postgres::Error),
 }
 
 /// A step PostgreSQL refused, shown as the tier tallies it: [`label`].
@@ -67,10 +81,16 @@ fn connect(conn_str: &str) -> Result<Client, PgTierError> {
     Ok(c)
 }
 
+/// A finished run: how each transaction ended, what each observed, every logged read.
+type Run = (Vec<TxnResult>, Vec<Vec<Observed>>, Vec<LoggedRead>);
+
 /// One transaction's connection.
 pub struct PgConn<'c> {
     client: &'c mut Client,
     layout: Layout,
+    /// Transaction t of the script: its writes carry `w = t + 1`.
+    txn: usize,
+    reads: &'c Mutex<Vec<LoggedRead>>,
 }
 
 impl Conn for PgConn<'_> {
@@ -84,11 +104,23 @@ impl Conn for PgConn<'_> {
 
     fn exec(&mut self, plan: &Plan) -> Result<Observed, Refused> {
         match plan {
-            Plan::Read(k) => self
-                .client
-                .query_opt("SELECT v FROM kv WHERE k = $1", &[k])
-                .map(|row| Observed::Value(row.map(|r| r.get::<_, i64>(0))))
-                .map_err(Refused),
+            Plan::Read(k) => {
+                let row = self
+                    .client
+                    .query_opt("SELECT v, w FROM kv WHERE k = $1", &[k])
+                    .map_err(Refused)?;
+                if let Some(r) = &row {
+                    self.reads
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(LoggedRead {
+                            txn: self.txn,
+                            key: k.clone(),
+                            writer: r.get(1),
+                        });
+                }
+                Ok(Observed::Value(row.map(|r| r.get::<_, i64>(0))))
+            }
             Plan::Scan(p) => self
                 .client
                 .query(
@@ -99,11 +131,12 @@ impl Conn for PgConn<'_> {
                 .map_err(Refused),
             Plan::Write(k, v) => {
                 let page = self.layout.page_of(k) as i32;
+                let writer = self.txn as i32 + 1;
                 self.client
                     .execute(
-                        "INSERT INTO kv (k, page, v) VALUES ($1, $2, $3) \
-                         ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
-                        &[k, &page, v],
+                        "INSERT INTO kv (k, page, v, w) VALUES ($1, $2, $3, $4) \
+                         ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, w = EXCLUDED.w",
+                        &[k, &page, v, &writer],
                     )
                     .map(|_| Observed::Wrote(*v))
                     .map_err(Refused)
@@ -140,9 +173,19 @@ impl PgTier {
         let mut admin = connect(conn_str)?;
         admin
             .batch_execute(
-                "DROP TABLE IF EXISTS kv; \
-                 CREATE TABLE kv (k text PRIMARY KEY, page int NOT NULL, v bigint NOT NULL); \
-                 CREATE INDEX kv_page ON kv (page);",
+                "DROP TABLE IF EXISTS kv; DROP TABLE IF EXISTS kv_versions; \
+                 CREATE TABLE kv (k text PRIMARY KEY, page int NOT NULL, v bigint NOT NULL, \
+                                  w int NOT NULL DEFAULT 0); \
+                 CREATE INDEX kv_page ON kv (page); \
+                 CREATE TABLE kv_versions (k text NOT NULL, w int NOT NULL, prev int); \
+                 CREATE OR REPLACE FUNCTION kv_log_version() RETURNS trigger AS $$ \
+                 BEGIN \
+                   INSERT INTO kv_versions (k, w, prev) \
+                   VALUES (NEW.k, NEW.w, CASE WHEN TG_OP = 'UPDATE' THEN OLD.w END); \
+                   RETURN NULL; \
+                 END $$ LANGUAGE plpgsql; \
+                 CREATE TRIGGER kv_log_version AFTER INSERT OR UPDATE ON kv \
+                   FOR EACH ROW EXECUTE FUNCTION kv_log_version();",
             )
             .map_err(PgTierError::CreateTable)?;
         let clients = (0..3)
@@ -153,7 +196,7 @@ impl PgTier {
 
     fn reset(&mut self, script: &Script) -> Result<(), PgTierError> {
         let mut tx = self.admin.transaction().map_err(PgTierError::Reset)?;
-        tx.batch_execute("DELETE FROM kv")
+        tx.batch_execute("DELETE FROM kv; DELETE FROM kv_versions")
             .map_err(PgTierError::Reset)?;
         let layout = script.layout();
         for (k, v) in script.initial() {
@@ -181,6 +224,36 @@ impl PgTier {
         Ok(state)
     }
 
+    /// One run of `script` under `scenario`'s waits on a freshly loaded table: how each
+    /// transaction ended, what each observed, and every read with its version's writer.
+    fn run_once(
+        &mut self,
+        script: &Script,
+        scenario: &Scenario,
+        sched: &Schedule,
+    ) -> Result<Run, PgTierError> {
+        self.reset(script)?;
+        let n = script.txn_count();
+        let layout = script.layout();
+        let reads = Mutex::new(Vec::new());
+        let conns: Vec<PgConn<'_>> = self.clients[..n]
+            .iter_mut()
+            .enumerate()
+            .map(|(txn, client)| PgConn {
+                client,
+                layout: layout.clone(),
+                txn,
+                reads: &reads,
+            })
+            .collect();
+        let (results, observed) = run_all(script, scenario, sched, conns);
+        Ok((
+            results,
+            observed,
+            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
+        ))
+    }
+
     /// One attempt of `scenario`: the judged outcome and the waits that timed out.
     pub fn attempt(
         &mut self,
@@ -189,28 +262,60 @@ impl PgTier {
         jitter_us: u64,
     ) -> Result<(Outcome, usize), PgTierError> {
         let script = script(scenario.script).expect("scenarios name known scripts");
-        self.reset(&script)?;
         let sched = Schedule::new(
             scenario.waits.clone(),
             Duration::from_secs(20),
             jitter_us,
             seed,
         );
-        let n = script.txn_count();
-        let layout = script.layout();
-        let conns: Vec<PgConn<'_>> = self.clients[..n]
-            .iter_mut()
-            .map(|client| PgConn {
-                client,
-                layout: layout.clone(),
-            })
-            .collect();
-        let (results, observed) = run_all(&script, scenario, &sched, conns);
+        let (results, observed, _) = self.run_once(&script, scenario, &sched)?;
         let state = self.state(&script)?;
         Ok((
             Outcome::judge(&script, results, observed, state),
             sched.timeouts(),
         ))
+    }
+
+    /// The committed rows of the version log: (key, writer, previous writer).
+    fn versions(&mut self) -> Result<Vec<(String, i32, Option<i32>)>, PgTierError> {
+        Ok(self
+            .admin
+            .query("SELECT k, w, prev FROM kv_versions", &[])
+            .map_err(PgTierError::ReadVersions)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
+    }
+
+    /// `attempts` free races of `workload`, each history classified (store name `postgres`).
+    pub fn race(
+        &mut self,
+        workload: &Workload,
+        attempts: usize,
+        jitter_us: u64,
+    ) -> Result<Race, PgTierError> {
+        let script = Script::Model(workload.clone());
+        let scenario = race::free_race();
+        let mut out = Race::new("postgres");
+        for i in 0..attempts {
+            let sched = race::schedule(i, jitter_us);
+            let (results, observed, reads) = self.run_once(&script, &scenario, &sched)?;
+            let state = self.state(&script)?;
+            let versions = self.versions()?;
+            let history = race::logged_history(
+                &script,
+                workload,
+                &results,
+                &observed,
+                &reads,
+                chained(&versions),
+            );
+            let outcome = Outcome::judge(&script, results, observed, state);
+            out.add(&outcome, history, || {
+                format!("{}; final {}", outcome.summary(), outcome.state_text())
+            });
+        }
+        Ok(out)
     }
 
     /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.
@@ -229,5 +334,47 @@ impl PgTier {
             tally.timeouts += timeouts;
         }
         Ok(tally)
+    }
+}
+
+/// Each key's version order as PostgreSQL's version log chains it from the loaded version:
+/// the committed rows, a transaction's second write of a key (`prev = w`) no new version.
+fn chained(
+    versions: &[(String, i32, Option<i32>)],
+) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<usize>, String> + '_ {
+    move |name, txns| {
+        // New versions of this key: (writer, the writer it replaced; 0 for an insert).
+        let mut links: Vec<(i32, i32)> = versions
+            .iter()
+            .filter(|(vk, w, prev)| vk == name && *w != 0 && *prev != Some(*w))
+            .map(|(_, w, prev)| (*w, prev.unwrap_or(0)))
+            .collect();
+        let mut order = Vec::new();
+        let mut current = 0;
+        while !links.is_empty() {
+            let next: Vec<usize> = (0..links.len())
+                .filter(|&i| links[i].1 == current)
+                .collect();
+            let [i] = next[..] else {
+                let after = match current {
+                    0 => "the loaded version".to_string(),
+                    w => format!("T{w}'s"),
+                };
+                return Err(format!(
+                    "the version log of `{name}` does not chain: {} versions follow {after}",
+                    next.len()
+                ));
+            };
+            current = links.swap_remove(i).0;
+            match race::writer(current, txns.len())? {
+                Writer::Txn(t) if txns[t].committed => order.push(t),
+                _ => {
+                    return Err(format!(
+                        "the version log of `{name}` holds an uncommitted writer"
+                    ))
+                }
+            }
+        }
+        Ok(order)
     }
 }

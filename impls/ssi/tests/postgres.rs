@@ -120,3 +120,20 @@ fn the_libdb_design_has_false_positives_that_postgres_commits() {
         .collect();
     assert_eq!(fp, ["aborted_peer", "pivot_commits_first"]);
 }
+
+/// A workload raced freely on PostgreSQL: every history established from the writer column
+/// and the version log, and none of them anomalous.
+#[test]
+fn raced_workloads_on_postgres_are_established_and_never_anomalous() {
+    let Some(tier) = tier_or_skip("postgres race") else {
+        return;
+    };
+    let mut tier = tier.lock().unwrap_or_else(|e| e.into_inner());
+    for name in ["write_skew", "lost_update", "read_only", "read_your_writes"] {
+        let w = loadbearing_specs::ssi::workload::named(name).unwrap();
+        let race = tier.race(&w, 6, 50).unwrap();
+        assert_eq!(race.attempts, 6);
+        assert!(race.problems(&[]).is_empty(), "{name}: {race:?}");
+        assert_eq!(race.serializable, 6, "{name}: {race:?}");
+    }
+}

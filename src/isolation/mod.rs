@@ -2,13 +2,18 @@
 //! SERIALIZABLE; with `--libdb`, the real libdb in three flavours) raced through the isolation
 //! tier, per scenario side by side.
 //!
+//! With `--workload FILE.toml`, a workload file's transactions instead, raced freely and each
+//! history classified ([`workload`]).
+//!
 //! Exit 0 when every variant shows what it must (the pre-fix engine commits the #136 write
 //! skew on `write_skew_trigger`, the fix and PostgreSQL never commit a non-serializable
 //! history, plain SI commits a write skew, every engine trace fits the model; libdb as
 //! `loadbearing_libdb::tier::musts` says); 1 otherwise; 2 on bad input or when PostgreSQL or
 //! libdb cannot be started.
 
-use std::path::PathBuf;
+pub mod workload;
+
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use loadbearing_ssi_engine::engine::Variant;
@@ -57,6 +62,11 @@ pub enum IsolationError {
     },
     #[error("{0}")]
     Json(#[from] serde_json::Error),
+    /// A workload file that cannot be read or is malformed (the message names the line).
+    #[error("{0}")]
+    Workload(String),
+    #[error("{option} does not apply to --workload (a workload races freely on every store)")]
+    NotWithWorkload { option: &'static str },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,6 +104,10 @@ pub struct Args {
     /// DIR/<variant>-<scenario>.ndjson, for `loadbearing conform --trace FILE --model CONFIG`.
     #[arg(long, value_name = "DIR")]
     pub traces: Option<std::path::PathBuf>,
+    /// Race a workload file's transactions (docs/workloads.md) instead of the tier's scenarios,
+    /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
+    #[arg(long, value_name = "FILE.toml")]
+    pub workload: Option<PathBuf>,
 }
 
 /// The variant names `--variant` selects.
@@ -199,6 +213,9 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.attempts == 0 {
         return Err(IsolationError::NoAttempts);
     }
+    if let Some(path) = args.workload.clone() {
+        return run_workload(&args, &path);
+    }
     let variants = variants(&args.variant)?;
     let chosen = selected(&args.scenario, args.libdb)?;
     if variants.is_empty() && !args.postgres && !args.libdb {
@@ -282,4 +299,56 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
         }
     }
     Ok(Verdict::of(verdict.is_ok()))
+}
+
+/// `isolation --workload FILE`: the file's transactions raced on each store, classified.
+fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
+    if args.scenario.is_some() {
+        return Err(IsolationError::NotWithWorkload {
+            option: "--scenario",
+        });
+    }
+    if args.traces.is_some() {
+        return Err(IsolationError::NotWithWorkload { option: "--traces" });
+    }
+    let variants = variants(&args.variant)?;
+    if variants.is_empty() && !args.postgres && !args.libdb {
+        return Err(IsolationError::NothingToRun);
+    }
+    if args.postgres && !cfg!(feature = "postgres") {
+        return Err(IsolationError::PostgresNotCompiledIn);
+    }
+    if args.libdb && !cfg!(feature = "libdb") {
+        return Err(IsolationError::LibdbNotCompiledIn);
+    }
+    #[cfg(feature = "postgres")]
+    let server = if args.postgres {
+        Some(PgServer::start().map_err(IsolationError::PostgresStart)?)
+    } else {
+        None
+    };
+    #[cfg(feature = "postgres")]
+    let conn_str = server.as_ref().map(|s| s.conn_str());
+    #[cfg(not(feature = "postgres"))]
+    let conn_str: Option<String> = None;
+    let result = workload::race_file(
+        path,
+        &variants,
+        args.attempts,
+        args.jitter_us,
+        workload::Stores {
+            postgres: conn_str.as_deref(),
+            libdb: args.libdb,
+        },
+    );
+    #[cfg(feature = "postgres")]
+    if let Some(server) = server {
+        server.stop();
+    }
+    let result = result?;
+    match args.format {
+        IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&result)?),
+        IsolationFormat::Table => print!("{}", workload::render(&result)),
+    }
+    Ok(Verdict::of(result.ok()))
 }

@@ -1,0 +1,453 @@
+//! A user's workload (a workload file, `loadbearing_specs::ssi::file`) raced on a store: its
+//! transactions on one thread each, no waits, seeded jitter between steps, many attempts. Every
+//! finished run becomes a [`History`] — who read whose version, every key's order of committed
+//! versions — taken from what the store itself knows (the engine's version records, PostgreSQL's
+//! writer column and version log), never guessed from values, and is classified as the isolation
+//! literature names anomalies (`loadbearing_specs::ssi::anomaly`): the same classes the model's
+//! exploration reports for the file, so a store's observations can be held to the model's.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use loadbearing_specs::ssi::anomaly::{classify, History, ReadOp, TxnId, TxnRecord, Writer};
+use loadbearing_specs::ssi::workload::Workload;
+
+use crate::conform::{self, Divergence};
+use crate::engine::{Engine, Status, TxnView, Variant};
+use crate::program::{engine_outcome, Observed, Outcome, Script, StmtKind, TxnResult};
+use crate::tier::{attempt_seed, history_text, run_all, Scenario, Schedule};
+use crate::trace::Recorder;
+
+/// The scenario of a race: no waits, no application abort.
+pub fn free_race() -> Scenario {
+    Scenario {
+        name: "race",
+        script: "",
+        timing: "no waits: the transactions race freely (seeded jitter only)",
+        waits: Vec::new(),
+        app_abort: None,
+    }
+}
+
+/// The schedule of attempt `i`: the same seeds on every store, so a rerun repeats its jitter.
+pub fn schedule(i: usize, jitter_us: u64) -> Schedule {
+    Schedule::new(
+        Vec::new(),
+        Duration::from_secs(20),
+        jitter_us,
+        attempt_seed(i),
+    )
+}
+
+/// An anomaly class as a store showed it: how often, and the first time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Seen {
+    /// Attempts whose history had it.
+    pub attempts: usize,
+    /// Its evidence in the first such attempt (`T1 -rw(bob)-> T2 -rw(alice)-> T1`).
+    pub example: String,
+    /// That attempt's run in a few words.
+    pub history: String,
+}
+
+/// One store's race of a workload.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Race {
+    /// `fix`, `plainsi`, … `postgres`, `libdb-fix`.
+    pub store: String,
+    pub attempts: usize,
+    /// Attempts by outcome (`all commit`, `T2 SnapshotUnsafe`).
+    pub outcomes: BTreeMap<String, usize>,
+    /// Attempts whose committed transactions have no anomaly.
+    pub serializable: usize,
+    /// Anomaly label (`G2-item (write skew)`) → how the store showed it.
+    pub anomalies: BTreeMap<String, Seen>,
+    /// Attempts whose history could not be established (the reason of the first): they are
+    /// neither serializable nor anomalous.
+    pub unknown: usize,
+    pub example_unknown: Option<String>,
+    /// Attempts the value oracle finds unserializable (no serial order reproduces the reads
+    /// and the final state) although the graph has no anomaly: the graph missed something.
+    pub unexplained: usize,
+    /// Engine traces replayed in the model: (conforming, checked).
+    pub conforming: Option<(usize, usize)>,
+    pub example_divergence: Option<String>,
+}
+
+impl Race {
+    pub fn new(store: &str) -> Race {
+        Race {
+            store: store.into(),
+            ..Race::default()
+        }
+    }
+
+    /// Adds one attempt: its judged outcome, and its history (or why there is none).
+    pub fn add(
+        &mut self,
+        outcome: &Outcome,
+        history: Result<History, String>,
+        describe: impl Fn() -> String,
+    ) {
+        self.attempts += 1;
+        *self.outcomes.entry(outcome.summary()).or_default() += 1;
+        let history = match history {
+            Ok(h) => h,
+            Err(why) => {
+                self.unknown += 1;
+                self.example_unknown.get_or_insert(why);
+                return;
+            }
+        };
+        let found = classify(&history);
+        if found.is_empty() {
+            self.serializable += 1;
+            if !outcome.serializable {
+                self.unexplained += 1;
+            }
+        }
+        let mut labels: Vec<(String, String)> = found
+            .iter()
+            .map(|a| (a.label(), a.evidence_text(&history.keys)))
+            .collect();
+        // One count per attempt and label, the first piece of evidence as the example.
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
+        labels.dedup_by(|a, b| a.0 == b.0);
+        for (label, evidence) in labels {
+            self.anomalies
+                .entry(label)
+                .and_modify(|s| s.attempts += 1)
+                .or_insert_with(|| Seen {
+                    attempts: 1,
+                    example: evidence,
+                    history: describe(),
+                });
+        }
+    }
+
+    pub fn add_conformance(&mut self, verdict: &Result<(), Divergence>) {
+        let (ok, n) = self.conforming.get_or_insert((0, 0));
+        *n += 1;
+        match verdict {
+            Ok(()) => *ok += 1,
+            Err(d) => {
+                self.example_divergence.get_or_insert_with(|| d.to_string());
+            }
+        }
+    }
+
+    /// The anomaly labels the store showed, sorted.
+    pub fn labels(&self) -> Vec<String> {
+        self.anomalies.keys().cloned().collect()
+    }
+
+    /// What is wrong with this race when the store may show at most `allowed` (the labels the
+    /// model reaches for its design; empty for a serializable store): every anomaly outside
+    /// it, every history that could not be established or that the graph cannot explain, every
+    /// trace outside the model.
+    pub fn problems(&self, allowed: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (label, seen) in &self.anomalies {
+            if !allowed.contains(label) {
+                out.push(format!(
+                    "{}: {label} in {} of {} attempts, which its model never reaches: {} ({})",
+                    self.store, seen.attempts, self.attempts, seen.example, seen.history
+                ));
+            }
+        }
+        if self.unknown > 0 {
+            out.push(format!(
+                "{}: {} of {} histories could not be established: {}",
+                self.store,
+                self.unknown,
+                self.attempts,
+                self.example_unknown.as_deref().unwrap_or("")
+            ));
+        }
+        if self.unexplained > 0 {
+            out.push(format!(
+                "{}: {} histories have no serial order by their values yet no anomaly in the graph",
+                self.store, self.unexplained
+            ));
+        }
+        if let Some((ok, n)) = self.conforming {
+            if ok < n {
+                out.push(format!(
+                    "{}: {} of {n} traces are outside the model: {}",
+                    self.store,
+                    n - ok,
+                    self.example_divergence.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The engine's history of a finished run of `workload`: reads from the engine's version
+/// records, version order from commit sequence numbers. Transaction t is the t-th registered.
+pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History, String> {
+    let key = |name: &str| {
+        workload
+            .keys
+            .iter()
+            .position(|k| k == name)
+            .ok_or_else(|| format!("the engine reports key `{name}`, which the workload lacks"))
+    };
+    let txn_of = |id: usize| {
+        views
+            .iter()
+            .position(|v| v.id == id)
+            .ok_or_else(|| format!("a version written by unknown transaction {id}"))
+    };
+    let txns = views
+        .iter()
+        .map(|v| {
+            Ok(TxnRecord {
+                committed: v.status == Status::Committed,
+                reads: v
+                    .reads
+                    .iter()
+                    .map(|r| {
+                        Ok(ReadOp {
+                            key: key(&r.key)?,
+                            from: match r.writer {
+                                None => Writer::Initial,
+                                Some(id) => Writer::Txn(txn_of(id)?),
+                            },
+                            // A transaction's versions of a key are visible to others only
+                            // once committed, and then only its last: no intermediate reads.
+                            intermediate: false,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?,
+                writes: v
+                    .writes
+                    .iter()
+                    .map(|k| key(k))
+                    .collect::<Result<_, String>>()?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let version_order = (0..workload.keys.len())
+        .map(|k| {
+            let mut writers: Vec<(u64, usize)> = txns
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.committed && t.writes.contains(&k))
+                .map(|(t, _)| (views[t].commit_seq, t))
+                .collect();
+            writers.sort();
+            writers.into_iter().map(|(_, t)| t).collect()
+        })
+        .collect();
+    Ok(History {
+        keys: workload.keys.iter().map(|k| k.to_string()).collect(),
+        txns,
+        version_order,
+    })
+}
+
+/// A read as a store answered it, for stores that keep the writer beside the value
+/// (PostgreSQL's writer column, libdb's packed records): transaction, key, and whose version
+/// it saw (0: the loaded data, t+1: transaction t).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedRead {
+    pub txn: usize,
+    pub key: String,
+    pub writer: i32,
+}
+
+/// The writer a store's writer field names, among `txns` transactions.
+pub fn writer(w: i32, txns: usize) -> Result<Writer, String> {
+    match w {
+        0 => Ok(Writer::Initial),
+        w if w > 0 && (w as usize) <= txns => Ok(Writer::Txn(w as usize - 1)),
+        w => Err(format!("a version written by unknown transaction {w}")),
+    }
+}
+
+/// A run's history from a store's logged reads: writes are the statements that wrote,
+/// commitment the transactions' results, and each key's committed versions in the order
+/// `version_order` (given the key's name and the transactions) establishes.
+pub fn logged_history(
+    script: &Script,
+    workload: &Workload,
+    results: &[TxnResult],
+    observed: &[Vec<Observed>],
+    reads: &[LoggedRead],
+    version_order: impl Fn(&str, &[TxnRecord]) -> Result<Vec<TxnId>, String>,
+) -> Result<History, String> {
+    let key = |name: &str| {
+        workload
+            .keys
+            .iter()
+            .position(|k| k == name)
+            .ok_or_else(|| format!("the store reports key `{name}`, which the workload lacks"))
+    };
+    let mut txns = Vec::new();
+    for (t, result) in results.iter().enumerate() {
+        let mut writes = Vec::new();
+        for (i, seen) in observed[t].iter().enumerate() {
+            if let (Observed::Wrote(_), StmtKind::Write(k)) = (seen, script.stmt_kind(t, i)) {
+                let k = key(&k)?;
+                if !writes.contains(&k) {
+                    writes.push(k);
+                }
+            }
+        }
+        let reads = reads
+            .iter()
+            .filter(|r| r.txn == t)
+            .map(|r| {
+                Ok(ReadOp {
+                    key: key(&r.key)?,
+                    from: writer(r.writer, results.len())?,
+                    // Other transactions see only committed versions, each writer's last.
+                    intermediate: false,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        txns.push(TxnRecord {
+            committed: *result == TxnResult::Committed,
+            reads,
+            writes,
+        });
+    }
+    let version_order = workload
+        .keys
+        .iter()
+        .map(|name| version_order(name, &txns))
+        .collect::<Result<_, String>>()?;
+    Ok(History {
+        keys: workload.keys.iter().map(|k| k.to_string()).collect(),
+        txns,
+        version_order,
+    })
+}
+
+/// Each key's committed writers in the order of their END events in a linearized trace (a
+/// store whose writers of one key cannot overlap: a second writer waits or fails until the
+/// first has ended).
+pub fn by_end_order<'a>(
+    trace: &'a [crate::trace::SsiEvent],
+    keys: &'a [String],
+) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<TxnId>, String> + 'a {
+    let ended: Vec<usize> = trace
+        .iter()
+        .filter_map(|e| match e {
+            crate::trace::SsiEvent::End { txn, failed: None } => Some(txn.index()),
+            _ => None,
+        })
+        .collect();
+    move |name, txns| {
+        let k = keys
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("no key `{name}`"))?;
+        Ok(ended
+            .iter()
+            .copied()
+            .filter(|&t| t < txns.len() && txns[t].committed && txns[t].writes.contains(&k))
+            .collect())
+    }
+}
+
+/// `attempts` races of `workload` on fresh engines of `variant`, each trace also replayed in
+/// the variant's model.
+pub fn race_engine(workload: &Workload, variant: &str, attempts: usize, jitter_us: u64) -> Race {
+    let v = Variant::named(variant).expect("a known variant");
+    let script = Script::Model(workload.clone());
+    let model = v.model(workload.clone());
+    let scenario = free_race();
+    let mut race = Race::new(variant);
+    for i in 0..attempts {
+        let recorder = Recorder::new();
+        let engine = Engine::new(v, script.layout())
+            .with_tracer(recorder.clone() as Arc<dyn crate::trace::Tracer>);
+        script.load(&engine);
+        let txns: Vec<_> = (0..script.txn_count())
+            .map(|t| engine.register(&format!("T{}", t + 1)))
+            .collect();
+        let sched = schedule(i, jitter_us);
+        let (_, observed) = run_all(&script, &scenario, &sched, txns);
+        let outcome = engine_outcome(&script, &engine, observed);
+        let trace = recorder.events();
+        let history = engine_history(workload, &engine.txns());
+        race.add(&outcome, history, || history_text(&trace, &outcome));
+        race.add_conformance(&conform::validate(&model, &trace).map(|_| ()));
+    }
+    race
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Session;
+    use loadbearing_specs::ssi::workload::named;
+
+    /// Both read, both write, both commit: the write skew, driven step by step.
+    fn skew_on(variant: Variant) -> (Outcome, Result<History, String>) {
+        let w = named("write_skew").unwrap();
+        let script = Script::Model(w.clone());
+        let engine = script.engine(variant);
+        let mut run = Session::new(&script, &engine);
+        run.txn(0).begin().unwrap();
+        run.txn(1).begin().unwrap();
+        for t in [0, 1, 0, 1] {
+            let _ = run.next(t);
+        }
+        for t in [0, 1] {
+            let _ = run.txn(t).commit();
+        }
+        (run.outcome(), engine_history(&w, &engine.txns()))
+    }
+
+    #[test]
+    fn the_engine_history_of_a_write_skew_under_plain_si_is_a_g2_item_cycle() {
+        let (outcome, history) = skew_on(Variant::named("plainsi").unwrap());
+        assert_eq!(outcome.summary(), "all commit");
+        let mut race = Race::new("plainsi");
+        race.add(&outcome, history, || "skew".into());
+        assert_eq!(race.labels(), ["G2-item (write skew)"]);
+        let seen = &race.anomalies["G2-item (write skew)"];
+        assert!(
+            seen.example.contains("-rw(") && seen.example.starts_with("T1"),
+            "{}",
+            seen.example
+        );
+        assert_eq!(race.serializable, 0);
+        assert!(!race.problems(&[]).is_empty());
+        assert!(race.problems(&race.labels()).is_empty());
+    }
+
+    #[test]
+    fn the_fix_commits_only_one_side_and_its_history_is_serializable() {
+        let (outcome, history) = skew_on(Variant::FIX);
+        assert_ne!(outcome.summary(), "all commit");
+        let mut race = Race::new("fix");
+        race.add(&outcome, history, String::new);
+        assert!(race.anomalies.is_empty(), "{race:?}");
+        assert_eq!((race.serializable, race.unexplained), (1, 0));
+    }
+
+    #[test]
+    fn a_history_that_cannot_be_established_is_unknown_and_a_problem() {
+        let (outcome, _) = skew_on(Variant::FIX);
+        let mut race = Race::new("fix");
+        race.add(&outcome, Err("no version log".into()), String::new);
+        assert_eq!((race.unknown, race.serializable), (1, 0));
+        assert!(race.problems(&[])[0].contains("no version log"));
+    }
+
+    #[test]
+    fn racing_the_lost_update_on_the_fix_shows_no_anomaly_and_every_trace_fits() {
+        let race = race_engine(&named("lost_update").unwrap(), "fix", 20, 50);
+        assert_eq!(race.attempts, 20);
+        assert!(race.problems(&[]).is_empty(), "{race:?}");
+        assert_eq!(race.conforming, Some((20, 20)));
+    }
+}

@@ -1,0 +1,235 @@
+//! `loadbearing isolation --workload FILE.toml`: a workload file's transactions raced on real
+//! stores — the engine's variants, PostgreSQL at SERIALIZABLE, the real libdb's flavours — and
+//! each store's histories
+//! classified as `check --workload` classifies the model's (docs/workloads.md).
+//!
+//! A store may show only what its model reaches: an engine variant the anomalies the model of
+//! that variant reaches for the file (explored here, every interleaving), a libdb flavour those
+//! of its variant's model with versions visible at the commit record, PostgreSQL none. A
+//! race samples timings, so a reachable anomaly it does not show is no failure; one it shows
+//! that the model cannot reach is, as is a history the store's records cannot establish or a
+//! trace outside the model.
+
+use std::path::Path;
+
+use loadbearing_specs::ssi::file::{self, WorkloadFile};
+use loadbearing_ssi_engine::race::{race_engine, Race};
+use serde::Serialize;
+
+use super::IsolationError;
+use crate::workload::{check_file, VariantResult, VARIANTS};
+
+/// One store's race, with what it may show.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreResult {
+    pub race: Race,
+    /// What the store's design reaches (the model's labels; empty for a serializable store).
+    pub allowed: Vec<String>,
+    /// Where the allowance comes from: `the fix model` / `SERIALIZABLE`.
+    pub judged_by: String,
+    pub problems: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadRace {
+    pub file: String,
+    pub workload: String,
+    pub attempts: usize,
+    pub stores: Vec<StoreResult>,
+}
+
+impl WorkloadRace {
+    pub fn ok(&self) -> bool {
+        self.stores.iter().all(|s| s.problems.is_empty())
+    }
+}
+
+/// What the model of each variant reaches for the file; an incomplete exploration allows
+/// nothing and says so.
+fn model_results(
+    path: &Path,
+    parsed: &WorkloadFile,
+    variants: &[&str],
+) -> Result<Vec<VariantResult>, IsolationError> {
+    // No variant means no engine column (`--variant none`), not the file's `[expect]` ones.
+    if variants.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
+    Ok(check_file(path, parsed, &names)
+        .map_err(|e| IsolationError::Workload(e.to_string()))?
+        .results)
+}
+
+fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -> StoreResult {
+    let mut problems = race.problems(&allowed);
+    if !complete {
+        problems.insert(
+            0,
+            format!(
+                "{}: {judged_by} was not explored to the end (state budget): nothing to hold the race to",
+                race.store
+            ),
+        );
+    }
+    StoreResult {
+        race,
+        allowed,
+        judged_by,
+        problems,
+    }
+}
+
+/// Where a race runs besides the engine's variants.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stores<'a> {
+    /// PostgreSQL's connection string.
+    pub postgres: Option<&'a str>,
+    /// Every flavour of the real libdb.
+    pub libdb: bool,
+}
+
+/// Races the file's workload on each engine variant (and on PostgreSQL and libdb, as `stores`
+/// says) and judges every store.
+pub fn race_file(
+    path: &Path,
+    variants: &[&str],
+    attempts: usize,
+    jitter_us: u64,
+    stores_too: Stores<'_>,
+) -> Result<WorkloadRace, IsolationError> {
+    let parsed =
+        file::load_file(path, VARIANTS).map_err(|e| IsolationError::Workload(e.to_string()))?;
+    let w = &parsed.workload;
+    let mut stores = Vec::new();
+    for model in model_results(path, &parsed, variants)? {
+        let race = race_engine(w, &model.variant, attempts, jitter_us);
+        let by = format!("the {} model", model.variant);
+        stores.push(judged(race, model.reached, by, model.summary.complete));
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(conn_str) = stores_too.postgres {
+        let mut tier = loadbearing_ssi_engine::postgres::PgTier::connect(conn_str)?;
+        let race = tier.race(w, attempts, jitter_us)?;
+        stores.push(judged(race, Vec::new(), "SERIALIZABLE".into(), true));
+    }
+    #[cfg(feature = "libdb")]
+    if stores_too.libdb {
+        use loadbearing_libdb::{db::Flavour, tier};
+        use loadbearing_specs::ssi::explore;
+        let script = loadbearing_ssi_engine::program::Script::Model(w.clone());
+        for flavour in Flavour::ALL {
+            let model = tier::model_of(flavour, &script).expect("a file's workload has a model");
+            let summary = explore::explore(&model, crate::workload::MAX_STATES).summary();
+            let mut allowed: Vec<String> =
+                summary.findings.iter().map(|f| f.label.clone()).collect();
+            allowed.sort();
+            let race = tier::race(w, flavour, attempts, jitter_us)?;
+            let by = format!(
+                "the {} model, versions visible at the commit record",
+                flavour.variant()
+            );
+            stores.push(judged(race, allowed, by, summary.complete));
+        }
+    }
+    let _ = stores_too;
+    Ok(WorkloadRace {
+        file: path.display().to_string(),
+        workload: w.name.clone(),
+        attempts,
+        stores,
+    })
+}
+
+fn labels_text(labels: &[String]) -> String {
+    if labels.is_empty() {
+        "serializable".into()
+    } else {
+        labels.join(", ")
+    }
+}
+
+/// The report for people: a row per store (what it showed, what its design reaches, how its
+/// attempts ended), then each anomaly's first evidence, then the verdict.
+pub fn render(r: &WorkloadRace) -> String {
+    let mut out = format!(
+        "{} ({}): {} free races per store (no waits, seeded jitter)\n\n",
+        r.workload, r.file, r.attempts
+    );
+    let rows: Vec<[String; 5]> = r
+        .stores
+        .iter()
+        .map(|s| {
+            let showed: Vec<String> = s
+                .race
+                .anomalies
+                .iter()
+                .map(|(l, seen)| format!("{l} {}/{}", seen.attempts, s.race.attempts))
+                .collect();
+            let outcomes: Vec<String> = s
+                .race
+                .outcomes
+                .iter()
+                .map(|(o, n)| format!("{o} {n}"))
+                .collect();
+            [
+                s.race.store.clone(),
+                format!("{}/{}", s.race.serializable, s.race.attempts),
+                if showed.is_empty() {
+                    "-".into()
+                } else {
+                    showed.join(", ")
+                },
+                labels_text(&s.allowed),
+                outcomes.join(", "),
+            ]
+        })
+        .collect();
+    let header = [
+        "store",
+        "serializable",
+        "anomalies shown",
+        "design reaches",
+        "outcomes",
+    ];
+    let widths: Vec<usize> = (0..5)
+        .map(|c| {
+            rows.iter()
+                .map(|row| row[c].chars().count())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| {
+        let mut l: String = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}  "))
+            .collect();
+        l.truncate(l.trim_end().len());
+        l + "\n"
+    };
+    out.push_str(&line(&header));
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&cells));
+    }
+    for s in &r.stores {
+        for (label, seen) in &s.race.anomalies {
+            out.push_str(&format!(
+                "\n{}: {label}: {}\n  {}\n",
+                s.race.store, seen.example, seen.history
+            ));
+        }
+    }
+    out.push('\n');
+    let problems: Vec<&String> = r.stores.iter().flat_map(|s| &s.problems).collect();
+    if problems.is_empty() {
+        out.push_str("ok: every store showed only what its design reaches\n");
+    }
+    for p in problems {
+        out.push_str(&format!("UNEXPECTED: {p}\n"));
+    }
+    out
+}
