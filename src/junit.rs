@@ -14,6 +14,7 @@ use loadbearing_expected::run::Judged;
 
 use crate::mutate::Coverage;
 use crate::render;
+use crate::workload;
 
 /// What became of one test case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -215,6 +216,54 @@ fn check_case(j: &Judged) -> Case {
         seconds: report.seconds(),
         outcome,
     }
+}
+
+/// `check --workload`: a case per variant (classname `workload NAME`); it fails when the
+/// file's `[expect]` differs from what the variant reaches, and is an error when the
+/// exploration was cut short.
+pub fn workload_cases(report: &workload::Report) -> Vec<Case> {
+    report
+        .results
+        .iter()
+        .map(|r| {
+            let findings: Vec<String> = r
+                .summary
+                .findings
+                .iter()
+                .map(|f| format!("{}: {}\n  {}", f.label, f.example, f.schedule.join(" ; ")))
+                .collect();
+            let text = format!(
+                "{} final states of {}; reached {}\n{}",
+                r.summary.finals,
+                r.summary.states,
+                workload::outcome(&r.reached),
+                findings.join("\n")
+            );
+            let outcome = if !r.summary.complete {
+                CaseOutcome::Error {
+                    message: "incomplete: the state budget ran out".into(),
+                    text,
+                }
+            } else if r.differs {
+                CaseOutcome::Failed {
+                    message: format!(
+                        "expected {}, reached {}",
+                        workload::outcome(r.expected.as_deref().unwrap_or_default()),
+                        workload::outcome(&r.reached)
+                    ),
+                    text,
+                }
+            } else {
+                CaseOutcome::Passed
+            };
+            Case {
+                classname: format!("workload {}", report.workload),
+                name: r.variant.clone(),
+                seconds: r.seconds,
+                outcome,
+            }
+        })
+        .collect()
 }
 
 /// `mutate`: a case per guard of a model; it fails when nothing catches the guard's removal

@@ -1034,17 +1034,17 @@ fn check_workload(
     format: ResultFormat,
 ) -> Result<Verdict, BadInput> {
     use loadbearing::workload;
-    if format == ResultFormat::Junit {
-        return Err(BadInput::from(
-            "--format junit is for configs; a workload prints a table or json".to_string(),
-        ));
-    }
     let parsed = loadbearing_specs::ssi::file::load_file(path, workload::VARIANTS)?;
     let report = workload::check_file(path, &parsed, variants)?;
     match format {
-        ResultFormat::Table | ResultFormat::Junit => {
-            print!("{}", workload::render(&report, &parsed))
-        }
+        ResultFormat::Table => print!("{}", workload::render(&report, &parsed)),
+        ResultFormat::Junit => print!(
+            "{}",
+            junit::xml(
+                "loadbearing check --workload",
+                &junit::grouped(junit::workload_cases(&report))
+            )
+        ),
         ResultFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("reports serialize")

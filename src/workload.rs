@@ -34,6 +34,8 @@ pub struct VariantResult {
     pub reached: Vec<String>,
     /// `expected` is given and differs from `reached`, or the exploration was cut short.
     pub differs: bool,
+    /// How long the exploration took.
+    pub seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -84,7 +86,9 @@ pub fn check_file(
         let variant =
             Variant::named(&name).ok_or_else(|| WorkloadError::UnknownVariant(name.clone()))?;
         let model = variant.model(parsed.workload.clone());
+        let started = std::time::Instant::now();
         let summary = explore::explore(&model, MAX_STATES).summary();
+        let seconds = started.elapsed().as_secs_f64();
         let mut reached: Vec<String> = summary.findings.iter().map(|f| f.label.clone()).collect();
         reached.sort();
         let expected = parsed
@@ -99,6 +103,7 @@ pub fn check_file(
             expected,
             reached,
             differs,
+            seconds,
         });
     }
     Ok(Report {
@@ -108,7 +113,8 @@ pub fn check_file(
     })
 }
 
-fn outcome(labels: &[String]) -> String {
+/// `serializable`, or the labels joined.
+pub fn outcome(labels: &[String]) -> String {
     if labels.is_empty() {
         "serializable".into()
     } else {

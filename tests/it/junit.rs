@@ -193,3 +193,48 @@ fn mutate_and_conform_junit_validate() {
     assert_eq!(count(&xml, "<testcase "), 2, "{xml}");
     assert!(xml.contains("name=\"store-lww\""), "{xml}");
 }
+
+#[test]
+fn check_workload_junit_has_a_case_per_variant_and_a_wrong_expectation_fails() {
+    let test = "check_workload_junit_has_a_case_per_variant_and_a_wrong_expectation_fails";
+    let Some(xsd) = schema(test) else {
+        return;
+    };
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/expected/workloads/write_skew.toml"
+    );
+    let out = loadbearing(&["check", "--workload", file, "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(0));
+    validate(&xsd, "workload", &out.stdout);
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(count(&xml, "<testcase "), 2, "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"workload write_skew\" name=\"plainsi\""),
+        "{xml}"
+    );
+    assert!(!xml.contains("<failure"), "{xml}");
+    // The same transactions, expecting plain SI to be serializable: a failure naming both.
+    let wrong = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("junit-wrong-workload.toml");
+    let text = std::fs::read_to_string(file).unwrap().replace(
+        "plainsi = [\"G2-item (write skew)\"]",
+        "plainsi = [\"serializable\"]",
+    );
+    std::fs::write(&wrong, text).unwrap();
+    let out = loadbearing(&[
+        "check",
+        "--workload",
+        wrong.to_str().unwrap(),
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    validate(&xsd, "workload-wrong", &out.stdout);
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(count(&xml, "<failure "), 1, "{xml}");
+    assert!(
+        xml.contains("expected serializable, reached G2-item (write skew)"),
+        "{xml}"
+    );
+    assert!(xml.contains("T1 -rw(bob)-&gt; T2"), "{xml}");
+}
