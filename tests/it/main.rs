@@ -15,6 +15,7 @@ mod conform_kafka;
 mod distributed;
 mod docs;
 mod explorer;
+mod fuzz;
 mod isolation;
 mod junit;
 mod mutate;
