@@ -14,6 +14,7 @@
 pub mod cassandra;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod toxiproxy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -72,6 +72,9 @@ pub struct StressReport {
     /// Indeterminate writes that turned out to be the stored one.
     pub indeterminate_landed: usize,
     pub kill_restart: Option<Duration>,
+    /// What was done to the server or the network mid-run (`server killed (-9) and restarted`,
+    /// `connections reset for 1 s`); `kill_restart` is how long it took.
+    pub fault: Option<String>,
     /// Writes acknowledged after the restarted server was back.
     pub applied_after_restart: usize,
     pub violations: Vec<String>,
@@ -93,7 +96,8 @@ impl fmt::Display for StressReport {
         if let Some(d) = self.kill_restart {
             write!(
                 f,
-                "; server killed (-9) and restarted in {:.1}s, {} writes applied after the restart",
+                "; {} in {:.1}s, {} writes applied after it",
+                self.fault.as_deref().unwrap_or("fault"),
                 d.as_secs_f64(),
                 self.applied_after_restart
             )?;
@@ -119,6 +123,22 @@ impl StressReport {
 /// Run the stress; `kill` (if any) is called once, a third into the run, and must kill the
 /// server with -9 and restart it before returning.
 pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>) -> StressReport {
+    run_faulted(
+        b,
+        cfg,
+        kill.map(|k| ("server killed (-9) and restarted", k)),
+    )
+}
+
+/// Run the stress with `fault` (what it does, in words, and the call that does it) called once,
+/// a third into the run; the call returns once the fault is over (the server restarted, the
+/// network restored), and the run then writes on until writes land again.
+pub fn run_faulted(
+    b: &dyn Backend,
+    cfg: StressConfig,
+    fault: Option<(&str, &(dyn Fn() + Sync))>,
+) -> StressReport {
+    let kill = fault.map(|(_, f)| f);
     let keys: Vec<String> = (0..cfg.keys)
         .map(|i| unique_key(&format!("stress-{i}")))
         .collect();
@@ -229,6 +249,7 @@ pub fn run(b: &dyn Backend, cfg: StressConfig, kill: Option<&(dyn Fn() + Sync)>)
     let mut report = StressReport {
         attempts: attempts.len(),
         kill_restart: kill_time.into_inner().unwrap(),
+        fault: fault.map(|(what, _)| what.to_string()),
         ..Default::default()
     };
     let back_at = kill_at.zip(report.kill_restart).map(|(at, took)| at + took);

@@ -1,0 +1,152 @@
+//! Network faults between the snapshot store and PostgreSQL, through a real fault-injection
+//! proxy (Toxiproxy, `loadbearing_impls::harness::toxiproxy`): the stress run's sessions
+//! connect through the proxy, and a third into the run the network breaks — connections reset
+//! as data arrives, the proxy cut and restored, all traffic stalled, every reply delayed — and
+//! heals. Afterwards the run's history is checked as after a kill: no stale or refused write is
+//! stored, no acknowledged write is lost, and a write whose outcome was unknown stays unknown
+//! (it is never counted as applied or refused). One server and one proxy server for the binary.
+
+mod common;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::stress::{run_faulted, StressConfig, StressReport};
+use common::Backend;
+use loadbearing_impls::harness::postgres::PgServer;
+use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
+use loadbearing_impls::postgres::PostgresStore;
+use loadbearing_impls::store::{SnapshotStore, StoreOptions};
+use loadbearing_impls::trace::SharedTracer;
+
+/// The store's sessions, connected through a proxy port.
+struct Proxied {
+    port: u16,
+}
+
+impl Backend for Proxied {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+    fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
+        let conn = format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres connect_timeout=5",
+            self.port
+        );
+        Box::new(
+            PostgresStore::connect_traced(&conn, "snapshots", options, tracer)
+                .expect("connect to PostgreSQL through the proxy"),
+        )
+    }
+}
+
+struct Servers {
+    pg: PgServer,
+    toxiproxy: Toxiproxy,
+}
+
+/// The binary's PostgreSQL and Toxiproxy, or why there are none.
+fn servers() -> Result<&'static Servers, &'static String> {
+    static SERVERS: OnceLock<Result<Servers, String>> = OnceLock::new();
+    SERVERS
+        .get_or_init(|| {
+            let pg = PgServer::start().map_err(|e| format!("PostgreSQL: {e}"))?;
+            let toxiproxy = Toxiproxy::start().map_err(|e| format!("Toxiproxy: {e}"))?;
+            Ok(Servers { pg, toxiproxy })
+        })
+        .as_ref()
+}
+
+/// A stress run through a fresh proxy, `fault` done to that proxy a third into the run.
+fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>)) -> Option<StressReport> {
+    let servers = match servers() {
+        Ok(s) => s,
+        Err(why) => {
+            loadbearing_test_support::skip_or_fail(test, why);
+            return None;
+        }
+    };
+    let proxy = servers
+        .toxiproxy
+        .proxy(test, &format!("127.0.0.1:{}", servers.pg.port()))
+        .expect("create the proxy");
+    let backend = Proxied { port: proxy.port() };
+    let inject = || fault(&proxy);
+    let cfg = StressConfig {
+        duration: Duration::from_secs(6),
+        ..Default::default()
+    };
+    let report = run_faulted(&backend, cfg, Some((what, &inject)));
+    common::say(&format!("faults[postgres, {what}]: {report}"));
+    for v in &report.violations {
+        common::say(&format!("  {v}"));
+    }
+    report.assert_clean();
+    assert!(
+        report.applied_after_restart > 0,
+        "writes must land again once the network is back: {report}"
+    );
+    Some(report)
+}
+
+const OUTAGE: Duration = Duration::from_millis(1500);
+
+#[test]
+fn connections_reset_mid_statement_land_nothing_wrong() {
+    let Some(report) = faulted(
+        "connections_reset_mid_statement",
+        "connections reset as data arrives for 1.5 s",
+        |p| {
+            p.add(Toxic::ResetPeer).expect("add reset_peer");
+            std::thread::sleep(OUTAGE);
+            p.remove().expect("remove reset_peer");
+        },
+    ) else {
+        return;
+    };
+    assert!(
+        report.indeterminate + report.failed > 0,
+        "the resets must hit writes in flight: {report}"
+    );
+}
+
+#[test]
+fn the_proxy_cut_with_writes_in_flight_and_restored_lands_nothing_wrong() {
+    let Some(report) = faulted(
+        "proxy_cut_and_restored",
+        "proxy cut for 1.5 s and restored",
+        |p| {
+            p.set_enabled(false).expect("cut the proxy");
+            std::thread::sleep(OUTAGE);
+            p.set_enabled(true).expect("restore the proxy");
+        },
+    ) else {
+        return;
+    };
+    assert!(
+        report.indeterminate + report.failed > 0,
+        "the cut must hit writes in flight: {report}"
+    );
+}
+
+#[test]
+fn a_stalled_network_lands_nothing_wrong() {
+    faulted("network_stalled", "all traffic stalled for 1.5 s", |p| {
+        p.add(Toxic::Stall).expect("add the stall");
+        std::thread::sleep(OUTAGE);
+        p.remove().expect("remove the stall");
+    });
+}
+
+#[test]
+fn replies_delayed_land_nothing_wrong() {
+    faulted(
+        "replies_delayed",
+        "every reply delayed 300 ms for 1.5 s",
+        |p| {
+            p.add(Toxic::Latency { millis: 300 }).expect("add latency");
+            std::thread::sleep(OUTAGE);
+            p.remove().expect("remove latency");
+        },
+    );
+}
