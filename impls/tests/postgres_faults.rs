@@ -57,8 +57,9 @@ fn servers() -> Result<&'static Servers, &'static String> {
         .as_ref()
 }
 
-/// A stress run through a fresh proxy, `fault` done to that proxy a third into the run.
-fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>)) -> Option<StressReport> {
+/// A stress run through a fresh proxy, `fault` done to that proxy (or its server) a third into
+/// the run.
+fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>, &PgServer)) -> Option<StressReport> {
     let servers = match servers() {
         Ok(s) => s,
         Err(why) => {
@@ -71,7 +72,7 @@ fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>)) -> Option<StressReport
         .proxy(test, &format!("127.0.0.1:{}", servers.pg.port()))
         .expect("create the proxy");
     let backend = Proxied { port: proxy.port() };
-    let inject = || fault(&proxy);
+    let inject = || fault(&proxy, &servers.pg);
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
         ..Default::default()
@@ -96,7 +97,7 @@ fn connections_reset_mid_statement_land_nothing_wrong() {
     let Some(report) = faulted(
         "connections_reset_mid_statement",
         "connections reset as data arrives for 1.5 s",
-        |p| {
+        |p, _| {
             p.add(Toxic::ResetPeer).expect("add reset_peer");
             std::thread::sleep(OUTAGE);
             p.remove().expect("remove reset_peer");
@@ -115,7 +116,7 @@ fn the_proxy_cut_with_writes_in_flight_and_restored_lands_nothing_wrong() {
     let Some(report) = faulted(
         "proxy_cut_and_restored",
         "proxy cut for 1.5 s and restored",
-        |p| {
+        |p, _| {
             p.set_enabled(false).expect("cut the proxy");
             std::thread::sleep(OUTAGE);
             p.set_enabled(true).expect("restore the proxy");
@@ -131,11 +132,15 @@ fn the_proxy_cut_with_writes_in_flight_and_restored_lands_nothing_wrong() {
 
 #[test]
 fn a_stalled_network_lands_nothing_wrong() {
-    faulted("network_stalled", "all traffic stalled for 1.5 s", |p| {
-        p.add(Toxic::Stall).expect("add the stall");
-        std::thread::sleep(OUTAGE);
-        p.remove().expect("remove the stall");
-    });
+    faulted(
+        "network_stalled",
+        "all traffic stalled for 1.5 s",
+        |p, _| {
+            p.add(Toxic::Stall).expect("add the stall");
+            std::thread::sleep(OUTAGE);
+            p.remove().expect("remove the stall");
+        },
+    );
 }
 
 #[test]
@@ -143,10 +148,25 @@ fn replies_delayed_land_nothing_wrong() {
     faulted(
         "replies_delayed",
         "every reply delayed 300 ms for 1.5 s",
-        |p| {
+        |p, _| {
             p.add(Toxic::Latency { millis: 300 }).expect("add latency");
             std::thread::sleep(OUTAGE);
             p.remove().expect("remove latency");
+        },
+    );
+}
+
+/// Not the network but the process: every PostgreSQL process stopped (`SIGSTOP`) with
+/// statements in flight, then continued (`SIGCONT`).
+#[test]
+fn a_paused_server_lands_nothing_wrong() {
+    faulted(
+        "server_paused",
+        "server paused (SIGSTOP) for 1.5 s, then continued",
+        |_, pg| {
+            pg.pause(true).expect("SIGSTOP the server");
+            std::thread::sleep(OUTAGE);
+            pg.pause(false).expect("SIGCONT the server");
         },
     );
 }

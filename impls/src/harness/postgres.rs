@@ -232,6 +232,21 @@ impl PgServer {
             .ok_or(PgServerError::BadPidFile)
     }
 
+    /// Freeze the server (`SIGSTOP` to the postmaster and every backend) or thaw it
+    /// (`SIGCONT`): a pause, during which connections stay open and nothing answers.
+    pub fn pause(&self, paused: bool) -> Result<(), PgServerError> {
+        let pm = self.postmaster_pid()?;
+        let mut pids = vec![pm];
+        pids.extend(super::children_of(pm));
+        let signal = if paused { "-STOP" } else { "-CONT" };
+        for pid in pids {
+            let _ = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status();
+        }
+        Ok(())
+    }
+
     /// Crash the server: `kill -9` the postmaster and every backend, by pid.
     pub fn kill9(&self) -> Result<(), PgServerError> {
         let pm = self.postmaster_pid()?;
