@@ -290,6 +290,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// The configs `filters` pick; none is bad input, pointing at `loadbearing list`.
+fn select(configs: Vec<Config>, filters: &[String]) -> Result<Vec<Config>, BadInput> {
+    let selected = suite::select(configs, filters);
+    if selected.is_empty() {
+        return Err(BadInput::from(format!(
+            "no config matches {filters:?}; `loadbearing list` shows them"
+        )));
+    }
+    Ok(selected)
+}
+
 fn load(cli_suite: &Option<PathBuf>) -> Result<Vec<Config>, suite::SuiteError> {
     match cli_suite {
         Some(path) => suite::load(path),
@@ -324,12 +335,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                 return check_workload(&path, &variants, format);
             }
             let configs = load(&cli.suite)?;
-            let mut selected = suite::select(configs, &filters);
-            if selected.is_empty() {
-                return Err(BadInput::from(format!(
-                    "no config matches {filters:?}; `loadbearing list` shows them"
-                )));
-            }
+            let mut selected = select(configs, &filters)?;
             let sets = sets
                 .iter()
                 .map(|s| suite::parse_set(s))
@@ -412,12 +418,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             threads,
         } => {
             let configs = load(&cli.suite)?;
-            let selected = suite::select(configs.clone(), &filters);
-            if selected.is_empty() {
-                return Err(BadInput::from(format!(
-                    "no config matches {filters:?}; `loadbearing list` shows them"
-                )));
-            }
+            let selected = select(configs.clone(), &filters)?;
             let explanations = mutate::built_in_explanations()?;
             let options = Options {
                 threads,
@@ -515,12 +516,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
             threads,
         } => {
             let configs = load(&cli.suite)?;
-            let selected = suite::select(configs.clone(), &filters);
-            if selected.is_empty() {
-                return Err(BadInput::from(format!(
-                    "no config matches {filters:?}; `loadbearing list` shows them"
-                )));
-            }
+            let selected = select(configs.clone(), &filters)?;
             let plan = if no_conform {
                 Vec::new()
             } else {

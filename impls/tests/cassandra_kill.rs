@@ -1,11 +1,12 @@
 //! Faults: the stress run against a Cassandra node that is killed with -9 mid-run and restarted
-//! on the same data (the commit log replays). Its own node (the kill must not hit other tests).
+//! on the same data (the commit log replays), then paused (SIGSTOP) and continued. Its own node
+//! (the kill must not hit other tests).
 
 mod common;
 
 use std::time::Duration;
 
-use common::stress::{run, StressConfig};
+use common::stress::{run_faulted, StressConfig};
 use common::Backend;
 use loadbearing_impls::cassandra::CassandraCluster;
 use loadbearing_impls::harness::cassandra::{CassandraNode, CommitLogSync};
@@ -25,54 +26,87 @@ impl Backend for Cassandra {
     }
 }
 
-fn kill_mid_stress(sync: CommitLogSync) -> common::stress::StressReport {
+/// What is done to the node a third into a stress run, in words and in deed.
+type Fault<'a> = (&'a str, &'a (dyn Fn(&CassandraNode) + Sync));
+
+/// Stress runs on one fresh node, one per fault, in order: their reports (none when skipped).
+fn stress_on_node(sync: CommitLogSync, faults: &[Fault<'_>]) -> Vec<common::stress::StressReport> {
     let node = match CassandraNode::start_with(sync) {
         Ok(node) => node,
         Err(e) => {
             loadbearing_test_support::skip_or_fail("kill_mid_stress", &format!("Cassandra: {e}"));
-            return Default::default();
+            return Vec::new();
         }
     };
     let cluster = CassandraCluster::connect(&node.node(), "loadbearing", "snapshots")
         .expect("connect to the node");
     let backend = Cassandra { cluster };
-    let kill = || {
-        node.kill9().expect("kill -9 the node");
-        node.restart().expect("restart the node");
-    };
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
         ..Default::default()
     };
-    let report = run(&backend, cfg, Some(&kill));
-    common::say(&format!(
-        "stress[cassandra, commitlog_sync {sync:?}, kill -9 mid-run]: {report}"
-    ));
-    for v in &report.violations {
-        common::say(&format!("  {v}"));
+    let mut reports = Vec::new();
+    for (what, fault) in faults {
+        let inject = || fault(&node);
+        let report = run_faulted(&backend, cfg, Some((what, &inject)));
+        common::say(&format!(
+            "stress[cassandra, commitlog_sync {sync:?}, {what}]: {report}"
+        ));
+        for v in &report.violations {
+            common::say(&format!("  {v}"));
+        }
+        reports.push(report);
     }
     node.stop();
-    report
+    reports
+}
+
+const KILL: &str = "node killed (-9) and restarted";
+
+fn kill_restart(node: &CassandraNode) {
+    node.kill9().expect("kill -9 the node");
+    node.restart().expect("restart the node");
+}
+
+fn kill_mid_stress(sync: CommitLogSync) -> common::stress::StressReport {
+    stress_on_node(sync, &[(KILL, &kill_restart)])
+        .pop()
+        .unwrap_or_default()
 }
 
 /// With `commitlog_sync: batch` a write is acknowledged only once durable: after a kill -9 and
 /// restart, no acknowledged write is lost, no refused write is stored, and the writes in flight
 /// at the kill come back as `Indeterminate` (or as a clean outcome).
+/// Then, on the same node, a pause: the JVM stopped (`SIGSTOP`) for 3 s with LWTs in flight,
+/// then continued. Nothing wrong lands either, and writes land again.
 #[test]
 fn stress_with_node_killed_mid_run_no_stale_write_lands() {
-    let report = kill_mid_stress(CommitLogSync::Batch);
-    if report.attempts == 0 {
-        return; // skipped (outside CI)
-    }
-    report.assert_clean();
-    assert!(report.kill_restart.is_some());
-    assert!(
-        report.applied_after_restart > 0,
-        "writes must land again after the restart: {report}"
+    let pause = |node: &CassandraNode| {
+        node.pause(true).expect("SIGSTOP the node");
+        std::thread::sleep(Duration::from_secs(3));
+        node.pause(false).expect("SIGCONT the node");
+    };
+    let reports = stress_on_node(
+        CommitLogSync::Batch,
+        &[
+            (KILL, &kill_restart),
+            ("node paused (SIGSTOP) for 3 s, then continued", &pause),
+        ],
     );
+    let [killed, paused] = &reports[..] else {
+        return; // skipped (outside CI)
+    };
+    for report in [killed, paused] {
+        report.assert_clean();
+        assert!(report.kill_restart.is_some());
+        assert!(
+            report.applied_after_restart > 0,
+            "writes must land again after the fault: {report}"
+        );
+    }
     assert!(
-        report.indeterminate + report.failed > 0,
-        "the kill must hit writes in flight: {report}"
+        killed.indeterminate + killed.failed > 0,
+        "the kill must hit writes in flight: {killed}"
     );
 }
 

@@ -208,6 +208,21 @@ fn combined_musts(tallies: &[Tally]) -> Result<(), Vec<String>> {
     }
 }
 
+/// An error unless some store is asked for and every store asked for is compiled in (checked
+/// before anything runs: a missing client is bad input, not a late surprise).
+fn something_to_run(args: &Args, variants: &[&str]) -> Result<(), IsolationError> {
+    if variants.is_empty() && !args.postgres && !args.libdb {
+        return Err(IsolationError::NothingToRun);
+    }
+    if args.postgres && !cfg!(feature = "postgres") {
+        return Err(IsolationError::PostgresNotCompiledIn);
+    }
+    if args.libdb && !cfg!(feature = "libdb") {
+        return Err(IsolationError::LibdbNotCompiledIn);
+    }
+    Ok(())
+}
+
 /// Runs the tier as the options say and prints the report.
 pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     if args.attempts == 0 {
@@ -218,15 +233,7 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
     }
     let variants = variants(&args.variant)?;
     let chosen = selected(&args.scenario, args.libdb)?;
-    if variants.is_empty() && !args.postgres && !args.libdb {
-        return Err(IsolationError::NothingToRun);
-    }
-    if args.postgres && !cfg!(feature = "postgres") {
-        return Err(IsolationError::PostgresNotCompiledIn);
-    }
-    if args.libdb && !cfg!(feature = "libdb") {
-        return Err(IsolationError::LibdbNotCompiledIn);
-    }
+    something_to_run(&args, &variants)?;
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
         for s in &chosen {
@@ -312,15 +319,7 @@ fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
         return Err(IsolationError::NotWithWorkload { option: "--traces" });
     }
     let variants = variants(&args.variant)?;
-    if variants.is_empty() && !args.postgres && !args.libdb {
-        return Err(IsolationError::NothingToRun);
-    }
-    if args.postgres && !cfg!(feature = "postgres") {
-        return Err(IsolationError::PostgresNotCompiledIn);
-    }
-    if args.libdb && !cfg!(feature = "libdb") {
-        return Err(IsolationError::LibdbNotCompiledIn);
-    }
+    something_to_run(args, &variants)?;
     #[cfg(feature = "postgres")]
     let server = if args.postgres {
         Some(PgServer::start().map_err(IsolationError::PostgresStart)?)

@@ -3,21 +3,9 @@
 
 use pulldown_cmark::{html, Options, Parser};
 
-/// Text safe inside HTML elements and quoted attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Text safe inside HTML elements and quoted attributes: the sequence diagrams' XML escaping,
+/// which HTML reads the same.
+pub use crate::sequence::escape;
 
 /// A model's markdown description as HTML (tables and footnotes as on GitHub). Raw HTML in the
 /// markdown is shown as text: the descriptions are ours, but a page must not run what it shows.

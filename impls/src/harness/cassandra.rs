@@ -404,6 +404,19 @@ read_request_timeout: 10000ms
         Ok(())
     }
 
+    /// Freeze the node's JVM (`SIGSTOP`) or thaw it (`SIGCONT`): a pause, during which its
+    /// connections stay open and nothing answers (a stop-the-world stall, as a long GC is).
+    pub fn pause(&self, paused: bool) -> Result<(), CassandraError> {
+        let guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let child = guard.as_ref().ok_or(CassandraError::NotRunning)?;
+        let signal = if paused { "-STOP" } else { "-CONT" };
+        Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .map_err(CassandraError::Kill)?;
+        Ok(())
+    }
+
     /// Start the node again on the same folders and ports (the commit log replays).
     pub fn restart(&self) -> Result<(), CassandraError> {
         self.launch()

@@ -18,7 +18,7 @@ use loadbearing_specs::ssi::workload::Workload;
 use crate::conform::{self, Divergence};
 use crate::engine::{Engine, Status, TxnView, Variant};
 use crate::program::{engine_outcome, Observed, Outcome, Script, StmtKind, TxnResult};
-use crate::tier::{attempt_seed, history_text, run_all, Scenario, Schedule};
+use crate::tier::{attempt_seed, count_conformance, history_text, run_all, Scenario, Schedule};
 use crate::trace::Recorder;
 
 /// The scenario of a race: no waits, no application abort.
@@ -128,15 +128,9 @@ impl Race {
         }
     }
 
+    /// Adds one trace's verdict in the model (the first divergence is kept as the example).
     pub fn add_conformance(&mut self, verdict: &Result<(), Divergence>) {
-        let (ok, n) = self.conforming.get_or_insert((0, 0));
-        *n += 1;
-        match verdict {
-            Ok(()) => *ok += 1,
-            Err(d) => {
-                self.example_divergence.get_or_insert_with(|| d.to_string());
-            }
-        }
+        count_conformance(&mut self.conforming, &mut self.example_divergence, verdict);
     }
 
     /// The anomaly labels the store showed, sorted.

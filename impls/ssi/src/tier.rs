@@ -571,14 +571,7 @@ impl Tally {
 
     /// Adds one trace's verdict in the model (the first divergence is kept as the example).
     pub fn add_conformance(&mut self, verdict: &Result<(), Divergence>) {
-        let (ok, n) = self.conforming.get_or_insert((0, 0));
-        *n += 1;
-        match verdict {
-            Ok(()) => *ok += 1,
-            Err(d) => {
-                self.example_divergence.get_or_insert_with(|| d.to_string());
-            }
-        }
+        count_conformance(&mut self.conforming, &mut self.example_divergence, verdict);
     }
 
     /// The most frequent outcome, with its share: `T2 SnapshotUnsafe (40/40)`.
@@ -587,6 +580,22 @@ impl Tally {
             Some((what, n)) if *n == self.attempts => what.clone(),
             Some((what, n)) => format!("{what} ({n}/{})", self.attempts),
             None => "-".into(),
+        }
+    }
+}
+
+/// Counts one trace's verdict into `(conforming, checked)`, keeping the first divergence.
+pub fn count_conformance(
+    conforming: &mut Option<(usize, usize)>,
+    example: &mut Option<String>,
+    verdict: &Result<(), Divergence>,
+) {
+    let (ok, n) = conforming.get_or_insert((0, 0));
+    *n += 1;
+    match verdict {
+        Ok(()) => *ok += 1,
+        Err(d) => {
+            example.get_or_insert_with(|| d.to_string());
         }
     }
 }
