@@ -1,5 +1,7 @@
 //! Faults: the stress run against a PostgreSQL server that is killed with -9 mid-run and
-//! restarted. Its own server (the kill must not hit other tests).
+//! restarted, with the store's single upsert and with Cassandra's three-statement first write
+//! (the compound: a kill can fall between its statements). Each test has its own server (the
+//! kill must not hit other tests).
 
 mod common;
 
@@ -14,6 +16,8 @@ use loadbearing_impls::trace::SharedTracer;
 
 struct Postgres {
     server: PgServer,
+    /// Write guarded keys with the three-statement first-write compound.
+    compound: bool,
 }
 
 impl Backend for Postgres {
@@ -23,21 +27,16 @@ impl Backend for Postgres {
     fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
         Box::new(
             PostgresStore::connect_traced(&self.server.conn_str(), "snapshots", options, tracer)
-                .expect("connect to PostgreSQL"),
+                .expect("connect to PostgreSQL")
+                .compound(self.compound),
         )
     }
 }
 
-#[test]
-fn stress_with_server_killed_mid_run_no_stale_write_lands() {
+fn kill_mid_stress(test: &str, compound: bool) {
     let pg = match PgServer::start() {
-        Ok(server) => Postgres { server },
-        Err(e) => {
-            return loadbearing_test_support::skip_or_fail(
-                "stress_with_server_killed_mid_run_no_stale_write_lands",
-                &format!("PostgreSQL: {e}"),
-            )
-        }
+        Ok(server) => Postgres { server, compound },
+        Err(e) => return loadbearing_test_support::skip_or_fail(test, &format!("PostgreSQL: {e}")),
     };
     let kill = || {
         pg.server.kill9().expect("kill -9 the server");
@@ -48,7 +47,14 @@ fn stress_with_server_killed_mid_run_no_stale_write_lands() {
         ..Default::default()
     };
     let report = run(&pg, cfg, Some(&kill));
-    common::say(&format!("stress[postgres, kill -9 mid-run]: {report}"));
+    let how = if compound {
+        "compound first write"
+    } else {
+        "upsert"
+    };
+    common::say(&format!(
+        "stress[postgres, {how}, kill -9 mid-run]: {report}"
+    ));
     pg.server.stop();
     report.assert_clean();
     assert!(report.kill_restart.is_some());
@@ -59,5 +65,23 @@ fn stress_with_server_killed_mid_run_no_stale_write_lands() {
     assert!(
         report.indeterminate + report.failed > 0,
         "the kill must hit writes in flight: {report}"
+    );
+}
+
+#[test]
+fn stress_with_server_killed_mid_run_no_stale_write_lands() {
+    kill_mid_stress(
+        "stress_with_server_killed_mid_run_no_stale_write_lands",
+        false,
+    );
+}
+
+/// The kill can land between the compound's UPDATE, INSERT and retried UPDATE: a first write
+/// cut in half must not let a stale write in nor lose an acknowledged one.
+#[test]
+fn a_kill_during_the_three_statement_first_write_lands_nothing_wrong() {
+    kill_mid_stress(
+        "a_kill_during_the_three_statement_first_write_lands_nothing_wrong",
+        true,
     );
 }
