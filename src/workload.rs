@@ -63,6 +63,15 @@ pub enum WorkloadError {
     UnknownVariant(String),
 }
 
+/// Every interleaving of `model`, within [`MAX_STATES`]: the summary and the anomaly labels
+/// reached, sorted.
+pub fn reached(model: &loadbearing_specs::ssi::Ssi) -> (Summary, Vec<String>) {
+    let summary = explore::explore(model, MAX_STATES).summary();
+    let mut labels: Vec<String> = summary.findings.iter().map(|f| f.label.clone()).collect();
+    labels.sort();
+    (summary, labels)
+}
+
 /// Loads `path` and checks it under `variants` (empty: those its `[expect]` names, else all).
 pub fn check(path: &Path, variants: &[String]) -> Result<Report, WorkloadError> {
     let parsed = file::load_file(path, VARIANTS)?;
@@ -85,12 +94,9 @@ pub fn check_file(
     for name in chosen {
         let variant =
             Variant::named(&name).ok_or_else(|| WorkloadError::UnknownVariant(name.clone()))?;
-        let model = variant.model(parsed.workload.clone());
         let started = std::time::Instant::now();
-        let summary = explore::explore(&model, MAX_STATES).summary();
+        let (summary, reached) = reached(&variant.model(parsed.workload.clone()));
         let seconds = started.elapsed().as_secs_f64();
-        let mut reached: Vec<String> = summary.findings.iter().map(|f| f.label.clone()).collect();
-        reached.sort();
         let expected = parsed
             .expect
             .iter()
@@ -183,12 +189,11 @@ mod tests {
     use loadbearing_specs::ssi::workload::named;
 
     fn labels(variant: &str, workload: &str) -> (Summary, Vec<String>) {
-        let model = Variant::named(variant)
-            .unwrap()
-            .model(named(workload).unwrap());
-        let s = explore::explore(&model, MAX_STATES).summary();
-        let l = s.findings.iter().map(|f| f.label.clone()).collect();
-        (s, l)
+        reached(
+            &Variant::named(variant)
+                .unwrap()
+                .model(named(workload).unwrap()),
+        )
     }
 
     #[test]

@@ -233,9 +233,8 @@ pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Err
     let started = Instant::now();
     let mut result = TargetResult::new(target, settings);
     target.run(settings, &mut result)?;
-    if let Some(mut line) = result.progress.0.take() {
-        line.finish();
-    }
+    // Dropping the line erases it from the terminal, before the result is printed.
+    result.progress.0 = None;
     result.judge();
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)

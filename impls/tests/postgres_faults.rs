@@ -84,7 +84,7 @@ fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>, &PgServer)) -> Option<S
     }
     report.assert_clean();
     assert!(
-        report.applied_after_restart > 0,
+        report.applied_after_fault > 0,
         "writes must land again once the network is back: {report}"
     );
     Some(report)

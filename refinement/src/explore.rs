@@ -197,7 +197,7 @@ pub fn explore<M: Spec>(
                     }
                 }
             }
-            // A wide level takes long: the line moves within it too.
+            // After each batch, not each level: a wide level takes long.
             if let Some(line) = &mut progress {
                 line.tick(result.visited.len() as u64, depth);
             }
@@ -218,9 +218,6 @@ pub fn explore<M: Spec>(
         frontier = next;
 
         let states = result.visited.len() as u64;
-        if let Some(line) = &mut progress {
-            line.tick(states, result.depth);
-        }
         if result.finding.is_none() && !frontier.is_empty() {
             if let Err(spent) = limits.check(states, result.depth, PHASE) {
                 result.incomplete = Some(spent);

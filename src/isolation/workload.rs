@@ -116,14 +116,10 @@ pub fn race_file(
     #[cfg(feature = "libdb")]
     if stores_too.libdb {
         use loadbearing_libdb::{db::Flavour, tier};
-        use loadbearing_specs::ssi::explore;
         let script = loadbearing_ssi_engine::program::Script::Model(w.clone());
         for flavour in Flavour::ALL {
             let model = tier::model_of(flavour, &script).expect("a file's workload has a model");
-            let summary = explore::explore(&model, crate::workload::MAX_STATES).summary();
-            let mut allowed: Vec<String> =
-                summary.findings.iter().map(|f| f.label.clone()).collect();
-            allowed.sort();
+            let (summary, allowed) = crate::workload::reached(&model);
             let race = tier::race(w, flavour, attempts, jitter_us)?;
             let by = format!(
                 "the {} model, versions visible at the commit record",

@@ -18,10 +18,24 @@ fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-/// A real engine trace of the #136 trigger under the fix, as `conform --trace` reads it.
-fn ssi_trace() -> String {
-    let a = attempt_engine(&scenario("write_skew_trigger").unwrap(), Variant::FIX, 1, 0);
-    loadbearing_ssi_engine::trace::to_ndjson(&a.trace)
+/// The files of a folder of the repository, sorted.
+fn files_in(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A real engine trace of the #136 trigger under the fix, as `conform --trace` reads it (made
+/// once: every case edits the same trace).
+fn ssi_trace() -> &'static str {
+    static TRACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TRACE.get_or_init(|| {
+        let a = attempt_engine(&scenario("write_skew_trigger").unwrap(), Variant::FIX, 1, 0);
+        loadbearing_ssi_engine::trace::to_ndjson(&a.trace)
+    })
 }
 
 /// One edit of a text: a character deleted, one inserted, or a slice repeated.
@@ -109,7 +123,7 @@ proptest! {
     /// naming a line of the text, never a panic.
     #[test]
     fn a_mangled_trace_is_judged_or_refused_at_a_line(edits in prop::collection::vec(edit(), 1..6)) {
-        let text = mutate(&ssi_trace(), &edits);
+        let text = mutate(ssi_trace(), &edits);
         let lines = text.lines().count();
         for name in registry::conformance_models() {
             let (resolve, validate) = registry::conformance(name).unwrap();
@@ -138,11 +152,7 @@ proptest! {
         which in 0usize..5,
         edits in prop::collection::vec(edit(), 1..6),
     ) {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(repo("expected/workloads"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
+        let files = files_in("expected/workloads");
         let path = &files[which % files.len()];
         let text = mutate(&std::fs::read_to_string(path).unwrap(), &edits);
         match file::parse_file(&text, path, Variant::NAMES) {
@@ -165,11 +175,7 @@ proptest! {
         which in 0usize..4,
         edits in prop::collection::vec(edit(), 1..6),
     ) {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(repo("expected/suites"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
+        let files = files_in("expected/suites");
         let path = &files[which % files.len()];
         let text = mutate(&std::fs::read_to_string(path).unwrap(), &edits);
         if let Err(e) = loadbearing::suite::parse(&text, loadbearing::suite::Source::File(path.clone())) {
@@ -275,7 +281,7 @@ proptest! {
             1 => vec!["trace".into(), "kafka-flow-835/nope".into()],
             2 => {
                 let f = dir.join(format!("{case}.ndjson"));
-                std::fs::write(&f, mutate(&ssi_trace(), &edits)).unwrap();
+                std::fs::write(&f, mutate(ssi_trace(), &edits)).unwrap();
                 vec!["conform".into(), "--trace".into(), f.display().to_string(),
                      "--model".into(), "SSI".into()]
             }

@@ -71,12 +71,12 @@ pub struct StressReport {
     pub failed: usize,
     /// Indeterminate writes that turned out to be the stored one.
     pub indeterminate_landed: usize,
-    pub kill_restart: Option<Duration>,
+    pub fault_lasted: Option<Duration>,
     /// What was done to the server or the network mid-run (`server killed (-9) and restarted`,
-    /// `connections reset for 1 s`); `kill_restart` is how long it took.
+    /// `connections reset for 1 s`); `fault_lasted` is how long it took.
     pub fault: Option<String>,
-    /// Writes acknowledged after the restarted server was back.
-    pub applied_after_restart: usize,
+    /// Writes acknowledged after the fault was over (the server back, the network healed).
+    pub applied_after_fault: usize,
     pub violations: Vec<String>,
 }
 
@@ -93,13 +93,13 @@ impl fmt::Display for StressReport {
             self.failed,
             self.violations.len()
         )?;
-        if let Some(d) = self.kill_restart {
+        if let Some(d) = self.fault_lasted {
             write!(
                 f,
                 "; {} in {:.1}s, {} writes applied after it",
                 self.fault.as_deref().unwrap_or("fault"),
                 d.as_secs_f64(),
-                self.applied_after_restart
+                self.applied_after_fault
             )?;
         }
         Ok(())
@@ -138,18 +138,18 @@ pub fn run_faulted(
     cfg: StressConfig,
     fault: Option<(&str, &(dyn Fn() + Sync))>,
 ) -> StressReport {
-    let kill = fault.map(|(_, f)| f);
+    let inject = fault.map(|(_, f)| f);
     let keys: Vec<String> = (0..cfg.keys)
         .map(|i| unique_key(&format!("stress-{i}")))
         .collect();
     let clock = AtomicU64::new(cfg.lag);
     let stop = AtomicBool::new(false);
-    // Set once the killed server is back; counts the writes applied from then on.
+    // Set once the fault is over; counts the writes applied from then on.
     let back = AtomicBool::new(false);
     let applied_back = AtomicU64::new(0);
     let log: Mutex<Vec<Attempt>> = Mutex::new(Vec::new());
-    let kill_time: Mutex<Option<Duration>> = Mutex::new(None);
-    let kill_at: Mutex<Option<Duration>> = Mutex::new(None);
+    let fault_time: Mutex<Option<Duration>> = Mutex::new(None);
+    let fault_at: Mutex<Option<Duration>> = Mutex::new(None);
     let options = StoreOptions {
         mode: cfg.mode,
         ttl: None,
@@ -222,14 +222,14 @@ pub fn run_faulted(
                 }
             }
             let _stop = StopOnDrop(&stop);
-            if let Some(kill) = kill {
+            if let Some(inject) = inject {
                 thread::sleep(cfg.duration / 3);
                 let t = Instant::now();
-                *kill_at.lock().unwrap() = Some(start.elapsed());
-                kill();
-                *kill_time.lock().unwrap() = Some(t.elapsed());
+                *fault_at.lock().unwrap() = Some(start.elapsed());
+                inject();
+                *fault_time.lock().unwrap() = Some(t.elapsed());
                 back.store(true, Ordering::Relaxed);
-                // Keep writing against the restarted server until 50 writes landed (the
+                // Keep writing once the fault is over until 50 writes landed (the
                 // clients reconnect first), 1 s more, or 30 s at most.
                 let until = Instant::now() + Duration::from_secs(30);
                 while applied_back.load(Ordering::Relaxed) < 50 && Instant::now() < until {
@@ -245,20 +245,22 @@ pub fn run_faulted(
         });
     });
     let attempts = log.into_inner().unwrap();
-    let kill_at = kill_at.into_inner().unwrap();
+    let fault_at = fault_at.into_inner().unwrap();
     let mut report = StressReport {
         attempts: attempts.len(),
-        kill_restart: kill_time.into_inner().unwrap(),
+        fault_lasted: fault_time.into_inner().unwrap(),
         fault: fault.map(|(what, _)| what.to_string()),
         ..Default::default()
     };
-    let back_at = kill_at.zip(report.kill_restart).map(|(at, took)| at + took);
+    let back_at = fault_at
+        .zip(report.fault_lasted)
+        .map(|(at, took)| at + took);
     for a in &attempts {
         match a.outcome {
             Outcome::Applied => {
                 report.applied += 1;
                 if back_at.is_some_and(|t| a.at > t) {
-                    report.applied_after_restart += 1;
+                    report.applied_after_fault += 1;
                 }
             }
             Outcome::Conflict => report.conflicts += 1,
@@ -279,7 +281,7 @@ pub fn run_faulted(
                 .iter()
                 .find(|a| a.outcome == Outcome::Applied && a.offset == o)
                 .map(|a| a.at);
-            format!("acknowledged at {at:?} into the run, the kill at {kill_at:?}")
+            format!("acknowledged at {at:?} into the run, the fault at {fault_at:?}")
         };
         let read = match read_with_retry(&*reader, key) {
             Ok(r) => r,

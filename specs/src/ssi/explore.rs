@@ -7,7 +7,7 @@
 //! The result is honest about its budget: an exploration stopped by it is `complete: false`,
 //! and what it found is a lower bound, never "no anomaly".
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 
 use serde::Serialize;
 use stateright::Model;
@@ -100,13 +100,13 @@ pub fn history(model: &Ssi, s: &SsiState, reads_from: &ReadsFrom) -> History {
 /// Explores every interleaving, up to `max_states` (state, reads-from) pairs.
 pub fn explore(model: &Ssi, max_states: usize) -> Exploration {
     let mut nodes: Vec<Node> = Vec::new();
-    let mut seen: HashMap<(SsiState, ReadsFrom), ()> = HashMap::new();
-    let mut model_states: HashMap<SsiState, ()> = HashMap::new();
+    let mut seen: HashSet<(SsiState, ReadsFrom)> = HashSet::new();
+    let mut model_states: HashSet<SsiState> = HashSet::new();
     let mut queue = VecDeque::new();
     for state in model.init_states() {
         let reads_from = [[None; MAX_STMTS]; MAX_TXNS];
-        seen.insert((state.clone(), reads_from), ());
-        model_states.insert(state.clone(), ());
+        seen.insert((state.clone(), reads_from));
+        model_states.insert(state.clone());
         nodes.push(Node {
             state,
             reads_from,
@@ -140,15 +140,15 @@ pub fn explore(model: &Ssi, max_states: usize) -> Exploration {
                 }
             }
             let key = (next, next_reads);
-            if seen.contains_key(&key) {
+            if seen.contains(&key) {
                 continue;
             }
             if seen.len() >= max_states {
                 complete = false;
                 continue;
             }
-            model_states.insert(key.0.clone(), ());
-            seen.insert(key.clone(), ());
+            model_states.insert(key.0.clone());
+            seen.insert(key.clone());
             nodes.push(Node {
                 state: key.0,
                 reads_from: key.1,
