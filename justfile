@@ -55,6 +55,10 @@ conform *ARGS:
 isolation *ARGS:
     cargo run --release -- isolation {{ARGS}}
 
+# Fill docs/reliability.md's tables from a run of the fault tests (servers started by the tests).
+reliability:
+    scripts/reliability-table.sh
+
 # Group commit on a real Kafka broker: cap 256 vs cap 1 vs a plain producer.
 kafka-bench:
     cargo run --release -p loadbearing-impls-kafka --features kafka --example group_commit_bench

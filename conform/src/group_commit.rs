@@ -278,15 +278,17 @@ fn schedule_all<P: TxnProducer>(
     Ok(())
 }
 
-/// The model's reading of how a transaction ended.
-pub fn outcome_of(outcome: &TxnOutcome) -> loadbearing_specs::kafka::trace::TxnOutcome {
+/// The model's reading of how a transaction ended: `None` for an outcome nobody knows (the
+/// commit was sent and never answered), which the model may take either way.
+pub fn outcome_of(outcome: &TxnOutcome) -> Option<loadbearing_specs::kafka::trace::TxnOutcome> {
     use loadbearing_specs::kafka::trace::TxnOutcome as Model;
-    match outcome {
+    Some(match outcome {
         TxnOutcome::Committed => Model::Committed,
         TxnOutcome::Fenced(code) => Model::Fenced(code.clone()),
         TxnOutcome::Refused(why) => Model::Refused(why.clone()),
         TxnOutcome::Failed(why) => Model::Failed(why.clone()),
-    }
+        TxnOutcome::Indeterminate(_) => return None,
+    })
 }
 
 /// The model's reading of the group commit's events: writer ids become the offsets they
@@ -326,13 +328,13 @@ pub fn events_of(steps: &[KafkaStep]) -> Vec<GcEvent> {
                 writer, outcome, ..
             } => GcEvent::Transaction {
                 writer: writer_of(&offset_of, *writer),
-                outcome: Some(outcome_of(outcome)),
+                outcome: outcome_of(outcome),
             },
             KafkaStep::Await {
                 writer, outcome, ..
             } => GcEvent::Await {
                 writer: writer_of(&offset_of, *writer),
-                outcome: Some(outcome_of(outcome)),
+                outcome: outcome_of(outcome),
             },
             KafkaStep::Sched { offset, .. } => GcEvent::Sched {
                 o: (*offset - SEED).max(0) as u64,

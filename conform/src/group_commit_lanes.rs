@@ -254,6 +254,10 @@ pub fn events_of(steps: &[KafkaStep], co: u8) -> Vec<LanesEvent> {
                     TxnOutcome::Fenced(_) | TxnOutcome::Refused(_) | TxnOutcome::Failed(_) => {
                         LanesEvent::TxnAbort
                     }
+                    // Nobody knows how it ended, so neither does the model's reading of what
+                    // follows: the trace is checked up to here (a prefix of a behaviour is one),
+                    // without the final quiescence.
+                    TxnOutcome::Indeterminate(_) => return events,
                 });
             }
             // The lock and a writer's outcome are GroupCommit's steps, not the lanes'; the

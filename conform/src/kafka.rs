@@ -703,7 +703,7 @@ impl World {
         Ok(KafkaEvent::OwnerFold {
             offset: offset as u64,
             op: ops.at(o),
-            outcome: Some(outcome_of(&outcome)),
+            outcome: outcome_of(&outcome),
             topic: Some(self.topic()?),
         })
     }
@@ -925,7 +925,7 @@ impl World {
         Ok(KafkaEvent::ZombieCommit {
             offset: m as u64,
             op: ops.at(m),
-            outcome: Some(outcome_of(&outcome)),
+            outcome: outcome_of(&outcome),
             topic: Some(self.topic()?),
         })
     }

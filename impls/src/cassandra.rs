@@ -16,9 +16,11 @@
 //! timeout of type CAS (and any error after a statement was sent) is [`WriteError::Indeterminate`].
 //! Last-write-wins mode is a plain `UPDATE … USING TTL ?` (no condition).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError, WriteType};
@@ -61,10 +63,32 @@ fn prepared(mut p: PreparedStatement, consistency: Consistency) -> PreparedState
     p
 }
 
+/// How to reach the cluster, beyond its address.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    /// Reach the node through this address (`host:port`, a proxy in front of it). The driver
+    /// learns the nodes' addresses from the cluster and would go around the proxy, so the
+    /// node's own address is translated to this one.
+    pub proxy: Option<String>,
+    /// How long the driver waits for a statement's answer (the driver's default otherwise):
+    /// an LWT not answered in time is `Indeterminate`.
+    pub request_timeout: Option<Duration>,
+}
+
 impl CassandraCluster {
     /// Connect to `node` (`host:port`), create the keyspace (SimpleStrategy, replication 1) and
     /// the table if needed, and prepare the statements. Names must be plain CQL identifiers.
     pub fn connect(node: &str, keyspace: &str, table: &str) -> Result<Self, BackendError> {
+        Self::connect_with(node, keyspace, table, ConnectOptions::default())
+    }
+
+    /// [`CassandraCluster::connect`] with options (a proxy, a client timeout).
+    pub fn connect_with(
+        node: &str,
+        keyspace: &str,
+        table: &str,
+        options: ConnectOptions,
+    ) -> Result<Self, BackendError> {
         for name in [keyspace, table] {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(BackendError::NotAnIdentifier(name.to_string()));
@@ -77,10 +101,37 @@ impl CassandraCluster {
             .map_err(BackendError::while_::<std::io::Error>(
                 "starting the tokio runtime",
             ))?;
+        let mut builder = SessionBuilder::new().connection_timeout(Duration::from_secs(5));
+        match &options.proxy {
+            Some(proxy) => {
+                let addr = |a: &str| {
+                    a.parse::<std::net::SocketAddr>()
+                        .map_err(|e| BackendError::Database {
+                            what: "connecting",
+                            reason: format!("{a}: {e}"),
+                        })
+                };
+                // The node the control connection reached is known by the address it was
+                // reached at (the proxy's), its peers by what they announce (the node's).
+                let (node, proxy_addr) = (addr(node)?, addr(proxy)?);
+                let translation: HashMap<_, _> =
+                    [(node, proxy_addr), (proxy_addr, proxy_addr)].into();
+                builder = builder
+                    .known_node(proxy)
+                    .address_translator(Arc::new(translation));
+            }
+            None => builder = builder.known_node(node),
+        }
+        if let Some(timeout) = options.request_timeout {
+            builder = builder.default_execution_profile_handle(
+                ExecutionProfile::builder()
+                    .request_timeout(Some(timeout))
+                    .build()
+                    .into_handle(),
+            );
+        }
         let (session, statements) = rt.block_on(async {
-            let session = SessionBuilder::new()
-                .known_node(node)
-                .connection_timeout(Duration::from_secs(5))
+            let session = builder
                 .build()
                 .await
                 .map_err(|e| BackendError::Database {

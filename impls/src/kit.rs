@@ -64,6 +64,12 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Print one row of a table of docs/reliability.md (`table`: `stores` or `kafka`), past the
+/// test harness's capture, where `scripts/reliability-table.sh` collects it into the page.
+pub fn reliability_row(table: &str, row: &str) {
+    say(&format!("reliability[{table}] {row}"));
+}
+
 /// Calls `$then!(<its arguments>; <every case of the contract>)`: the one list of the cases,
 /// from which [`CASES`] and the test binaries' per-case tests are both made.
 #[macro_export]

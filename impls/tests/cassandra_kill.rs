@@ -1,15 +1,17 @@
 //! Faults: the stress run against a Cassandra node that is killed with -9 mid-run and restarted
-//! on the same data (the commit log replays), then paused (SIGSTOP) and continued. Its own node
-//! (the kill must not hit other tests).
+//! on the same data (the commit log replays), then paused (SIGSTOP) and continued, then reached
+//! through Toxiproxy while the network breaks. Its own node (the faults must not hit other
+//! tests).
 
 mod common;
 
 use std::time::Duration;
 
-use common::stress::{run_faulted, StressConfig};
+use common::stress::{run_faulted, StressConfig, StressReport};
 use common::Backend;
-use loadbearing_impls::cassandra::CassandraCluster;
+use loadbearing_impls::cassandra::{CassandraCluster, ConnectOptions};
 use loadbearing_impls::harness::cassandra::{CassandraNode, CommitLogSync};
+use loadbearing_impls::harness::toxiproxy::{Toxic, Toxiproxy};
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 use loadbearing_impls::trace::SharedTracer;
 
@@ -26,39 +28,45 @@ impl Backend for Cassandra {
     }
 }
 
-/// What is done to the node a third into a stress run, in words and in deed.
-type Fault<'a> = (&'a str, &'a (dyn Fn(&CassandraNode) + Sync));
+/// What is done a third into a stress run, in words and in deed.
+type Fault<'a> = (&'a str, &'a (dyn Fn() + Sync));
 
-/// Stress runs on one fresh node, one per fault, in order: their reports (none when skipped).
-fn stress_on_node(sync: CommitLogSync, faults: &[Fault<'_>]) -> Vec<common::stress::StressReport> {
-    let node = match CassandraNode::start_with(sync) {
-        Ok(node) => node,
+/// A fresh node, or `None` after a loud skip (a failure in CI).
+fn node_or_skip(test: &str, sync: CommitLogSync) -> Option<CassandraNode> {
+    match CassandraNode::start_with(sync) {
+        Ok(node) => Some(node),
         Err(e) => {
-            loadbearing_test_support::skip_or_fail("kill_mid_stress", &format!("Cassandra: {e}"));
-            return Vec::new();
+            loadbearing_test_support::skip_or_fail(test, &format!("Cassandra: {e}"));
+            None
         }
-    };
-    let cluster = CassandraCluster::connect(&node.node(), "loadbearing", "snapshots")
-        .expect("connect to the node");
-    let backend = Cassandra { cluster };
+    }
+}
+
+/// Stress runs through `backend`, one per fault, in order, each printed with its violations.
+fn stress(backend: &Cassandra, label: &str, faults: &[Fault<'_>]) -> Vec<StressReport> {
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
         ..Default::default()
     };
-    let mut reports = Vec::new();
-    for (what, fault) in faults {
-        let inject = || fault(&node);
-        let report = run_faulted(&backend, cfg, Some((what, &inject)));
-        common::say(&format!(
-            "stress[cassandra, commitlog_sync {sync:?}, {what}]: {report}"
-        ));
-        for v in &report.violations {
-            common::say(&format!("  {v}"));
-        }
-        reports.push(report);
+    faults
+        .iter()
+        .map(|(what, fault)| {
+            let report = run_faulted(backend, cfg, Some((what, *fault)));
+            common::say(&format!("stress[cassandra, {label}, {what}]: {report}"));
+            common::reliability_row("stores", &report.row(&format!("Cassandra 5 ({label})")));
+            for v in &report.violations {
+                common::say(&format!("  {v}"));
+            }
+            report
+        })
+        .collect()
+}
+
+fn connect(node: &CassandraNode, options: ConnectOptions) -> Cassandra {
+    Cassandra {
+        cluster: CassandraCluster::connect_with(&node.node(), "loadbearing", "snapshots", options)
+            .expect("connect to the node"),
     }
-    node.stop();
-    reports
 }
 
 const KILL: &str = "node killed (-9) and restarted";
@@ -68,46 +76,152 @@ fn kill_restart(node: &CassandraNode) {
     node.restart().expect("restart the node");
 }
 
-fn kill_mid_stress(sync: CommitLogSync) -> common::stress::StressReport {
-    stress_on_node(sync, &[(KILL, &kill_restart)])
-        .pop()
-        .unwrap_or_default()
+fn kill_mid_stress(sync: CommitLogSync) -> StressReport {
+    let Some(node) = node_or_skip("kill_mid_stress", sync) else {
+        return StressReport::default();
+    };
+    let report = stress(
+        &connect(&node, ConnectOptions::default()),
+        &format!("commitlog_sync {sync:?}"),
+        &[(KILL, &|| kill_restart(&node))],
+    )
+    .pop()
+    .unwrap_or_default();
+    node.stop();
+    report
 }
 
-/// With `commitlog_sync: batch` a write is acknowledged only once durable: after a kill -9 and
-/// restart, no acknowledged write is lost, no refused write is stored, and the writes in flight
-/// at the kill come back as `Indeterminate` (or as a clean outcome).
-/// Then, on the same node, a pause: the JVM stopped (`SIGSTOP`) for 3 s with LWTs in flight,
-/// then continued. Nothing wrong lands either, and writes land again.
+/// Nothing wrong landed, and writes landed again once the fault was over.
+fn assert_recovered(report: &StressReport) {
+    report.assert_clean();
+    assert!(report.fault_lasted.is_some());
+    assert!(
+        report.applied_after_fault > 0,
+        "writes must land again after the fault: {report}"
+    );
+}
+
+const OUTAGE: Duration = Duration::from_millis(1500);
+
+/// The driver's timeout in the latency run, below the delay the proxy adds.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the proxy delays replies in the latency run.
+const LATE_FOR: Duration = Duration::from_secs(3);
+
+/// On one node with `commitlog_sync: batch` (a write is acknowledged only once durable), in
+/// order:
+/// - a kill -9 and restart: no acknowledged write is lost, no refused write is stored, and the
+///   writes in flight at the kill come back as `Indeterminate` (or as a clean outcome);
+/// - a pause: the JVM stopped (`SIGSTOP`) for 3 s with LWTs in flight, then continued;
+/// - through Toxiproxy (the driver's view of the node's address translated to the proxy's),
+///   connections reset mid-LWT, the proxy cut and restored, and every reply delayed past the
+///   driver's timeout (each such LWT is `Indeterminate`: it may yet be applied).
+///
+/// Nothing wrong lands after any of them, and writes land again.
 #[test]
 fn stress_with_node_killed_mid_run_no_stale_write_lands() {
-    let pause = |node: &CassandraNode| {
+    let test = "stress_with_node_killed_mid_run_no_stale_write_lands";
+    let Some(node) = node_or_skip(test, CommitLogSync::Batch) else {
+        return;
+    };
+    let direct = connect(&node, ConnectOptions::default());
+    let pause = || {
         node.pause(true).expect("SIGSTOP the node");
         std::thread::sleep(Duration::from_secs(3));
         node.pause(false).expect("SIGCONT the node");
     };
-    let reports = stress_on_node(
-        CommitLogSync::Batch,
+    let reports = stress(
+        &direct,
+        "commitlog_sync Batch",
         &[
-            (KILL, &kill_restart),
+            (KILL, &|| kill_restart(&node)),
             ("node paused (SIGSTOP) for 3 s, then continued", &pause),
         ],
     );
     let [killed, paused] = &reports[..] else {
-        return; // skipped (outside CI)
+        panic!("two runs, got {}", reports.len());
     };
     for report in [killed, paused] {
-        report.assert_clean();
-        assert!(report.fault_lasted.is_some());
-        assert!(
-            report.applied_after_fault > 0,
-            "writes must land again after the fault: {report}"
-        );
+        assert_recovered(report);
     }
     assert!(
         killed.indeterminate + killed.failed > 0,
         "the kill must hit writes in flight: {killed}"
     );
+
+    let toxiproxy = match Toxiproxy::start() {
+        Ok(t) => t,
+        Err(e) => {
+            node.stop();
+            loadbearing_test_support::skip_or_fail(test, &format!("Toxiproxy: {e}"));
+            return;
+        }
+    };
+    let proxy = toxiproxy
+        .proxy("cassandra", &node.node())
+        .expect("create the proxy");
+    let through = |request_timeout| {
+        connect(
+            &node,
+            ConnectOptions {
+                proxy: Some(format!("127.0.0.1:{}", proxy.port())),
+                request_timeout,
+            },
+        )
+    };
+    let reset = || {
+        proxy.add(Toxic::ResetPeer).expect("add reset_peer");
+        std::thread::sleep(OUTAGE);
+        proxy.remove().expect("remove reset_peer");
+    };
+    let cut = || {
+        proxy.set_enabled(false).expect("cut the proxy");
+        std::thread::sleep(OUTAGE);
+        proxy.set_enabled(true).expect("restore the proxy");
+    };
+    // Toxiproxy lets a delayed reply go as soon as the toxic is removed, so the toxic lasts
+    // longer than the driver's timeout: the replies of its first second come too late.
+    let late = || {
+        proxy
+            .add(Toxic::Latency { millis: 4000 })
+            .expect("add latency");
+        std::thread::sleep(LATE_FOR);
+        proxy.remove().expect("remove latency");
+    };
+    let mut network = stress(
+        &through(None),
+        "through Toxiproxy",
+        &[
+            ("connections reset mid-LWT (reset_peer) for 1.5 s", &reset),
+            ("proxy cut for 1.5 s and restored", &cut),
+        ],
+    );
+    network.extend(stress(
+        &through(Some(CLIENT_TIMEOUT)),
+        "through Toxiproxy, driver timeout 2 s",
+        &[(
+            "every reply delayed 4 s for 3 s, past the driver's 2 s timeout",
+            &late,
+        )],
+    ));
+    let [reset, cut, late] = &network[..] else {
+        panic!("three runs, got {}", network.len());
+    };
+    for report in [reset, cut, late] {
+        assert_recovered(report);
+    }
+    for (report, what) in [(reset, "the resets"), (cut, "the cut")] {
+        assert!(
+            report.indeterminate + report.failed > 0,
+            "{what} must hit writes in flight: {report}"
+        );
+    }
+    assert!(
+        late.indeterminate > 0,
+        "LWTs answered after the driver's timeout are of unknown outcome: {late}"
+    );
+    node.stop();
 }
 
 /// The same with `commitlog_sync: periodic` (Cassandra's default): the writes acknowledged in

@@ -79,6 +79,7 @@ fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>, &PgServer)) -> Option<S
     };
     let report = run_faulted(&backend, cfg, Some((what, &inject)));
     common::say(&format!("faults[postgres, {what}]: {report}"));
+    common::reliability_row("stores", &report.row("PostgreSQL"));
     for v in &report.violations {
         common::say(&format!("  {v}"));
     }

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::stress::{run, StressConfig};
+use common::stress::{run_faulted, StressConfig};
 use common::Backend;
 use loadbearing_impls::harness::postgres::PgServer;
 use loadbearing_impls::postgres::PostgresStore;
@@ -46,15 +46,15 @@ fn kill_mid_stress(test: &str, compound: bool) {
         duration: Duration::from_secs(6),
         ..Default::default()
     };
-    let report = run(&pg, cfg, Some(&kill));
     let how = if compound {
-        "compound first write"
+        "three-statement first write"
     } else {
-        "upsert"
+        "single upsert"
     };
-    common::say(&format!(
-        "stress[postgres, {how}, kill -9 mid-run]: {report}"
-    ));
+    let what = format!("server killed (`kill -9`) and restarted, {how}");
+    let report = run_faulted(&pg, cfg, Some((&what, &kill)));
+    common::say(&format!("stress[postgres, {what}]: {report}"));
+    common::reliability_row("stores", &report.row("PostgreSQL"));
     pg.server.stop();
     report.assert_clean();
     assert!(report.fault_lasted.is_some());

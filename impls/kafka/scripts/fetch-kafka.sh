@@ -5,14 +5,15 @@
 #
 #   fetch-kafka.sh [CACHE]     CACHE defaults to $LOADBEARING_KAFKA_CACHE or
 #                              $HOME/.cache/loadbearing/kafka-$VERSION
-# The jars land in CACHE/jars; CACHE/jars/.complete marks a finished resolution.
+# The jars land in CACHE/jars; CACHE/jars/.complete-2 marks a finished resolution (the number
+# goes up when the list below changes, so an older cache is resolved again).
 set -euo pipefail
 
 VERSION="${LOADBEARING_KAFKA_VERSION:-4.4.0}"
 CACHE="${1:-${LOADBEARING_KAFKA_CACHE:-$HOME/.cache/loadbearing/kafka-$VERSION}}"
 JARS="$CACHE/jars"
 
-if [ -f "$JARS/.complete" ]; then
+if [ -f "$JARS/.complete-2" ]; then
   echo "kafka $VERSION jars already in $JARS"
   exit 0
 fi
@@ -32,6 +33,18 @@ cat > "$CACHE/pom/pom.xml" <<POM
       <artifactId>kafka_2.13</artifactId>
       <version>$VERSION</version>
     </dependency>
+    <!-- The operator's tools (kafka-transactions.sh: describe and abort hanging transactions). -->
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka-tools</artifactId>
+      <version>$VERSION</version>
+    </dependency>
+    <!-- The broker logs through SLF4J 1.7; without this binding it logs nothing at all. -->
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>2.25.5</version>
+    </dependency>
   </dependencies>
 </project>
 POM
@@ -49,5 +62,5 @@ if [ "$count" -lt 20 ]; then
 fi
 rm -rf "$JARS"
 mv "$JARS.partial" "$JARS"
-touch "$JARS/.complete"
+touch "$JARS/.complete-2"
 echo "kafka $VERSION: $count jars in $JARS"

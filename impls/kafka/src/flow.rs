@@ -240,6 +240,9 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
                     outcome: match &r {
                         Ok(_) => TxnOutcome::Committed,
                         Err(CommitError::Fenced { code, .. }) => TxnOutcome::Fenced(code.clone()),
+                        Err(CommitError::Indeterminate { code, .. }) => {
+                            TxnOutcome::Indeterminate(code.clone())
+                        }
                         Err(e) => TxnOutcome::Refused(e.to_string()),
                     },
                 });

@@ -129,6 +129,10 @@ pub enum ErrorClass {
     Fenced,
     /// The transaction failed and was (or must be) aborted; the producer is still usable.
     Abortable,
+    /// The call timed out or lost the broker and may be retried. Before the commit this is
+    /// as good as a failure (the transaction is aborted, or the broker aborts it when it times
+    /// out); from the commit on, its effect is unknown until a retry learns it.
+    Retriable,
     /// The producer is unusable.
     Fatal,
 }
@@ -188,10 +192,18 @@ pub enum CommitError {
     MissingGroupMetadata { got: Option<GroupMetadata> },
     /// The transaction failed and was aborted (the writes did not land).
     Failed { code: String, message: String },
+    /// The commit was sent and its outcome is unknown (it timed out through every retry, or
+    /// the producer died in it): the writes may or may not have landed. Never reported as
+    /// either; a recovery read learns which.
+    Indeterminate { code: String, message: String },
     /// `schedule(offset)` would let the committed offset lead a write that is not durable.
     Ungated { offset: i64, pending: i64 },
     /// The flow was torn down (its partition was revoked): nothing was sent.
     TornDown,
+    /// An earlier transaction left the producer in a state nobody knows (its abort failed, its
+    /// commit was never answered, or a fatal error): nothing was sent. The flow must be opened
+    /// again with a new producer (which fences this one's open transaction).
+    ProducerBroken { why: String },
 }
 
 impl fmt::Display for CommitError {
@@ -214,7 +226,15 @@ impl fmt::Display for CommitError {
             CommitError::Failed { code, message } => {
                 write!(f, "transaction aborted ({code}): {message}")
             }
+            CommitError::Indeterminate { code, message } => write!(
+                f,
+                "the commit was sent and its outcome is unknown ({code}): {message}"
+            ),
             CommitError::TornDown => write!(f, "the flow was torn down by a rebalance"),
+            CommitError::ProducerBroken { why } => write!(
+                f,
+                "the producer is unusable since an earlier transaction ({why}); nothing sent"
+            ),
             CommitError::Ungated { offset, pending } => write!(
                 f,
                 "offset {offset} not scheduled: the write at offset {pending} is not durable"
@@ -236,6 +256,7 @@ impl CommitError {
         match self {
             CommitError::Fenced { code, .. } => TxnOutcome::Fenced(code.clone()),
             CommitError::Failed { code, .. } => TxnOutcome::Failed(code.clone()),
+            CommitError::Indeterminate { code, .. } => TxnOutcome::Indeterminate(code.clone()),
             other => TxnOutcome::Refused(other.to_string()),
         }
     }
@@ -255,6 +276,8 @@ pub struct Stats {
     pub begins: u64,
     pub commits: u64,
     pub aborts: u64,
+    /// Transactions whose commit was sent and whose outcome stayed unknown.
+    pub indeterminate: u64,
     /// Transactions that carried no write (offset only).
     pub offset_only: u64,
     pub max_batch: usize,
@@ -315,6 +338,19 @@ impl Offsets {
     }
 }
 
+/// How often a timed-out commit is retried before its outcome is reported unknown.
+pub const COMMIT_RETRIES: usize = 2;
+
+/// How a transaction that did not commit ended, as far as the producer knows.
+enum Unresolved {
+    /// Before the commit was sent (begin, the offsets, a record).
+    Before(TxnError),
+    /// The commit was refused (fenced, or must be aborted).
+    Refused(TxnError),
+    /// The commit was sent and nothing says whether it landed.
+    Unknown(TxnError),
+}
+
 /// Group commit for one input partition.
 pub struct GroupCommit<P: TxnProducer> {
     input: InputPartition,
@@ -327,6 +363,9 @@ pub struct GroupCommit<P: TxnProducer> {
     offsets: Mutex<Offsets>,
     meta: Arc<dyn GroupMetadataSource>,
     fenced: Mutex<Option<String>>,
+    /// Set once the producer is in a state nobody knows (an abort that failed through its
+    /// retries, a fatal error): why. Every later transaction is refused unsent.
+    broken: Mutex<Option<String>>,
     torn_down: Mutex<bool>,
     next_writer: AtomicU64,
     stats: Mutex<Stats>,
@@ -455,6 +494,7 @@ impl<P: TxnProducer> GroupCommit<P> {
             }),
             meta,
             fenced: Mutex::new(None),
+            broken: Mutex::new(None),
             torn_down: Mutex::new(false),
             next_writer: AtomicU64::new(1),
             stats: Mutex::new(Stats::default()),
@@ -745,6 +785,9 @@ impl<P: TxnProducer> GroupCommit<P> {
         if let Some(code) = self.fenced() {
             return Err(CommitError::AlreadyFenced { code });
         }
+        if let Some(why) = lock(&self.broken).clone() {
+            return Err(CommitError::ProducerBroken { why });
+        }
         if *lock(&self.torn_down) {
             return Err(CommitError::TornDown);
         }
@@ -768,9 +811,12 @@ impl<P: TxnProducer> GroupCommit<P> {
             for w in batch {
                 producer.send(&w.write)?;
             }
-            producer.commit()
+            Ok(())
         })();
-        match sent {
+        let committed = sent
+            .map_err(Unresolved::Before)
+            .and_then(|()| Self::commit_resolved(producer));
+        match committed {
             Ok(()) => {
                 lock(&self.stats).commits += 1;
                 Ok(Committed {
@@ -778,13 +824,68 @@ impl<P: TxnProducer> GroupCommit<P> {
                     offset: offset.unwrap_or(-1),
                 })
             }
-            Err(e) => {
+            Err(Unresolved::Before(e) | Unresolved::Refused(e)) => {
                 lock(&self.stats).aborts += 1;
-                if e.class != ErrorClass::Fatal {
-                    // The abort's own failure changes nothing: the transaction did not commit.
-                    let _ = producer.abort();
+                if e.class == ErrorClass::Fatal {
+                    self.break_producer(&e);
+                } else if let Err(a) = Self::abort_resolved(producer) {
+                    // The transaction did not commit either way (no commit was sent, or the
+                    // broker refused it; an open one is aborted by the broker when it times
+                    // out), but the producer could not end it: its next transaction would
+                    // start from a state nobody knows.
+                    self.break_producer(&a);
                 }
                 Err(self.failed(e))
+            }
+            Err(Unresolved::Unknown(e)) => {
+                // The producer is still in its commit: nothing can begin after it.
+                self.break_producer(&e);
+                lock(&self.stats).indeterminate += 1;
+                Err(CommitError::Indeterminate {
+                    code: e.code,
+                    message: e.message,
+                })
+            }
+        }
+    }
+
+    /// The abort, retried while it times out (librdkafka allows it).
+    fn abort_resolved(producer: &mut P) -> Result<(), TxnError> {
+        let mut tries = 0;
+        loop {
+            match producer.abort() {
+                Err(e) if e.class == ErrorClass::Retriable && tries < COMMIT_RETRIES => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    fn break_producer(&self, e: &TxnError) {
+        lock(&self.broken).get_or_insert_with(|| e.to_string());
+    }
+
+    /// Why the producer is unusable, once it is (see [`CommitError::ProducerBroken`]).
+    pub fn broken(&self) -> Option<String> {
+        lock(&self.broken).clone()
+    }
+
+    /// The commit, retried while it times out (librdkafka resumes the same commit, and a
+    /// retry after it landed returns success), so that a broker restart within the retries
+    /// resolves it either way.
+    fn commit_resolved(producer: &mut P) -> Result<(), Unresolved> {
+        let mut tries = 0;
+        loop {
+            match producer.commit() {
+                Ok(()) => return Ok(()),
+                Err(e) if e.class == ErrorClass::Retriable && tries < COMMIT_RETRIES => {
+                    tries += 1;
+                }
+                // A refusal the broker or client states: it did not commit.
+                Err(e) if matches!(e.class, ErrorClass::Fenced | ErrorClass::Abortable) => {
+                    return Err(Unresolved::Refused(e))
+                }
+                // Out of retries, or the producer died mid-commit.
+                Err(e) => return Err(Unresolved::Unknown(e)),
             }
         }
     }

@@ -82,6 +82,12 @@ pub enum BrokerError {
     Format { status: ExitStatus, log: String },
     #[error("cannot start the broker: {0}")]
     Spawn(#[source] std::io::Error),
+    #[error("cannot signal the broker: {0}")]
+    Signal(#[source] std::io::Error),
+    #[error("cannot run Kafka's TransactionsCommand: {0}")]
+    Tool(#[source] std::io::Error),
+    #[error("Kafka's TransactionsCommand failed ({status}): {output}")]
+    ToolFailed { status: ExitStatus, output: String },
     #[error("{source}\n(storage formatted in {formatted_in:?}, then waited {waited:?})")]
     NotReady {
         source: ReadyError,
@@ -122,14 +128,52 @@ fn log_error(path: &Path) -> impl FnOnce(std::io::Error) -> BrokerError + '_ {
 pub struct KafkaBroker {
     dir: PathBuf,
     port: u16,
+    /// The proxied listener's advertised port (see [`BrokerOptions::proxied`]).
+    proxied: Option<Proxied>,
+    launch: Launch,
     child: Mutex<Child>,
     pub started_in: Duration,
+}
+
+/// A second listener, advertised at a port a fault-injection proxy listens on: a client that
+/// bootstraps there learns that address for the broker too, so all its traffic (the group
+/// coordinator's and the transaction coordinator's included) crosses the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proxied {
+    /// Where the broker listens for it.
+    pub listener: u16,
+    /// Where the proxy listens, and so what the broker advertises.
+    pub advertised: u16,
+}
+
+/// How to start a broker.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BrokerOptions {
+    /// Advertise a second listener at this proxy port (the broker picks its own port for it).
+    pub proxied: Option<u16>,
+}
+
+/// What it takes to launch the broker's JVM again on the same folder (a restart).
+struct Launch {
+    java: PathBuf,
+    classpath: String,
+    props: PathBuf,
+    log4j: PathBuf,
 }
 
 impl KafkaBroker {
     /// `bootstrap.servers` for clients.
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+    /// The proxied listener, if the broker was started with one.
+    pub fn proxied(&self) -> Option<Proxied> {
+        self.proxied
+    }
+    /// `bootstrap.servers` through the proxy (the proxy must forward
+    /// `127.0.0.1:{advertised}` to `127.0.0.1:{listener}`).
+    pub fn proxied_bootstrap(&self) -> Option<String> {
+        self.proxied.map(|p| format!("127.0.0.1:{}", p.advertised))
     }
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -147,6 +191,130 @@ impl KafkaBroker {
         let _ = c.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+
+    /// `kill -9` the broker's JVM and reap it: no shutdown hook runs, nothing is flushed by
+    /// the broker (what the page cache holds survives, as after any process crash).
+    pub fn kill9(&self) -> Result<(), BrokerError> {
+        let mut c = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        c.kill().map_err(BrokerError::Signal)?;
+        c.wait().map_err(BrokerError::Signal)?;
+        Ok(())
+    }
+
+    /// Start the broker again on the same folder and ports (after [`KafkaBroker::kill9`]) and
+    /// wait until it answers: it recovers its logs, the transaction and group coordinators
+    /// load their state, and clients reconnect on their own.
+    pub fn restart(&self) -> Result<Duration, BrokerError> {
+        let t0 = Instant::now();
+        let child = self.launch.spawn(&self.dir, true)?;
+        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = child;
+        self.wait_ready(Duration::from_secs(120))
+            .map_err(|source| BrokerError::NotReady {
+                source,
+                formatted_in: Duration::ZERO,
+                waited: t0.elapsed(),
+            })?;
+        Ok(t0.elapsed())
+    }
+
+    /// Freeze the broker's JVM (`SIGSTOP`) or thaw it (`SIGCONT`): connections stay open and
+    /// nothing answers, and when it thaws its clocks have jumped (sessions expire at once).
+    pub fn pause(&self, paused: bool) -> Result<(), BrokerError> {
+        let signal = if paused { "-STOP" } else { "-CONT" };
+        let status = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .map_err(BrokerError::Signal)?;
+        if !status.success() {
+            return Err(BrokerError::Signal(std::io::Error::other(format!(
+                "kill {signal} {} failed ({status})",
+                self.pid()
+            ))));
+        }
+        Ok(())
+    }
+}
+
+impl KafkaBroker {
+    /// Abort the transaction open on `topic`-`partition` from `start_offset`, as an operator
+    /// does with `kafka-transactions.sh abort` (KIP-664): the tool finds its producer
+    /// (DescribeProducers) and has the partition's leader write an abort marker
+    /// (WriteTxnMarkers). Returns the tool's output.
+    pub fn abort_transaction(
+        &self,
+        topic: &str,
+        partition: i32,
+        start_offset: i64,
+    ) -> Result<String, BrokerError> {
+        let out = Command::new(&self.launch.java)
+            .args(["-Xmx256m", "-cp", &self.launch.classpath])
+            .arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                self.launch.log4j.display()
+            ))
+            .args([
+                "org.apache.kafka.tools.TransactionsCommand",
+                "--bootstrap-server",
+            ])
+            .arg(self.bootstrap())
+            .args(["abort", "--topic", topic, "--partition"])
+            .arg(partition.to_string())
+            .arg("--start-offset")
+            .arg(start_offset.to_string())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(BrokerError::Tool)?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if out.status.success() {
+            Ok(text)
+        } else {
+            Err(BrokerError::ToolFailed {
+                status: out.status,
+                output: text,
+            })
+        }
+    }
+}
+
+impl Launch {
+    /// Start the broker's JVM, its output appended to `broker.log` on a restart, and a
+    /// guardian that kills it once this process is gone.
+    fn spawn(&self, dir: &Path, append: bool) -> Result<Child, BrokerError> {
+        let log_path = dir.join("broker.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(&log_path)
+            .map_err(log_error(&log_path))?;
+        let child = Command::new(&self.java)
+            .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC"])
+            .args([
+                "-Djava.security.egd=file:/dev/./urandom",
+                "-cp",
+                &self.classpath,
+            ])
+            .arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                self.log4j.display()
+            ))
+            .arg("-Djava.net.preferIPv4Stack=true")
+            .args(["kafka.Kafka"])
+            .arg(&self.props)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(log_error(&log_path))?)
+            .stderr(log)
+            .spawn()
+            .map_err(BrokerError::Spawn)?;
+        spawn_guardian(&format!("kill -9 {} 2>/dev/null", child.id()))?;
+        Ok(child)
+    }
 }
 
 /// The cache folder for the jars.
@@ -162,11 +330,14 @@ pub fn cache_dir() -> PathBuf {
 /// needs no checkout; `.ci/setup.d/30-kafka.sh` runs the same file to prefetch.
 const FETCH_SCRIPT: &str = include_str!("../scripts/fetch-kafka.sh");
 
+/// What `fetch-kafka.sh` leaves in the jar folder once it resolved the current list.
+const COMPLETE: &str = ".complete-2";
+
 /// The jar folder, resolving it with Maven on first use.
 pub fn ensure_jars() -> Result<PathBuf, BrokerError> {
     let cache = cache_dir();
     let jars = cache.join("jars");
-    if jars.join(".complete").exists() {
+    if jars.join(COMPLETE).exists() {
         return Ok(jars);
     }
     if Command::new("mvn").arg("-v").output().is_err() {
@@ -185,7 +356,7 @@ pub fn ensure_jars() -> Result<PathBuf, BrokerError> {
         .env("LOADBEARING_KAFKA_VERSION", KAFKA_VERSION)
         .output()
         .map_err(BrokerError::RunFetch)?;
-    if !out.status.success() || !jars.join(".complete").exists() {
+    if !out.status.success() || !jars.join(COMPLETE).exists() {
         return Err(BrokerError::Fetch {
             output: format!(
                 "{}{}",
@@ -253,6 +424,11 @@ fn cluster_id() -> String {
 impl KafkaBroker {
     /// Format fresh storage and start a broker; wait until a metadata request succeeds.
     pub fn start() -> Result<KafkaBroker, BrokerError> {
+        Self::start_with(BrokerOptions::default())
+    }
+
+    /// [`KafkaBroker::start`] with options.
+    pub fn start_with(options: BrokerOptions) -> Result<KafkaBroker, BrokerError> {
         let t0 = Instant::now();
         let java = find_java()?;
         let jars = ensure_jars()?;
@@ -265,6 +441,38 @@ impl KafkaBroker {
         while cport == port {
             cport = free_port()?;
         }
+        let proxied = match options.proxied {
+            Some(advertised) => {
+                let mut listener = free_port()?;
+                while [port, cport, advertised].contains(&listener) {
+                    listener = free_port()?;
+                }
+                Some(Proxied {
+                    listener,
+                    advertised,
+                })
+            }
+            None => None,
+        };
+        let (listeners, advertised, protocols) = match proxied {
+            Some(p) => (
+                format!(
+                    "PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport},\
+                     PROXIED://127.0.0.1:{}",
+                    p.listener
+                ),
+                format!(
+                    "PLAINTEXT://127.0.0.1:{port},PROXIED://127.0.0.1:{}",
+                    p.advertised
+                ),
+                "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,PROXIED:PLAINTEXT",
+            ),
+            None => (
+                format!("PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}"),
+                format!("PLAINTEXT://127.0.0.1:{port}"),
+                "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            ),
+        };
         let props = dir.join("server.properties");
         let data = dir.join("data");
         write(
@@ -273,9 +481,9 @@ impl KafkaBroker {
                 "process.roles=broker,controller\n\
                  node.id=1\n\
                  controller.quorum.voters=1@127.0.0.1:{cport}\n\
-                 listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}\n\
-                 advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
-                 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+                 listeners={listeners}\n\
+                 advertised.listeners={advertised}\n\
+                 listener.security.protocol.map={protocols}\n\
                  controller.listener.names=CONTROLLER\n\
                  inter.broker.listener.name=PLAINTEXT\n\
                  log.dirs={data}\n\
@@ -311,7 +519,6 @@ impl KafkaBroker {
                 .to_string(),
         )?;
         let classpath = format!("{}/*", jars.display());
-        let log_path = dir.join("broker.log");
         let t_format = Instant::now();
         let format_log = dir.join("format.log");
         let mut format = Command::new(&java)
@@ -363,25 +570,18 @@ impl KafkaBroker {
             });
         }
         let formatted_in = t_format.elapsed();
-        let log = std::fs::File::create(&log_path).map_err(log_error(&log_path))?;
-        let child = Command::new(&java)
-            .args(["-Xms256m", "-Xmx768m", "-XX:+UseG1GC"])
-            .args(["-Djava.security.egd=file:/dev/./urandom", "-cp", &classpath])
-            .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
-            .arg("-Djava.net.preferIPv4Stack=true")
-            .args(["kafka.Kafka"])
-            .arg(&props)
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(log_error(&log_path))?)
-            .stderr(log)
-            .spawn()
-            .map_err(BrokerError::Spawn)?;
-        let pid = child.id();
-        spawn_guardian(&format!("kill -9 {pid} 2>/dev/null"))?;
+        let launch = Launch {
+            java,
+            classpath,
+            props,
+            log4j,
+        };
+        let child = launch.spawn(&dir, false)?;
         let broker = KafkaBroker {
             dir,
             port,
+            proxied,
+            launch,
             child: Mutex::new(child),
             started_in: Duration::ZERO,
         };

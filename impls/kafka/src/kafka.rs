@@ -49,11 +49,23 @@ const FENCE_CODES: &[&str] = &[
     "_FENCED",
 ];
 
-fn classify(code: String, message: String, fatal: bool) -> TxnError {
+/// What librdkafka says of an error besides its name.
+#[derive(Clone, Copy, Debug, Default)]
+struct Flags {
+    fatal: bool,
+    /// The call may be retried (a timeout, the coordinator unreachable).
+    retriable: bool,
+    /// The transaction must be aborted: it did not commit.
+    requires_abort: bool,
+}
+
+fn classify(code: String, message: String, flags: Flags) -> TxnError {
     let class = if FENCE_CODES.contains(&code.as_str()) {
         ErrorClass::Fenced
-    } else if fatal {
+    } else if flags.fatal {
         ErrorClass::Fatal
+    } else if flags.retriable && !flags.requires_abort {
+        ErrorClass::Retriable
     } else {
         ErrorClass::Abortable
     };
@@ -66,13 +78,21 @@ fn classify(code: String, message: String, fatal: bool) -> TxnError {
 
 fn from_kafka(e: KafkaError) -> TxnError {
     match &e {
-        KafkaError::Transaction(rde) => classify(rde.name(), rde.string(), rde.is_fatal()),
+        KafkaError::Transaction(rde) => classify(
+            rde.name(),
+            rde.string(),
+            Flags {
+                fatal: rde.is_fatal(),
+                retriable: rde.is_retriable(),
+                requires_abort: rde.txn_requires_abort(),
+            },
+        ),
         other => {
             let code = other
                 .rdkafka_error_code()
                 .map(|c| err_name(c as i32))
                 .unwrap_or_else(|| "CLIENT".into());
-            classify(code, other.to_string(), false)
+            classify(code, other.to_string(), Flags::default())
         }
     }
 }
@@ -262,7 +282,8 @@ impl TxnProducer for KafkaTxnProducer {
         tpl.add_partition_offset(&input.topic, input.partition, Offset::Offset(offset))
             .map_err(from_kafka)?;
         let cstr = |s: &str| {
-            CString::new(s).map_err(|_| classify("CLIENT".into(), "NUL in a name".into(), false))
+            CString::new(s)
+                .map_err(|_| classify("CLIENT".into(), "NUL in a name".into(), Flags::default()))
         };
         let group = cstr(&meta.group_id)?;
         let member = cstr(&meta.member_id)?;
@@ -295,9 +316,13 @@ impl TxnProducer for KafkaTxnProducer {
             let message = CStr::from_ptr(rdsys::rd_kafka_error_string(err))
                 .to_string_lossy()
                 .into_owned();
-            let fatal = rdsys::rd_kafka_error_is_fatal(err) != 0;
+            let flags = Flags {
+                fatal: rdsys::rd_kafka_error_is_fatal(err) != 0,
+                retriable: rdsys::rd_kafka_error_is_retriable(err) != 0,
+                requires_abort: rdsys::rd_kafka_error_txn_requires_abort(err) != 0,
+            };
             rdsys::rd_kafka_error_destroy(err);
-            Err(classify(code, message, fatal))
+            Err(classify(code, message, flags))
         }
     }
 

@@ -35,6 +35,8 @@ pub enum TxnOutcome {
     Refused(String),
     /// Failed for another reason, and aborted.
     Failed(String),
+    /// The commit was sent and its outcome is unknown (the error code's name).
+    Indeterminate(String),
 }
 
 /// One Kafka step event.

@@ -159,7 +159,26 @@ impl Toxiproxy {
 
     /// A new proxy to `upstream` (`127.0.0.1:5432`), listening on a free loopback port.
     pub fn proxy(&self, name: &str, upstream: &str) -> Result<Proxy<'_>, ToxiproxyError> {
-        let listen = free_port()?;
+        self.proxy_at(name, free_port()?, upstream)
+    }
+
+    /// A handle to the proxy made earlier as `name`, listening on `listen`.
+    pub fn existing(&self, name: &str, listen: u16) -> Proxy<'_> {
+        Proxy {
+            server: self,
+            name: name.to_string(),
+            listen,
+        }
+    }
+
+    /// A new proxy to `upstream` listening on `127.0.0.1:{listen}`: for a server that must be
+    /// told the proxy's address before it starts (a Kafka broker advertises it).
+    pub fn proxy_at(
+        &self,
+        name: &str,
+        listen: u16,
+        upstream: &str,
+    ) -> Result<Proxy<'_>, ToxiproxyError> {
         self.request(
             "POST",
             "/proxies",

@@ -78,6 +78,11 @@ pub struct StressReport {
     /// Writes acknowledged after the fault was over (the server back, the network healed).
     pub applied_after_fault: usize,
     pub violations: Vec<String>,
+    /// Of the violations: a stored write that is stale (refused, failed, unknown to the
+    /// history, or above every acknowledged one without being indeterminate).
+    pub stale_writes: usize,
+    /// Of the violations: an acknowledged write the final state lost.
+    pub lost_acks: usize,
 }
 
 impl fmt::Display for StressReport {
@@ -107,6 +112,32 @@ impl fmt::Display for StressReport {
 }
 
 impl StressReport {
+    /// This run as a row of docs/reliability.md's table of the stores: fault, backend,
+    /// operations, applied, refused, failed (nothing sent), indeterminate, stale writes, lost
+    /// acks, verdict.
+    pub fn row(&self, backend: &str) -> String {
+        let fault = match (&self.fault, self.fault_lasted) {
+            (Some(what), Some(d)) => format!("{what} ({:.1} s)", d.as_secs_f64()),
+            (Some(what), None) => what.clone(),
+            (None, _) => "none".into(),
+        };
+        format!(
+            "| {fault} | {backend} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            self.attempts,
+            self.applied,
+            self.conflicts,
+            self.failed,
+            self.indeterminate,
+            self.stale_writes,
+            self.lost_acks,
+            if self.violations.is_empty() {
+                "holds"
+            } else {
+                "FAILS"
+            }
+        )
+    }
+
     pub fn assert_clean(&self) {
         assert!(
             self.violations.is_empty(),
@@ -295,6 +326,7 @@ pub fn run_faulted(
         let stored = read.offset();
         if let Some(acked) = acked_max {
             if stored.is_none_or(|s| s < acked) {
+                report.lost_acks += 1;
                 report.violations.push(format!(
                     "key {key}: acknowledged offset {acked} lost ({}), stored {read:?}",
                     acked_at(acked)
@@ -315,6 +347,7 @@ pub fn run_faulted(
             Read::Absent => Vec::new(),
         };
         if read != Read::Absent && candidates.is_empty() {
+            report.stale_writes += 1;
             report.violations.push(format!(
                 "key {key}: stored {read:?} matches no attempted write"
             ));
@@ -323,6 +356,7 @@ pub fn run_faulted(
             .iter()
             .any(|a| matches!(a.outcome, Outcome::Applied | Outcome::Indeterminate));
         if !candidates.is_empty() && !ok {
+            report.stale_writes += 1;
             report.violations.push(format!(
                 "key {key}: stored {read:?} was written by a write reported as {:?}",
                 candidates.iter().map(|a| &a.outcome).collect::<Vec<_>>()
@@ -341,6 +375,7 @@ pub fn run_faulted(
                     .iter()
                     .any(|a| a.outcome == Outcome::Indeterminate)
             {
+                report.stale_writes += 1;
                 report.violations.push(format!("key {key}: stored offset {s} above every acknowledged offset ({acked}) but not from an indeterminate write"));
             }
         }

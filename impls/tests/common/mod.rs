@@ -4,7 +4,7 @@
 // The test list is the crate's contract kit (`loadbearing_impls::kit`), so a user's own store
 // runs the same cases.
 #[allow(unused_imports)]
-pub use loadbearing_impls::kit::{cases, say, stress, unique_key, Backend};
+pub use loadbearing_impls::kit::{cases, reliability_row, say, stress, unique_key, Backend};
 
 /// Run a case against a backend, or skip loudly when its server is unavailable: outside CI the
 /// test prints `skipped: <reason>` and passes; in CI (`CI=true`) it fails instead.
