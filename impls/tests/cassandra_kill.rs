@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::stress::{run_faulted, StressConfig, StressReport};
+use common::stress::{run_faulted, StressConfig, StressReport, Wrong};
 use common::Backend;
 use loadbearing_impls::cassandra::{CassandraCluster, ConnectOptions};
 use loadbearing_impls::harness::cassandra::{CassandraNode, CommitLogSync};
@@ -232,10 +232,7 @@ fn stress_with_node_killed_mid_run_no_stale_write_lands() {
 fn periodic_commitlog_loses_acknowledged_writes_on_kill() {
     let report = kill_mid_stress(CommitLogSync::Periodic);
     assert!(
-        report
-            .violations
-            .iter()
-            .all(|v| v.contains("acknowledged offset")),
+        report.violations.iter().all(|v| v.wrong == Wrong::LostAck),
         "only acknowledged-but-lost writes are expected: {:?}",
         report.violations
     );

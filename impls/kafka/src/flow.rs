@@ -239,11 +239,7 @@ impl<P: TxnProducer + 'static> KafkaFlow<P> {
                     offset: w.offset,
                     outcome: match &r {
                         Ok(_) => TxnOutcome::Committed,
-                        Err(CommitError::Fenced { code, .. }) => TxnOutcome::Fenced(code.clone()),
-                        Err(CommitError::Indeterminate { code, .. }) => {
-                            TxnOutcome::Indeterminate(code.clone())
-                        }
-                        Err(e) => TxnOutcome::Refused(e.to_string()),
+                        Err(e) => e.outcome(),
                     },
                 });
             }

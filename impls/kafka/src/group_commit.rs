@@ -252,7 +252,9 @@ impl CommitError {
             CommitError::Fenced { .. } | CommitError::AlreadyFenced { .. }
         )
     }
-    fn outcome(&self) -> TxnOutcome {
+
+    /// How a trace names this refusal as a transaction's end.
+    pub fn outcome(&self) -> TxnOutcome {
         match self {
             CommitError::Fenced { code, .. } => TxnOutcome::Fenced(code.clone()),
             CommitError::Failed { code, .. } => TxnOutcome::Failed(code.clone()),
@@ -343,12 +345,24 @@ pub const COMMIT_RETRIES: usize = 2;
 
 /// How a transaction that did not commit ended, as far as the producer knows.
 enum Unresolved {
-    /// Before the commit was sent (begin, the offsets, a record).
-    Before(TxnError),
-    /// The commit was refused (fenced, or must be aborted).
-    Refused(TxnError),
+    /// It did not commit: it failed before the commit was sent (begin, the offsets, a
+    /// record), or the commit was refused (fenced, or must be aborted).
+    NotCommitted(TxnError),
     /// The commit was sent and nothing says whether it landed.
     Unknown(TxnError),
+}
+
+/// `call`, retried while it times out, [`COMMIT_RETRIES`] times at most (librdkafka allows a
+/// timed-out commit or abort to be called again: it resumes the same one, and a retry after it
+/// landed returns success).
+fn retried(mut call: impl FnMut() -> Result<(), TxnError>) -> Result<(), TxnError> {
+    let mut tries = 0;
+    loop {
+        match call() {
+            Err(e) if e.class == ErrorClass::Retriable && tries < COMMIT_RETRIES => tries += 1,
+            done => return done,
+        }
+    }
 }
 
 /// Group commit for one input partition.
@@ -785,7 +799,7 @@ impl<P: TxnProducer> GroupCommit<P> {
         if let Some(code) = self.fenced() {
             return Err(CommitError::AlreadyFenced { code });
         }
-        if let Some(why) = lock(&self.broken).clone() {
+        if let Some(why) = self.broken() {
             return Err(CommitError::ProducerBroken { why });
         }
         if *lock(&self.torn_down) {
@@ -814,7 +828,7 @@ impl<P: TxnProducer> GroupCommit<P> {
             Ok(())
         })();
         let committed = sent
-            .map_err(Unresolved::Before)
+            .map_err(Unresolved::NotCommitted)
             .and_then(|()| Self::commit_resolved(producer));
         match committed {
             Ok(()) => {
@@ -824,11 +838,11 @@ impl<P: TxnProducer> GroupCommit<P> {
                     offset: offset.unwrap_or(-1),
                 })
             }
-            Err(Unresolved::Before(e) | Unresolved::Refused(e)) => {
+            Err(Unresolved::NotCommitted(e)) => {
                 lock(&self.stats).aborts += 1;
                 if e.class == ErrorClass::Fatal {
                     self.break_producer(&e);
-                } else if let Err(a) = Self::abort_resolved(producer) {
+                } else if let Err(a) = retried(|| producer.abort()) {
                     // The transaction did not commit either way (no commit was sent, or the
                     // broker refused it; an open one is aborted by the broker when it times
                     // out), but the producer could not end it: its next transaction would
@@ -849,17 +863,6 @@ impl<P: TxnProducer> GroupCommit<P> {
         }
     }
 
-    /// The abort, retried while it times out (librdkafka allows it).
-    fn abort_resolved(producer: &mut P) -> Result<(), TxnError> {
-        let mut tries = 0;
-        loop {
-            match producer.abort() {
-                Err(e) if e.class == ErrorClass::Retriable && tries < COMMIT_RETRIES => tries += 1,
-                other => return other,
-            }
-        }
-    }
-
     fn break_producer(&self, e: &TxnError) {
         lock(&self.broken).get_or_insert_with(|| e.to_string());
     }
@@ -869,25 +872,15 @@ impl<P: TxnProducer> GroupCommit<P> {
         lock(&self.broken).clone()
     }
 
-    /// The commit, retried while it times out (librdkafka resumes the same commit, and a
-    /// retry after it landed returns success), so that a broker restart within the retries
+    /// The commit, [`retried`] while it times out, so that a broker back within the retries
     /// resolves it either way.
     fn commit_resolved(producer: &mut P) -> Result<(), Unresolved> {
-        let mut tries = 0;
-        loop {
-            match producer.commit() {
-                Ok(()) => return Ok(()),
-                Err(e) if e.class == ErrorClass::Retriable && tries < COMMIT_RETRIES => {
-                    tries += 1;
-                }
-                // A refusal the broker or client states: it did not commit.
-                Err(e) if matches!(e.class, ErrorClass::Fenced | ErrorClass::Abortable) => {
-                    return Err(Unresolved::Refused(e))
-                }
-                // Out of retries, or the producer died mid-commit.
-                Err(e) => return Err(Unresolved::Unknown(e)),
-            }
-        }
+        retried(|| producer.commit()).map_err(|e| match e.class {
+            // A refusal the broker or client states: it did not commit.
+            ErrorClass::Fenced | ErrorClass::Abortable => Unresolved::NotCommitted(e),
+            // Out of retries, or the producer died mid-commit.
+            ErrorClass::Retriable | ErrorClass::Fatal => Unresolved::Unknown(e),
+        })
     }
 
     fn failed(&self, e: TxnError) -> CommitError {

@@ -16,7 +16,9 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::recovery::RecoveryBudget;
-use loadbearing_impls::harness::{free_port, fresh_dir, spawn_guardian, tail, SetupError};
+use loadbearing_impls::harness::{
+    free_port, fresh_dir, pause_process, spawn_guardian, tail, SetupError,
+};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -82,8 +84,14 @@ pub enum BrokerError {
     Format { status: ExitStatus, log: String },
     #[error("cannot start the broker: {0}")]
     Spawn(#[source] std::io::Error),
-    #[error("cannot signal the broker: {0}")]
-    Signal(#[source] std::io::Error),
+    #[error("cannot kill the broker: {0}")]
+    Kill(#[source] std::io::Error),
+    /// `waited`: since the restarted JVM was launched.
+    #[error("{source}\n(restarted on its folder, then waited {waited:?})")]
+    NotReadyAfterRestart {
+        source: ReadyError,
+        waited: Duration,
+    },
     #[error("cannot run Kafka's TransactionsCommand: {0}")]
     Tool(#[source] std::io::Error),
     #[error("Kafka's TransactionsCommand failed ({status}): {output}")]
@@ -196,8 +204,8 @@ impl KafkaBroker {
     /// the broker (what the page cache holds survives, as after any process crash).
     pub fn kill9(&self) -> Result<(), BrokerError> {
         let mut c = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        c.kill().map_err(BrokerError::Signal)?;
-        c.wait().map_err(BrokerError::Signal)?;
+        c.kill().map_err(BrokerError::Kill)?;
+        c.wait().map_err(BrokerError::Kill)?;
         Ok(())
     }
 
@@ -209,9 +217,8 @@ impl KafkaBroker {
         let child = self.launch.spawn(&self.dir, true)?;
         *self.child.lock().unwrap_or_else(|e| e.into_inner()) = child;
         self.wait_ready(Duration::from_secs(120))
-            .map_err(|source| BrokerError::NotReady {
+            .map_err(|source| BrokerError::NotReadyAfterRestart {
                 source,
-                formatted_in: Duration::ZERO,
                 waited: t0.elapsed(),
             })?;
         Ok(t0.elapsed())
@@ -220,22 +227,9 @@ impl KafkaBroker {
     /// Freeze the broker's JVM (`SIGSTOP`) or thaw it (`SIGCONT`): connections stay open and
     /// nothing answers, and when it thaws its clocks have jumped (sessions expire at once).
     pub fn pause(&self, paused: bool) -> Result<(), BrokerError> {
-        let signal = if paused { "-STOP" } else { "-CONT" };
-        let status = Command::new("kill")
-            .args([signal, &self.pid().to_string()])
-            .status()
-            .map_err(BrokerError::Signal)?;
-        if !status.success() {
-            return Err(BrokerError::Signal(std::io::Error::other(format!(
-                "kill {signal} {} failed ({status})",
-                self.pid()
-            ))));
-        }
-        Ok(())
+        Ok(pause_process(self.pid(), paused)?)
     }
-}
 
-impl KafkaBroker {
     /// Abort the transaction open on `topic`-`partition` from `start_offset`, as an operator
     /// does with `kafka-transactions.sh abort` (KIP-664): the tool finds its producer
     /// (DescribeProducers) and has the partition's leader write an abort marker

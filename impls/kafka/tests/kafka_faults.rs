@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
+use loadbearing_impls::kit::stress::{count, Violation, Wrong};
 use loadbearing_impls::store::Read;
 use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{CommitError, GroupCommit, SnapshotWrite};
@@ -111,12 +112,12 @@ struct ReadAttempt {
 }
 
 /// The history of one faulted run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct History {
     attempts: Vec<Attempt>,
     reads: Vec<ReadAttempt>,
     /// When the fault began and ended, since the start of the run.
-    fault: Option<(Duration, Duration)>,
+    fault: (Duration, Duration),
 }
 
 /// The run's counts, printed as a row of docs/reliability.md's table.
@@ -131,17 +132,15 @@ struct Tally {
     committed_after_fault: usize,
     /// Writes sent before the fault began and answered after it ended: in flight throughout.
     writes_across_fault: usize,
-    /// Hanging transactions the final recovery read met and had aborted.
-    hanging: usize,
 }
 
 fn tally(h: &History) -> Tally {
-    let (fault_start, fault_end) = h.fault.expect("the fault ran");
-    let count = |f: &dyn Fn(&Attempt) -> bool| h.attempts.iter().filter(|a| f(a)).count();
+    let (fault_start, fault_end) = h.fault;
+    let of = |f: &dyn Fn(&Attempt) -> bool| h.attempts.iter().filter(|a| f(a)).count();
     Tally {
-        committed: count(&|a| a.told == Told::Committed),
-        not_committed: count(&|a| matches!(a.told, Told::NotCommitted(_))),
-        unknown: count(&|a| matches!(a.told, Told::Unknown(_))),
+        committed: of(&|a| a.told == Told::Committed),
+        not_committed: of(&|a| matches!(a.told, Told::NotCommitted(_))),
+        unknown: of(&|a| matches!(a.told, Told::Unknown(_))),
         reads_ok: h.reads.iter().filter(|r| r.result.is_ok()).count(),
         reads_failed: h.reads.iter().filter(|r| r.result.is_err()).count(),
         reads_across_fault: h
@@ -149,20 +148,9 @@ fn tally(h: &History) -> Tally {
             .iter()
             .filter(|r| r.started < fault_end && r.ended > fault_start)
             .count(),
-        committed_after_fault: count(&|a| a.told == Told::Committed && a.sent > fault_end),
-        writes_across_fault: count(&|a| a.sent < fault_start && a.answered > fault_end),
-        hanging: 0,
+        committed_after_fault: of(&|a| a.told == Told::Committed && a.sent > fault_end),
+        writes_across_fault: of(&|a| a.sent < fault_start && a.answered > fault_end),
     }
-}
-
-/// What a recovery read got wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wrong {
-    /// A write that should not be there: one no writer sent, one known not committed, or one
-    /// older than what was committed.
-    Stale,
-    /// A committed write missing.
-    Lost,
 }
 
 /// Does `read` hold exactly `write` (its offset, and its value or its tombstone)?
@@ -174,22 +162,31 @@ fn holds(read: &Read, write: &SnapshotWrite) -> bool {
     }
 }
 
-/// What a recovery read that started at `started` and ended at `ended` may return for each
-/// key, checked against the history: every write committed before it started is there (or a
-/// later one of its key), and whatever is there was sent before it ended and was not known to
-/// have failed. Returns the violations.
-fn check_read(
-    attempts: &[Attempt],
-    started: Duration,
-    ended: Duration,
-    read: &HashMap<String, Read>,
-) -> Vec<(Wrong, String)> {
+/// A run's writes by key, built once for all the reads it checks.
+fn by_key(attempts: &[Attempt]) -> HashMap<&str, Vec<&Attempt>> {
     let mut by_key: HashMap<&str, Vec<&Attempt>> = HashMap::new();
     for a in attempts {
         by_key.entry(&a.write.key).or_default().push(a);
     }
+    by_key
+}
+
+/// What a recovery read that started at `started` and ended at `ended` may return for each
+/// key, checked against the history: every write committed before it started is there (or a
+/// later one of its key), and whatever is there was sent before it ended and was not known to
+/// have failed. Returns the violations.
+///
+/// Each key has one writer, whose offsets rise, so a read that started after every answer
+/// (the final one) is held to exactly the committed snapshots: for each key the last committed
+/// write, or a later one whose outcome was unknown; nothing for a key whose writes all failed.
+fn check_read(
+    by_key: &HashMap<&str, Vec<&Attempt>>,
+    started: Duration,
+    ended: Duration,
+    read: &HashMap<String, Read>,
+) -> Vec<Violation> {
     let mut violations = Vec::new();
-    for (key, writes) in &by_key {
+    for (key, writes) in by_key {
         let floor = writes
             .iter()
             .filter(|a| a.told == Told::Committed && a.answered < started)
@@ -197,8 +194,8 @@ fn check_read(
             .max();
         let Some(got) = read.get(*key) else {
             if let Some(floor) = floor {
-                violations.push((
-                    Wrong::Lost,
+                violations.push(Violation::new(
+                    Wrong::LostAck,
                     format!(
                         "{key}: nothing recovered, but offset {floor} was committed before the \
                          read"
@@ -211,14 +208,14 @@ fn check_read(
             .iter()
             .find(|a| a.sent < ended && holds(got, &a.write))
         else {
-            violations.push((
+            violations.push(Violation::new(
                 Wrong::Stale,
                 format!("{key}: recovered {got:?}, which no writer sent"),
             ));
             continue;
         };
         if let Told::NotCommitted(why) = &stored.told {
-            violations.push((
+            violations.push(Violation::new(
                 Wrong::Stale,
                 format!(
                     "{key}: recovered offset {}, a write its writer was told did not commit \
@@ -229,8 +226,8 @@ fn check_read(
         }
         if let Some(floor) = floor {
             if stored.write.offset < floor {
-                violations.push((
-                    Wrong::Lost,
+                violations.push(Violation::new(
+                    Wrong::LostAck,
                     format!(
                         "{key}: recovered offset {}, below offset {floor} committed before the \
                          read",
@@ -242,62 +239,10 @@ fn check_read(
     }
     for key in read.keys() {
         if !by_key.contains_key(key.as_str()) {
-            violations.push((
+            violations.push(Violation::new(
                 Wrong::Stale,
                 format!("{key}: recovered, but no writer wrote it"),
             ));
-        }
-    }
-    violations
-}
-
-/// The final check, once the broker is back and the writers are done: the recovery read
-/// returns exactly the committed snapshots — for each key the last committed write, or a later
-/// one whose outcome was unknown; no key that only saw writes known not to have committed.
-fn check_final(attempts: &[Attempt], read: &HashMap<String, Read>) -> Vec<(Wrong, String)> {
-    let mut violations = check_read(attempts, Duration::MAX, Duration::MAX, read);
-    let mut by_key: HashMap<&str, Vec<&Attempt>> = HashMap::new();
-    for a in attempts {
-        by_key.entry(&a.write.key).or_default().push(a);
-    }
-    for (key, writes) in by_key {
-        let last_committed = writes
-            .iter()
-            .filter(|a| a.told == Told::Committed)
-            .map(|a| a.write.offset)
-            .max();
-        match (read.get(key), last_committed) {
-            (Some(got), Some(last)) => {
-                let above: Vec<_> = writes
-                    .iter()
-                    .filter(|a| a.write.offset > last && holds(got, &a.write))
-                    .collect();
-                if got.offset().map(|o| o as i64) != Some(last)
-                    && !above.iter().all(|a| matches!(a.told, Told::Unknown(_)))
-                {
-                    violations.push((
-                        Wrong::Stale,
-                        format!(
-                            "{key}: recovered {got:?}, but the last committed offset is {last}"
-                        ),
-                    ));
-                }
-            }
-            (None, Some(last)) => violations.push((
-                Wrong::Lost,
-                format!("{key}: offset {last} committed, nothing recovered"),
-            )),
-            (Some(got), None)
-                if !writes
-                    .iter()
-                    .any(|a| matches!(a.told, Told::Unknown(_)) && holds(got, &a.write)) =>
-            {
-                violations.push((
-                    Wrong::Stale,
-                    format!("{key}: recovered {got:?}, but no write of it committed"),
-                ))
-            }
-            _ => {}
         }
     }
     violations
@@ -329,8 +274,7 @@ fn faulted_run(
     let landed_after = AtomicU64::new(0);
     // Writers that stopped for good (their flow was fenced, or its producer broken).
     let writers_done = AtomicU64::new(0);
-    let fault_window: Mutex<Option<(Duration, Duration)>> = Mutex::new(None);
-    let (attempts, reads) = std::thread::scope(|scope| {
+    let (attempts, reads, fault) = std::thread::scope(|scope| {
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let (stop, fault_over, landed_after) = (&stop, &fault_over, &landed_after);
@@ -396,7 +340,6 @@ fn faulted_run(
         let start = t0.elapsed();
         fault();
         let end = t0.elapsed();
-        *fault_window.lock().unwrap() = Some((start, end));
         fault_over.store(end.as_nanos() as u64, Relaxed);
         std::thread::sleep(after);
         while landed_after.load(Relaxed) == 0
@@ -410,12 +353,12 @@ fn faulted_run(
             .into_iter()
             .flat_map(|h| h.join().expect("writer"))
             .collect();
-        (attempts, reader.join().expect("reader"))
+        (attempts, reader.join().expect("reader"), (start, end))
     });
     History {
         attempts,
         reads,
-        fault: fault_window.into_inner().unwrap(),
+        fault,
     }
 }
 
@@ -424,7 +367,7 @@ fn faulted_run(
 /// does about it, `kafka-transactions.sh abort` at that offset, and is read again. Returns the
 /// state and the offsets of the hanging transactions aborted.
 fn recover_past_hanging(s: &Scenario) -> Result<(HashMap<String, Read>, Vec<i64>), String> {
-    let (servers, _) = (servers().map_err(|e| e.clone())?, ());
+    let servers = servers().map_err(String::clone)?;
     let mut aborted = Vec::new();
     loop {
         match kafka::recover(&s.bootstrap, &s.snapshots, 0, &harness::recovery_budget()) {
@@ -485,14 +428,15 @@ fn keep_broker_log() -> String {
 }
 
 /// Check every recovery read of the run and the final one; print the table row.
-fn judge(s: &Scenario, what: &str, h: &History) -> Judged {
+fn judge<'h>(s: &Scenario, what: &str, h: &'h History) -> Judged<'h> {
+    let by_key = by_key(&h.attempts);
     let mut violations = Vec::new();
     for r in &h.reads {
         if let Ok(read) = &r.result {
             violations.extend(
-                check_read(&h.attempts, r.started, r.ended, read)
+                check_read(&by_key, r.started, r.ended, read)
                     .into_iter()
-                    .map(|(wrong, v)| (wrong, format!("read at {:?}: {v}", r.started))),
+                    .map(|v| Violation::new(v.wrong, format!("read at {:?}: {v}", r.started))),
             );
         }
     }
@@ -505,13 +449,10 @@ fn judge(s: &Scenario, what: &str, h: &History) -> Judged {
             keep_broker_log(),
         )
     });
-    violations.extend(check_final(&h.attempts, &last));
-    let t = Tally {
-        hanging: hanging.len(),
-        ..tally(h)
-    };
-    let (start, end) = h.fault.expect("the fault ran");
-    let of = |kind| violations.iter().filter(|(w, _)| *w == kind).count();
+    // After every answer: held to exactly the committed snapshots.
+    violations.extend(check_read(&by_key, Duration::MAX, Duration::MAX, &last));
+    let tally = tally(h);
+    let (start, end) = h.fault;
     // docs/reliability.md's Kafka table: fault, writes, committed, known not committed,
     // indeterminate, recovery reads (failed; across the fault), hanging transactions aborted,
     // stale, lost, verdict.
@@ -519,37 +460,36 @@ fn judge(s: &Scenario, what: &str, h: &History) -> Judged {
         "| {what} ({:.1} s) | {} | {} | {} | {} | {} ({} failed, {} across the fault) | {} | {} | {} | {} |",
         (end - start).as_secs_f64(),
         h.attempts.len(),
-        t.committed,
-        t.not_committed,
-        t.unknown,
-        t.reads_ok + t.reads_failed,
-        t.reads_failed,
-        t.reads_across_fault,
-        t.hanging,
-        of(Wrong::Stale),
-        of(Wrong::Lost),
+        tally.committed,
+        tally.not_committed,
+        tally.unknown,
+        tally.reads_ok + tally.reads_failed,
+        tally.reads_failed,
+        tally.reads_across_fault,
+        hanging.len(),
+        count(&violations, Wrong::Stale),
+        count(&violations, Wrong::LostAck),
         if violations.is_empty() { "holds" } else { "FAILS" },
     );
     loadbearing_impls::kit::reliability_row("kafka", &row);
     Judged {
-        tally: t,
+        history: h,
+        tally,
         violations,
         hanging,
-        told: outcomes_in_order(&h.attempts),
     }
 }
 
 /// A run's counts and what its recovery reads got wrong.
-struct Judged {
+struct Judged<'h> {
+    history: &'h History,
     tally: Tally,
-    violations: Vec<(Wrong, String)>,
+    violations: Vec<Violation>,
     /// The offsets of the hanging transactions the final read met and had aborted.
     hanging: Vec<i64>,
-    /// What the writers were told, in order.
-    told: String,
 }
 
-impl Judged {
+impl Judged<'_> {
     /// Nothing wrong: the counts.
     fn clean(self) -> Tally {
         assert!(
@@ -558,7 +498,7 @@ impl Judged {
              counts:\n{}\nhanging transactions aborted at {:?}\nthe broker's log: {}",
             self.violations.len(),
             &self.violations[..self.violations.len().min(10)],
-            self.told,
+            outcomes_in_order(&self.history.attempts),
             self.hanging,
             keep_broker_log(),
         );
@@ -689,11 +629,11 @@ fn broker_killed_past_the_timeouts_fences_the_owner_and_can_hang_a_transaction()
     // What this demonstrates: the only thing that may go wrong is acknowledged writes lost,
     // and only where a hanging transaction had to be aborted by hand.
     assert!(
-        judged.violations.iter().all(|(w, _)| *w == Wrong::Lost)
+        judged.violations.iter().all(|v| v.wrong == Wrong::LostAck)
             && (judged.violations.is_empty() || !judged.hanging.is_empty()),
         "beyond acknowledged writes lost to an aborted hanging transaction: {:#?}\n{}",
         judged.violations,
-        judged.told
+        outcomes_in_order(&h.attempts)
     );
     let fenced = flow.commit().fenced().is_some() || flow.commit().broken().is_some();
     assert!(
@@ -842,5 +782,58 @@ fn broker_paused_past_a_session_makes_a_zombie_that_cannot_write() {
         "kafka",
         "| broker's JVM paused (`SIGSTOP`) 4 s, past member A's 1.5 s session; B assigned at \
          once; A's stale flush | 1 | 0 | 1 | 0 | 2 (0 failed) | 0 | 0 | 0 | holds |",
+    );
+}
+
+/// The history check is not vacuous: on a hand-made history it flags a write known not to have
+/// committed, a committed write missing, and a key nobody wrote, and passes an unknown write.
+#[test]
+fn the_history_check_catches_stale_and_lost_writes() {
+    let at = Duration::from_millis;
+    let attempt = |key: &str, offset: i64, told: Told| Attempt {
+        write: SnapshotWrite::persist(key, offset, format!("{key}@{offset}").as_bytes()),
+        sent: at(offset as u64 * 10),
+        answered: at(offset as u64 * 10 + 5),
+        told,
+    };
+    let attempts = vec![
+        attempt("a", 1, Told::Committed),
+        attempt("a", 2, Told::NotCommitted("aborted".into())),
+        attempt("b", 3, Told::Committed),
+        attempt("c", 4, Told::Committed),
+        attempt("c", 5, Told::Unknown("timed out".into())),
+    ];
+    let live = |key: &str, offset: u64| Read::Live {
+        offset,
+        value: format!("{key}@{offset}").into_bytes(),
+    };
+    let index = by_key(&attempts);
+    let right: HashMap<String, Read> = [
+        ("a".into(), live("a", 1)),
+        ("b".into(), live("b", 3)),
+        ("c".into(), live("c", 5)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(check_read(&index, Duration::MAX, Duration::MAX, &right), []);
+    let wrong: HashMap<String, Read> = [
+        ("a".into(), live("a", 2)),
+        ("z".into(), live("z", 9)),
+        ("c".into(), live("c", 4)),
+    ]
+    .into_iter()
+    .collect();
+    let mut kinds: Vec<(Wrong, String)> = check_read(&index, Duration::MAX, Duration::MAX, &wrong)
+        .into_iter()
+        .map(|v| (v.wrong, v.what.split(':').next().unwrap_or("").to_string()))
+        .collect();
+    kinds.sort_by(|x, y| x.1.cmp(&y.1));
+    assert_eq!(
+        kinds,
+        [
+            (Wrong::Stale, "a".to_string()),
+            (Wrong::LostAck, "b".to_string()),
+            (Wrong::Stale, "z".to_string()),
+        ]
     );
 }

@@ -409,12 +409,7 @@ read_request_timeout: 10000ms
     pub fn pause(&self, paused: bool) -> Result<(), CassandraError> {
         let guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
         let child = guard.as_ref().ok_or(CassandraError::NotRunning)?;
-        let signal = if paused { "-STOP" } else { "-CONT" };
-        Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .map_err(CassandraError::Kill)?;
-        Ok(())
+        Ok(super::pause_process(child.id(), paused)?)
     }
 
     /// Start the node again on the same folders and ports (the commit log replays).

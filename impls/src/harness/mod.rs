@@ -35,6 +35,12 @@ pub enum SetupError {
     Guardian(#[source] std::io::Error),
     #[error("processes {pids:?} still alive after kill -9")]
     StillAlive { pids: Vec<u32> },
+    #[error("kill {signal} {pid}: {detail}")]
+    Signal {
+        pid: u32,
+        signal: &'static str,
+        detail: String,
+    },
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for a test server).
@@ -123,6 +129,26 @@ pub fn kill9_and_wait(pids: &[u32], timeout: Duration) -> Result<(), SetupError>
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
+}
+
+/// Freeze process `pid` (`SIGSTOP`) or thaw it (`SIGCONT`): a pause, during which its
+/// connections stay open and nothing answers (a stop-the-world stall, as a long GC is).
+pub fn pause_process(pid: u32, paused: bool) -> Result<(), SetupError> {
+    let signal = if paused { "-STOP" } else { "-CONT" };
+    let failed = |detail: String| SetupError::Signal {
+        pid,
+        signal,
+        detail,
+    };
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .map_err(|e| failed(e.to_string()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(failed(status.to_string()))
+    }
 }
 
 /// The last lines of a log file, for error messages.

@@ -236,13 +236,10 @@ impl PgServer {
     /// (`SIGCONT`): a pause, during which connections stay open and nothing answers.
     pub fn pause(&self, paused: bool) -> Result<(), PgServerError> {
         let pm = self.postmaster_pid()?;
-        let mut pids = vec![pm];
-        pids.extend(super::children_of(pm));
-        let signal = if paused { "-STOP" } else { "-CONT" };
-        for pid in pids {
-            let _ = Command::new("kill")
-                .args([signal, &pid.to_string()])
-                .status();
+        super::pause_process(pm, paused)?;
+        for backend in super::children_of(pm) {
+            // A backend may exit between the listing and the signal: nothing left to pause.
+            let _ = super::pause_process(backend, paused);
         }
         Ok(())
     }

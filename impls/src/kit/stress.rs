@@ -77,12 +77,44 @@ pub struct StressReport {
     pub fault: Option<String>,
     /// Writes acknowledged after the fault was over (the server back, the network healed).
     pub applied_after_fault: usize,
-    pub violations: Vec<String>,
-    /// Of the violations: a stored write that is stale (refused, failed, unknown to the
-    /// history, or above every acknowledged one without being indeterminate).
-    pub stale_writes: usize,
-    /// Of the violations: an acknowledged write the final state lost.
-    pub lost_acks: usize,
+    pub violations: Vec<Violation>,
+}
+
+/// What a faulted run's final state got wrong, by kind (the fault tests of other designs,
+/// such as Kafka's, judge their histories in the same terms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrong {
+    /// A stored write that must not be there: refused, failed, unknown to the history, or
+    /// above every acknowledged one without being indeterminate.
+    Stale,
+    /// An acknowledged write the final state lost.
+    LostAck,
+    /// The final state could not be read.
+    Unreadable,
+}
+
+/// One thing a run got wrong: its kind, and what it was in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub wrong: Wrong,
+    pub what: String,
+}
+
+impl Violation {
+    pub fn new(wrong: Wrong, what: String) -> Self {
+        Violation { wrong, what }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+/// How many of `violations` are of kind `wrong`.
+pub fn count(violations: &[Violation], wrong: Wrong) -> usize {
+    violations.iter().filter(|v| v.wrong == wrong).count()
 }
 
 impl fmt::Display for StressReport {
@@ -128,8 +160,8 @@ impl StressReport {
             self.conflicts,
             self.failed,
             self.indeterminate,
-            self.stale_writes,
-            self.lost_acks,
+            count(&self.violations, Wrong::Stale),
+            count(&self.violations, Wrong::LostAck),
             if self.violations.is_empty() {
                 "holds"
             } else {
@@ -142,7 +174,11 @@ impl StressReport {
         assert!(
             self.violations.is_empty(),
             "stress violations:\n{}",
-            self.violations.join("\n")
+            self.violations
+                .iter()
+                .map(Violation::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         assert!(
             self.applied > 0 && self.conflicts > 0,
@@ -317,19 +353,22 @@ pub fn run_faulted(
         let read = match read_with_retry(&*reader, key) {
             Ok(r) => r,
             Err(e) => {
-                report
-                    .violations
-                    .push(format!("key {key}: final read failed: {e}"));
+                report.violations.push(Violation::new(
+                    Wrong::Unreadable,
+                    format!("key {key}: final read failed: {e}"),
+                ));
                 continue;
             }
         };
         let stored = read.offset();
         if let Some(acked) = acked_max {
             if stored.is_none_or(|s| s < acked) {
-                report.lost_acks += 1;
-                report.violations.push(format!(
-                    "key {key}: acknowledged offset {acked} lost ({}), stored {read:?}",
-                    acked_at(acked)
+                report.violations.push(Violation::new(
+                    Wrong::LostAck,
+                    format!(
+                        "key {key}: acknowledged offset {acked} lost ({}), stored {read:?}",
+                        acked_at(acked)
+                    ),
                 ));
             }
         }
@@ -347,19 +386,21 @@ pub fn run_faulted(
             Read::Absent => Vec::new(),
         };
         if read != Read::Absent && candidates.is_empty() {
-            report.stale_writes += 1;
-            report.violations.push(format!(
-                "key {key}: stored {read:?} matches no attempted write"
+            report.violations.push(Violation::new(
+                Wrong::Stale,
+                format!("key {key}: stored {read:?} matches no attempted write"),
             ));
         }
         let ok = candidates
             .iter()
             .any(|a| matches!(a.outcome, Outcome::Applied | Outcome::Indeterminate));
         if !candidates.is_empty() && !ok {
-            report.stale_writes += 1;
-            report.violations.push(format!(
-                "key {key}: stored {read:?} was written by a write reported as {:?}",
-                candidates.iter().map(|a| &a.outcome).collect::<Vec<_>>()
+            report.violations.push(Violation::new(
+                Wrong::Stale,
+                format!(
+                    "key {key}: stored {read:?} was written by a write reported as {:?}",
+                    candidates.iter().map(|a| &a.outcome).collect::<Vec<_>>()
+                ),
             ));
         }
         if candidates
@@ -375,8 +416,13 @@ pub fn run_faulted(
                     .iter()
                     .any(|a| a.outcome == Outcome::Indeterminate)
             {
-                report.stale_writes += 1;
-                report.violations.push(format!("key {key}: stored offset {s} above every acknowledged offset ({acked}) but not from an indeterminate write"));
+                report.violations.push(Violation::new(
+                    Wrong::Stale,
+                    format!(
+                        "key {key}: stored offset {s} above every acknowledged offset ({acked}) \
+                         but not from an indeterminate write"
+                    ),
+                ));
             }
         }
     }
