@@ -44,6 +44,7 @@ pub mod replays;
 pub mod schedule;
 pub mod ssi;
 pub mod store;
+pub mod store_faults;
 pub mod target;
 pub mod targets;
 pub mod token_sync;

@@ -185,9 +185,9 @@ impl Drop for StoreFactory {
 }
 
 /// Records each step with the writer that took it, in the order the steps happened.
-struct ActorTracer {
-    writer: Writer,
-    sink: Arc<Mutex<Vec<(Writer, Step)>>>,
+pub(crate) struct ActorTracer {
+    pub(crate) writer: Writer,
+    pub(crate) sink: Arc<Mutex<Vec<(Writer, Step)>>>,
 }
 
 impl Tracer for ActorTracer {
@@ -237,8 +237,9 @@ pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
             StatementOutcome::Applied => (Some(Outcome::Applied), None),
             StatementOutcome::NotApplied { stored } => (Some(Outcome::NotApplied), Some(*stored)),
             StatementOutcome::RowAbsent => (Some(Outcome::RowAbsent), None),
-            // Sent but unknown, or known not applied: the model may have taken either branch.
-            StatementOutcome::Indeterminate(_) | StatementOutcome::Failed(_) => (None, None),
+            StatementOutcome::Failed(_) => (Some(Outcome::NotSent), None),
+            // Sent and never answered: unresolved, the model's to place.
+            StatementOutcome::Indeterminate(_) => (None, None),
         };
         Statement {
             writer,

@@ -27,6 +27,7 @@ pub use crate::recovery_deadline::{
 pub use crate::recovery_read::{RECOVERY_READ, RECOVERY_READ_OWN_END};
 pub use crate::ssi::{SSI, SSI_PREFIX};
 pub use crate::store::{REPLAY, STORE, STORE_LWW};
+pub use crate::store_faults::{STORE_FAULTS, STORE_FAULTS_LWW};
 pub use crate::token_sync::{TOKEN_SYNC, TOKEN_SYNC_CAPTURED, TOKEN_SYNC_FROZEN};
 
 /// The table, with the targets a feature adds at its end.
@@ -37,6 +38,8 @@ macro_rules! all_targets {
             &STORE_LWW,
             &REPLAY,
             &COMPOUND,
+            &STORE_FAULTS,
+            &STORE_FAULTS_LWW,
             &FLOW,
             &FLOW_LWW,
             &FLOW_HARD_DELETE,

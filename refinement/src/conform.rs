@@ -61,6 +61,15 @@ pub trait Conform: Spec {
         false
     }
 
+    /// The steps of the trace's unresolved events: sent, and never answered (a reply lost to a
+    /// reset, a cut, a timeout). Such a step may have taken effect, or not, and when is unknown:
+    /// a write whose client gave up may still land on the server after later writes. The
+    /// model may take each of these actions silently at any point of the trace (each event
+    /// itself should be a stutter); nothing is inferred from the event's missing outcome.
+    fn unresolved(&self, _events: &[Self::Event]) -> Vec<Self::Action> {
+        Vec::new()
+    }
+
     /// Why no action of the event's kind is enabled in `state`, when the model can say (shown
     /// in a divergence report instead of a bare "not allowed").
     fn disabled_reason(&self, _state: &Self::State, _event: &Self::Event) -> Option<String> {
@@ -235,8 +244,13 @@ pub fn validate_path<M: Conform>(
     }
     let mut max_candidates = frontier.len();
     let mut actions = Vec::new();
+    let late = Late {
+        actions: model.unresolved(events),
+    };
+    // Every unresolved step may land between the same two events.
+    let silent_steps = limits.silent_steps + late.actions.len();
     for (i, event) in events.iter().enumerate() {
-        let closure = silent_closure(model, frontier, &mut nodes, limits.silent_steps);
+        let closure = silent_closure(model, frontier, &mut nodes, silent_steps, &late);
         let mut next: Vec<(M::State, usize)> = Vec::new();
         let mut next_seen = Seen::default();
         let stutter = model.is_stutter(event);
@@ -317,12 +331,24 @@ fn typed_path<M: Conform>(
     path
 }
 
+/// The unresolved steps of a trace ([`Conform::unresolved`]), silent for this trace only.
+struct Late<A> {
+    actions: Vec<A>,
+}
+
+impl<A: PartialEq> Late<A> {
+    fn silent<M: Conform<Action = A>>(&self, model: &M, action: &A) -> bool {
+        model.is_silent(action) || self.actions.contains(action)
+    }
+}
+
 /// The states reachable by up to `bound` silent steps (the states themselves included).
 fn silent_closure<M: Conform>(
     model: &M,
     frontier: Vec<(M::State, usize)>,
     nodes: &mut Vec<Node<M::Action>>,
     bound: usize,
+    late: &Late<M::Action>,
 ) -> Vec<(M::State, usize)> {
     let mut seen: Seen = frontier.iter().map(|(s, _)| fingerprint(s)).collect();
     let mut all = frontier;
@@ -335,7 +361,7 @@ fn silent_closure<M: Conform>(
             actions.clear();
             model.actions(state, &mut actions);
             for action in actions.drain(..) {
-                if !model.is_silent(&action) {
+                if !late.silent(model, &action) {
                     continue;
                 }
                 if let Some(after) = model.next_state(state, action.clone()) {

@@ -382,14 +382,17 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     }
 
     fn reports(&self, action: &CasFwAction, event: &FirstWriteEvent) -> bool {
+        if self.is_stutter(event) {
+            return false;
+        }
         let by = |s: &Statement, w: &u8| s.writer.index() == *w as usize;
         match (action, event) {
             (CasFwAction::Update1(w), FirstWriteEvent::Update1(s))
             | (CasFwAction::Insert(w), FirstWriteEvent::Insert(s))
             | (CasFwAction::RetryUpdate(w), FirstWriteEvent::RetryUpdate(s)) => by(s, w),
             (CasFwAction::ReapRow, FirstWriteEvent::ReapRow {}) => true,
-            // The atomic upsert is not a statement of the compound.
-            (_, FirstWriteEvent::Persist(_)) => false,
+            // The atomic upsert is not a statement of the compound; a read is a stutter.
+            (_, FirstWriteEvent::Persist(_) | FirstWriteEvent::Read { .. }) => false,
             (
                 CasFwAction::Update1(_)
                 | CasFwAction::Insert(_)
@@ -409,8 +412,16 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         _after: &CasFwState,
         event: &FirstWriteEvent,
     ) -> Result<(), FirstWriteContradiction> {
+        if event.is_unresolved() || event.not_sent() {
+            // Unresolved (its step is placed silently) or never sent (the writer stopped
+            // there): a stutter with nothing to compare.
+            return Ok(());
+        }
         let (insert, s) = match event {
             FirstWriteEvent::ReapRow {} => return Ok(()),
+            FirstWriteEvent::Read { stored } => {
+                return crate::first_write::read_matches(*stored, before.stored)
+            }
             FirstWriteEvent::Insert(s) => (true, s),
             FirstWriteEvent::Update1(s)
             | FirstWriteEvent::RetryUpdate(s)
@@ -443,6 +454,28 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             _ => Ok(()),
         }
     }
+
+    /// A statement never sent ends its writer's compound there; an unresolved one and a read
+    /// report no step.
+    fn is_stutter(&self, event: &FirstWriteEvent) -> bool {
+        event.is_stutter() || event.not_sent()
+    }
+
+    /// A statement sent and never answered may have taken effect at any point since.
+    fn unresolved(&self, events: &[FirstWriteEvent]) -> Vec<CasFwAction> {
+        events
+            .iter()
+            .filter(|e| e.is_unresolved())
+            .filter_map(|e| match e {
+                FirstWriteEvent::Update1(s) => Some(CasFwAction::Update1(s.writer.0)),
+                FirstWriteEvent::Insert(s) => Some(CasFwAction::Insert(s.writer.0)),
+                FirstWriteEvent::RetryUpdate(s) => Some(CasFwAction::RetryUpdate(s.writer.0)),
+                FirstWriteEvent::Persist(_)
+                | FirstWriteEvent::ReapRow {}
+                | FirstWriteEvent::Read { .. } => None,
+            })
+            .collect()
+    }
 }
 
 use crate::first_write::contradiction::FirstWriteContradiction;
@@ -458,4 +491,62 @@ pub(crate) fn sorting<K: Ord>(writers: u8, local: impl Fn(usize) -> K) -> Vec<u8
         to[w] = rank as u8;
     }
     to
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbearing_refinement::conform::{validate, Limits};
+
+    fn compound() -> CasFirstWrite {
+        CasFirstWrite {
+            writers: 2,
+            max_offset: 5,
+            guarded: true,
+            reap: false,
+            insert_if_not_exists: true,
+            retry: true,
+            spec_guarded: true,
+        }
+    }
+
+    fn statement(w: u8, offset: u64, outcome: Option<Outcome>) -> Statement {
+        Statement {
+            writer: crate::first_write::trace::Writer(w),
+            offset,
+            outcome,
+            stored: None,
+        }
+    }
+
+    fn diverges(events: &[FirstWriteEvent]) -> Option<String> {
+        validate(&compound(), events, Limits::default())
+            .divergence
+            .map(|d| d.text())
+    }
+
+    /// w1's first write lands; w2's first UPDATE is sent and never answered, or never sent.
+    fn history(w2: Option<Outcome>, read: u64) -> Vec<FirstWriteEvent> {
+        vec![
+            FirstWriteEvent::Update1(statement(0, 2, Some(Outcome::RowAbsent))),
+            FirstWriteEvent::Insert(statement(0, 2, Some(Outcome::Applied))),
+            FirstWriteEvent::Update1(statement(1, 4, w2)),
+            FirstWriteEvent::Read { stored: Some(read) },
+        ]
+    }
+
+    #[test]
+    fn an_unresolved_statement_of_the_compound_may_have_landed_or_not() {
+        assert_eq!(diverges(&history(None, 4)), None, "it landed");
+        assert_eq!(diverges(&history(None, 2)), None, "it did not");
+        let why = diverges(&history(None, 3)).expect("nobody wrote 3");
+        assert!(why.contains("the read found Present(3)"), "{why}");
+    }
+
+    #[test]
+    fn a_statement_never_sent_ends_its_writer_and_must_not_land() {
+        assert_eq!(diverges(&history(Some(Outcome::NotSent), 2)), None);
+        let why = diverges(&history(Some(Outcome::NotSent), 4)).expect("it was never sent");
+        assert!(why.contains("the model's row holds Present(2)"), "{why}");
+    }
 }

@@ -154,20 +154,19 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     }
 
     fn reports(&self, action: &AtomicAction, event: &FirstWriteEvent) -> bool {
-        match (action, event) {
-            (AtomicAction::Persist(w), FirstWriteEvent::Persist(s)) => {
-                s.writer.index() == *w as usize
-            }
-            // The compound's statements and a reap are no atomic step (the model's reap is
-            // silent).
-            (
-                AtomicAction::Persist(_) | AtomicAction::GiveUp(_) | AtomicAction::ReapRow,
-                FirstWriteEvent::Update1(_)
-                | FirstWriteEvent::Insert(_)
-                | FirstWriteEvent::RetryUpdate(_)
-                | FirstWriteEvent::Persist(_)
-                | FirstWriteEvent::ReapRow {},
-            ) => false,
+        let FirstWriteEvent::Persist(s) = event else {
+            // The compound's statements, a reap and a read are no atomic step (the model's
+            // reap is silent, a read a stutter).
+            return false;
+        };
+        match (action, s.outcome) {
+            // An unresolved upsert is a stutter; its step is placed silently.
+            (_, None) => false,
+            (AtomicAction::GiveUp(w), Some(Outcome::NotSent)) => s.writer.index() == *w as usize,
+            (AtomicAction::GiveUp(_), Some(_))
+            | (AtomicAction::Persist(_), Some(Outcome::NotSent)) => false,
+            (AtomicAction::Persist(w), Some(_)) => s.writer.index() == *w as usize,
+            (AtomicAction::ReapRow, _) => false,
         }
     }
 
@@ -177,10 +176,17 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         _after: &AtomicState,
         event: &FirstWriteEvent,
     ) -> Result<(), FirstWriteContradiction> {
+        if let FirstWriteEvent::Read { stored } = event {
+            return crate::first_write::read_matches(*stored, before.stored);
+        }
         let s = event
             .statement()
             .ok_or(FirstWriteContradiction::ReapIsNoAtomicStep)?;
-        let applied = s.outcome.ok_or(FirstWriteContradiction::NoApplied)? == Outcome::Applied;
+        let Some(outcome) = s.outcome.filter(|o| *o != Outcome::NotSent) else {
+            // Unresolved (a stutter) or never sent (a give-up): nothing to compare.
+            return Ok(());
+        };
+        let applied = outcome == Outcome::Applied;
         let offset = before.off[s.writer.index()];
         let row = before.stored;
         let model_applies = self.persist_applies(row, offset);
@@ -195,6 +201,22 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
             },
             (true, true) => Ok(()),
         }
+    }
+
+    fn is_stutter(&self, event: &FirstWriteEvent) -> bool {
+        event.is_stutter()
+    }
+
+    /// An upsert sent and never answered may have landed at any point since.
+    fn unresolved(&self, events: &[FirstWriteEvent]) -> Vec<AtomicAction> {
+        events
+            .iter()
+            .filter(|e| e.is_unresolved())
+            .filter_map(|e| match e {
+                FirstWriteEvent::Persist(s) => Some(AtomicAction::Persist(s.writer.0)),
+                _ => None,
+            })
+            .collect()
     }
 
     fn is_silent(&self, action: &AtomicAction) -> bool {
@@ -247,5 +269,99 @@ impl AtomicState {
             off,
             corrupted: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::first_write::trace::{Statement, Writer};
+    use loadbearing_refinement::conform::{validate, Limits};
+
+    fn model() -> CasFirstWriteAtomic {
+        CasFirstWriteAtomic {
+            writers: 3,
+            max_offset: 5,
+            guarded: true,
+            reap: false,
+        }
+    }
+
+    fn persist(
+        w: u8,
+        offset: u64,
+        outcome: Option<Outcome>,
+        stored: Option<u64>,
+    ) -> FirstWriteEvent {
+        FirstWriteEvent::Persist(Statement {
+            writer: Writer(w),
+            offset,
+            outcome,
+            stored,
+        })
+    }
+
+    fn read(stored: Option<u64>) -> FirstWriteEvent {
+        FirstWriteEvent::Read { stored }
+    }
+
+    fn conforms(events: &[FirstWriteEvent]) -> Result<(), String> {
+        let verdict = validate(&model(), events, Limits::default());
+        match verdict.divergence {
+            None => Ok(()),
+            Some(d) => Err(d.text()),
+        }
+    }
+
+    #[test]
+    fn an_unresolved_write_may_land_late_or_never_but_nothing_else_lands() {
+        // w1's upsert of 4 was never answered; w2's 2 applied after it was sent.
+        let history = |final_row| {
+            vec![
+                persist(0, 4, None, None),
+                persist(1, 2, Some(Outcome::Applied), None),
+                read(final_row),
+            ]
+        };
+        conforms(&history(Some(4))).expect("w1's write landed, before or after w2's");
+        conforms(&history(Some(2))).expect("w1's write never landed");
+        let why = conforms(&history(Some(3))).unwrap_err();
+        assert!(why.contains("the read found Present(3)"), "{why}");
+        let why = conforms(&history(None)).unwrap_err();
+        assert!(why.contains("the read found no row"), "{why}");
+    }
+
+    #[test]
+    fn an_acknowledged_write_the_read_does_not_show_is_lost() {
+        let history = [
+            persist(0, 3, Some(Outcome::Applied), None),
+            persist(1, 1, Some(Outcome::NotApplied), Some(3)),
+            read(Some(1)),
+        ];
+        let why = conforms(&history).unwrap_err();
+        assert!(why.contains("the model's row holds Present(3)"), "{why}");
+    }
+
+    #[test]
+    fn a_write_never_sent_must_not_land() {
+        let sent = [
+            persist(0, 3, Some(Outcome::NotSent), None),
+            persist(1, 1, Some(Outcome::Applied), None),
+        ];
+        conforms(&[sent[0].clone(), sent[1].clone(), read(Some(1))]).expect("w1 gave up");
+        assert!(conforms(&[sent[0].clone(), sent[1].clone(), read(Some(3))]).is_err());
+        // Nor does a known outcome become unknown later: w1 is done once it gave up.
+        assert!(conforms(&[sent[0].clone(), persist(0, 3, Some(Outcome::Applied), None)]).is_err());
+    }
+
+    #[test]
+    fn a_stale_write_acknowledged_under_a_fault_is_still_caught() {
+        let history = [
+            persist(0, 4, None, None),
+            persist(1, 2, Some(Outcome::Applied), None),
+            persist(2, 1, Some(Outcome::Applied), None),
+        ];
+        let why = conforms(&history).unwrap_err();
+        assert!(why.contains("a stale write landed"), "{why}");
     }
 }

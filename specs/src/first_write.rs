@@ -49,6 +49,19 @@ impl fmt::Display for Row {
 
 /// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
 /// included on purpose: `Present(0)` differs from `Absent`.
+/// A read event against the model's row: the same offset, or both absent.
+pub(crate) fn read_matches(
+    read: Option<u64>,
+    row: Row,
+) -> Result<(), contradiction::FirstWriteContradiction> {
+    let model = row.present.then_some(u64::from(row.offset));
+    if read == model {
+        Ok(())
+    } else {
+        Err(contradiction::FirstWriteContradiction::ReadRow { read, row })
+    }
+}
+
 pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
     let base = max as u64 + 1;
     // Wrapping would silently check fewer assignments; this many could never be enumerated.

@@ -370,6 +370,29 @@ fn conform_json_reports_every_target() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `store-faults` on the same server (one per binary): rounds through a Toxiproxy proxy, each
+/// fault left statements unresolved or unsent (else the target reports a mismatch), every
+/// history a behaviour of the model; its last-write-wins mutant diverges on a stale write.
+#[cfg(feature = "postgres")]
+fn faulted_histories_are_judged_by_the_model(settings: &Settings) {
+    if let Err(why) = loadbearing_impls::harness::toxiproxy::find_bin() {
+        loadbearing_test_support::skip_or_fail("store-faults", &why);
+        return;
+    }
+    let result = conform::run(&targets::STORE_FAULTS, settings).unwrap();
+    assert!(
+        result.ok,
+        "{:?} {:?}",
+        result.mismatches,
+        result.divergences.first().map(|d| d.text())
+    );
+    assert_eq!(result.conforming, settings.traces);
+    let result = conform::run(&targets::STORE_FAULTS_LWW, settings).unwrap();
+    assert!(result.ok, "{:?}", result.mismatches);
+    let text = result.divergences[0].text();
+    assert!(text.contains("a stale write landed"), "{text}");
+}
+
 /// The guarded store on a real PostgreSQL server; CI provides one (see .ci/setup.d).
 #[test]
 #[cfg(feature = "postgres")]
@@ -391,6 +414,7 @@ fn eight_racing_writers_on_postgres_conform() {
     );
     let result = conform::run(&targets::STORE_LWW, &settings).unwrap();
     assert!(result.ok && result.divergent_traces > 0);
+    faulted_histories_are_judged_by_the_model(&settings);
     // The non-atomic first write: 8 writers' statements interleaved by the seeded scheduler.
     let result = conform::run(&targets::COMPOUND, &settings).unwrap();
     assert!(

@@ -31,12 +31,20 @@ pub enum FirstWriteContradiction {
     StoredOffset { stored: u64, row: Row },
     #[error("a reap is not an atomic writer's step")]
     ReapIsNoAtomicStep,
-    #[error("the event does not say whether the write applied")]
-    NoApplied,
+    #[error("the read found {}, the model's row holds {row}", read_row(*.read))]
+    ReadRow { read: Option<u64>, row: Row },
     #[error("the implementation applied offset {offset} over {row}: a stale write landed")]
     StaleWriteLanded { offset: u8, row: Row },
     #[error("the implementation refused offset {offset}, but the row holds {row}: the write should have applied")]
     WriteRefused { offset: u8, row: Row },
+}
+
+/// A read's row in words.
+fn read_row(read: Option<u64>) -> String {
+    match read {
+        Some(offset) => format!("Present({offset})"),
+        None => "no row".into(),
+    }
 }
 
 /// An outcome that applied an offset older than the row's is the stale write the compound

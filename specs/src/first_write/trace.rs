@@ -7,7 +7,13 @@
 //! ```text
 //! {"v":2,"vocabulary":"first_write","action":"Update1","writer":"w1","offset":3,"outcome":"row_absent"}
 //! {"v":2,"vocabulary":"first_write","action":"Persist","writer":"w2","offset":1,"outcome":"not_applied","stored":3}
+//! {"v":2,"vocabulary":"first_write","action":"Persist","writer":"w3","offset":4}
+//! {"v":2,"vocabulary":"first_write","action":"Read","stored":4}
 //! ```
+//!
+//! A statement without an `outcome` was sent and never answered (`w3` above): the models
+//! read it as unresolved, a step that may have landed, or not, at any later point. A `Read`
+//! is the key's row once the writers are done.
 
 use std::fmt;
 
@@ -58,6 +64,9 @@ pub enum Outcome {
     NotApplied,
     /// A conditional UPDATE found no row.
     RowAbsent,
+    /// Known not applied: never sent (the session was lost before it), or refused before it
+    /// ran. The writer gave up at this statement.
+    NotSent,
 }
 
 impl Outcome {
@@ -66,6 +75,7 @@ impl Outcome {
             Outcome::Applied => "applied",
             Outcome::NotApplied => "not_applied",
             Outcome::RowAbsent => "row_absent",
+            Outcome::NotSent => "not_sent",
         }
     }
 }
@@ -77,8 +87,8 @@ pub struct Statement {
     pub writer: Writer,
     /// The offset the writer persists.
     pub offset: u64,
-    /// Absent when the implementation does not know (sent, no reply; or refused before it
-    /// ran): the model may have taken either branch.
+    /// Absent when the implementation does not know (sent, no reply): the statement may have
+    /// taken effect or not, at any later point (the models read it as unresolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
     /// The offset of the row that refused the statement (with `not_applied`).
@@ -100,6 +110,12 @@ pub enum FirstWriteEvent {
     Persist(Statement),
     /// `ReapRow`: the store found an expired row and treated it as absent or removed it.
     ReapRow {},
+    /// A read of the key once the writers are done (a stutter): the row's offset, absent when
+    /// there is none. The model's row must be the same.
+    Read {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<u64>,
+    },
 }
 
 impl FirstWriteEvent {
@@ -110,8 +126,26 @@ impl FirstWriteEvent {
             | FirstWriteEvent::Insert(s)
             | FirstWriteEvent::RetryUpdate(s)
             | FirstWriteEvent::Persist(s) => Some(s),
-            FirstWriteEvent::ReapRow {} => None,
+            FirstWriteEvent::ReapRow {} | FirstWriteEvent::Read { .. } => None,
         }
+    }
+
+    /// Whether a model must read the event as unresolved: a writer's statement that was sent
+    /// and never answered.
+    pub fn is_unresolved(&self) -> bool {
+        self.statement().is_some_and(|s| s.outcome.is_none())
+    }
+
+    /// Whether the event reports no model step in either model: an unresolved statement (its
+    /// step is the model's to place) or a read.
+    pub fn is_stutter(&self) -> bool {
+        self.is_unresolved() || matches!(self, FirstWriteEvent::Read { .. })
+    }
+
+    /// Whether the event is a statement that was never sent.
+    pub fn not_sent(&self) -> bool {
+        self.statement()
+            .is_some_and(|s| s.outcome == Some(Outcome::NotSent))
     }
 }
 
@@ -125,6 +159,7 @@ impl TraceEvent for FirstWriteEvent {
             FirstWriteEvent::RetryUpdate(_) => "RetryUpdate",
             FirstWriteEvent::Persist(_) => "Persist",
             FirstWriteEvent::ReapRow {} => "ReapRow",
+            FirstWriteEvent::Read { .. } => "Read",
         }
     }
 }

@@ -1,0 +1,358 @@
+//! The snapshot store's histories under network faults, judged by the model instead of by
+//! hand-written assertions: writers race on PostgreSQL through a Toxiproxy proxy while the
+//! network breaks under some of their statements, and each round's history — every statement
+//! with what its client was told, then a read of the key once the network is back — must be a
+//! behaviour of CasFirstWriteAtomic.
+//!
+//! Each round, `writers` sessions persist one offset each to a fresh key, one at a time in a
+//! seeded order (so the recorded order is the order the statements reached the server), and a
+//! fault covers a seeded window of one or two of them:
+//!
+//! | fault | what the statements in the window meet |
+//! |---|---|
+//! | replies reset | every reply reset (TCP RST) as it arrives: the statement ran, its client was not told |
+//! | proxy cut | every connection closed and new ones refused, until restored |
+//! | cut in flight | replies delayed, and the proxy cut while the first statement waits for its reply |
+//! | stall | all replies held while the first statement is in flight, then released |
+//!
+//! How the model reads what the clients were told (`store::event_of`): an applied or refused
+//! upsert is the model's `Persist`, which must have done the same; one never sent (the session
+//! was lost before it) is the writer's `GiveUp`; one sent and never answered is unresolved: the
+//! model may place its `Persist` silently anywhere in the round, since such a write may land
+//! after its client gave up, and nothing is inferred from it. The final read is a stutter
+//! whose row must be the model's. So a stale write that lands, an acknowledged write the read
+//! does not show, a refused or unsent write that the read does show, and an unknown outcome
+//! taken for a known one are each a divergence.
+//!
+//! A fault that left no statement unresolved or unsent in any of its rounds was judged on no
+//! faulted history, and the run says so (a mismatch) rather than passing.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
+use loadbearing_impls::trace::{no_trace, Step};
+use loadbearing_impls::{Mode, Read, SnapshotStore};
+use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
+use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
+
+use crate::backend::{Backend, BackendKind};
+use crate::error::Error;
+use crate::schedule::{Schedule, Seeded};
+use crate::store::{event_of, row_of, ActorTracer, StoreFactory, MAX_OFFSET};
+use crate::target::{Expect, Settings, Target, TargetResult};
+
+/// Writers racing through a faulty network on PostgreSQL, built `mode`.
+pub struct StoreFaults {
+    name: &'static str,
+    mode: Mode,
+    expect: Expect,
+}
+
+/// The guarded store: every faulted history must be a behaviour of the guarded model.
+pub static STORE_FAULTS: StoreFaults = StoreFaults {
+    name: "store-faults",
+    mode: Mode::Guarded,
+    expect: Expect::Conforms,
+};
+
+/// Last-write-wins through the same faults: the model must catch it.
+pub static STORE_FAULTS_LWW: StoreFaults = StoreFaults {
+    name: "store-faults-lww",
+    mode: Mode::LastWriteWins,
+    expect: Expect::Diverges,
+};
+
+/// The backends a proxy can stand in front of (an embedded store has no network).
+const PROXIED: &[BackendKind] = &[BackendKind::Postgres];
+
+impl Target for StoreFaults {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn model(&self, _: BackendKind) -> &'static str {
+        "CasFirstWriteAtomic"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        PROXIED
+    }
+
+    fn expect(&self) -> Expect {
+        self.expect
+    }
+
+    fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
+        let (upstream, proxied) = proxied_conn_str(settings.backend.address()?)?;
+        let toxiproxy = Toxiproxy::start().map_err(Error::open("starting Toxiproxy"))?;
+        let proxy = toxiproxy
+            .proxy(self.name, &upstream)
+            .map_err(Error::open("creating the proxy"))?;
+        let factory = StoreFactory::new(
+            Backend::at(BackendKind::Postgres, proxied(proxy.port())),
+            self.mode,
+            self.name,
+        )?;
+        let model = CasFirstWriteAtomic {
+            writers: settings.writers as u8,
+            max_offset: MAX_OFFSET,
+            guarded: true,
+            reap: false,
+        };
+        let mut schedule = Seeded::new(settings.seed);
+        // Per fault, the statements it left unresolved or unsent.
+        let mut hit = [0usize; FAULTS.len()];
+        for round in 0..settings.traces {
+            let fault = round % FAULTS.len();
+            let plan = RoundPlan::draw(&mut schedule, settings.writers);
+            let events = faulted_round(
+                &factory,
+                &proxy,
+                FAULTS[fault],
+                &format!("key{round}"),
+                &plan,
+            )?;
+            hit[fault] += events
+                .iter()
+                .filter(|e| e.is_unresolved() || e.not_sent())
+                .count();
+            result.tally(&model, &events);
+        }
+        // A fault that never left a statement unresolved or unsent was judged on no faulted
+        // history: the run shows nothing about it.
+        for (fault, _) in FAULTS
+            .iter()
+            .zip(hit)
+            .take(settings.traces)
+            .filter(|(_, hit)| *hit == 0)
+        {
+            result.mismatches.push(format!(
+                "{}: no statement was left unresolved or unsent, so no faulted history was judged",
+                fault.describe()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The PostgreSQL server's `host:port` and a connection string to the same database through a
+/// proxy at a port of our choosing.
+fn proxied_conn_str(conn: &str) -> Result<(String, impl Fn(u16) -> String + '_), Error> {
+    let field = |name: &str| {
+        conn.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    let (Some(host), Some(port)) = (field("host"), field("port")) else {
+        return Err(Error::Open {
+            what: "reading the PostgreSQL address",
+            reason: format!("`{conn}` names no host and port to put a proxy in front of"),
+        });
+    };
+    let through = move |proxy: u16| {
+        conn.split_whitespace()
+            .map(|kv| {
+                if kv.starts_with("port=") {
+                    format!("port={proxy}")
+                } else {
+                    kv.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Ok((format!("{host}:{port}"), through))
+}
+
+/// What the network does to the statements of a round's fault window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    ResetReplies,
+    Cut,
+    CutInFlight,
+    Stall,
+}
+
+/// The faults, one per round in turn.
+const FAULTS: [Fault; 4] = [
+    Fault::ResetReplies,
+    Fault::Cut,
+    Fault::CutInFlight,
+    Fault::Stall,
+];
+
+/// How long a statement in flight waits before the fault's second half hits it (the cut of
+/// `CutInFlight`, the release of `Stall`): long enough for the statement to be on the wire.
+const IN_FLIGHT: Duration = Duration::from_millis(150);
+
+impl Fault {
+    fn begin(self, proxy: &Proxy<'_>) -> Result<(), Error> {
+        let done = match self {
+            Fault::ResetReplies => proxy.add(Toxic::ResetPeer),
+            Fault::Cut => proxy.set_enabled(false),
+            // Replies held longer than the cut takes to come.
+            Fault::CutInFlight => proxy.add(Toxic::Latency { millis: 1_000 }),
+            Fault::Stall => proxy.add(Toxic::Stall),
+        };
+        done.map_err(Error::open("starting a fault"))
+    }
+
+    /// What happens while the window's first statement is in flight, if anything.
+    fn in_flight(self, proxy: &Proxy<'_>) -> Result<(), Error> {
+        let done = match self {
+            Fault::CutInFlight => proxy.set_enabled(false),
+            Fault::Stall => proxy.remove(),
+            Fault::ResetReplies | Fault::Cut => return Ok(()),
+        };
+        done.map_err(Error::open("a fault in flight"))
+    }
+
+    fn end(self, proxy: &Proxy<'_>) -> Result<(), Error> {
+        let done = match self {
+            Fault::ResetReplies => proxy.remove(),
+            Fault::Cut => proxy.set_enabled(true),
+            Fault::CutInFlight => proxy.set_enabled(true).and_then(|()| proxy.remove()),
+            // Released in flight.
+            Fault::Stall => Ok(()),
+        };
+        done.map_err(Error::open("ending a fault"))
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Fault::ResetReplies => "replies reset",
+            Fault::Cut => "proxy cut",
+            Fault::CutInFlight => "proxy cut with a statement in flight",
+            Fault::Stall => "replies stalled and released",
+        }
+    }
+
+    fn acts_in_flight(self) -> bool {
+        matches!(self, Fault::CutInFlight | Fault::Stall)
+    }
+}
+
+/// A round drawn from the seed: each writer's offset, the order they write in, and the
+/// positions of that order the fault covers.
+struct RoundPlan {
+    offsets: Vec<u64>,
+    order: Vec<usize>,
+    window: std::ops::Range<usize>,
+}
+
+impl RoundPlan {
+    fn draw(schedule: &mut Seeded, writers: usize) -> RoundPlan {
+        let offsets = (0..writers)
+            .map(|_| schedule.below(u64::from(MAX_OFFSET) + 1))
+            .collect();
+        let mut order: Vec<usize> = (0..writers).collect();
+        for i in (1..writers).rev() {
+            order.swap(i, schedule.below(i as u64 + 1) as usize);
+        }
+        let start = schedule.below(writers as u64) as usize;
+        let end = (start + 1 + schedule.below(2) as usize).min(writers);
+        RoundPlan {
+            offsets,
+            order,
+            window: start..end,
+        }
+    }
+}
+
+/// One round (see the module's doc): the statements' events, then the final read's.
+fn faulted_round(
+    factory: &StoreFactory,
+    proxy: &Proxy<'_>,
+    fault: Fault,
+    key: &str,
+    plan: &RoundPlan,
+) -> Result<Vec<FirstWriteEvent>, Error> {
+    let sink = Arc::new(Mutex::new(Vec::new()));
+    let stores = (0..plan.offsets.len())
+        .map(|w| {
+            factory.open(Arc::new(ActorTracer {
+                writer: Writer(w as u8),
+                sink: sink.clone(),
+            }))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (position, &w) in plan.order.iter().enumerate() {
+        let first = position == plan.window.start;
+        if first {
+            fault.begin(proxy)?;
+        }
+        let offset = plan.offsets[w];
+        let value = format!("w{}@{offset}", w + 1);
+        std::thread::scope(|scope| {
+            let hit = (first && fault.acts_in_flight()).then(|| {
+                scope.spawn(|| {
+                    std::thread::sleep(IN_FLIGHT);
+                    fault.in_flight(proxy)
+                })
+            });
+            // Its outcome is in the trace, whatever it is.
+            let _ = stores[w].persist(key, offset, value.as_bytes());
+            hit.map_or(Ok(()), |h| h.join().expect("the fault's thread"))
+        })?;
+        if position + 1 == plan.window.end {
+            fault.end(proxy)?;
+        }
+    }
+    let steps: Vec<(Writer, Step)> = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut events: Vec<FirstWriteEvent> = steps
+        .iter()
+        .filter_map(|(writer, step)| event_of(*writer, step))
+        .collect();
+    let read = read_back(&*factory.open(no_trace())?, key)?;
+    let row = row_of(&read);
+    events.push(FirstWriteEvent::Read {
+        stored: row.present.then_some(u64::from(row.offset)),
+    });
+    Ok(events)
+}
+
+/// The key's row once the network is back (a session may take a few tries to reconnect).
+fn read_back(store: &dyn SnapshotStore, key: &str) -> Result<Read, Error> {
+    let mut tries = 0;
+    loop {
+        match store.read(key) {
+            Ok(read) => return Ok(read),
+            Err(_) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proxied_connection_string_keeps_everything_but_the_port() {
+        let conn = "host=127.0.0.1 port=5433 user=postgres dbname=postgres connect_timeout=5";
+        let (upstream, through) = proxied_conn_str(conn).unwrap();
+        assert_eq!(upstream, "127.0.0.1:5433");
+        assert_eq!(
+            through(9000),
+            "host=127.0.0.1 port=9000 user=postgres dbname=postgres connect_timeout=5"
+        );
+        assert!(proxied_conn_str("dbname=postgres").is_err());
+    }
+
+    #[test]
+    fn a_round_plan_orders_every_writer_once_and_covers_one_or_two() {
+        let mut schedule = Seeded::new(7);
+        for _ in 0..50 {
+            let plan = RoundPlan::draw(&mut schedule, 5);
+            let mut order = plan.order.clone();
+            order.sort();
+            assert_eq!(order, [0, 1, 2, 3, 4]);
+            assert!(plan.window.start < plan.window.end && plan.window.end <= 5);
+            assert!(plan.window.len() <= 2);
+            assert!(plan.offsets.iter().all(|&o| o <= u64::from(MAX_OFFSET)));
+        }
+    }
+}
