@@ -313,6 +313,16 @@ pub fn race(
         .collect())
 }
 
+/// The guarded atomic upsert of `writers` writers: what every store race is held to.
+pub(crate) fn guarded_atomic(writers: usize) -> CasFirstWriteAtomic {
+    CasFirstWriteAtomic {
+        writers: writers as u8,
+        max_offset: MAX_OFFSET,
+        guarded: true,
+        reap: false,
+    }
+}
+
 /// The guarded three-statement first write of `writers` writers.
 pub(crate) fn guarded_compound(writers: usize) -> CasFirstWrite {
     CasFirstWrite {
@@ -382,12 +392,7 @@ impl Target for StoreRace {
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
         let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.name)?;
         let compound = settings.backend.kind() == BackendKind::Cassandra;
-        let atomic = CasFirstWriteAtomic {
-            writers: settings.writers as u8,
-            max_offset: MAX_OFFSET,
-            guarded: true,
-            reap: false,
-        };
+        let atomic = guarded_atomic(settings.writers);
         let three_statements = guarded_compound(settings.writers);
         let mut schedule = Seeded::new(settings.seed);
         for round in 0..settings.traces {

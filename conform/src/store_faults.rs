@@ -33,13 +33,12 @@ use std::time::Duration;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
 use loadbearing_impls::trace::{no_trace, Step};
 use loadbearing_impls::{Mode, Read, SnapshotStore};
-use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
 
 use crate::backend::{Backend, BackendKind};
 use crate::error::Error;
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{event_of, row_of, ActorTracer, StoreFactory, MAX_OFFSET};
+use crate::store::{event_of, guarded_atomic, row_of, ActorTracer, StoreFactory, MAX_OFFSET};
 use crate::target::{Expect, Settings, Target, TargetResult};
 
 /// Writers racing through a faulty network on PostgreSQL, built `mode`.
@@ -94,12 +93,7 @@ impl Target for StoreFaults {
             self.mode,
             self.name,
         )?;
-        let model = CasFirstWriteAtomic {
-            writers: settings.writers as u8,
-            max_offset: MAX_OFFSET,
-            guarded: true,
-            reap: false,
-        };
+        let model = guarded_atomic(settings.writers);
         let mut schedule = Seeded::new(settings.seed);
         // Per fault, the statements it left unresolved or unsent.
         let mut hit = [0usize; FAULTS.len()];
