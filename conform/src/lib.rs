@@ -34,8 +34,6 @@ pub mod flush_cell;
 pub mod group_commit;
 pub mod group_commit_lanes;
 pub mod kafka;
-#[cfg(feature = "libdb")]
-pub mod libdb;
 pub mod observe;
 pub mod paths;
 pub mod recovery_deadline;

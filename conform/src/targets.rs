@@ -18,8 +18,6 @@ pub use crate::group_commit_lanes::{
     GROUP_COMMIT_LANES_STARVE,
 };
 pub use crate::kafka::{EPOCH, KAFKA, KAFKA_DECOUPLED, KAFKA_UNFENCED, KAFKA_UNSEEDED};
-#[cfg(feature = "libdb")]
-pub use crate::libdb::{LIBDB_FIX, LIBDB_PREFIX};
 pub use crate::recovery_deadline::{
     RECOVERY_DEADLINE, RECOVERY_DEADLINE_NOTRIP, RECOVERY_DEADLINE_TOTAL,
     RECOVERY_DEADLINE_UNCHECKED,
@@ -30,65 +28,52 @@ pub use crate::store::{REPLAY, STORE, STORE_LWW};
 pub use crate::store_faults::{STORE_FAULTS, STORE_FAULTS_LWW};
 pub use crate::token_sync::{TOKEN_SYNC, TOKEN_SYNC_CAPTURED, TOKEN_SYNC_FROZEN};
 
-/// The table, with the targets a feature adds at its end.
-macro_rules! all_targets {
-    ($($extra:expr),*) => {
-        &[
-            &STORE,
-            &STORE_LWW,
-            &REPLAY,
-            &COMPOUND,
-            &STORE_FAULTS,
-            &STORE_FAULTS_LWW,
-            &FLOW,
-            &FLOW_LWW,
-            &FLOW_HARD_DELETE,
-            &FENCE,
-            &FENCE_OFF,
-            &CASSANDRA_835,
-            &CASSANDRA_835_LWW,
-            &CASSANDRA_835_HARD_DELETE,
-            &CASSANDRA_835_FIX_OFF,
-            &CASSANDRA_835_NO_TOMB_FLOOR,
-            &CASSANDRA_835_SKIP_TOMB,
-            &FLUSH_CELL,
-            &FLUSH_CELL_UNSERIALIZED,
-            &GROUP_COMMIT,
-            &GROUP_COMMIT_UNGATED,
-            &GROUP_COMMIT_LANES,
-            &GROUP_COMMIT_LANES_SHARED,
-            &GROUP_COMMIT_LANES_STARVE,
-            &GROUP_COMMIT_LANES_EAGER,
-            &KAFKA,
-            &KAFKA_DECOUPLED,
-            &KAFKA_UNSEEDED,
-            &KAFKA_UNFENCED,
-            &EPOCH,
-            &FLOWS_ALIVE,
-            &FLOWS_ALIVE_DEFERRED,
-            &TOKEN_SYNC,
-            &TOKEN_SYNC_CAPTURED,
-            &TOKEN_SYNC_FROZEN,
-            &RECOVERY_DEADLINE,
-            &RECOVERY_DEADLINE_TOTAL,
-            &RECOVERY_DEADLINE_NOTRIP,
-            &RECOVERY_DEADLINE_UNCHECKED,
-            &RECOVERY_READ,
-            &RECOVERY_READ_OWN_END,
-            &SSI,
-            &SSI_PREFIX,
-            $($extra),*
-        ]
-    };
-}
-
 /// Every target.
-#[cfg(not(feature = "libdb"))]
-pub static ALL: &[&dyn Target] = all_targets!();
-
-/// Every target, the real libdb's included.
-#[cfg(feature = "libdb")]
-pub static ALL: &[&dyn Target] = all_targets!(&LIBDB_FIX, &LIBDB_PREFIX);
+pub static ALL: &[&dyn Target] = &[
+    &STORE,
+    &STORE_LWW,
+    &REPLAY,
+    &COMPOUND,
+    &STORE_FAULTS,
+    &STORE_FAULTS_LWW,
+    &FLOW,
+    &FLOW_LWW,
+    &FLOW_HARD_DELETE,
+    &FENCE,
+    &FENCE_OFF,
+    &CASSANDRA_835,
+    &CASSANDRA_835_LWW,
+    &CASSANDRA_835_HARD_DELETE,
+    &CASSANDRA_835_FIX_OFF,
+    &CASSANDRA_835_NO_TOMB_FLOOR,
+    &CASSANDRA_835_SKIP_TOMB,
+    &FLUSH_CELL,
+    &FLUSH_CELL_UNSERIALIZED,
+    &GROUP_COMMIT,
+    &GROUP_COMMIT_UNGATED,
+    &GROUP_COMMIT_LANES,
+    &GROUP_COMMIT_LANES_SHARED,
+    &GROUP_COMMIT_LANES_STARVE,
+    &GROUP_COMMIT_LANES_EAGER,
+    &KAFKA,
+    &KAFKA_DECOUPLED,
+    &KAFKA_UNSEEDED,
+    &KAFKA_UNFENCED,
+    &EPOCH,
+    &FLOWS_ALIVE,
+    &FLOWS_ALIVE_DEFERRED,
+    &TOKEN_SYNC,
+    &TOKEN_SYNC_CAPTURED,
+    &TOKEN_SYNC_FROZEN,
+    &RECOVERY_DEADLINE,
+    &RECOVERY_DEADLINE_TOTAL,
+    &RECOVERY_DEADLINE_NOTRIP,
+    &RECOVERY_DEADLINE_UNCHECKED,
+    &RECOVERY_READ,
+    &RECOVERY_READ_OWN_END,
+    &SSI,
+    &SSI_PREFIX,
+];
 
 /// The target of this name.
 pub fn find(name: &str) -> Result<&'static dyn Target, Error> {

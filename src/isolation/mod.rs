@@ -1,15 +1,13 @@
 //! `loadbearing isolation`: the SSI engine's variants (with `--postgres`, PostgreSQL at
-//! SERIALIZABLE; with `--libdb`, the real libdb in three flavours) raced through the isolation
-//! tier, per scenario side by side.
+//! SERIALIZABLE) raced through the isolation tier, per scenario side by side.
 //!
 //! With `--workload FILE.toml`, a workload file's transactions instead, raced freely and each
 //! history classified ([`workload`]).
 //!
 //! Exit 0 when every variant shows what it must (the pre-fix engine commits the #136 write
 //! skew on `write_skew_trigger`, the fix and PostgreSQL never commit a non-serializable
-//! history, plain SI commits a write skew, every engine trace fits the model; libdb as
-//! `loadbearing_libdb::tier::musts` says); 1 otherwise; 2 on bad input or when PostgreSQL or
-//! libdb cannot be started.
+//! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
+//! bad input or when PostgreSQL cannot be started.
 
 pub mod workload;
 
@@ -33,13 +31,8 @@ pub enum IsolationError {
     NoScenario { filter: String, known: String },
     #[error("--attempts must be at least 1")]
     NoAttempts,
-    #[error("nothing to run: --variant none without --postgres or --libdb")]
+    #[error("nothing to run: --variant none without --postgres")]
     NothingToRun,
-    #[error("`isolation --libdb` needs the real libdb, which is not compiled into this build: rebuild with `--features libdb` and LOADBEARING_LIBDB_SRC set (docs/libdb.md)")]
-    LibdbNotCompiledIn,
-    #[cfg(feature = "libdb")]
-    #[error("libdb: {0}")]
-    Libdb(#[from] loadbearing_libdb::store::SetupError),
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
     PostgresNotCompiledIn,
@@ -91,10 +84,6 @@ pub struct Args {
     /// Start a throwaway PostgreSQL cluster and add its column.
     #[arg(long)]
     pub postgres: bool,
-    /// Add the real libdb's columns: libdb-prefix, libdb-fix, libdb-readerunfixed (and the
-    /// write-skew scenarios again in the one-btree shape).
-    #[arg(long)]
-    pub libdb: bool,
     /// Random pause before each step, up to this many microseconds.
     #[arg(long, default_value_t = 50)]
     pub jitter_us: u64,
@@ -137,34 +126,16 @@ fn picks(filter: &Option<String>, name: &str) -> bool {
     filter.as_deref().is_none_or(|f| name.contains(f))
 }
 
-/// The scenario names `--libdb` adds (the write-skew ones in the one-btree shape).
-fn libdb_only_names(libdb: bool) -> Vec<String> {
-    #[cfg(feature = "libdb")]
-    if libdb {
-        let tier: Vec<&str> = scenarios().iter().map(|s| s.name).collect();
-        return loadbearing_libdb::tier::libdb_scenarios()
-            .iter()
-            .map(|s| s.name())
-            .filter(|n| !tier.contains(&n.as_str()))
-            .collect();
-    }
-    let _ = libdb;
-    Vec::new()
-}
-
-/// The tier's scenarios the filter picks; an error when neither they nor the scenarios
-/// `--libdb` adds match it.
-fn selected(filter: &Option<String>, libdb: bool) -> Result<Vec<Scenario>, IsolationError> {
+/// The tier's scenarios the filter picks; an error when none matches it.
+fn selected(filter: &Option<String>) -> Result<Vec<Scenario>, IsolationError> {
     let all = scenarios();
     let chosen: Vec<Scenario> = all
         .iter()
         .filter(|s| picks(filter, s.name))
         .cloned()
         .collect();
-    let extra = libdb_only_names(libdb);
-    if chosen.is_empty() && !extra.iter().any(|n| picks(filter, n)) {
-        let mut names: Vec<String> = all.iter().map(|s| s.name.to_string()).collect();
-        names.extend(extra);
+    if chosen.is_empty() {
+        let names: Vec<String> = all.iter().map(|s| s.name.to_string()).collect();
         return Err(IsolationError::NoScenario {
             filter: filter.clone().unwrap_or_default(),
             known: names.join(", "),
@@ -193,32 +164,14 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
     Ok(())
 }
 
-/// What every store must show: the engine's and PostgreSQL's musts, and libdb's.
-fn combined_musts(tallies: &[Tally]) -> Result<(), Vec<String>> {
-    let failures: Vec<String> = musts(tallies).err().unwrap_or_default();
-    #[cfg(feature = "libdb")]
-    let failures: Vec<String> = failures
-        .into_iter()
-        .chain(loadbearing_libdb::tier::musts(tallies))
-        .collect();
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(failures)
-    }
-}
-
 /// An error unless some store is asked for and every store asked for is compiled in (checked
 /// before anything runs: a missing client is bad input, not a late surprise).
 fn something_to_run(args: &Args, variants: &[&str]) -> Result<(), IsolationError> {
-    if variants.is_empty() && !args.postgres && !args.libdb {
+    if variants.is_empty() && !args.postgres {
         return Err(IsolationError::NothingToRun);
     }
     if args.postgres && !cfg!(feature = "postgres") {
         return Err(IsolationError::PostgresNotCompiledIn);
-    }
-    if args.libdb && !cfg!(feature = "libdb") {
-        return Err(IsolationError::LibdbNotCompiledIn);
     }
     Ok(())
 }
@@ -232,7 +185,7 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
         return run_workload(&args, &path);
     }
     let variants = variants(&args.variant)?;
-    let chosen = selected(&args.scenario, args.libdb)?;
+    let chosen = selected(&args.scenario)?;
     something_to_run(&args, &variants)?;
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
@@ -249,22 +202,10 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
         }
         server.stop();
     }
-    #[cfg(feature = "libdb")]
-    if args.libdb {
-        use loadbearing_libdb::{db::Flavour, tier};
-        for flavour in Flavour::ALL {
-            for s in tier::libdb_scenarios()
-                .iter()
-                .filter(|s| picks(&args.scenario, &s.name()))
-            {
-                tallies.push(tier::run(s, flavour, args.attempts, args.jitter_us)?);
-            }
-        }
-    }
     if let Some(dir) = &args.traces {
         write_traces(dir, &tallies)?;
     }
-    let verdict = combined_musts(&tallies);
+    let verdict = musts(&tallies);
     match args.format {
         IsolationFormat::Json => println!(
             "{}",
@@ -335,10 +276,7 @@ fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
         &variants,
         args.attempts,
         args.jitter_us,
-        workload::Stores {
-            postgres: conn_str.as_deref(),
-            libdb: args.libdb,
-        },
+        conn_str.as_deref(),
     );
     #[cfg(feature = "postgres")]
     if let Some(server) = server {

@@ -1,11 +1,9 @@
 //! `loadbearing isolation --workload FILE.toml`: a workload file's transactions raced on real
-//! stores — the engine's variants, PostgreSQL at SERIALIZABLE, the real libdb's flavours — and
-//! each store's histories
+//! stores — the engine's variants and PostgreSQL at SERIALIZABLE — and each store's histories
 //! classified as `check --workload` classifies the model's (docs/workloads.md).
 //!
 //! A store may show only what its model reaches: an engine variant the anomalies the model of
-//! that variant reaches for the file (explored here, every interleaving), a libdb flavour those
-//! of its variant's model with versions visible at the commit record, PostgreSQL none. A
+//! that variant reaches for the file (explored here, every interleaving), PostgreSQL none. A
 //! race samples timings, so a reachable anomaly it does not show is no failure; one it shows
 //! that the model cannot reach is, as is a history the store's records cannot establish or a
 //! trace outside the model.
@@ -80,23 +78,14 @@ fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -
     }
 }
 
-/// Where a race runs besides the engine's variants.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Stores<'a> {
-    /// PostgreSQL's connection string.
-    pub postgres: Option<&'a str>,
-    /// Every flavour of the real libdb.
-    pub libdb: bool,
-}
-
-/// Races the file's workload on each engine variant (and on PostgreSQL and libdb, as `stores`
-/// says) and judges every store.
+/// Races the file's workload on each engine variant (and on PostgreSQL, given its connection
+/// string) and judges every store.
 pub fn race_file(
     path: &Path,
     variants: &[&str],
     attempts: usize,
     jitter_us: u64,
-    stores_too: Stores<'_>,
+    postgres: Option<&str>,
 ) -> Result<WorkloadRace, IsolationError> {
     let parsed =
         file::load_file(path, VARIANTS).map_err(|e| IsolationError::Workload(e.to_string()))?;
@@ -108,27 +97,13 @@ pub fn race_file(
         stores.push(judged(race, model.reached, by, model.summary.complete));
     }
     #[cfg(feature = "postgres")]
-    if let Some(conn_str) = stores_too.postgres {
+    if let Some(conn_str) = postgres {
         let mut tier = loadbearing_ssi_engine::postgres::PgTier::connect(conn_str)?;
         let race = tier.race(w, attempts, jitter_us)?;
         stores.push(judged(race, Vec::new(), "SERIALIZABLE".into(), true));
     }
-    #[cfg(feature = "libdb")]
-    if stores_too.libdb {
-        use loadbearing_libdb::{db::Flavour, tier};
-        let script = loadbearing_ssi_engine::program::Script::Model(w.clone());
-        for flavour in Flavour::ALL {
-            let model = tier::model_of(flavour, &script).expect("a file's workload has a model");
-            let (summary, allowed) = crate::workload::reached(&model);
-            let race = tier::race(w, flavour, attempts, jitter_us)?;
-            let by = format!(
-                "the {} model, versions visible at the commit record",
-                flavour.variant()
-            );
-            stores.push(judged(race, allowed, by, summary.complete));
-        }
-    }
-    let _ = stores_too;
+    #[cfg(not(feature = "postgres"))]
+    let _ = postgres;
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),

@@ -306,9 +306,8 @@ fn conform_json_reports_every_target() {
         .iter()
         .map(|r| r["target"].as_str().unwrap())
         .collect();
-    // Every target that runs in-process or on SQLite (the compound needs a server); the real
-    // libdb's two with its feature.
-    let mut expected = vec![
+    // Every target that runs in-process or on SQLite (the compound needs a server).
+    let expected = vec![
         "store",
         "store-lww",
         "replay",
@@ -348,9 +347,6 @@ fn conform_json_reports_every_target() {
         "ssi",
         "ssi-prefix",
     ];
-    if cfg!(feature = "libdb") {
-        expected.extend(["libdb-fix", "libdb-prefix"]);
-    }
     assert_eq!(targets, expected);
     for r in results.as_array().unwrap() {
         for field in [
@@ -487,9 +483,9 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
         result.divergences.first().map(|d| d.text()),
         result.mismatches
     );
-    // Every must-fail ssi_* config of the suite, driven through its engine variant; libdb's own
-    // variants (versions visible at the commit record, which our engine does not do) are
-    // replayed on the real libdb instead (impls/libdb, the libdb-fix target).
+    // Every must-fail ssi_* config of the suite, driven through its engine variant, but for the
+    // model configs with versions visible at the commit record (`VisibleAtRecord`, libdb's
+    // visibility), which our engine does not implement.
     let must_fail = loadbearing::suite::built_in()
         .unwrap()
         .into_iter()

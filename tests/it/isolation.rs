@@ -113,59 +113,6 @@ fn bad_input_exits_two_with_what_to_do() {
 }
 
 #[test]
-#[cfg(not(feature = "libdb"))]
-fn libdb_asked_for_without_its_feature_says_how_to_build_it() {
-    let out = loadbearing(&["isolation", "--libdb", "--attempts", "1"]);
-    assert_eq!(out.status.code(), Some(2));
-    let (_, stderr) = text(&out);
-    assert!(
-        stderr.contains("--features libdb") && stderr.contains("LOADBEARING_LIBDB_SRC"),
-        "{stderr}"
-    );
-}
-
-/// The real libdb's three columns, end to end through the CLI: the release commits the #136
-/// write skew on every trigger attempt, in both shapes; the fix refuses T2.
-#[test]
-#[cfg(feature = "libdb")]
-fn libdb_gets_three_columns_with_the_verdicts_of_the_seed() {
-    let out = loadbearing(&[
-        "isolation",
-        "--attempts",
-        "3",
-        "--variant",
-        "none",
-        "--libdb",
-        "--scenario",
-        "write_skew",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    let header = stdout.lines().find(|l| l.starts_with("scenario")).unwrap();
-    for column in ["libdb-prefix", "libdb-fix", "libdb-readerunfixed"] {
-        assert!(header.contains(column), "{header}");
-    }
-    let row = |name: &str| {
-        stdout
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(name))
-            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
-            .to_string()
-    };
-    for trigger in ["write_skew_trigger", "write_skew_samebtree_trigger"] {
-        let r = row(trigger);
-        assert!(r.contains("all commit VIOLATED 3/3"), "{r}");
-        assert!(r.contains("T2 DB_SNAPSHOT_UNSAFE"), "{r}");
-    }
-    assert!(row("write_skew_control").contains("T1 DB_SNAPSHOT_CONFLICT"));
-    assert!(row("write_skew_late").contains("T2 DB_SNAPSHOT_UNSAFE"));
-    assert!(
-        stdout.contains("ok: every variant shows what it must"),
-        "{stdout}"
-    );
-}
-
-#[test]
 #[cfg(feature = "postgres")]
 fn postgres_gets_its_own_column_and_never_violates() {
     // find_bin returns only a folder holding initdb.
@@ -370,11 +317,11 @@ fn a_bad_workload_race_exits_two_naming_the_problem() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The same file on PostgreSQL (which must never show an anomaly) and on the real libdb's
-/// flavours, each history established from the store's own records.
+/// The same file on PostgreSQL, which must never show an anomaly, each history established
+/// from the store's own records.
 #[test]
-#[cfg(all(feature = "postgres", feature = "libdb"))]
-fn a_workload_races_on_postgres_and_libdb_with_every_history_established() {
+#[cfg(feature = "postgres")]
+fn a_workload_races_on_postgres_with_every_history_established() {
     if let Err(why) = loadbearing_impls::harness::postgres::find_bin() {
         loadbearing_test_support::skip_or_fail("isolation --workload --postgres", &why);
         return;
@@ -389,7 +336,6 @@ fn a_workload_races_on_postgres_and_libdb_with_every_history_established() {
         "--variant",
         "none",
         "--postgres",
-        "--libdb",
         "--attempts",
         "10",
         "--format",
@@ -403,19 +349,11 @@ fn a_workload_races_on_postgres_and_libdb_with_every_history_established() {
         .iter()
         .map(|s| s["race"]["store"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "postgres",
-            "libdb-prefix",
-            "libdb-fix",
-            "libdb-readerunfixed"
-        ]
-    );
+    assert_eq!(names, ["postgres"]);
     for s in stores {
         assert_eq!(s["race"]["attempts"], 10, "{s}");
         assert_eq!(s["race"]["unknown"], 0, "{s}");
     }
     assert_eq!(v["stores"][0]["allowed"], serde_json::json!([]));
-    assert_eq!(v["stores"][2]["race"]["anomalies"], serde_json::json!({}));
+    assert_eq!(v["stores"][0]["race"]["anomalies"], serde_json::json!({}));
 }

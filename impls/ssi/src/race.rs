@@ -56,7 +56,7 @@ pub struct Seen {
 /// One store's race of a workload.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Race {
-    /// `fix`, `plainsi`, … `postgres`, `libdb-fix`.
+    /// `fix`, `plainsi`, … `postgres`.
     pub store: String,
     pub attempts: usize,
     /// Attempts by outcome (`all commit`, `T2 SnapshotUnsafe`).
@@ -246,7 +246,7 @@ pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History,
 }
 
 /// A read as a store answered it, for stores that keep the writer beside the value
-/// (PostgreSQL's writer column, libdb's packed records): transaction, key, and whose version
+/// (PostgreSQL's writer column and version log): transaction, key, and whose version
 /// it saw (0: the loaded data, t+1: transaction t).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoggedRead {

@@ -22,16 +22,13 @@ fn aborts_text(t: &Tally) -> String {
 fn store_about(store: &str) -> String {
     match store {
         "postgres" => "PostgreSQL at SERIALIZABLE (SSI, Ports & Grittner)".into(),
-        "libdb-prefix" => "real libdb 5.3.34 as released (#136 open)".into(),
-        "libdb-fix" => "real libdb with the #151 fix at both sites".into(),
-        "libdb-readerunfixed" => "real libdb, the fix at the writer site only".into(),
         engine => Variant::describe(engine).into(),
     }
 }
 
 /// Our engine's histories are judged abort by abort (`analysis`); another store's are not.
 fn is_engine(store: &str) -> bool {
-    store != "postgres" && !store.starts_with("libdb-")
+    store != "postgres"
 }
 
 /// One table per store, in the order the tallies come.
@@ -100,7 +97,7 @@ pub fn side_by_side(tallies: &[Tally]) -> String {
     }
     let mut header = vec!["scenario"];
     header.extend(stores.iter().copied());
-    // The tier's scenarios in its order, then any a store adds (libdb's same-btree shape).
+    // The tier's scenarios in its order, then any a store adds.
     let mut names: Vec<String> = scenarios().iter().map(|s| s.name.to_string()).collect();
     for t in tallies {
         if !names.contains(&t.scenario) {

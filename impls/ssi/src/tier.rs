@@ -123,7 +123,7 @@ pub fn scenarios() -> Vec<Scenario> {
         skew(
             "write_skew_race",
             "write_skew",
-            "no waits: both race freely (jitter only), as libdb's tier races threads",
+            "no waits: both race freely (jitter only)",
             vec![],
         ),
         skew(
