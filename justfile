@@ -11,10 +11,10 @@ check *ARGS:
 list:
     cargo run --release -- list
 
-# Every test of every crate with every feature (the server-backed ones start their servers, the
-# libdb ones build libdb from LOADBEARING_LIBDB_SRC), as CI runs them.
-test:
-    cargo test --workspace --all-features
+# Every test of every crate with every feature, as CI runs them: installs what the server-backed
+# tests need first (.ci/setup.d), then prints the time of each test binary.
+test *ARGS:
+    scripts/test {{ARGS}}
 
 # Larger constants: states per second and peak memory.
 bench:
@@ -62,8 +62,3 @@ reliability:
 # Group commit on a real Kafka broker: cap 256 vs cap 1 vs a plain producer.
 kafka-bench:
     cargo run --release -p loadbearing-impls-kafka --features kafka --example group_commit_bench
-
-# The isolation tier and conformance on the real libdb (LOADBEARING_LIBDB_SRC: docs/libdb.md).
-libdb *ARGS:
-    cargo run --release --features libdb -- isolation --libdb {{ARGS}}
-    cargo run --release --features libdb -- conform libdb-fix libdb-prefix

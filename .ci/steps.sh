@@ -8,9 +8,14 @@ LB_STEP_DETAILS=()
 LB_STEP_CURRENT=""
 LB_STEP_T0=""
 # A step may break its time down (scripts/test: one line per test binary): lines of
-# "SECONDS<TAB>NAME" appended to this file are shown under the step.
-export LB_SUBSTEPS="${LB_SUBSTEPS:-$(mktemp)}"
-: > "$LB_SUBSTEPS"
+# "SECONDS<TAB>NAME" appended to this file are shown under the step. A script run inside a step
+# (LB_SUBSTEPS already set) only appends to it; the outermost shell prints the table.
+if [ -n "${LB_SUBSTEPS:-}" ]; then
+  LB_STEPS_NESTED=1
+else
+  LB_SUBSTEPS="$(mktemp)"
+  export LB_SUBSTEPS
+fi
 
 lb_now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 
@@ -47,4 +52,4 @@ lb_step_table() {
   printf '%8s  total of the steps\n' "$total"
   return "$rc"
 }
-trap lb_step_table EXIT
+[ -n "${LB_STEPS_NESTED:-}" ] || trap lb_step_table EXIT

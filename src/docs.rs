@@ -11,8 +11,8 @@ use std::fmt::{self, Write as _};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use loadbearing_registry::{self as registry, ModelEntry};
 use loadbearing_specs::knobs::Kind;
-use loadbearing_specs::registry::{self, ModelEntry};
 use loadbearing_specs::Under;
 
 use crate::render::constants_text;

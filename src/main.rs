@@ -178,6 +178,12 @@ enum Command {
         /// engine itself for SSI. postgres, cassandra and kafka start a throwaway server.
         #[arg(long, value_parser = backend_kind)]
         backend: Option<conform::BackendKind>,
+        /// With --backend postgres|cassandra|kafka: use the server already running at this
+        /// address (a PostgreSQL connection string, Cassandra's host:port, a Kafka bootstrap
+        /// address) instead of starting a throwaway one. Targets get fresh tables, keyspaces
+        /// and topics of their own.
+        #[arg(long, value_name = "ADDRESS", requires = "backend")]
+        server: Option<String>,
         /// List the targets, their backends and what each must show.
         #[arg(long)]
         list: bool,
@@ -366,6 +372,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
         Command::Conform {
             targets,
             backend,
+            server,
             traces,
             writers,
             seed,
@@ -394,7 +401,11 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                     .map(|d| d.as_secs())
                     .unwrap_or(1)
             });
-            let results = conform_run(plan, traces, writers, seed)?;
+            let mut servers = conform::Servers::default();
+            if let (Some(kind), Some(address)) = (backend, server) {
+                servers.attach(kind, address)?;
+            }
+            let results = conform_run(plan, &mut servers, traces, writers, seed)?;
             match format {
                 ResultFormat::Table => print!("{}", conform_table(&results)),
                 ResultFormat::Json => println!(
@@ -562,7 +573,7 @@ fn execute(cli: Cli) -> Result<Verdict, BadInput> {
                     &options,
                 )?)
             };
-            let results = conform_run(plan, traces, 8, seed)?;
+            let results = conform_run(plan, &mut conform::Servers::default(), traces, 8, seed)?;
             let command = std::env::args().collect::<Vec<_>>().join(" ");
             let inputs = loadbearing::report::Inputs {
                 judged: &judged,
@@ -901,14 +912,14 @@ fn conform_plan(
     Ok(plan)
 }
 
-/// Runs a conformance plan, starting each server it needs once.
+/// Runs a conformance plan, starting each server it needs once (unless one is attached).
 fn conform_run(
     plan: Vec<(&'static dyn conform::Target, conform::BackendKind)>,
+    servers: &mut conform::Servers,
     traces: usize,
     writers: usize,
     seed: u64,
 ) -> Result<Vec<conform::TargetResult>, BadInput> {
-    let mut servers = conform::Servers::default();
     let mut results = Vec::new();
     for (target, kind) in plan {
         let backend = servers.backend(kind)?;
@@ -964,13 +975,12 @@ fn conform_file(
         // Not a config: perhaps a model's name.
         Err(suite::LookupError::NotFound { .. }) => (model.to_string(), Constants::new()),
     };
-    let (resolve, validate) =
-        loadbearing_specs::registry::conformance(&model_name).ok_or_else(|| {
-            format!(
-                "`{model}` is neither a config nor a model that reads implementation traces ({})",
-                loadbearing_specs::registry::conformance_models().join(", ")
-            )
-        })?;
+    let (resolve, validate) = loadbearing_registry::conformance(&model_name).ok_or_else(|| {
+        format!(
+            "`{model}` is neither a config nor a model that reads implementation traces ({})",
+            loadbearing_registry::conformance_models().join(", ")
+        )
+    })?;
     for set in sets {
         let (name, value) = suite::parse_set(set)?;
         given.insert(name, value);

@@ -7,7 +7,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use loadbearing_refinement::{Options, Outcome};
-use loadbearing_specs::{registry, Guard};
+use loadbearing_registry as registry;
+use loadbearing_specs::Guard;
 use serde::{Deserialize, Serialize};
 
 use loadbearing_expected::run::run;

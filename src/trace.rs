@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use loadbearing_refinement::view::{ShownGraph, View, ViewError};
 use loadbearing_refinement::{Options, ShownPath};
-use loadbearing_specs::registry;
+use loadbearing_registry as registry;
 use petgraph::dot::{Config as DotConfig, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};

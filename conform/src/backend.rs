@@ -59,9 +59,13 @@ impl Backend {
 }
 
 /// The servers a run started, kept until it ends; each is started the first time a target
-/// asks for its backend.
+/// asks for its backend, unless the run was given the address of one already running
+/// ([`Servers::attach`]).
 #[derive(Default)]
 pub struct Servers {
+    /// Servers the run was pointed at (`conform --server`): used as they are, never started
+    /// or stopped here.
+    attached: Vec<(BackendKind, String)>,
     #[cfg(feature = "postgres")]
     postgres: Option<loadbearing_impls::harness::postgres::PgServer>,
     #[cfg(feature = "cassandra")]
@@ -80,7 +84,24 @@ impl Servers {
         if let Some(embedded) = Backend::embedded(kind) {
             return Ok(embedded);
         }
+        if let Some((_, address)) = self.attached.iter().find(|(k, _)| *k == kind) {
+            return Ok(Backend::at(kind, address.clone()));
+        }
         Ok(Backend::at(kind, self.start(kind)?))
+    }
+
+    /// Uses the server of `kind` already running at `address` (a PostgreSQL connection string,
+    /// a Cassandra `host:port`, a Kafka bootstrap address) instead of starting one. An embedded
+    /// kind has no server: that is an error.
+    pub fn attach(&mut self, kind: BackendKind, address: impl Into<String>) -> Result<(), Error> {
+        if kind.embedded() {
+            return Err(Error::Unsupported {
+                needs: "a server kind (postgres, cassandra or kafka) to attach to",
+                backend: kind,
+            });
+        }
+        self.attached.push((kind, address.into()));
+        Ok(())
     }
 
     /// The address of `kind`'s server, started on first use.

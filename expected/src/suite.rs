@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use loadbearing_registry::{self as registry, ModelEntry};
 use loadbearing_specs::knobs::{Constants, KnobError, Resolved, Value};
-use loadbearing_specs::registry::{self, ModelEntry};
 use serde::{Deserialize, Serialize};
 
 /// What a config must do.

@@ -30,7 +30,6 @@ pub mod recovery_deadline;
 pub mod recovery_log;
 pub mod recovery_read;
 pub mod recovery_read_atomic;
-pub mod registry;
 pub mod replay_fence;
 pub mod single_writer_store;
 pub mod ssi;

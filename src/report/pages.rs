@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use loadbearing_conform::TargetResult;
 use loadbearing_expected::run::Judged;
 use loadbearing_expected::suite::Config;
-use loadbearing_specs::registry;
+use loadbearing_registry as registry;
 
 use super::html::{escape, markdown, page};
 use super::Inputs;

@@ -1,26 +1,37 @@
 //! The CLI as a user and CI run it: exit codes, JSON, and errors for bad input.
 
-use std::process::{Command, Output};
-
-fn loadbearing(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use crate::common::loadbearing;
+use std::process::Output;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The README's first command, as an installed binary runs it: copied away from the build, run
+/// from `/`, it carries its suites and guards and finds every outcome as expected.
 #[test]
 fn check_exits_zero_when_every_outcome_is_as_expected() {
-    let out = loadbearing(&["check"]);
+    let dir = std::env::temp_dir().join(format!("loadbearing-installed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let installed = dir.join("loadbearing");
+    std::fs::copy(env!("CARGO_BIN_EXE_loadbearing"), &installed).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&installed)
+            .args(args)
+            .current_dir("/")
+            .output()
+            .expect("the copied binary runs")
+    };
+    let out = run(&["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let configs = loadbearing::suite::built_in().unwrap();
     let summary = format!("{0} of {0} configs as expected", configs.len());
     assert!(text.contains(&summary), "{text}");
+    // The guards' written reasons are compiled in too (expected/guards.toml).
+    let out = run(&["mutate", "kafka-flow-828/sws_holds"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -2,8 +2,7 @@
 
 use crate::common;
 
-use std::process::Command;
-
+use crate::common::loadbearing;
 use loadbearing::conform::{
     self, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind, Settings,
     StoreFactory,
@@ -171,13 +170,6 @@ fn the_fixed_engines_unsafe_write_fits_the_fix() {
         "{:?}",
         verdict.divergence.map(|d| d.text())
     );
-}
-
-fn loadbearing(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

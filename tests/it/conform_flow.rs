@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use crate::common::loadbearing;
 use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
 use loadbearing::conform::{
     self, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
@@ -370,7 +371,6 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
     }
     let result = conform::run(&targets::FENCE, &settings).unwrap();
     assert_conforms(&result, 4);
-    node.stop();
 }
 
 /// The planted hard-delete mutant: writes are still guarded, but a delete removes the row, and
@@ -412,13 +412,6 @@ fn a_flow_run_replays_from_its_seed() {
     };
     assert_eq!(trace(41, "a"), trace(41, "b"));
     assert_ne!(trace(41, "c"), trace(42, "d"));
-}
-
-fn loadbearing(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// A recorded flow trace, saved as NDJSON, checks from the command line against the Cassandra

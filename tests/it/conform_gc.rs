@@ -201,5 +201,4 @@ fn the_store_targets_run_on_cassandra() {
         "{:?}",
         compound.divergences.first().map(|d| d.text())
     );
-    node.stop();
 }

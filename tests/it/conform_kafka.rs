@@ -1,8 +1,6 @@
 //! Conformance of the Kafka design (docs/models/kafka.md) and the Epoch design (docs/models/epoch.md), both ways, on the
 //! in-memory transactional producer.
 
-use std::process::Command;
-
 use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
 use loadbearing::conform::{self, targets, Backend, Seeded, Settings, Target};
 use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
@@ -17,6 +15,7 @@ fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
     }
 }
 
+use crate::common::loadbearing;
 use loadbearing_specs::epoch::Epoch;
 use loadbearing_specs::kafka::Kafka;
 
@@ -375,20 +374,13 @@ fn a_hand_written_out_of_order_fold_is_rejected() {
     );
 }
 
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .expect("run loadbearing")
-}
-
 #[test]
 fn the_cli_validates_a_kafka_trace_file() {
     let dir = std::env::temp_dir().join(format!("conform-kafka-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("stale.ndjson");
     std::fs::write(&file, VIOLATING).unwrap();
-    let out = cli(&[
+    let out = loadbearing(&[
         "conform",
         "--trace",
         file.to_str().unwrap(),
@@ -404,7 +396,7 @@ fn the_cli_validates_a_kafka_trace_file() {
     );
     assert!(stdout.contains("does not conform to Kafka"), "{stdout}");
     assert!(stdout.contains("a stale write landed"), "{stdout}");
-    let out = cli(&[
+    let out = loadbearing(&[
         "conform",
         "--trace",
         file.to_str().unwrap(),
@@ -418,7 +410,7 @@ fn the_cli_validates_a_kafka_trace_file() {
 
 #[test]
 fn the_cli_runs_the_kafka_targets() {
-    let out = cli(&[
+    let out = loadbearing(&[
         "conform",
         "kafka",
         "kafka-decoupled",

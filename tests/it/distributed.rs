@@ -4,15 +4,11 @@
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-fn loadbearing(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_loadbearing"));
-    command.args(args);
-    command
-}
+use crate::common::loadbearing_command;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -67,13 +63,13 @@ fn two_processes(filter: &str, hosts: &std::path::Path) -> (Output, Output) {
         "--hostfile",
         hosts,
     ];
-    let second = loadbearing(&common)
+    let second = loadbearing_command(&common)
         .args(["-p", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("process 1 starts");
-    let first = loadbearing(&common)
+    let first = loadbearing_command(&common)
         .args(["-p", "0"])
         .output()
         .expect("process 0 runs");
@@ -94,7 +90,7 @@ fn agrees_with_the_local_engine(suite: &str) {
     // Refused are exactly the configs with a temporal property: every safety and refinement
     // config of the suite is checked distributed.
     for config in &configs {
-        let temporal = loadbearing_specs::registry::find(config.model)
+        let temporal = loadbearing_registry::find(config.model)
             .map(|entry| (entry.temporal)(&config.constants))
             .unwrap();
         let asks_temporal = config.properties.iter().any(|p| temporal.contains(p));
@@ -107,7 +103,7 @@ fn agrees_with_the_local_engine(suite: &str) {
     }
 
     let filter = format!("{suite}/");
-    let local = loadbearing(&["check", &filter, "--format", "json"])
+    let local = loadbearing_command(&["check", &filter, "--format", "json"])
         .output()
         .unwrap();
     assert_eq!(local.status.code(), Some(0), "{}", stderr(&local));
@@ -170,7 +166,7 @@ fn two_processes_agree_with_the_local_engine_on_the_ssi_suite() {
 
 #[test]
 fn a_temporal_property_is_refused_by_name() {
-    let out = loadbearing(&[
+    let out = loadbearing_command(&[
         "check",
         "kafka-flow-828/gc_cap1",
         "--distributed",
@@ -190,7 +186,7 @@ fn a_temporal_property_is_refused_by_name() {
 
 #[test]
 fn an_actor_model_is_refused_by_name() {
-    let out = loadbearing(&["check", "actors/", "--distributed"])
+    let out = loadbearing_command(&["check", "actors/", "--distributed"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -207,7 +203,7 @@ fn a_malformed_host_file_is_bad_input() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("hosts");
     std::fs::write(&file, "127.0.0.1:2101\nnot an address\n").unwrap();
-    let out = loadbearing(&[
+    let out = loadbearing_command(&[
         "check",
         "epoch",
         "--distributed",
@@ -224,7 +220,7 @@ fn a_malformed_host_file_is_bad_input() {
 
 #[test]
 fn a_process_number_outside_the_run_is_bad_input() {
-    let out = loadbearing(&["check", "epoch", "--distributed", "-n", "2", "-p", "2"])
+    let out = loadbearing_command(&["check", "epoch", "--distributed", "-n", "2", "-p", "2"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -236,10 +232,10 @@ fn workers_in_one_process_agree_with_the_local_engine() {
     // Threads of one process pass states without serializing them: the order and the walk
     // back are the same code, checked here without a network.
     let filter = "kafka-flow-835/";
-    let local = loadbearing(&["check", filter, "--format", "json"])
+    let local = loadbearing_command(&["check", filter, "--format", "json"])
         .output()
         .unwrap();
-    let threads = loadbearing(&[
+    let threads = loadbearing_command(&[
         "check",
         filter,
         "--format",

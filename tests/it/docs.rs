@@ -4,7 +4,7 @@
 use loadbearing::docs;
 use loadbearing::suite::{self, Config};
 use loadbearing::trace::expects_failure;
-use loadbearing_specs::registry;
+use loadbearing_registry as registry;
 
 fn configs() -> Vec<Config> {
     suite::built_in().expect("the shipped suite loads")

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use loadbearing_registry as registry;
 use loadbearing_specs::knobs::Constants;
-use loadbearing_specs::registry;
 use loadbearing_specs::ssi::file;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenario};

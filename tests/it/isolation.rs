@@ -1,14 +1,8 @@
 //! `loadbearing isolation`: the SSI engine's tier from the command line — the table, JSON, the
 //! exit codes, PostgreSQL's column.
 
-use std::process::{Command, Output};
-
-fn loadbearing(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use crate::common::loadbearing;
+use std::process::Output;
 
 fn text(out: &Output) -> (String, String) {
     (

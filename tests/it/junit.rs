@@ -4,16 +4,10 @@
 //! tests say `skipped:` and pass, except under CI=true, where they fail.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use crate::common::loadbearing;
 use loadbearing_test_support::skip_or_fail;
-
-fn loadbearing(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 /// The schema, when this machine can validate against it.
 fn schema(test: &str) -> Option<PathBuf> {

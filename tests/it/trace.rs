@@ -1,14 +1,8 @@
 //! `loadbearing trace` as a user runs it: every format, the whole-graph picture, and clear
 //! errors.
 
+use crate::common::loadbearing;
 use std::process::{Command, Output};
-
-fn loadbearing(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

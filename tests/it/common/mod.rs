@@ -14,6 +14,22 @@ use std::time::{Duration, Instant};
 use loadbearing_test_support::ChildGuard;
 pub use loadbearing_test_support::{free_port, http};
 
+/// The binary under test, run to completion with `args`.
+pub fn loadbearing(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_loadbearing"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// The binary under test with `args`, not yet run (to add an environment, a directory, or run
+/// it in the background).
+pub fn loadbearing_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_loadbearing"));
+    command.args(args);
+    command
+}
+
 /// Runs of whitespace as one space, to compare aligned text.
 pub fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -1,5 +1,11 @@
 //! Every configurable model by name, behind one object-safe face, so a config file can name a
 //! model and the CLI can check it without knowing its types.
+//!
+//! This is where the engine meets every model: each entry instantiates the checker, the
+//! explorer, the distributed engine and the trace validator for its model's types. It is a
+//! crate of its own, apart from the models, so that this one expensive instantiation is compiled
+//! once: the models' own unit tests (`loadbearing-specs`) do not compile it again, and its tests
+//! live with the CLI's (`tests/it/registry.rs`), which link this library as it is built.
 
 use std::sync::Arc;
 
@@ -10,35 +16,35 @@ use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecEr
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::cas_first_write::CasFirstWrite;
-use crate::cas_first_write_atomic::CasFirstWriteAtomic;
-use crate::cassandra::Cassandra;
-use crate::cassandra_835::Cassandra835;
-use crate::cassandra_actors::CassandraActors;
-use crate::epoch::Epoch;
-use crate::epoch_actors::EpochActors;
-use crate::flows_alive::FlowsAlive;
-use crate::flush_cell::FlushCell;
-use crate::group_commit::GroupCommit;
-use crate::group_commit_actors::GroupCommitActors;
-use crate::group_commit_lanes::GroupCommitLanes;
-use crate::guard::check_guards;
-use crate::kafka::Kafka;
-use crate::kafka_835::Kafka835;
-use crate::kafka_actors::KafkaActors;
-use crate::knobs::{Constants, Knob, KnobError, Params, Resolved};
-use crate::recovery_deadline::RecoveryDeadline;
-use crate::recovery_read::RecoveryRead;
-use crate::recovery_read_atomic::RecoveryReadAtomic;
-use crate::replay_fence::ReplayFence;
-use crate::single_writer_store::SingleWriterStore;
-use crate::ssi::Ssi;
-use crate::ssi_actors::SsiActors;
-use crate::token_sync::TokenSync;
-use crate::{Configured, Guard, Under};
 use loadbearing_refinement::conform::{
     parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
 };
+use loadbearing_specs::cas_first_write::CasFirstWrite;
+use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
+use loadbearing_specs::cassandra::Cassandra;
+use loadbearing_specs::cassandra_835::Cassandra835;
+use loadbearing_specs::cassandra_actors::CassandraActors;
+use loadbearing_specs::epoch::Epoch;
+use loadbearing_specs::epoch_actors::EpochActors;
+use loadbearing_specs::flows_alive::FlowsAlive;
+use loadbearing_specs::flush_cell::FlushCell;
+use loadbearing_specs::group_commit::GroupCommit;
+use loadbearing_specs::group_commit_actors::GroupCommitActors;
+use loadbearing_specs::group_commit_lanes::GroupCommitLanes;
+use loadbearing_specs::guard::check_guards;
+use loadbearing_specs::kafka::Kafka;
+use loadbearing_specs::kafka_835::Kafka835;
+use loadbearing_specs::kafka_actors::KafkaActors;
+use loadbearing_specs::knobs::{Constants, Knob, KnobError, Params, Resolved};
+use loadbearing_specs::recovery_deadline::RecoveryDeadline;
+use loadbearing_specs::recovery_read::RecoveryRead;
+use loadbearing_specs::recovery_read_atomic::RecoveryReadAtomic;
+use loadbearing_specs::replay_fence::ReplayFence;
+use loadbearing_specs::single_writer_store::SingleWriterStore;
+use loadbearing_specs::ssi::Ssi;
+use loadbearing_specs::ssi_actors::SsiActors;
+use loadbearing_specs::token_sync::TokenSync;
+use loadbearing_specs::{Configured, Guard, Under};
 
 /// Checks constants against a model's knobs and builds its parameters from them: the one place
 /// a bad `--set` or suite value becomes an error.
@@ -230,120 +236,4 @@ pub fn refinement_target_doc(name: &str) -> Option<&'static str> {
         .into_iter()
         .find(|(n, _)| *n == name)
         .map(|(_, doc)| doc)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::knobs::{Kind, Value};
-
-    #[test]
-    fn the_conformance_table_names_every_trace_model_once() {
-        let names = conformance_models();
-        assert_eq!(
-            names,
-            [
-                "Cassandra",
-                "Kafka",
-                "Epoch",
-                "CasFirstWrite",
-                "ReplayFence",
-                "GroupCommit",
-                "SSI",
-                "FlowsAlive",
-                "FlushCell",
-                "RecoveryDeadline",
-                "TokenSync",
-                "GroupCommitLanes",
-                "RecoveryRead",
-                "Cassandra835",
-                "CassandraActors",
-                "KafkaActors",
-                "EpochActors",
-                "GroupCommitActors",
-                "SSIActors",
-                "CasFirstWriteAtomic"
-            ]
-        );
-        assert!(names.iter().all(|n| conformance(n).is_some()));
-        assert!(conformance("SingleWriterStore").is_none());
-    }
-
-    /// Every value a knob's declaration allows at its edges: both ends of a range, both
-    /// settings of a flag, every choice.
-    fn edge_values(knob: &Knob) -> Vec<Value> {
-        match knob.kind {
-            Kind::Nat { min, max, .. } => vec![Value::Nat(min), Value::Nat(max)],
-            Kind::Bool { .. } | Kind::Follows { .. } => {
-                vec![Value::Bool(false), Value::Bool(true)]
-            }
-            Kind::Choice { choices, .. } => {
-                choices.iter().map(|c| Value::Name(c.to_string())).collect()
-            }
-        }
-    }
-
-    /// A model that reads a knob it does not list, or lists a choice it cannot read, fails here
-    /// (the typed reads return an error), for every model and every edge value of every knob.
-    #[test]
-    fn every_model_builds_from_every_edge_of_every_knob() {
-        let mut built = 0;
-        for entry in models() {
-            let defaults = (entry.resolve)(&Constants::new())
-                .unwrap_or_else(|e| panic!("{}: defaults: {e}", entry.name));
-            assert_eq!(defaults.values().len(), entry.knobs.len(), "{}", entry.name);
-            for knob in entry.knobs {
-                for value in edge_values(knob) {
-                    let given = Constants::from([(knob.name.to_string(), value.clone())]);
-                    // Resolving builds the model's parameters from every knob.
-                    let resolved = (entry.resolve)(&given).unwrap_or_else(|e| {
-                        panic!("{} with {}={value}: {e}", entry.name, knob.name)
-                    });
-                    assert_eq!(resolved.values().get(knob.name), Some(&value));
-                    built += 1;
-                }
-            }
-        }
-        for name in conformance_models() {
-            let (resolve, _) = conformance(name).unwrap();
-            resolve(&Constants::new()).unwrap_or_else(|e| panic!("{name}: defaults: {e}"));
-        }
-        assert!(built >= 90, "only {built} builds");
-    }
-
-    #[test]
-    fn knob_names_are_distinct_within_a_model() {
-        for entry in models() {
-            let mut names: Vec<&str> = entry.knobs.iter().map(|k| k.name).collect();
-            names.sort_unstable();
-            names.dedup();
-            assert_eq!(names.len(), entry.knobs.len(), "{}", entry.name);
-        }
-    }
-
-    /// The guards name declared knobs with their kind (also a compile-time check in `entry`),
-    /// the defaults are the shipped design with every guard in place, and removing any one guard
-    /// still makes a model.
-    #[test]
-    fn every_guard_removes_a_declared_knob_from_the_shipped_design() {
-        let mut guards = 0;
-        for entry in models() {
-            check_guards(entry.knobs, entry.guards);
-            let defaults = (entry.resolve)(&Constants::new()).unwrap();
-            for guard in entry.guards {
-                assert!(
-                    !guard.is_removed_in(&defaults),
-                    "{}: the defaults already remove {}",
-                    entry.name,
-                    guard.name()
-                );
-                let (knob, value) = guard.removing_set();
-                let removed = (entry.resolve)(&Constants::from([(knob, value)]))
-                    .unwrap_or_else(|e| panic!("{} without {}: {e}", entry.name, guard.name()));
-                assert!(guard.is_removed_in(&removed), "{}", guard.name());
-                guards += 1;
-            }
-        }
-        assert!(guards >= 19, "only {guards} guards checked");
-    }
 }
