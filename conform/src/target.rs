@@ -204,6 +204,13 @@ impl TargetResult {
     /// and the traces show what the target must show: all of them conform, or at least one
     /// diverges.
     pub fn judge(&mut self) {
+        // A target that must conform and checked nothing (no trace validated, no model step
+        // driven) would pass vacuously: that is a mismatch, not a pass.
+        if self.expected == Expect::Conforms && self.traces == 0 && self.steps == 0 {
+            self.mismatches.push(
+                "nothing was checked: no trace was validated and no model step driven".into(),
+            );
+        }
         let traces_as_expected = match self.expected {
             Expect::Conforms => self.conforming == self.traces,
             Expect::Diverges => self.divergent_traces > 0,

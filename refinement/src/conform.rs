@@ -19,9 +19,14 @@ use crate::fingerprint::{fingerprint, BuildIdentity};
 use crate::path::Path;
 use crate::spec::Spec;
 
+pub mod history;
 mod wire;
 
-pub use wire::{parse_ndjson, to_ndjson, LineError, TraceError, TraceEvent, SCHEMA_VERSION};
+pub use history::{check_history, Budget, HistoryOutcome, HistoryVerdict, Sequential, Timed};
+pub use wire::{
+    parse_ndjson, parse_trace, to_history_line, to_history_ndjson, to_ndjson, LineError, Trace,
+    TraceError, TraceEvent, SCHEMA_VERSION,
+};
 
 /// How a model reads an implementation's events.
 pub trait Conform: Spec {
@@ -244,13 +249,24 @@ pub fn validate_path<M: Conform>(
     }
     let mut max_candidates = frontier.len();
     let mut actions = Vec::new();
+    // Each unresolved event's step, with where the event stands: it may land only after the
+    // statement was sent, that is after its event.
     let late = Late {
-        actions: model.unresolved(events),
+        actions: events
+            .iter()
+            .enumerate()
+            .flat_map(|(i, e)| {
+                model
+                    .unresolved(std::slice::from_ref(e))
+                    .into_iter()
+                    .map(move |a| (i, a))
+            })
+            .collect(),
     };
     // Every unresolved step may land between the same two events.
     let silent_steps = limits.silent_steps + late.actions.len();
     for (i, event) in events.iter().enumerate() {
-        let closure = silent_closure(model, frontier, &mut nodes, silent_steps, &late);
+        let closure = silent_closure(model, frontier, &mut nodes, silent_steps, &late.before(i));
         let mut next: Vec<(M::State, usize)> = Vec::new();
         let mut next_seen = Seen::default();
         let stutter = model.is_stutter(event);
@@ -331,12 +347,32 @@ fn typed_path<M: Conform>(
     path
 }
 
-/// The unresolved steps of a trace ([`Conform::unresolved`]), silent for this trace only.
+/// The unresolved steps of a trace ([`Conform::unresolved`]), each with the index of its event:
+/// silent for this trace only, and only after their event.
 struct Late<A> {
+    actions: Vec<(usize, A)>,
+}
+
+impl<A: PartialEq + Clone> Late<A> {
+    /// The steps that may land before event `i`: those of the unresolved events before it.
+    fn before(&self, i: usize) -> Landing<A> {
+        Landing {
+            actions: self
+                .actions
+                .iter()
+                .filter(|(at, _)| *at < i)
+                .map(|(_, a)| a.clone())
+                .collect(),
+        }
+    }
+}
+
+/// The unresolved steps that may land at one point of the trace.
+struct Landing<A> {
     actions: Vec<A>,
 }
 
-impl<A: PartialEq> Late<A> {
+impl<A: PartialEq> Landing<A> {
     fn silent<M: Conform<Action = A>>(&self, model: &M, action: &A) -> bool {
         model.is_silent(action) || self.actions.contains(action)
     }
@@ -348,7 +384,7 @@ fn silent_closure<M: Conform>(
     frontier: Vec<(M::State, usize)>,
     nodes: &mut Vec<Node<M::Action>>,
     bound: usize,
-    late: &Late<M::Action>,
+    late: &Landing<M::Action>,
 ) -> Vec<(M::State, usize)> {
     let mut seen: Seen = frontier.iter().map(|(s, _)| fingerprint(s)).collect();
     let mut all = frontier;

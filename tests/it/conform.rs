@@ -516,3 +516,17 @@ fn the_pre_fix_ssi_engine_is_caught_by_the_fix_model() {
         "{text}"
     );
 }
+
+/// A target that must conform and checked nothing (no trace, no model step) does not pass
+/// vacuously.
+#[test]
+fn a_conforming_target_with_nothing_checked_is_a_mismatch() {
+    let result = conform::run(&targets::STORE, &sqlite(0, 1)).unwrap();
+    assert_eq!((result.traces, result.steps), (0, 0));
+    assert!(!result.ok, "{result:?}");
+    assert!(
+        result.mismatches[0].contains("nothing was checked"),
+        "{:?}",
+        result.mismatches
+    );
+}

@@ -551,7 +551,7 @@ pub enum TargetLens {
 }
 
 /// The group id prefix of recovery readers; the rest is unique per read.
-pub const RECOVERY_GROUP_PREFIX: &str = "loadbearing-recovery-";
+const RECOVERY_GROUP_PREFIX: &str = "loadbearing-recovery-";
 
 fn log_error(what: &'static str) -> impl Fn(KafkaError) -> LogError {
     move |e| LogError {

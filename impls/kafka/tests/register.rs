@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 use loadbearing_impls::store::Read;
 use loadbearing_impls_kafka::group_commit::{SnapshotWrite, TxnProducer};
 use loadbearing_impls_kafka::harness::{self, shared, KafkaBroker, ABORT_SCAN};
-use loadbearing_impls_kafka::kafka::{
-    self, group_metadata_of, KafkaTxnProducer, RECOVERY_GROUP_PREFIX,
-};
+use loadbearing_impls_kafka::kafka::{self, group_metadata_of, KafkaTxnProducer};
 use loadbearing_impls_kafka::recovery::{
     Deployment, RecoveryBudget, RecoveryError, StallCause, DIAGNOSIS,
 };
@@ -171,28 +169,112 @@ fn r849_a_hanging_transaction_trips_the_read_on_no_progress_within_the_stall_nam
     zombie.abort().unwrap();
 }
 
+/// K-7 needs a scene a read_uncommitted reader would get wrong: the owner's snapshot of `k`
+/// at 7 committed, then a zombie's snapshot of `k` at 99 in a transaction left open, after it
+/// on the log. A reader that keeps the last record of each key returns 99 under
+/// read_uncommitted (the scene asserts that first, with a read_uncommitted scan), and must return
+/// 7: the open transaction is aborted while the read waits for it.
 #[test]
 fn k7_recovery_returns_nothing_of_a_transaction_open_at_its_start_and_aborted_during_it() {
     let Some(broker) = broker_or_skip("k7_recovery_is_read_committed") else {
         return;
     };
     let (bootstrap, topic) = snapshot_topic(broker, "k7");
-    let (mut zombie, _) =
-        committed_above_an_open_transaction(&bootstrap, &topic, Duration::from_secs(120));
+    let mut owner = producer(&bootstrap, &topic, "owner", Duration::from_secs(2));
+    commit(&mut owner, "k", 7, b"owner");
+    let committed_end = settled_end(&bootstrap, &topic);
+    let mut zombie = producer(&bootstrap, &topic, "zombie", Duration::from_secs(120));
+    open(&mut zombie, "k", 99, b"zombie");
+    // What a read_uncommitted reader sees: the zombie's record last for `k`.
+    let mut scan = kafka::UncommittedScan::open(&bootstrap, &topic, 0).unwrap();
+    let mut last_of_k = None;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while last_of_k.is_none_or(|at| at < committed_end) && Instant::now() < deadline {
+        if let Some((key, at)) = scan.next(Duration::from_millis(500)).unwrap() {
+            if key == "k" {
+                last_of_k = Some(at);
+            }
+        }
+    }
+    assert!(
+        last_of_k.is_some_and(|at| at >= committed_end),
+        "read_uncommitted must see the open record of k after the committed one (last at {last_of_k:?}, committed end {committed_end})"
+    );
     let aborter = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(800));
         zombie.abort().expect("abort");
     });
     let read = kafka::recover(&bootstrap, &topic, 0, &harness::recovery_budget()).unwrap();
     aborter.join().unwrap();
-    assert_eq!(value_of(&read, "k"), Some((7, b"owner".to_vec())));
+    assert_eq!(
+        value_of(&read, "k"),
+        Some((7, b"owner".to_vec())),
+        "read_committed: nothing of the open transaction"
+    );
 }
 
+/// The groups the broker knows that hold a committed offset of `topic`'s partition 0, by name.
+fn groups_with_offsets_on(bootstrap: &str, topic: &str) -> Vec<String> {
+    let admin: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .unwrap();
+    let groups = admin
+        .fetch_group_list(None, Duration::from_secs(10))
+        .unwrap();
+    groups
+        .groups()
+        .iter()
+        .map(|g| g.name().to_string())
+        .filter(|g| {
+            kafka::committed_offset(bootstrap, g, topic, 0)
+                .unwrap()
+                .is_some()
+        })
+        .collect()
+}
+
+/// K-9, whatever the readers' group ids are named: after two recovery reads no group holds an
+/// offset of the snapshot topic. The check is shown able to fail first: a reader that commits
+/// (auto-commit on, as the old fixed-group reader had) leaves its group's offset on a topic of
+/// its own, and the check finds it.
 #[test]
 fn k9_the_recovery_reader_joins_no_group_and_commits_nothing() {
     let Some(broker) = broker_or_skip("k9_the_recovery_reader_joins_no_group") else {
         return;
     };
+    let (bootstrap, probe_topic) = snapshot_topic(broker, "k9-probe");
+    let mut p = producer(
+        &bootstrap,
+        &probe_topic,
+        "k9-probe",
+        Duration::from_secs(10),
+    );
+    commit(&mut p, "k", 3, b"v");
+    {
+        let committing: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("group.id", unique("k9-committing-reader"))
+            .set("enable.auto.commit", "true")
+            .set("isolation.level", "read_committed")
+            .create()
+            .unwrap();
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        tpl.add_partition_offset(&probe_topic, 0, rdkafka::Offset::Beginning)
+            .unwrap();
+        committing.assign(&tpl).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while committing.poll(Duration::from_millis(500)).is_none() && Instant::now() < deadline {}
+        committing
+            .commit_consumer_state(rdkafka::consumer::CommitMode::Sync)
+            .unwrap();
+    }
+    assert_eq!(
+        groups_with_offsets_on(&bootstrap, &probe_topic).len(),
+        1,
+        "the check finds a reader that commits"
+    );
+
     let (bootstrap, topic) = snapshot_topic(broker, "k9");
     let mut p = producer(&bootstrap, &topic, "k9", Duration::from_secs(10));
     commit(&mut p, "k", 3, b"v");
@@ -204,22 +286,10 @@ fn k9_the_recovery_reader_joins_no_group_and_commits_nothing() {
             "read from 0"
         );
     }
-    let admin: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .unwrap();
-    let groups = admin
-        .fetch_group_list(None, Duration::from_secs(10))
-        .unwrap();
-    let recovery: Vec<&str> = groups
-        .groups()
-        .iter()
-        .map(|g| g.name())
-        .filter(|n| n.starts_with(RECOVERY_GROUP_PREFIX))
-        .collect();
+    let holding = groups_with_offsets_on(&bootstrap, &topic);
     assert!(
-        recovery.is_empty(),
-        "the broker knows recovery groups: {recovery:?}"
+        holding.is_empty(),
+        "groups hold offsets of the snapshot topic after the recovery reads: {holding:?}"
     );
 }
 

@@ -1,9 +1,16 @@
 //! Stress and faults: concurrent sessions race on a handful of keys with offsets that mostly
-//! rise but lag at random (so both applied writes and stale ones happen all the time), for a
-//! bounded time, optionally killing and restarting the server mid-run. Afterwards every key must
-//! hold the highest acknowledged offset (or a higher write whose outcome was unknown), and the
-//! write that is stored must be one that was acknowledged or indeterminate — never one that was
-//! reported as a conflict or as failed.
+//! rise but lag at random (so both applied writes and stale ones happen all the time), and read
+//! keys now and then, for a bounded time, optionally killing and restarting the server mid-run.
+//!
+//! Every operation is recorded with when it was called and when it returned (never, when its
+//! outcome is unknown) and what its session was told: the run's whole [`History`], which the
+//! conformance layer judges against the model (`loadbearing-conform`'s `reliability`). This
+//! crate knows no model; it also checks the end state on its own, in the store's terms:
+//! afterwards every key must hold the highest acknowledged offset (or a higher write whose
+//! outcome was unknown), and the write that is stored must be one that was acknowledged or
+//! indeterminate — never one that was reported as a conflict or as failed. A stale write or a
+//! lost acknowledgement *during* the run, overwritten by later writes, is for the history's
+//! judge to see.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,6 +32,8 @@ pub struct StressConfig {
     pub lag: u64,
     /// Per mille of operations that are deletes.
     pub delete_per_mille: u64,
+    /// Per mille of operations that are reads of a key (recorded in the history).
+    pub read_per_mille: u64,
     /// Guarded, or last-write-wins to show the check is not vacuous.
     pub mode: Mode,
 }
@@ -37,6 +46,7 @@ impl Default for StressConfig {
             duration: Duration::from_secs(3),
             lag: 48,
             delete_per_mille: 150,
+            read_per_mille: 100,
             mode: Mode::Guarded,
         }
     }
@@ -61,6 +71,51 @@ struct Attempt {
     at: Duration,
 }
 
+/// What one operation of a run asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asked {
+    Persist { offset: u64, value: Vec<u8> },
+    Delete { offset: u64 },
+    Read,
+}
+
+/// What the session was told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Told {
+    Applied,
+    /// The guard refused the write: this offset is stored.
+    Conflict {
+        stored: u64,
+    },
+    /// Known not applied: nothing was sent, or the database refused the statement before it ran.
+    Failed,
+    /// Never answered: the write may or may not have landed. Its operation has no return.
+    Indeterminate,
+    /// What a read found.
+    Read(Read),
+    /// A read that failed: it observed nothing.
+    ReadFailed,
+}
+
+/// One operation of a run: which session, on which key, when it was called and returned
+/// (microseconds since the run began; `None`: it never returned), what it asked and was told.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub session: usize,
+    pub key: String,
+    pub call_us: u64,
+    pub ret_us: Option<u64>,
+    pub asked: Asked,
+    pub told: Told,
+}
+
+/// Every operation of a run, the final reads included, in no particular order: the order
+/// that matters is the one their times give.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    pub ops: Vec<Op>,
+}
+
 /// What a run did and what it found.
 #[derive(Debug, Default)]
 pub struct StressReport {
@@ -77,7 +132,12 @@ pub struct StressReport {
     pub fault: Option<String>,
     /// Writes acknowledged after the fault was over (the server back, the network healed).
     pub applied_after_fault: usize,
+    /// Reads during the run, and how many of them failed.
+    pub reads: usize,
+    pub reads_failed: usize,
     pub violations: Vec<Violation>,
+    /// The whole run, for the model to judge.
+    pub history: History,
 }
 
 /// What a faulted run's final state got wrong, by kind (the fault tests of other designs,
@@ -215,6 +275,7 @@ pub fn run_faulted(
     let back = AtomicBool::new(false);
     let applied_back = AtomicU64::new(0);
     let log: Mutex<Vec<Attempt>> = Mutex::new(Vec::new());
+    let history: Mutex<Vec<Op>> = Mutex::new(Vec::new());
     let fault_time: Mutex<Option<Duration>> = Mutex::new(None);
     let fault_at: Mutex<Option<Duration>> = Mutex::new(None);
     let options = StoreOptions {
@@ -227,7 +288,7 @@ pub fn run_faulted(
     let start = Instant::now();
     thread::scope(|scope| {
         for (w, store) in sessions.into_iter().enumerate() {
-            let (clock, stop, log, keys) = (&clock, &stop, &log, &keys);
+            let (clock, stop, log, keys, history) = (&clock, &stop, &log, &keys, &history);
             let (back, applied_back) = (&back, &applied_back);
             scope.spawn(move || {
                 // The workspace's one seeded generator (fastrand), one stream per writer.
@@ -235,9 +296,25 @@ pub fn run_faulted(
                     0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678_9ABC_DEF1),
                 );
                 let mut mine = Vec::new();
+                let mut ops = Vec::new();
                 let mut seq = 0u64;
+                let micros = |d: Duration| d.as_micros() as u64;
                 while !stop.load(Ordering::Relaxed) {
                     let key = rng.usize(..keys.len());
+                    if rng.u64(..1000) < cfg.read_per_mille {
+                        let call_us = micros(start.elapsed());
+                        let read = store.read(&keys[key]);
+                        let ret_us = micros(start.elapsed());
+                        ops.push(Op {
+                            session: w,
+                            key: keys[key].clone(),
+                            call_us,
+                            ret_us: Some(ret_us),
+                            asked: Asked::Read,
+                            told: read.map_or(Told::ReadFailed, Told::Read),
+                        });
+                        continue;
+                    }
                     let now = clock.fetch_add(1, Ordering::Relaxed);
                     let offset = now - rng.u64(..cfg.lag);
                     seq += 1;
@@ -246,10 +323,34 @@ pub fn run_faulted(
                     } else {
                         Some(format!("w{w}-s{seq}-o{offset}").into_bytes())
                     };
+                    let call_us = micros(start.elapsed());
                     let result = match &value {
                         Some(v) => store.persist(&keys[key], offset, v),
                         None => store.delete(&keys[key], offset),
                     };
+                    let answered_us = micros(start.elapsed());
+                    let (ret_us, told) = match &result {
+                        Ok(()) => (Some(answered_us), Told::Applied),
+                        Err(WriteError::Conflict(c)) => {
+                            (Some(answered_us), Told::Conflict { stored: c.stored })
+                        }
+                        Err(WriteError::Failed { .. }) => (Some(answered_us), Told::Failed),
+                        Err(WriteError::Indeterminate { .. }) => (None, Told::Indeterminate),
+                    };
+                    ops.push(Op {
+                        session: w,
+                        key: keys[key].clone(),
+                        call_us,
+                        ret_us,
+                        asked: match &value {
+                            Some(v) => Asked::Persist {
+                                offset,
+                                value: v.clone(),
+                            },
+                            None => Asked::Delete { offset },
+                        },
+                        told,
+                    });
                     let outcome = match result {
                         Ok(()) => {
                             if back.load(Ordering::Relaxed) {
@@ -278,6 +379,7 @@ pub fn run_faulted(
                     });
                 }
                 log.lock().unwrap().extend(mine);
+                history.lock().unwrap().extend(ops);
             });
         }
         scope.spawn(|| {
@@ -312,11 +414,14 @@ pub fn run_faulted(
         });
     });
     let attempts = log.into_inner().unwrap();
+    let mut ops = history.into_inner().unwrap();
     let fault_at = fault_at.into_inner().unwrap();
     let mut report = StressReport {
         attempts: attempts.len(),
         fault_lasted: fault_time.into_inner().unwrap(),
         fault: fault.map(|(what, _)| what.to_string()),
+        reads: ops.iter().filter(|o| o.asked == Asked::Read).count(),
+        reads_failed: ops.iter().filter(|o| o.told == Told::ReadFailed).count(),
         ..Default::default()
     };
     let back_at = fault_at
@@ -336,7 +441,27 @@ pub fn run_faulted(
         }
     }
     let reader = b.open(StoreOptions::guarded(), no_trace());
-    for (i, key) in keys.iter().enumerate() {
+    let final_reads: Vec<Result<Read, String>> = keys
+        .iter()
+        .map(|key| {
+            let call_us = start.elapsed().as_micros() as u64;
+            let read = read_with_retry(&*reader, key);
+            if let Ok(found) = &read {
+                // The final read is part of the history too: it happened after every write.
+                ops.push(Op {
+                    session: cfg.writers,
+                    key: key.clone(),
+                    call_us,
+                    ret_us: Some(start.elapsed().as_micros() as u64),
+                    asked: Asked::Read,
+                    told: Told::Read(found.clone()),
+                });
+            }
+            read
+        })
+        .collect();
+    report.history = History { ops };
+    for (i, (key, read)) in keys.iter().zip(final_reads).enumerate() {
         let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.key == i).collect();
         let acked_max = mine
             .iter()
@@ -350,7 +475,7 @@ pub fn run_faulted(
                 .map(|a| a.at);
             format!("acknowledged at {at:?} into the run, the fault at {fault_at:?}")
         };
-        let read = match read_with_retry(&*reader, key) {
+        let read = match read {
             Ok(r) => r,
             Err(e) => {
                 report.violations.push(Violation::new(

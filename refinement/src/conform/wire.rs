@@ -14,6 +14,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::history::Timed;
+
 /// The trace schema this checker reads and writes: version 2 is the typed, flat line.
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -25,6 +27,12 @@ pub trait TraceEvent: Clone + fmt::Debug + Serialize + DeserializeOwned {
 
     /// The action the event reports (its `action` tag), for reports.
     fn action(&self) -> &str;
+
+    /// Whether the event carries the outcome of what it did. In a history, an operation that
+    /// never returned (`"ret": null`) must carry none, and one that returned must carry one.
+    fn has_outcome(&self) -> bool {
+        true
+    }
 
     /// One line of NDJSON: the envelope and the event's fields.
     fn to_line(&self) -> String {
@@ -38,8 +46,13 @@ pub trait TraceEvent: Clone + fmt::Debug + Serialize + DeserializeOwned {
 
     /// Reads one line: the version first, then the vocabulary, then the event itself.
     fn from_line(line: &str) -> Result<Self, LineError> {
-        let mut fields: Map<String, Value> =
+        let fields: Map<String, Value> =
             serde_json::from_str(line).map_err(|e| LineError::NotJson(e.to_string()))?;
+        Self::from_fields(fields)
+    }
+
+    /// Reads the fields of one line (its times, if any, already taken out).
+    fn from_fields(mut fields: Map<String, Value>) -> Result<Self, LineError> {
         let version = fields.remove("v").and_then(|v| v.as_u64());
         if version != Some(SCHEMA_VERSION) {
             return Err(LineError::Version { found: version });
@@ -81,6 +94,11 @@ pub enum LineError {
     /// The vocabulary's own fields: an unknown action, a missing or unknown field, a value of
     /// the wrong type (serde's message says which).
     Event(String),
+    /// A history's times: `call` and `ret` missing, not whole numbers, `ret` before `call`, or
+    /// at odds with the outcome (the message says which).
+    Time(String),
+    /// The file holds no event at all: nothing to judge, which is no conformance.
+    NoEvents,
 }
 
 impl fmt::Display for LineError {
@@ -108,6 +126,8 @@ impl fmt::Display for LineError {
                 }
             ),
             LineError::Event(e) => write!(f, "not a step event: {e}"),
+            LineError::Time(e) => write!(f, "{e}"),
+            LineError::NoEvents => write!(f, "the trace holds no event: there is nothing to judge"),
         }
     }
 }
@@ -121,7 +141,11 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.error)
+        match self.error {
+            // Of the whole file, not of a line.
+            LineError::NoEvents => write!(f, "{}", self.error),
+            _ => write!(f, "line {}: {}", self.line, self.error),
+        }
     }
 }
 
@@ -139,4 +163,272 @@ pub fn parse_ndjson<E: TraceEvent>(text: &str) -> Result<Vec<E>, TraceError> {
 
 pub fn to_ndjson<E: TraceEvent>(events: &[E]) -> String {
     events.iter().map(|e| e.to_line() + "\n").collect()
+}
+
+/// A trace as recorded: a sequence (the order the events happened in), or a history
+/// (operations with call and return times, whose file order means nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trace<E> {
+    Sequence(Vec<E>),
+    History(Vec<Timed<E>>),
+}
+
+impl<E> Trace<E> {
+    pub fn len(&self) -> usize {
+        match self {
+            Trace::Sequence(events) => events.len(),
+            Trace::History(ops) => ops.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Reads an NDJSON trace of one vocabulary, a sequence or a history: a trace whose events carry
+/// `call` is a history, and then every event must carry `call` and `ret` (a whole number, or
+/// `null` for an operation that never returned, which carries no outcome). Blank lines are
+/// skipped; anything malformed is an error that names its line.
+pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
+    let mut sequence = Vec::new();
+    let mut history = Vec::new();
+    let mut first_kind: Option<(bool, usize)> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |error| TraceError { line: i + 1, error };
+        let mut fields: Map<String, Value> =
+            serde_json::from_str(line).map_err(|e| at(LineError::NotJson(e.to_string())))?;
+        let call = fields.remove("call");
+        let ret = fields.remove("ret");
+        let timed = call.is_some();
+        match first_kind {
+            None => first_kind = Some((timed, i + 1)),
+            Some((kind, first)) if kind != timed => {
+                return Err(at(LineError::Time(if timed {
+                    format!("`call` here, but line {first} has none: in a history every event carries `call` and `ret`, in a sequence none does")
+                } else {
+                    format!("no `call`, but line {first} has one: in a history every event carries `call` and `ret`")
+                })))
+            }
+            Some(_) => {}
+        }
+        if !timed {
+            if ret.is_some() {
+                return Err(at(LineError::Time(
+                    "`ret` without `call`: an operation of a history carries both".into(),
+                )));
+            }
+            sequence.push(E::from_fields(fields).map_err(at)?);
+            continue;
+        }
+        let call = time(call.as_ref(), "call").map_err(at)?;
+        let ret = match ret {
+            None => {
+                return Err(at(LineError::Time(
+                    "no `ret`: give the return time, or `\"ret\": null` for an operation that never returned".into(),
+                )))
+            }
+            Some(Value::Null) => None,
+            Some(v) => Some(time(Some(&v), "ret").map_err(at)?),
+        };
+        let event = E::from_fields(fields).map_err(at)?;
+        match ret {
+            Some(r) if r < call => {
+                return Err(at(LineError::Time(format!(
+                    "`ret` {r} is before `call` {call}"
+                ))))
+            }
+            Some(_) if !event.has_outcome() => {
+                return Err(at(LineError::Time(
+                    "a `ret` on an operation with no outcome: one that returned says what it did; one that never returned has `\"ret\": null`".into(),
+                )))
+            }
+            None if event.has_outcome() => {
+                return Err(at(LineError::Time(
+                    "`\"ret\": null` on an operation with an outcome: one that never returned cannot know what it did".into(),
+                )))
+            }
+            _ => {}
+        }
+        history.push(Timed {
+            call,
+            ret,
+            event,
+            line: i + 1,
+        });
+    }
+    match first_kind {
+        Some((true, _)) => Ok(Trace::History(history)),
+        Some((false, _)) => Ok(Trace::Sequence(sequence)),
+        None => Err(TraceError {
+            line: 0,
+            error: LineError::NoEvents,
+        }),
+    }
+}
+
+/// A time of a history: a whole number (of any unit, one clock for the whole trace).
+fn time(value: Option<&Value>, field: &str) -> Result<u64, LineError> {
+    value.and_then(Value::as_u64).ok_or_else(|| {
+        LineError::Time(format!(
+            "`{field}` is {}, not a whole number of the trace's clock",
+            value.map_or("missing".to_string(), Value::to_string)
+        ))
+    })
+}
+
+#[derive(Serialize)]
+struct TimedLine<'a, E> {
+    v: u64,
+    vocabulary: &'static str,
+    call: u64,
+    ret: Option<u64>,
+    #[serde(flatten)]
+    event: &'a E,
+}
+
+/// One line of a history: the envelope, the times, and the event.
+pub fn to_history_line<E: TraceEvent>(op: &Timed<E>) -> String {
+    serde_json::to_string(&TimedLine {
+        v: SCHEMA_VERSION,
+        vocabulary: E::VOCABULARY,
+        call: op.call,
+        ret: op.ret,
+        event: &op.event,
+    })
+    .expect("trace events serialize")
+}
+
+pub fn to_history_ndjson<E: TraceEvent>(ops: &[Timed<E>]) -> String {
+    ops.iter().map(|op| to_history_line(op) + "\n").collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vocabulary of one write, whose outcome is optional (absent: it never returned).
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(tag = "action", deny_unknown_fields)]
+    enum Ev {
+        Write {
+            value: u8,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            ok: Option<bool>,
+        },
+    }
+
+    impl TraceEvent for Ev {
+        const VOCABULARY: &'static str = "test";
+
+        fn action(&self) -> &str {
+            "Write"
+        }
+
+        fn has_outcome(&self) -> bool {
+            let Ev::Write { ok, .. } = self;
+            ok.is_some()
+        }
+    }
+
+    fn line(rest: &str) -> String {
+        format!(r#"{{"v":2,"vocabulary":"test","action":"Write","value":1{rest}}}"#)
+    }
+
+    fn error(text: &str) -> (usize, String) {
+        let err = parse_trace::<Ev>(text).unwrap_err();
+        (err.line, err.to_string())
+    }
+
+    #[test]
+    fn a_trace_with_call_is_a_history_and_round_trips() {
+        let text = [
+            line(r#","ok":true,"call":3,"ret":5"#),
+            line(r#","call":4,"ret":null"#),
+        ]
+        .join("\n");
+        let Trace::History(ops) = parse_trace::<Ev>(&text).unwrap() else {
+            panic!("a history");
+        };
+        assert_eq!((ops[0].call, ops[0].ret, ops[0].line), (3, Some(5), 1));
+        assert_eq!((ops[1].call, ops[1].ret), (4, None));
+        let Trace::History(again) = parse_trace::<Ev>(&to_history_ndjson(&ops)).unwrap() else {
+            panic!("a history");
+        };
+        assert_eq!(
+            again.iter().map(|o| (o.call, o.ret)).collect::<Vec<_>>(),
+            [(3, Some(5)), (4, None)]
+        );
+        assert!(to_history_line(&ops[1]).contains(r#""call":4,"ret":null"#));
+    }
+
+    #[test]
+    fn a_trace_without_call_is_a_sequence() {
+        let Trace::Sequence(events) = parse_trace::<Ev>(&line(r#","ok":true"#)).unwrap() else {
+            panic!("a sequence");
+        };
+        assert_eq!(events.len(), 1);
+    }
+
+    #[test]
+    fn bad_times_are_refused_naming_the_line_and_the_reason() {
+        let cases = [
+            (
+                line(r#","ok":true,"call":5,"ret":3"#),
+                "`ret` 3 is before `call` 5",
+            ),
+            (
+                line(r#","ok":true,"call":"soon","ret":3"#),
+                "`call` is \"soon\", not a whole number",
+            ),
+            (
+                line(r#","ok":true,"call":1.5,"ret":3"#),
+                "`call` is 1.5, not a whole number",
+            ),
+            (
+                line(r#","ok":true,"call":-1,"ret":3"#),
+                "`call` is -1, not a whole number",
+            ),
+            (
+                line(r#","call":1,"ret":3"#),
+                "a `ret` on an operation with no outcome",
+            ),
+            (
+                line(r#","ok":true,"call":1,"ret":null"#),
+                "on an operation with an outcome",
+            ),
+            (line(r#","ok":true,"call":1"#), "no `ret`"),
+            (line(r#","ok":true,"ret":1"#), "`ret` without `call`"),
+        ];
+        for (bad, why) in cases {
+            let (at, message) = error(&format!("\n{bad}"));
+            assert_eq!(at, 2, "{bad}");
+            assert!(message.contains(why), "{bad}: {message}");
+        }
+        // Mixing: every event of a history carries call.
+        let (at, message) = error(
+            &[
+                line(r#","ok":true,"call":1,"ret":2"#),
+                line(r#","ok":true"#),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(at, 2);
+        assert!(message.contains("line 1 has one"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_trace_is_refused() {
+        for empty in ["", "\n\n  \n"] {
+            let err = parse_trace::<Ev>(empty).unwrap_err();
+            assert_eq!(err.error, LineError::NoEvents);
+            assert_eq!(
+                err.to_string(),
+                "the trace holds no event: there is nothing to judge"
+            );
+        }
+    }
 }
