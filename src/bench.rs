@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use loadbearing_refinement::{Options, Outcome};
-use loadbearing_specs::knobs::Value;
+use loadbearing_specs::infra::knobs::Value;
 
 use loadbearing_expected::run::{distributable, run, run_distributed, Judged};
 use loadbearing_expected::suite::{override_constants, Config};

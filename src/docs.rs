@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use loadbearing_registry::{self as registry, ModelEntry};
-use loadbearing_specs::knobs::Kind;
+use loadbearing_specs::infra::knobs::Kind;
 use loadbearing_specs::Under;
 
 use crate::render::constants_text;

@@ -967,7 +967,7 @@ fn conform_file(
     sets: &[String],
     format: ResultFormat,
 ) -> Result<Verdict, BadInput> {
-    use loadbearing_specs::knobs::Constants;
+    use loadbearing_specs::infra::knobs::Constants;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let configs = load(suite_path)?;
     let (model_name, mut given) = match suite::find(&configs, model) {

@@ -1,6 +1,6 @@
 //! `loadbearing run-actors SYSTEM`: an actor model's own code run for real, each actor a thread
 //! with a UDP socket on loopback (`stateright::actor::spawn`), every delivery and timeout
-//! logged as a line of the `actors` trace vocabulary (specs/src/actor_trace.rs), and the log
+//! logged as a line of the `actors` trace vocabulary (specs/src/infra/actors/trace.rs), and the log
 //! then validated against the actor model by the conformance checker, the same one
 //! `loadbearing conform --trace FILE --model CONFIG` runs on a file.
 
@@ -13,11 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadbearing_refinement::conform::{to_ndjson, validate, Conform, Limits};
-use loadbearing_specs::actor_trace::ActorEvent;
-use loadbearing_specs::vocab::{Cell, Offsets, Ops};
-use loadbearing_specs::{
-    cassandra_actors, epoch_actors, group_commit_actors, kafka_actors, ssi_actors,
-};
+use loadbearing_specs::cassandra::actors as cassandra_actors;
+use loadbearing_specs::epoch::actors as epoch_actors;
+use loadbearing_specs::group_commit::actors as group_commit_actors;
+use loadbearing_specs::infra::actors::trace::ActorEvent;
+use loadbearing_specs::infra::vocab::{Cell, Offsets, Ops};
+use loadbearing_specs::kafka::actors as kafka_actors;
+use loadbearing_specs::ssi::actors as ssi_actors;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stateright::actor::{spawn, Actor, Command, Id, Out};
@@ -438,7 +440,7 @@ fn run_group_commit(millis: u64) -> Result<RunReport, RunActorsError> {
 
 /// The fixed SSI engine under the write skew's two transactions, on a racing network.
 fn run_ssi(millis: u64) -> Result<RunReport, RunActorsError> {
-    use loadbearing_specs::knobs::{Params, Resolved, Value};
+    use loadbearing_specs::infra::knobs::{Params, Resolved, Value};
     use ssi_actors::{actor_name, SsiActors, SsiActorsParams};
     let given = [
         ("Workload".to_string(), Value::Name("write_skew".into())),

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use loadbearing_expected::suite::Config;
-use loadbearing_specs::knobs::Value;
+use loadbearing_specs::infra::knobs::Value;
 
 /// Where TLC is and which models it checks.
 pub struct Tlc {

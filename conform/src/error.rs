@@ -110,7 +110,7 @@ pub enum ConfigProblem {
     Engine(String),
     /// The config's constants do not build the model asked for.
     #[error("its constants do not build the model: {0}")]
-    Constants(loadbearing_specs::knobs::KnobError),
+    Constants(loadbearing_specs::infra::knobs::KnobError),
 }
 
 /// An implementation value outside what the model can represent.

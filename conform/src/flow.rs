@@ -19,11 +19,11 @@ use loadbearing_impls::flow::{
 };
 use loadbearing_impls::trace::{Recorder, Step};
 use loadbearing_impls::{Mode, SnapshotStore, WriteError};
+use loadbearing_specs::cassandra::model::{Cassandra, CassandraAction, CassandraState};
 use loadbearing_specs::cassandra::trace::FlowEvent;
-use loadbearing_specs::cassandra::{Cassandra, CassandraAction, CassandraState};
+use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
+use loadbearing_specs::replay_fence::model::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::replay_fence::trace::ReplayEvent;
-use loadbearing_specs::replay_fence::{ReplayAction, ReplayFence, ReplayState};
-use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use stateright::Model;
 
 use crate::backend::BackendKind;

@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use loadbearing_impls_kafka::flow::{FlowRegistry, TearDown, TeardownMode};
 use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep};
-use loadbearing_specs::flows_alive::trace::FlowsEvent;
-use loadbearing_specs::flows_alive::{FlowsAction, FlowsAlive, Partitions};
+use loadbearing_specs::flows::alive::{FlowsAction, FlowsAlive, Partitions};
+use loadbearing_specs::flows::alive_trace::FlowsEvent;
 use stateright::Model as _;
 
 use crate::backend::BackendKind;

@@ -23,8 +23,8 @@ use loadbearing_impls_kafka::group_commit::{
     InputPartition, MemProducer, SnapshotWrite, Ticket, TxnProducer,
 };
 use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer, SharedKafkaTracer, TxnOutcome};
+use loadbearing_specs::group_commit::model::{GcAction, GcState, GroupCommit as Model, Pc};
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
-use loadbearing_specs::group_commit::{GcAction, GcState, GroupCommit as Model, Pc};
 use stateright::Model as _;
 
 use crate::backend::BackendKind;

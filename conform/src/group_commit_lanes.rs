@@ -32,8 +32,8 @@ use loadbearing_impls_kafka::group_commit::{
     TxnProducer,
 };
 use loadbearing_impls_kafka::trace::{KafkaStep, SharedKafkaTracer, TxnOutcome};
-use loadbearing_specs::group_commit_lanes::trace::LanesEvent;
-use loadbearing_specs::group_commit_lanes::{GroupCommitLanes, LanesAction};
+use loadbearing_specs::group_commit::lanes::{GroupCommitLanes, LanesAction};
+use loadbearing_specs::group_commit::lanes_trace::LanesEvent;
 
 use crate::backend::BackendKind;
 use crate::error::Error;

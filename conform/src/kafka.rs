@@ -55,10 +55,10 @@ use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
 use crate::group_commit::{outcome_of, PRODUCERS};
-use loadbearing_specs::epoch::{Epoch, EpochAction};
-use loadbearing_specs::kafka::{Kafka, KafkaAction, KafkaState};
+use loadbearing_specs::epoch::model::{Epoch, EpochAction};
+use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
+use loadbearing_specs::kafka::model::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
-use loadbearing_specs::vocab::{Cell, Offsets, Op, Ops};
 use loadbearing_specs::Configured;
 use stateright::Model;
 

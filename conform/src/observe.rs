@@ -1,7 +1,7 @@
 //! An implementation's stored values as the models' cells: what every harness compares.
 
 use loadbearing_impls::Read;
-use loadbearing_specs::vocab::{Cell, Offsets};
+use loadbearing_specs::infra::vocab::{Cell, Offsets};
 
 use crate::error::ValueError;
 

@@ -22,8 +22,8 @@ use loadbearing_impls_kafka::recovery::{
     read_to_target, Clock, Deployment, Ends, LogError, RecoveryBudget, RecoveryError, SnapshotLog,
     SnapshotRecord, TripRule,
 };
-use loadbearing_specs::recovery_deadline::trace::DeadlineEvent;
-use loadbearing_specs::recovery_deadline::{DeadlineAction, RecoveryDeadline};
+use loadbearing_specs::recovery::deadline::{DeadlineAction, RecoveryDeadline};
+use loadbearing_specs::recovery::deadline_trace::DeadlineEvent;
 
 use crate::backend::BackendKind;
 use crate::error::Error;

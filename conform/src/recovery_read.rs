@@ -28,9 +28,9 @@
 
 use std::time::Duration;
 
-use loadbearing_specs::recovery_log::{EnvAction, Environment, Indexes};
-use loadbearing_specs::recovery_read::trace::ReadEvent;
-use loadbearing_specs::recovery_read::{ReadAction, RecoveryRead};
+use loadbearing_specs::recovery::log::{EnvAction, Environment, Indexes};
+use loadbearing_specs::recovery::read::{ReadAction, RecoveryRead};
+use loadbearing_specs::recovery::read_trace::ReadEvent;
 
 use crate::backend::BackendKind;
 use crate::error::Error;

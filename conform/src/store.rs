@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
-use loadbearing_specs::cas_first_write::{CasFirstWrite, Row};
-use loadbearing_specs::cas_first_write_atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
+use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
+use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use stateright::Model;
 

@@ -30,8 +30,8 @@ use loadbearing_impls_kafka::group_commit::{
     InputPartition, MemProducer, TxnProducer,
 };
 use loadbearing_impls_kafka::trace::no_trace;
-use loadbearing_specs::token_sync::trace::TokenEvent;
-use loadbearing_specs::token_sync::{TokenAction, TokenSync};
+use loadbearing_specs::flows::token_sync::{TokenAction, TokenSync};
+use loadbearing_specs::flows::token_sync_trace::TokenEvent;
 
 use crate::backend::BackendKind;
 use crate::error::Error;

@@ -4,7 +4,7 @@
 //! a config that says so must contradict one.
 
 use serde::Deserialize;
-use specs::knobs::Value;
+use specs::infra::knobs::Value;
 
 use crate::suite::Config;
 

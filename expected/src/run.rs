@@ -7,7 +7,7 @@ use loadbearing_refinement::{
     check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
 };
 use loadbearing_registry as registry;
-use loadbearing_specs::knobs::KnobError;
+use loadbearing_specs::infra::knobs::KnobError;
 use loadbearing_specs::Configured;
 
 use crate::suite::{Config, Expected};

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use loadbearing_registry::{self as registry, ModelEntry};
-use loadbearing_specs::knobs::{Constants, KnobError, Resolved, Value};
+use loadbearing_specs::infra::knobs::{Constants, KnobError, Resolved, Value};
 use serde::{Deserialize, Serialize};
 
 /// What a config must do.

@@ -37,5 +37,4 @@ pub use path::Path;
 pub use refinement::{Refinement, StepMatch};
 pub use report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 pub use shown::{ShownAbstractStep, ShownPath, ShownStep};
-pub use spec::{EventuallyAlways, Spec, Variables};
-pub use symmetry::Symmetry;
+pub use spec::{EventuallyAlways, Spec, Symmetry, Variables};

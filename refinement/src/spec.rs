@@ -6,7 +6,15 @@ use std::hash::Hash;
 use stateright::Model;
 
 use crate::refinement::Refinement;
-use crate::symmetry::Symmetry;
+
+/// A set of interchangeable values of one model instance: its name as the spec gives it
+/// (`Writers`) and how many it holds. A spec declares its own (`Spec::symmetries`); the
+/// reduction by them is `symmetry`'s.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symmetry {
+    pub name: &'static str,
+    pub size: usize,
+}
 
 /// A state's variables by the spec's names, rendered as values a person reads.
 pub type Variables = Vec<(&'static str, String)>;

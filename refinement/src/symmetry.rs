@@ -10,14 +10,6 @@
 use crate::fingerprint::fingerprint;
 use crate::spec::Spec;
 
-/// A set of interchangeable values of one model instance: its name as the spec gives it
-/// (`Writers`) and how many it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Symmetry {
-    pub name: &'static str,
-    pub size: usize,
-}
-
 /// How states are keyed in the visited set: by fingerprint, or by the orbit's least one.
 pub struct Keys<'a, M: Spec> {
     model: &'a M,

@@ -1,46 +1,34 @@
-//! The models of loadbearing, one module per TLA+ spec of the single-writer suite (kafka-flow PR #828) and the SSI model.
+//! The models of loadbearing, by family: the TLA+ specs of the single-writer suites (kafka-flow
+//! PR #828, the tower, and PR #835), their actor models, and the SSI model. A family's module
+//! holds its versions, its actor model and its trace vocabulary, each model beside its
+//! description (`<module>.md`, its `Configured::DOC`).
 //!
 //! The single-writer tower: `SingleWriterStore` at the top; `Cassandra`, `Kafka` and the rejected
 //! `Epoch` refine it (or must fail to); `CasFirstWrite` refines `CasFirstWriteAtomic`;
 //! `ReplayFence` and `GroupCommit` are lemmas under Cassandra and Kafka.
 
-pub mod actor_common;
-pub mod actor_trace;
-pub mod cas_first_write;
-pub mod cas_first_write_atomic;
+// The model families, each with its versions (the #828 tower's, the #835 suite's), its actor
+// model and its trace vocabulary.
 pub mod cassandra;
-pub mod cassandra_835;
-pub mod cassandra_actors;
-pub mod conform_common;
 pub mod epoch;
-pub mod epoch_actors;
 pub mod first_write;
-pub mod flows_alive;
-pub mod flush_cell;
+pub mod flows;
 pub mod group_commit;
-pub mod group_commit_actors;
-pub mod group_commit_lanes;
-pub mod guard;
 pub mod kafka;
-pub mod kafka_835;
-pub mod kafka_actors;
-pub mod knobs;
-pub mod one_key;
-pub mod recovery_deadline;
-pub mod recovery_log;
-pub mod recovery_read;
-pub mod recovery_read_atomic;
+pub mod recovery;
 pub mod replay_fence;
-pub mod single_writer_store;
 pub mod ssi;
-pub mod ssi_actors;
-pub mod token_sync;
-pub mod vocab;
+pub mod store;
+
+// What the models are built from: knobs, guards, the single-writer vocabulary, the actor
+// models' network and trace; and what the one-key backends (Cassandra, Kafka, Epoch) share.
+pub mod infra;
+pub mod one_key;
 
 use loadbearing_refinement::Spec;
 
-pub use guard::{Guard, Setting};
-use knobs::{Constants, KnobError, Params, Resolved};
+pub use infra::guard::{Guard, Setting};
+use infra::knobs::{Constants, KnobError, Params, Resolved};
 
 /// A finer model's place under a backend: the backend's step it spells out in finer grain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

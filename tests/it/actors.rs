@@ -4,7 +4,7 @@
 use loadbearing::suite::{self, Config, Expected};
 use loadbearing::trace;
 use loadbearing_refinement::{Options, Outcome};
-use loadbearing_specs::knobs::Value;
+use loadbearing_specs::infra::knobs::Value;
 
 fn config(name: &str) -> Config {
     suite::built_in()

@@ -9,8 +9,8 @@ use loadbearing::conform::{
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
-use loadbearing_specs::cas_first_write_atomic::CasFirstWriteAtomic;
-use loadbearing_specs::knobs::{Constants, Value};
+use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
+use loadbearing_specs::infra::knobs::{Constants, Value};
 use loadbearing_specs::ssi::trace::{SsiEvent as E, Txn};
 use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
@@ -483,7 +483,8 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
         .into_iter()
         .filter(|c| c.model == "SSI" && c.expected.to_string().starts_with("violates"))
         .filter(|c| {
-            c.given.get("VisibleAtRecord") != Some(&loadbearing_specs::knobs::Value::Bool(true))
+            c.given.get("VisibleAtRecord")
+                != Some(&loadbearing_specs::infra::knobs::Value::Bool(true))
         })
         .count();
     assert_eq!(result.replays.len(), must_fail);

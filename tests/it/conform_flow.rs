@@ -10,11 +10,11 @@ use loadbearing::conform::{
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::cassandra::model::Cassandra;
 use loadbearing_specs::cassandra::trace::FlowEvent;
-use loadbearing_specs::cassandra::Cassandra;
+use loadbearing_specs::infra::vocab::{Cell, Offsets, Op};
+use loadbearing_specs::replay_fence::model::ReplayFence;
 use loadbearing_specs::replay_fence::trace::ReplayEvent;
-use loadbearing_specs::replay_fence::ReplayFence;
-use loadbearing_specs::vocab::{Cell, Offsets, Op};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::SQLITE, traces, 2, seed)
@@ -63,7 +63,7 @@ fn the_flow_traces_exercise_the_guard() {
     let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "exercise").unwrap();
     let mut rng = Seeded::new(3);
     let traces = guarded_traces(20, |round| {
-        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        let log = loadbearing_specs::infra::vocab::Ops((rng.below(32) as u32) << 1);
         flow::flow_trace(&factory, &format!("k{round}"), log, &mut rng).unwrap()
     });
     let zombie_writes = traces
@@ -113,7 +113,7 @@ fn racing_flows_overlap_and_conform() {
     let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "racing").unwrap();
     let mut rng = Seeded::new(5);
     let traces = guarded_traces(40, |round| {
-        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        let log = loadbearing_specs::infra::vocab::Ops((rng.below(32) as u32) << 1);
         flow::racing_flow_trace(&factory, &format!("r{round}"), log, rng.next_u64()).unwrap()
     });
     // A zombie's write between two of the owner's folds: the flows overlapped.
@@ -407,7 +407,7 @@ fn a_flow_run_replays_from_its_seed() {
     let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "seeded").unwrap();
     let trace = |seed: u64, key: &str| {
         let mut rng = Seeded::new(seed);
-        let log = loadbearing_specs::vocab::Ops((rng.below(32) as u32) << 1);
+        let log = loadbearing_specs::infra::vocab::Ops((rng.below(32) as u32) << 1);
         flow::flow_trace(&factory, key, log, &mut rng).unwrap()
     };
     assert_eq!(trace(41, "a"), trace(41, "b"));
@@ -423,7 +423,7 @@ fn conform_checks_a_flow_trace_file_against_cassandra() {
     let factory = StoreFactory::new(Backend::SQLITE, Mode::Guarded, "file").unwrap();
     let mut rng = Seeded::new(5);
     // persist, persist, persist: the owner reaches Snap(3, {1,2,3}) unless fenced.
-    let log = loadbearing_specs::vocab::Ops(0);
+    let log = loadbearing_specs::infra::vocab::Ops(0);
     let mut events = flow::flow_trace(&factory, "k", log, &mut rng).unwrap();
     let fits = dir.join("flow.ndjson");
     std::fs::write(&fits, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();

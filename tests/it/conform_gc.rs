@@ -6,8 +6,8 @@ use crate::common;
 use loadbearing::conform::{self, group_commit::events_of, targets, Backend, Settings};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_specs::group_commit::model::GroupCommit;
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
-use loadbearing_specs::group_commit::GroupCommit;
 
 fn memory(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::MEMORY, traces, 8, seed)

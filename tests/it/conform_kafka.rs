@@ -4,8 +4,8 @@
 use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
 use loadbearing::conform::{self, targets, Backend, Seeded, Settings, Target};
 use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
+use loadbearing_specs::infra::vocab::Op;
 use loadbearing_specs::kafka::trace::KafkaEvent;
-use loadbearing_specs::vocab::Op;
 
 /// Whether the event is a zombie commit that was accepted (`Some(true)`) or refused.
 fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
@@ -16,8 +16,8 @@ fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
 }
 
 use crate::common::loadbearing;
-use loadbearing_specs::epoch::Epoch;
-use loadbearing_specs::kafka::Kafka;
+use loadbearing_specs::epoch::model::Epoch;
+use loadbearing_specs::kafka::model::Kafka;
 
 fn memory(traces: usize, seed: u64) -> Settings {
     Settings {
@@ -263,7 +263,7 @@ fn the_epoch_counterexample_is_the_late_init_then_a_stale_commit() {
     assert!(init < commit);
     // The stale snapshot at the higher offset lands, then the live owner's lower one: the
     // topic's record for the key moves back. The guarded design never holds the stale one.
-    let shown = |topics: &[loadbearing_specs::vocab::Cell]| -> Vec<String> {
+    let shown = |topics: &[loadbearing_specs::infra::vocab::Cell]| -> Vec<String> {
         topics.iter().map(|c| c.to_string()).collect()
     };
     let broken = shown(&cx.broken.topics);

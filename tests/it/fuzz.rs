@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loadbearing_registry as registry;
-use loadbearing_specs::knobs::Constants;
+use loadbearing_specs::infra::knobs::Constants;
 use loadbearing_specs::ssi::file;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenario};

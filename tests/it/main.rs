@@ -6,6 +6,7 @@
 mod common;
 
 mod actors;
+mod architecture;
 mod browser;
 mod cli;
 mod conform;

@@ -3,8 +3,8 @@
 //! models that read traces names each once.
 
 use loadbearing_registry::{conformance, conformance_models, models};
-use loadbearing_specs::guard::check_guards;
-use loadbearing_specs::knobs::{Constants, Kind, Knob, Value};
+use loadbearing_specs::infra::guard::check_guards;
+use loadbearing_specs::infra::knobs::{Constants, Kind, Knob, Value};
 
 #[test]
 fn the_conformance_table_names_every_trace_model_once() {

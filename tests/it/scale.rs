@@ -72,11 +72,11 @@ fn a_counterexample_under_symmetry_is_a_concrete_path() {
     assert_eq!(shown.steps.len(), unreduced.steps.len());
     let model = with
         .report
-        .model::<loadbearing_specs::cas_first_write::CasFirstWrite>()
+        .model::<loadbearing_specs::first_write::compound::CasFirstWrite>()
         .unwrap();
     let path = &with
         .report
-        .typed::<loadbearing_specs::cas_first_write::CasFirstWrite>()
+        .typed::<loadbearing_specs::first_write::compound::CasFirstWrite>()
         .unwrap()
         .counterexample
         .as_ref()
@@ -95,7 +95,7 @@ fn a_counterexample_under_symmetry_is_a_concrete_path() {
 #[test]
 fn each_model_names_one_representative_per_orbit() {
     use loadbearing_refinement::symmetry::check_canonical;
-    use loadbearing_specs::cas_first_write::CasFirstWrite;
+    use loadbearing_specs::first_write::compound::CasFirstWrite;
     use stateright::Model;
     let configs = suite::built_in().expect("the shipped suite loads");
     let config = suite::find(&configs, "kafka-flow-828/casfw_3w").unwrap();

@@ -4,8 +4,8 @@
 use loadbearing::run::{run, run_typed};
 use loadbearing::suite::{self, override_constants, parse_set, Config, Expected};
 use loadbearing_refinement::{Options, Outcome};
-use loadbearing_specs::epoch::Epoch;
-use loadbearing_specs::single_writer_store::SwsState;
+use loadbearing_specs::epoch::model::Epoch;
+use loadbearing_specs::store::model::SwsState;
 
 fn configs() -> Vec<Config> {
     suite::built_in().expect("the shipped suite loads")

@@ -9,13 +9,13 @@
 //! {"v":2,"vocabulary":"flow","action":"Handover","resumeAt":0,"ownerState":[],"stored":{"kind":"tomb","offset":2}}
 //! ```
 //!
-//! `Handover` is the evolved model's (Cassandra835, `cassandra_835::conform`): the 24-config
+//! `Handover` is the evolved model's (Cassandra835, `conform_835`): the 24-config
 //! model has no handover, and a trace with one diverges from it.
 
 use loadbearing_refinement::conform::TraceEvent;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Cell, Offsets, Op};
+use crate::infra::vocab::{Cell, Offsets, Op};
 
 /// What a flow's flush did: the offset and op it folded, and (each optional: what is missing
 /// is searched) whether the write landed, the offset it carried, the row read back.
@@ -123,13 +123,13 @@ impl FlowEvent {
 }
 
 /// The event logs a flow trace allows: every offset a write names fixes its op, the others
-/// stay open ([`crate::conform_common::revealed_logs`]).
-pub(crate) fn logs_of(max_offset: u8, events: &[FlowEvent]) -> Vec<crate::vocab::Ops> {
+/// stay open ([`crate::one_key::conform::revealed_logs`]).
+pub(crate) fn logs_of(max_offset: u8, events: &[FlowEvent]) -> Vec<crate::infra::vocab::Ops> {
     let reveals = events
         .iter()
         .filter_map(FlowEvent::write)
         .map(|w| (w.offset, w.op));
-    crate::conform_common::revealed_logs(max_offset, reveals)
+    crate::one_key::conform::revealed_logs(max_offset, reveals)
 }
 
 impl TraceEvent for FlowEvent {

@@ -13,7 +13,7 @@ use std::fmt;
 use loadbearing_refinement::conform::TraceEvent;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Cell, Offsets, Op};
+use crate::infra::vocab::{Cell, Offsets, Op};
 
 /// How a transaction ended, as the implementation reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

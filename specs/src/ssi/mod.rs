@@ -1,5 +1,6 @@
 #![doc = include_str!("ssi.md")]
 
+pub mod actors;
 pub mod anomaly;
 pub mod conform;
 pub mod explore;
@@ -14,7 +15,7 @@ use std::fmt;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
-use crate::knobs::{Choice, Choices, Flag, Knob, KnobError, Params, Resolved};
+use crate::infra::knobs::{Choice, Choices, Flag, Knob, KnobError, Params, Resolved};
 use crate::{Configured, Guard};
 use workload::{eval, Stmt, Workload};
 

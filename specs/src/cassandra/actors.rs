@@ -1,0 +1,1099 @@
+#![doc = include_str!("actors.md")]
+
+use std::borrow::Cow;
+use std::fmt;
+
+use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use serde::{Deserialize, Serialize};
+use stateright::actor::{
+    Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Out,
+};
+use stateright::{Model, Property};
+
+pub use crate::infra::actors::NetKind;
+use crate::infra::actors::{in_flight, message_step, messages, swimlane, OwnerMemory};
+
+use crate::cassandra::model::{Cassandra, CassandraState};
+use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::one_key::{self, OneKey};
+use crate::{Configured, Guard};
+
+/// The store node, the owner flow and the zombie flow, by actor id.
+pub const STORE: usize = 0;
+pub const OWNER: usize = 1;
+pub const ZOMBIE: usize = 2;
+
+pub fn actor_name(id: Id) -> &'static str {
+    match usize::from(id) {
+        STORE => "store",
+        OWNER => "owner",
+        _ => "zombie",
+    }
+}
+
+/// A row on the wire: a [`Cell`] that messages can order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Row {
+    pub present: bool,
+    pub deleted: bool,
+    pub offset: u8,
+    pub contents: u32,
+}
+
+impl From<Cell> for Row {
+    fn from(c: Cell) -> Row {
+        Row {
+            present: c.present,
+            deleted: c.deleted,
+            offset: c.offset,
+            contents: c.contents.0,
+        }
+    }
+}
+
+impl From<Row> for Cell {
+    fn from(r: Row) -> Cell {
+        Cell {
+            present: r.present,
+            deleted: r.deleted,
+            offset: r.offset,
+            contents: Offsets(r.contents),
+        }
+    }
+}
+
+/// One LWT of a write: the single conditional write, or a round of the compound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Round {
+    /// `UPDATE … IF offset <= o` that also inserts an absent row: the shared-state spec's write.
+    Lwt,
+    /// The compound's first round: `UPDATE … IF offset <= o`, not applied to an absent row.
+    Update,
+    /// `INSERT … IF NOT EXISTS`.
+    Insert,
+    /// The compound's retry of the conditional UPDATE after losing the INSERT race.
+    RetryUpdate,
+}
+
+/// Why an LWT did not apply, or that it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Outcome {
+    Applied,
+    /// Not applied: the row is absent.
+    Absent,
+    /// Not applied: the row is present (its offset is higher, or it exists).
+    Present,
+}
+
+impl Round {
+    /// Whether `outcome` ends the write, or names the next round.
+    fn after(self, outcome: Outcome) -> Option<Round> {
+        match (self, outcome) {
+            (Round::Update, Outcome::Absent) => Some(Round::Insert),
+            (Round::Insert, Outcome::Present) => Some(Round::RetryUpdate),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Msg {
+    /// An LWT writing `row` at `offset`; `attempt` > 0 for a retry after an unknown outcome.
+    Write {
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+    },
+    /// The store's reply to a write.
+    Written {
+        round: Round,
+        offset: u8,
+        outcome: Outcome,
+    },
+    /// A recovery read of the row, and its reply.
+    Read,
+    RowIs(Row),
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Msg::Write {
+                round,
+                offset,
+                row,
+                attempt,
+            } => {
+                write!(f, "{round:?}({offset}, {})", Cell::from(*row))?;
+                if *attempt > 0 {
+                    write!(f, " retry {attempt}")?;
+                }
+                Ok(())
+            }
+            Msg::Written {
+                round,
+                offset,
+                outcome,
+            } => write!(f, "{outcome:?}({round:?} {offset})"),
+            Msg::Read => write!(f, "Read"),
+            Msg::RowIs(row) => write!(f, "RowIs({})", Cell::from(*row)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Timer {
+    /// The client's LWT got no reply in time: its outcome is unknown.
+    Retry,
+    /// The zombie decides to write the fold at this offset.
+    ZombieWrite(u8),
+}
+
+/// The durable row and the history flag of the store node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StoreDisk {
+    pub row: Cell,
+    /// A write landed on a present row with a higher offset.
+    pub overwrote: bool,
+}
+
+/// What a flow is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    Idle,
+    Writing {
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+    },
+    /// Reloading the row: after a delete evicted the key, or after a restart.
+    Reading,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowState {
+    /// Owner: events folded, the pending one included. Zombie: writes started.
+    pub pos: u8,
+    pub contents: Offsets,
+    pub loaded: bool,
+    /// The owner's in-memory state before its pending fold: what the mapping shows until the
+    /// store decides the write.
+    pub before: Offsets,
+    pub before_loaded: bool,
+    pub phase: Phase,
+    /// The flow restarted after a crash.
+    pub restarted: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeState {
+    Store(StoreDisk),
+    Flow(FlowState),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Disk {
+    Store(StoreDisk),
+    /// The flow's last acknowledged offset (its committed input offset).
+    Flow(u8),
+}
+
+/// One actor of the system, with the design's switches it reads.
+#[derive(Clone, Debug)]
+pub enum Node {
+    Store {
+        guarded: bool,
+    },
+    Flow {
+        zombie: bool,
+        op: Ops,
+        max_offset: u8,
+        tombstone: bool,
+        compound: bool,
+        retries: u8,
+        zombie_writes: u8,
+        durable_pos: bool,
+    },
+}
+
+/// The history the refinement mapping reads: the event log, and the store's decisions on the
+/// owner's requests (each LWT's linearization point), plus flags for the witnesses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct History {
+    pub op: Ops,
+    /// The highest offset of an owner write the store has decided (a final reply sent).
+    pub decided: u8,
+    /// The contents the store served to the owner's current recovery read, once served.
+    pub read: Option<Offsets>,
+    /// The store received a retry of an owner write it had already decided.
+    pub retry_of_decided: bool,
+    /// A zombie write reached the store after an owner write with a higher offset was decided.
+    pub stale_after_owner: bool,
+}
+
+fn delete_row(tombstone: bool, offset: u8) -> Cell {
+    if tombstone {
+        Cell::tomb(offset)
+    } else {
+        Cell::ABSENT
+    }
+}
+
+impl Node {
+    /// The store applies one LWT: the outcome, and the new row if it applied.
+    fn lwt(guarded: bool, row: Cell, round: Round, offset: u8) -> Outcome {
+        let condition = !guarded || row.offset <= offset;
+        match round {
+            Round::Lwt if !row.present || condition => Outcome::Applied,
+            Round::Update | Round::RetryUpdate if !row.present => Outcome::Absent,
+            Round::Update | Round::RetryUpdate if condition => Outcome::Applied,
+            Round::Insert if !row.present => Outcome::Applied,
+            _ => Outcome::Present,
+        }
+    }
+
+    fn first_round(compound: bool) -> Round {
+        if compound {
+            Round::Update
+        } else {
+            Round::Lwt
+        }
+    }
+
+    /// The flow's next move when it has no request outstanding.
+    fn proceed(&self, st: &mut FlowState, o: &mut Out<Self>) {
+        let Node::Flow {
+            zombie,
+            op,
+            max_offset,
+            tombstone,
+            compound,
+            retries,
+            zombie_writes,
+            ..
+        } = *self
+        else {
+            return;
+        };
+        st.phase = Phase::Idle;
+        if zombie {
+            if st.pos < zombie_writes {
+                for m in 1..=max_offset {
+                    o.set_timer(Timer::ZombieWrite(m), stateright::actor::model_timeout());
+                }
+            }
+            return;
+        }
+        if !st.loaded {
+            st.phase = Phase::Reading;
+            o.send(Id::from(STORE), Msg::Read);
+            return;
+        }
+        if st.pos >= max_offset {
+            return;
+        }
+        let (offset, event) = OwnerMemory {
+            pos: &mut st.pos,
+            contents: &mut st.contents,
+            loaded: &mut st.loaded,
+            before: &mut st.before,
+            before_loaded: &mut st.before_loaded,
+        }
+        .fold_next(op);
+        let row = match event {
+            // The owner writes what it holds in memory, as the shared-state spec does.
+            Op::Persist => Cell::snap(offset, st.contents),
+            Op::Delete => delete_row(tombstone, offset),
+        };
+        Self::send_write(
+            st,
+            Self::first_round(compound),
+            offset,
+            row.into(),
+            0,
+            retries,
+            o,
+        );
+    }
+
+    fn send_write(
+        st: &mut FlowState,
+        round: Round,
+        offset: u8,
+        row: Row,
+        attempt: u8,
+        retries: u8,
+        o: &mut Out<Self>,
+    ) {
+        st.phase = Phase::Writing {
+            round,
+            offset,
+            row,
+            attempt,
+        };
+        o.send(
+            Id::from(STORE),
+            Msg::Write {
+                round,
+                offset,
+                row,
+                attempt,
+            },
+        );
+        if attempt < retries {
+            o.set_timer(Timer::Retry, stateright::actor::model_timeout());
+        }
+    }
+}
+
+impl Actor for Node {
+    type Msg = Msg;
+    type Timer = Timer;
+    type State = NodeState;
+    type Storage = Disk;
+    type Random = ();
+
+    fn name(&self) -> String {
+        match self {
+            Node::Store { .. } => "store".into(),
+            Node::Flow { zombie: false, .. } => "owner".into(),
+            Node::Flow { zombie: true, .. } => "zombie".into(),
+        }
+    }
+
+    fn on_start(&self, _id: Id, storage: &Option<Disk>, o: &mut Out<Self>) -> NodeState {
+        match self {
+            Node::Store { .. } => NodeState::Store(match storage {
+                Some(Disk::Store(disk)) => *disk,
+                _ => StoreDisk {
+                    row: Cell::ABSENT,
+                    overwrote: false,
+                },
+            }),
+            Node::Flow { durable_pos, .. } => {
+                let restart = match storage {
+                    Some(Disk::Flow(pos)) => Some(*pos),
+                    _ => None,
+                };
+                if *durable_pos && restart.is_none() {
+                    // Offset 0 acknowledged: a restart then knows it is one.
+                    o.save(Disk::Flow(0));
+                }
+                let mut st = FlowState {
+                    pos: restart.unwrap_or(0),
+                    contents: Offsets::EMPTY,
+                    // A restarted flow reloads the row before it folds.
+                    loaded: restart.is_none(),
+                    before: Offsets::EMPTY,
+                    before_loaded: true,
+                    phase: Phase::Idle,
+                    restarted: restart.is_some(),
+                };
+                self.proceed(&mut st, o);
+                NodeState::Flow(st)
+            }
+        }
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<NodeState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        match (self, **state, msg) {
+            (&Node::Store { guarded }, NodeState::Store(disk), msg) => match msg {
+                Msg::Write {
+                    round, offset, row, ..
+                } => {
+                    let outcome = Node::lwt(guarded, disk.row, round, offset);
+                    if outcome == Outcome::Applied {
+                        let next = StoreDisk {
+                            row: row.into(),
+                            overwrote: disk.overwrote || disk.row.would_overwrite(offset),
+                        };
+                        if next != disk {
+                            *state.to_mut() = NodeState::Store(next);
+                            o.save(Disk::Store(next));
+                        }
+                    }
+                    o.send(
+                        src,
+                        Msg::Written {
+                            round,
+                            offset,
+                            outcome,
+                        },
+                    );
+                }
+                Msg::Read => o.send(src, Msg::RowIs(disk.row.into())),
+                _ => {}
+            },
+            (
+                &Node::Flow {
+                    retries,
+                    durable_pos,
+                    ..
+                },
+                NodeState::Flow(mut st),
+                msg,
+            ) => match (st.phase, msg) {
+                (
+                    Phase::Writing {
+                        round, offset, row, ..
+                    },
+                    Msg::Written {
+                        round: r,
+                        offset: off,
+                        outcome,
+                    },
+                ) if r == round && off == offset => {
+                    o.cancel_timer(Timer::Retry);
+                    match round.after(outcome) {
+                        Some(next) => Self::send_write(&mut st, next, offset, row, 0, retries, o),
+                        None => {
+                            if durable_pos && st.phase != Phase::Idle {
+                                o.save(Disk::Flow(st.pos));
+                            }
+                            self.proceed(&mut st, o);
+                        }
+                    }
+                    *state.to_mut() = NodeState::Flow(st);
+                }
+                (Phase::Reading, Msg::RowIs(row)) => {
+                    st.contents = Cell::from(row).live_contents();
+                    st.loaded = true;
+                    self.proceed(&mut st, o);
+                    *state.to_mut() = NodeState::Flow(st);
+                }
+                // A reply to a request the flow no longer waits for.
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
+        let (
+            &Node::Flow {
+                op,
+                tombstone,
+                compound,
+                retries,
+                max_offset,
+                ..
+            },
+            NodeState::Flow(mut st),
+        ) = (self, **state)
+        else {
+            return;
+        };
+        match (*timer, st.phase) {
+            (
+                Timer::Retry,
+                Phase::Writing {
+                    round,
+                    offset,
+                    row,
+                    attempt,
+                },
+            ) => {
+                // The outcome is unknown: send the same round again.
+                Self::send_write(&mut st, round, offset, row, attempt + 1, retries, o);
+            }
+            (Timer::ZombieWrite(m), Phase::Idle) => {
+                for other in 1..=max_offset {
+                    o.cancel_timer(Timer::ZombieWrite(other));
+                }
+                let row = match op.at(m) {
+                    Op::Persist => Cell::snap(m, op.correct_contents(m)),
+                    Op::Delete => delete_row(tombstone, m),
+                };
+                st.pos += 1;
+                Self::send_write(
+                    &mut st,
+                    Self::first_round(compound),
+                    m,
+                    row.into(),
+                    0,
+                    retries,
+                    o,
+                );
+            }
+            _ => return,
+        }
+        *state.to_mut() = NodeState::Flow(st);
+    }
+}
+
+pub type ActorState = ActorModelState<Node, History>;
+pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+
+/// The constants of the actor model, one field per knob (declared below, as the spec names them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CassandraActorsParams {
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub tombstone: bool,
+    pub compound: bool,
+    pub network: NetKind,
+    pub lossy: bool,
+    pub retries: u8,
+    pub crash_flow: bool,
+    pub crash_store: bool,
+    pub zombie_writes: u8,
+}
+
+/// The actor system for every event log: one Stateright `ActorModel` per log (the actors read
+/// it as configuration), the log itself kept in the history for the mapping.
+#[derive(Clone)]
+pub struct CassandraActors {
+    pub params: CassandraActorsParams,
+    systems: Vec<ActorModel<Node, (), History>>,
+}
+
+fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
+    let to_owner = usize::from(env.dst) == OWNER;
+    let from_owner = usize::from(env.src) == OWNER;
+    match env.msg {
+        Msg::Written {
+            round,
+            offset,
+            outcome,
+        } if to_owner && round.after(*outcome).is_none() && *offset > h.decided => Some(History {
+            decided: *offset,
+            ..h.clone()
+        }),
+        Msg::RowIs(row) if to_owner => Some(History {
+            read: Some(Cell::from(*row).live_contents()),
+            ..h.clone()
+        }),
+        Msg::Read if from_owner => Some(History {
+            read: None,
+            ..h.clone()
+        }),
+        _ => None,
+    }
+}
+
+fn record_in(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
+    let Msg::Write {
+        offset, attempt, ..
+    } = env.msg
+    else {
+        return None;
+    };
+    match usize::from(env.src) {
+        OWNER if *attempt > 0 && *offset <= h.decided && !h.retry_of_decided => Some(History {
+            retry_of_decided: true,
+            ..h.clone()
+        }),
+        ZOMBIE if *offset < h.decided && !h.stale_after_owner => Some(History {
+            stale_after_owner: true,
+            ..h.clone()
+        }),
+        _ => None,
+    }
+}
+
+impl CassandraActors {
+    pub fn new(params: CassandraActorsParams) -> CassandraActors {
+        let CassandraActorsParams {
+            max_offset,
+            guarded,
+            tombstone,
+            compound,
+            network,
+            lossy,
+            retries,
+            crash_flow,
+            crash_store,
+            zombie_writes,
+        } = params;
+        let systems = Ops::all(max_offset)
+            .map(|op| {
+                let flow = |zombie| Node::Flow {
+                    zombie,
+                    op,
+                    max_offset,
+                    tombstone,
+                    compound,
+                    retries,
+                    zombie_writes,
+                    durable_pos: crash_flow && !zombie,
+                };
+                let history = History {
+                    op,
+                    decided: 0,
+                    read: None,
+                    retry_of_decided: false,
+                    stale_after_owner: false,
+                };
+                ActorModel::new((), history)
+                    .actor(Node::Store { guarded })
+                    .actor(flow(false))
+                    .actor(flow(true))
+                    .init_network(network.empty())
+                    .lossy_network(if lossy {
+                        LossyNetwork::Yes
+                    } else {
+                        LossyNetwork::No
+                    })
+                    .max_crashes(usize::from(crash_flow || crash_store))
+                    .record_msg_in(record_in)
+                    .record_msg_out(record_out)
+            })
+            .collect();
+        CassandraActors { params, systems }
+    }
+
+    /// The actors of the system over the log `op`, as the model runs them (what
+    /// `run-actors` runs for real).
+    pub fn nodes(&self, op: Ops) -> Vec<Node> {
+        self.systems[(op.0 >> 1) as usize].actors.clone()
+    }
+
+    fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
+        &self.systems[(s.history.op.0 >> 1) as usize]
+    }
+
+    pub fn store(s: &ActorState) -> StoreDisk {
+        match *s.actor_states[STORE] {
+            NodeState::Store(disk) => disk,
+            NodeState::Flow(_) => unreachable!("actor 0 is the store"),
+        }
+    }
+
+    pub fn flow(s: &ActorState, id: usize) -> FlowState {
+        match *s.actor_states[id] {
+            NodeState::Flow(st) => st,
+            NodeState::Store(_) => unreachable!("actors 1 and 2 are flows"),
+        }
+    }
+
+    /// The owner as the shared-state spec sees it: `(ownerPos, ownerLoaded, ownerState)`.
+    pub fn owner_image(s: &ActorState) -> (u8, bool, Offsets) {
+        let st = Self::flow(s, OWNER);
+        let (pos, loaded, contents) = match st.phase {
+            Phase::Writing { offset, .. } if s.history.decided < offset => {
+                (offset - 1, st.before_loaded, st.before)
+            }
+            Phase::Reading => match s.history.read {
+                Some(contents) => (st.pos, true, contents),
+                None => (st.pos, false, Offsets::EMPTY),
+            },
+            _ => (st.pos, st.loaded, st.contents),
+        };
+        if s.crashed[OWNER] {
+            // A crash loses the in-memory state: the key is no longer loaded.
+            (pos, false, Offsets::EMPTY)
+        } else {
+            (pos, loaded, contents)
+        }
+    }
+
+    /// The refinement mapping onto the shared-state Cassandra spec.
+    pub fn image(s: &ActorState) -> CassandraState {
+        let disk = Self::store(s);
+        let (owner_pos, owner_loaded, owner_state) = Self::owner_image(s);
+        CassandraState {
+            op: s.history.op,
+            stored: disk.row,
+            owner_pos,
+            owner_loaded,
+            owner_state,
+            overwrote: disk.overwrote,
+        }
+    }
+
+    /// The shipped shared-state design the actors must refine.
+    pub fn shipped(&self) -> Cassandra {
+        Cassandra {
+            max_offset: self.params.max_offset,
+            guarded: true,
+            tombstone: true,
+        }
+    }
+
+    fn allowed(&self, s: &ActorState, action: &ActorAction) -> bool {
+        match action {
+            ActorModelAction::Crash(id) => match usize::from(*id) {
+                // One flow crash: each restart re-sends, so repeated crashes grow the channels.
+                OWNER => self.params.crash_flow && !Self::flow(s, OWNER).restarted,
+                STORE => self.params.crash_store,
+                _ => false,
+            },
+            // Reads are never lost: a lost read is a retried read, and the mapping would need
+            // a prophecy of which reply the owner adopts.
+            ActorModelAction::Drop(env) => {
+                matches!(env.msg, Msg::Write { .. } | Msg::Written { .. })
+            }
+            // A message to a crashed node waits for it to recover.
+            ActorModelAction::Deliver { dst, .. } => !s.crashed[usize::from(*dst)],
+            _ => true,
+        }
+    }
+
+    fn flow_text(st: FlowState, zombie: bool) -> String {
+        let phase = match st.phase {
+            Phase::Idle => "idle".to_string(),
+            Phase::Writing {
+                round,
+                offset,
+                attempt,
+                ..
+            } => {
+                if attempt > 0 {
+                    format!("{round:?}({offset}) retry {attempt}")
+                } else {
+                    format!("{round:?}({offset})")
+                }
+            }
+            Phase::Reading => "reading".to_string(),
+        };
+        let restarted = if st.restarted { ", restarted" } else { "" };
+        if zombie {
+            format!("{phase}, {} writes{restarted}", st.pos)
+        } else {
+            format!(
+                "{phase}, pos {}, {}{}{restarted}",
+                st.pos,
+                st.contents,
+                if st.loaded { "" } else { " evicted" }
+            )
+        }
+    }
+}
+
+impl Model for CassandraActors {
+    type State = ActorState;
+    type Action = ActorAction;
+
+    fn init_states(&self) -> Vec<ActorState> {
+        self.systems.iter().flat_map(|m| m.init_states()).collect()
+    }
+
+    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
+        self.system(s).actions(s, actions);
+        actions.retain(|a| self.allowed(s, a));
+    }
+
+    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
+        self.system(s).next_state(s, action)
+    }
+
+    /// Stateright's sequence diagram of the actors along a path.
+    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
+        let system = self.system(path.last_state()).clone();
+        system.as_svg(path)
+    }
+
+    fn format_action(&self, action: &ActorAction) -> String {
+        if let Some(step) = message_step(action, actor_name) {
+            return step;
+        }
+        match action {
+            ActorModelAction::Timeout(_, Timer::Retry) => "ReplyTimeout".into(),
+            ActorModelAction::Timeout(_, Timer::ZombieWrite(m)) => format!("StartWrite({m})"),
+            ActorModelAction::Crash(_) => "Crash".into(),
+            ActorModelAction::Recover(_) => "Restart".into(),
+            ActorModelAction::Deliver { .. }
+            | ActorModelAction::Drop(_)
+            | ActorModelAction::SelectRandom { .. } => format!("{action:?}"),
+        }
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
+                one_key::ref_durable_ok(m, s)
+            }),
+            Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
+                !Self::store(s).overwrote
+            }),
+            Property::always("INV_NoCorruptDurable", |m: &Self, s: &ActorState| {
+                one_key::no_corrupt_durable(m, s)
+            }),
+            Property::always("TypeOK", |m: &Self, s: &ActorState| {
+                let max = m.params.max_offset;
+                let owner = Self::flow(s, OWNER);
+                one_key::row_in_range(Self::store(s).row, max)
+                    && owner.pos <= max
+                    && owner.contents.within(1, max)
+                    && Self::flow(s, ZOMBIE).pos <= m.params.zombie_writes
+            }),
+            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
+                s.history.decided == m.params.max_offset
+            }),
+            Property::sometimes("StaleDeliveredAfterOwner", |_, s: &ActorState| {
+                s.history.stale_after_owner
+            }),
+            Property::sometimes("RetryOfDecidedWrite", |_, s: &ActorState| {
+                s.history.retry_of_decided
+            }),
+            // Needs a lossy network: the store decided the owner's pending write and nothing is
+            // in flight between them, so its answer was lost (without loss it is in flight
+            // until the owner takes it and moves on).
+            Property::sometimes("OwnerReplyLost", |_, s: &ActorState| {
+                let waiting = matches!(Self::flow(s, OWNER).phase,
+                    Phase::Writing { offset, .. } if offset <= s.history.decided);
+                let between = |a: Id, b: Id| {
+                    let (a, b) = (usize::from(a), usize::from(b));
+                    (a, b) == (OWNER, STORE) || (a, b) == (STORE, OWNER)
+                };
+                waiting
+                    && !messages(&s.network)
+                        .into_iter()
+                        .any(|(src, dst, _)| between(src, dst))
+            }),
+            // Needs an unordered network: on a FIFO connection the original reaches the store
+            // before its resend, so it is gone before the store decides the write (without
+            // `CrashFlow`, whose restart writes an offset afresh).
+            Property::sometimes("OriginalOvertaken", |_, s: &ActorState| {
+                messages(&s.network).into_iter().any(|(src, dst, msg)| {
+                    matches!(msg, Msg::Write { offset, attempt: 0, .. }
+                        if usize::from(src) == OWNER
+                            && usize::from(dst) == STORE
+                            && *offset <= s.history.decided)
+                })
+            }),
+            Property::sometimes("StoreCrashMidCompound", |_, s: &ActorState| {
+                s.crashed[STORE]
+                    && matches!(
+                        Self::flow(s, OWNER).phase,
+                        Phase::Writing {
+                            round: Round::RetryUpdate,
+                            ..
+                        }
+                    )
+            }),
+            Property::sometimes("FlowRestartedFromStore", |_, s: &ActorState| {
+                let owner = Self::flow(s, OWNER);
+                owner.restarted && owner.loaded && !s.crashed[OWNER]
+            }),
+        ]
+    }
+}
+
+/// The one key as SingleWriterStore sees it: the log and the stored row, read straight off
+/// the actors (the same as `Cassandra::log`/`row` of `Self::image`, without building it).
+impl OneKey for CassandraActors {
+    fn max_offset(&self) -> u8 {
+        self.params.max_offset
+    }
+    fn log(s: &ActorState) -> Ops {
+        s.history.op
+    }
+    fn row(s: &ActorState) -> Cell {
+        Self::store(s).row
+    }
+}
+
+impl Spec for CassandraActors {
+    fn variables(&self, s: &ActorState) -> Variables {
+        let network = in_flight(&s.network, self.params.network, actor_name);
+        let disk = Self::store(s);
+        let crashed: Vec<&str> = (0..3)
+            .filter(|&i| s.crashed[i])
+            .map(|i| actor_name(Id::from(i)))
+            .collect();
+        let read = match s.history.read {
+            Some(c) => c.to_string(),
+            None => "-".into(),
+        };
+        vec![
+            ("op", s.history.op.render(self.params.max_offset)),
+            ("stored", disk.row.to_string()),
+            ("overwrote", disk.overwrote.to_string()),
+            ("owner", Self::flow_text(Self::flow(s, OWNER), false)),
+            ("zombie", Self::flow_text(Self::flow(s, ZOMBIE), true)),
+            ("network", format!("[{}]", network.join("; "))),
+            ("crashed", format!("{{{}}}", crashed.join(","))),
+            ("decided", s.history.decided.to_string()),
+            ("read", read),
+        ]
+    }
+
+    fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
+        vec![
+            Box::new(MappedRefinement::new(
+                "RefCassandra",
+                self.shipped(),
+                Self::image,
+            )),
+            one_key::ref_safe_spec(self),
+        ]
+    }
+
+    fn actor(&self, action: &ActorAction) -> String {
+        swimlane(action, actor_name)
+    }
+}
+
+/// The constants, as the model's write-up names them.
+impl CassandraActorsParams {
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        1,
+        LAST_OFFSET as u64,
+        2,
+        "events at offsets 1..MaxOffset",
+    )
+    .max_because(OFFSETS_LIMIT);
+    pub const GUARDED: Flag = Flag::new(
+        "Guarded",
+        true,
+        "the store applies a write only under IF offset <= o",
+    );
+    pub const TOMBSTONE: Flag = Flag::new(
+        "Tombstone",
+        true,
+        "a delete keeps the row as an offset-carrying tombstone",
+    );
+    pub const COMPOUND: Flag = Flag::new(
+        "Compound",
+        false,
+        "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
+    );
+    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
+    pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
+    pub const RETRIES: Nat = Nat::new(
+        "Retries",
+        0,
+        u8::MAX as u64,
+        0,
+        "times a client resends an LWT whose reply did not come (unknown outcome)",
+    )
+    .max_because("a write counts its attempts in a u8");
+    pub const CRASH_FLOW: Flag = Flag::new(
+        "CrashFlow",
+        false,
+        "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
+    );
+    pub const CRASH_STORE: Flag = Flag::new(
+        "CrashStore",
+        false,
+        "the store node may crash and restart with its durable row",
+    );
+    pub const ZOMBIE_WRITES: Nat = Nat::new(
+        "ZombieWrites",
+        0,
+        u8::MAX as u64,
+        2,
+        "writes the zombie flow starts",
+    )
+    .max_because("the zombie counts its writes in a u8");
+}
+
+impl Params for CassandraActorsParams {
+    const KNOBS: &'static [Knob] = &[
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::TOMBSTONE.knob(),
+        Self::COMPOUND.knob(),
+        Self::NETWORK.knob(),
+        Self::LOSSY.knob(),
+        Self::RETRIES.knob(),
+        Self::CRASH_FLOW.knob(),
+        Self::CRASH_STORE.knob(),
+        Self::ZOMBIE_WRITES.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(CassandraActorsParams {
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            tombstone: k.get(Self::TOMBSTONE)?,
+            compound: k.get(Self::COMPOUND)?,
+            network: k.get(Self::NETWORK)?,
+            lossy: k.get(Self::LOSSY)?,
+            retries: k.get(Self::RETRIES)?,
+            crash_flow: k.get(Self::CRASH_FLOW)?,
+            crash_store: k.get(Self::CRASH_STORE)?,
+            zombie_writes: k.get(Self::ZOMBIE_WRITES)?,
+        })
+    }
+}
+
+impl Configured for CassandraActors {
+    const NAME: &'static str = "CassandraActors";
+    const DOC: &'static str = include_str!("actors.md");
+    type Params = CassandraActorsParams;
+    const GUARDS: &'static [Guard] = &[
+        Guard::off(
+            "offset condition in the LWT",
+            CassandraActorsParams::GUARDED,
+        ),
+        Guard::off("tombstone", CassandraActorsParams::TOMBSTONE),
+    ];
+
+    fn build(params: CassandraActorsParams) -> Self {
+        CassandraActors::new(params)
+    }
+}
+
+/// The spec's own constants for a quick model: MaxOffset 2, the shipped guards, the knobs'
+/// defaults (a test pins that they agree).
+impl Default for CassandraActorsParams {
+    fn default() -> Self {
+        CassandraActorsParams {
+            max_offset: 2,
+            guarded: true,
+            tombstone: true,
+            compound: false,
+            network: NetKind::Ordered,
+            lossy: false,
+            retries: 0,
+            crash_flow: false,
+            crash_store: false,
+            zombie_writes: 2,
+        }
+    }
+}
+
+impl Default for CassandraActors {
+    fn default() -> Self {
+        CassandraActors::new(CassandraActorsParams::default())
+    }
+}
+
+crate::conform_actors!(CassandraActors, actor_name);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbearing_refinement::{check, CheckSpec, Options, Outcome as Verdict};
+
+    fn run(
+        model: &CassandraActors,
+        props: &[&str],
+    ) -> loadbearing_refinement::ReportOf<CassandraActors> {
+        let spec = CheckSpec {
+            properties: props.iter().map(|p| p.to_string()).collect(),
+            fair: false,
+            allow_end_states: true,
+            symmetry: Vec::new(),
+        };
+        check(model, &spec, &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn the_shipped_actors_refine_cassandra() {
+        let r = run(
+            &CassandraActors::default(),
+            &["RefCassandra", "RefSafeSpec", "INV_NoStaleOverwrite"],
+        );
+        assert_eq!(r.outcome, Verdict::Holds, "{r:?}");
+    }
+
+    #[test]
+    fn the_default_constants_are_the_knobs_defaults() {
+        let defaults = crate::infra::knobs::Resolved::resolve::<CassandraActorsParams>(
+            CassandraActors::NAME,
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            CassandraActorsParams::from_resolved(&defaults).unwrap(),
+            CassandraActorsParams::default()
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! The Epoch family: the rejected producer-epoch design, whose refinement of SingleWriterStore
+//! must fail, shared-state (`model`, reading Kafka's trace vocabulary) and as actors (`actors`).
+
+pub mod actors;
+pub mod model;

@@ -1,0 +1,165 @@
+//! The first-write family: `CasFirstWrite`, the three-statement compound (`compound`), and
+//! `CasFirstWriteAtomic`, the one atomic conditional upsert it refines (`atomic`).
+//!
+//! This module holds what the two share: their constants, the stored row, the bound on
+//! writers, every assignment of offsets to writers, the trace vocabulary both read (`trace`)
+//! and why an event contradicts a step (`contradiction`). The compound refines the atomic
+//! model, so it imports it; both import this module, and the atomic model needs nothing of the
+//! compound's.
+
+use std::fmt;
+
+pub mod atomic;
+pub mod compound;
+pub mod contradiction;
+pub mod trace;
+
+use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+
+/// At most this many writers: the state keeps them in fixed arrays and a `u8` set.
+pub const MAX_WRITERS: usize = 8;
+
+/// The stored row as the compound sees it: `{present, offset}`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Row {
+    pub present: bool,
+    pub offset: u8,
+}
+
+impl Row {
+    pub const ABSENT: Row = Row {
+        present: false,
+        offset: 0,
+    };
+
+    pub fn present(offset: u8) -> Row {
+        Row {
+            present: true,
+            offset,
+        }
+    }
+}
+
+impl fmt::Display for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.present {
+            write!(f, "Present({})", self.offset)
+        } else {
+            write!(f, "Absent")
+        }
+    }
+}
+
+/// A read event against the model's row: the same offset, or both absent.
+pub(crate) fn read_matches(
+    read: Option<u64>,
+    row: Row,
+) -> Result<(), contradiction::FirstWriteContradiction> {
+    let model = row.present.then_some(u64::from(row.offset));
+    if read == model {
+        Ok(())
+    } else {
+        Err(contradiction::FirstWriteContradiction::ReadRow { read, row })
+    }
+}
+
+/// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
+/// included on purpose: `Present(0)` differs from `Absent`.
+pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
+    let base = max as u64 + 1;
+    // Wrapping would silently check fewer assignments; this many could never be enumerated.
+    let assignments = base
+        .checked_pow(writers as u32)
+        .expect("fewer than 2^64 assignments of offsets");
+    (0..assignments)
+        .map(|mut code| {
+            let mut off = [0; MAX_WRITERS];
+            for slot in off.iter_mut().take(writers as usize) {
+                *slot = (code % base) as u8;
+                code /= base;
+            }
+            off
+        })
+        .collect()
+}
+
+/// The permutation that sorts writers `0..writers` by `local`: writer w goes to the slot of its
+/// rank (ties keep their order), as `permute` takes it. Both models reduce their writers'
+/// symmetry by it.
+pub(crate) fn sorting<K: Ord>(writers: u8, local: impl Fn(usize) -> K) -> Vec<u8> {
+    let mut order: Vec<usize> = (0..writers as usize).collect();
+    order.sort_by_key(|&w| local(w));
+    let mut to = vec![0u8; order.len()];
+    for (rank, &w) in order.iter().enumerate() {
+        to[w] = rank as u8;
+    }
+    to
+}
+
+/// The constants of both first-write models (the atomic one ignores `InsertIfNotExists` and
+/// `Retry`: it has no INSERT and no retry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstWriteParams {
+    pub writers: u8,
+    pub max_offset: u8,
+    pub guarded: bool,
+    pub reap: bool,
+    pub insert_if_not_exists: bool,
+    pub retry: bool,
+}
+
+/// The constants, as the spec names them.
+impl FirstWriteParams {
+    pub const WRITERS: Nat = Nat::new(
+        "Writers",
+        1,
+        MAX_WRITERS as u64,
+        2,
+        "how many writers (the set {w1..wN})",
+    )
+    .max_because("the state keeps 8 writers in fixed arrays and an 8-bit set");
+    pub const MAX_OFFSET: Nat = Nat::new(
+        "MaxOffset",
+        0,
+        u8::MAX as u64,
+        2,
+        "each writer persists an offset in 0..MaxOffset",
+    )
+    .max_because("offsets are 8-bit");
+    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
+    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
+    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
+        "InsertIfNotExists",
+        true,
+        "the INSERT carries IF NOT EXISTS",
+    );
+    pub const RETRY: Flag = Flag::new(
+        "Retry",
+        true,
+        "a writer that lost the insert race retries the UPDATE once",
+    );
+}
+
+impl Params for FirstWriteParams {
+    const KNOBS: &'static [Knob] = &[
+        Self::WRITERS.knob(),
+        Self::MAX_OFFSET.knob(),
+        Self::GUARDED.knob(),
+        Self::REAP.knob(),
+        Self::INSERT_IF_NOT_EXISTS.knob(),
+        Self::RETRY.knob(),
+    ];
+
+    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+        Ok(FirstWriteParams {
+            writers: k.get(Self::WRITERS)?,
+            max_offset: k.get(Self::MAX_OFFSET)?,
+            guarded: k.get(Self::GUARDED)?,
+            reap: k.get(Self::REAP)?,
+            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
+            retry: k.get(Self::RETRY)?,
+        })
+    }
+}
