@@ -313,12 +313,18 @@ pub fn mutate_cases(coverage: &Coverage) -> Vec<Case> {
         .collect()
 }
 
-/// `conform`: a case per target on its backend.
+/// `conform`: a case per target on its backend; a target that could not run is an error.
 pub fn conform_cases(results: &[TargetResult]) -> Vec<Case> {
     results
         .iter()
         .map(|r| {
-            let outcome = if r.ok {
+            let outcome = if let Some(error) = &r.error {
+                // As a config that could not run (`check_cases`): the error is all there is.
+                CaseOutcome::Error {
+                    message: error.to_string(),
+                    text: error.to_string(),
+                }
+            } else if r.ok {
                 CaseOutcome::Passed
             } else {
                 let mut text = String::new();

@@ -2,6 +2,7 @@
 //! rendering results for people and for machines.
 
 pub mod bench;
+pub mod conform_table;
 pub mod docs;
 pub mod explore;
 pub mod isolation;
@@ -9,6 +10,7 @@ pub mod junit;
 pub mod mutate;
 pub mod render;
 pub mod report;
+pub mod run_actors;
 pub mod sequence;
 pub mod tlc;
 pub mod trace;

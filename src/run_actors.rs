@@ -8,11 +8,10 @@ use std::borrow::Cow;
 use std::fmt::{Debug, Display};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadbearing_refinement::conform::{to_ndjson, validate, Conform, Limits};
+use loadbearing_refinement::conform::{validate, Conform, Limits};
 use loadbearing_specs::cassandra::actors as cassandra_actors;
 use loadbearing_specs::epoch::actors as epoch_actors;
 use loadbearing_specs::group_commit::actors as group_commit_actors;
@@ -23,8 +22,6 @@ use loadbearing_specs::ssi::actors as ssi_actors;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stateright::actor::{spawn, Actor, Command, Id, Out};
-
-use crate::Verdict;
 
 /// The systems `run-actors` runs, by the name the command takes.
 pub const SYSTEMS: &[&str] = &["cassandra", "kafka", "epoch", "group-commit", "ssi"];
@@ -480,36 +477,5 @@ pub fn run_system(system: &str, millis: u64) -> Result<RunReport, RunActorsError
         other => Err(RunActorsError::UnknownSystem {
             name: other.to_string(),
         }),
-    }
-}
-
-/// Prints the run's log and verdict (as expected when the log conforms to the actor model),
-/// and saves the log as NDJSON to `out` when given.
-pub fn main(system: &str, millis: u64, out: Option<PathBuf>) -> Result<Verdict, RunActorsError> {
-    let report = run_system(system, millis)?;
-    for (i, line) in report.lines.iter().enumerate() {
-        println!("{i:>3}  {line}");
-    }
-    if let Some(path) = &out {
-        std::fs::write(path, to_ndjson(&report.events))
-            .map_err(io("cannot write the actors' log"))?;
-        println!(
-            "the log is in {}: `loadbearing conform --trace {} --model {}` checks it again",
-            path.display(),
-            path.display(),
-            report.config
-        );
-    }
-    let v = &report.verdict;
-    if v.conforming {
-        println!(
-            "the log conforms to the actor model: all {} events",
-            v.events
-        );
-        Ok(Verdict::AsExpected)
-    } else {
-        let why = v.divergence.as_ref().map(|d| d.text()).unwrap_or_default();
-        println!("the log diverges from the actor model:\n{why}");
-        Ok(Verdict::Differs)
     }
 }

@@ -7,7 +7,8 @@
 //! [`driver::Harness`], comparing its state with the model's after every step.
 //!
 //! - [`target`]: the [`Target`] trait, a target's result and its one judge; [`targets`]: the
-//!   table of every target (what `conform --list` prints).
+//!   table of every target (what `conform --list` prints); [`plan`]: the targets of a run and
+//!   running them, a target that cannot run recorded as its result.
 //! - [`backend`]: where an implementation runs, and the servers a run starts; [`backend_kind`]:
 //!   what a backend is (the name targets, the CLI and errors share).
 //! - [`schedule`]: every source of nondeterminism (seeded, scripted, a model path, real
@@ -38,6 +39,7 @@ pub mod group_commit_lanes;
 pub mod kafka;
 pub mod observe;
 pub mod paths;
+pub mod plan;
 pub mod recovery_deadline;
 pub mod recovery_read;
 pub mod replays;
@@ -54,6 +56,7 @@ pub use backend::{Backend, BackendKind, Servers};
 pub use error::{ConfigProblem, Error, ServerError};
 pub use observe::{cell_of, contents_of};
 pub use paths::{all_paths, random_walk, ModelPath};
+pub use plan::Plan;
 pub use schedule::{Rng, Schedule, Scripted, Seeded};
 pub use store::{event_of, race, replay, scheduled_round, StoreFactory};
 pub use suite::{

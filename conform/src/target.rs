@@ -1,7 +1,8 @@
 //! A conformance target: an implementation built one way, the model it must (or must not)
 //! follow, and how it is exercised; its result, and the one judge of every result.
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
 use loadbearing_refinement::progress::{grouped, Progress};
@@ -84,6 +85,11 @@ pub struct TargetResult {
     pub mismatches: Vec<String>,
     /// Must-fail configs whose counterexample was driven through the implementation.
     pub replays: Vec<Replay>,
+    /// Why the target could not run to its end (its server did not start, its harness failed):
+    /// it then shows nothing and is not ok, and the run it belongs to is incomplete. Absent
+    /// from the JSON of a target that ran. Shared, so that a result stays cloneable.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "as_message")]
+    pub error: Option<Arc<Error>>,
     /// The live line of a long run (stderr; not part of the result).
     #[serde(skip)]
     progress: Line,
@@ -122,12 +128,13 @@ pub struct Replay {
 }
 
 impl TargetResult {
-    fn new(target: &dyn Target, settings: &Settings) -> TargetResult {
+    /// A target's result before it has run on `backend`: nothing seen yet.
+    fn new(target: &dyn Target, backend: BackendKind, seed: u64) -> TargetResult {
         TargetResult {
             target: target.name(),
-            model: target.model(settings.backend.kind()),
-            backend: settings.backend.name(),
-            seed: settings.seed,
+            model: target.model(backend),
+            backend: backend.name(),
+            seed,
             traces: 0,
             events: 0,
             conforming: 0,
@@ -140,7 +147,23 @@ impl TargetResult {
             steps: 0,
             mismatches: Vec::new(),
             replays: Vec::new(),
-            progress: Line(Some(Progress::new(""))),
+            error: None,
+            progress: Line(None),
+        }
+    }
+
+    /// The result of a target that could not run on `backend`: `error`, after `spent`.
+    pub fn errored(
+        target: &dyn Target,
+        backend: BackendKind,
+        seed: u64,
+        error: Error,
+        spent: Duration,
+    ) -> TargetResult {
+        TargetResult {
+            seconds: spent.as_secs_f64(),
+            error: Some(Arc::new(error)),
+            ..TargetResult::new(target, backend, seed)
         }
     }
 
@@ -219,6 +242,14 @@ impl TargetResult {
     }
 }
 
+/// An error as its message: what the JSON of a target that could not run carries.
+fn as_message<S: serde::Serializer>(error: &Option<Arc<Error>>, out: S) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(error) => out.collect_str(error),
+        None => out.serialize_none(),
+    }
+}
+
 /// Whether `target` can run on `kind` in this build: one it runs on, and compiled in.
 pub fn check_backend(target: &dyn Target, kind: BackendKind) -> Result<(), Error> {
     if !target.backends().contains(&kind) {
@@ -238,7 +269,8 @@ pub fn check_backend(target: &dyn Target, kind: BackendKind) -> Result<(), Error
 pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Error> {
     check_backend(target, settings.backend.kind())?;
     let started = Instant::now();
-    let mut result = TargetResult::new(target, settings);
+    let mut result = TargetResult::new(target, settings.backend.kind(), settings.seed);
+    result.progress.0 = Some(Progress::new(""));
     target.run(settings, &mut result)?;
     // Dropping the line erases it from the terminal, before the result is printed.
     result.progress.0 = None;

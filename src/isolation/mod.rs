@@ -13,7 +13,6 @@ pub mod workload;
 
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use loadbearing_ssi_engine::engine::Variant;
 #[cfg(feature = "postgres")]
 use loadbearing_ssi_engine::postgres::{PgServer, PgServerError, PgTier, PgTierError};
@@ -62,40 +61,29 @@ pub enum IsolationError {
     NotWithWorkload { option: &'static str },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+/// For people (the side-by-side tables) or for machines (JSON).
+#[derive(Clone, Copy)]
 pub enum IsolationFormat {
     Table,
     Json,
 }
 
-#[derive(clap::Args)]
-pub struct Args {
+/// How the tier runs: `loadbearing isolation`'s options (its flags say what each means).
+pub struct Options {
     /// Attempts per scenario and store.
-    #[arg(long, default_value_t = 40)]
     pub attempts: usize,
-    /// Engine variants: `all`, `main` (fix, prefix, nocheck, dropmarkers, plainsi), `none`, or
-    /// a comma-separated list of fix, prefix, nocheck, dropmarkers, plainsi, notrunning, noopt,
-    /// prefix_noopt, readerunfixed, option2.
-    #[arg(long, default_value = "all")]
+    /// `all`, `main`, `none`, or a comma-separated list of variants ([`variants`]).
     pub variant: String,
     /// Only the scenarios whose name contains this.
-    #[arg(long)]
     pub scenario: Option<String>,
     /// Start a throwaway PostgreSQL cluster and add its column.
-    #[arg(long)]
     pub postgres: bool,
     /// Random pause before each step, up to this many microseconds.
-    #[arg(long, default_value_t = 50)]
     pub jitter_us: u64,
-    #[arg(long, value_enum, default_value_t = IsolationFormat::Table)]
     pub format: IsolationFormat,
-    /// Write the engine's trace of each (variant, scenario)'s first attempt as NDJSON to
-    /// DIR/<variant>-<scenario>.ndjson, for `loadbearing conform --trace FILE --model CONFIG`.
-    #[arg(long, value_name = "DIR")]
-    pub traces: Option<std::path::PathBuf>,
-    /// Race a workload file's transactions (docs/workloads.md) instead of the tier's scenarios,
-    /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
-    #[arg(long, value_name = "FILE.toml")]
+    /// Where to write each (variant, scenario)'s first engine trace as NDJSON.
+    pub traces: Option<PathBuf>,
+    /// A workload file raced instead of the tier's scenarios.
     pub workload: Option<PathBuf>,
 }
 
@@ -166,47 +154,47 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
 
 /// An error unless some store is asked for and every store asked for is compiled in (checked
 /// before anything runs: a missing client is bad input, not a late surprise).
-fn something_to_run(args: &Args, variants: &[&str]) -> Result<(), IsolationError> {
-    if variants.is_empty() && !args.postgres {
+fn something_to_run(options: &Options, variants: &[&str]) -> Result<(), IsolationError> {
+    if variants.is_empty() && !options.postgres {
         return Err(IsolationError::NothingToRun);
     }
-    if args.postgres && !cfg!(feature = "postgres") {
+    if options.postgres && !cfg!(feature = "postgres") {
         return Err(IsolationError::PostgresNotCompiledIn);
     }
     Ok(())
 }
 
 /// Runs the tier as the options say and prints the report.
-pub fn run(args: Args) -> Result<Verdict, IsolationError> {
-    if args.attempts == 0 {
+pub fn run(options: Options) -> Result<Verdict, IsolationError> {
+    if options.attempts == 0 {
         return Err(IsolationError::NoAttempts);
     }
-    if let Some(path) = args.workload.clone() {
-        return run_workload(&args, &path);
+    if let Some(path) = options.workload.clone() {
+        return run_workload(&options, &path);
     }
-    let variants = variants(&args.variant)?;
-    let chosen = selected(&args.scenario)?;
-    something_to_run(&args, &variants)?;
+    let variants = variants(&options.variant)?;
+    let chosen = selected(&options.scenario)?;
+    something_to_run(&options, &variants)?;
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
         for s in &chosen {
-            tallies.push(run_engine(s, v, args.attempts, args.jitter_us));
+            tallies.push(run_engine(s, v, options.attempts, options.jitter_us));
         }
     }
     #[cfg(feature = "postgres")]
-    if args.postgres {
+    if options.postgres {
         let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
         let mut tier = PgTier::connect(&server.conn_str())?;
         for s in &chosen {
-            tallies.push(tier.run(s, args.attempts, args.jitter_us)?);
+            tallies.push(tier.run(s, options.attempts, options.jitter_us)?);
         }
         server.stop();
     }
-    if let Some(dir) = &args.traces {
+    if let Some(dir) = &options.traces {
         write_traces(dir, &tallies)?;
     }
     let verdict = musts(&tallies);
-    match args.format {
+    match options.format {
         IsolationFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report::json(&tallies, &verdict))?
@@ -214,7 +202,7 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
         IsolationFormat::Table => {
             println!(
                 "Isolation tier: {} attempts per scenario and store\n",
-                args.attempts
+                options.attempts
             );
             println!("{}", report::side_by_side(&tallies));
             print!("{}", report::per_store(&tallies));
@@ -222,7 +210,7 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
             if !not_needed.is_empty() {
                 println!("Aborts that were not needed:\n{not_needed}");
             }
-            if args.postgres {
+            if options.postgres {
                 let fp = report::false_positives(&tallies);
                 if fp.is_empty() {
                     println!(
@@ -250,19 +238,19 @@ pub fn run(args: Args) -> Result<Verdict, IsolationError> {
 }
 
 /// `isolation --workload FILE`: the file's transactions raced on each store, classified.
-fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
-    if args.scenario.is_some() {
+fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationError> {
+    if options.scenario.is_some() {
         return Err(IsolationError::NotWithWorkload {
             option: "--scenario",
         });
     }
-    if args.traces.is_some() {
+    if options.traces.is_some() {
         return Err(IsolationError::NotWithWorkload { option: "--traces" });
     }
-    let variants = variants(&args.variant)?;
-    something_to_run(args, &variants)?;
+    let variants = variants(&options.variant)?;
+    something_to_run(options, &variants)?;
     #[cfg(feature = "postgres")]
-    let server = if args.postgres {
+    let server = if options.postgres {
         Some(PgServer::start().map_err(IsolationError::PostgresStart)?)
     } else {
         None
@@ -274,8 +262,8 @@ fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
     let result = workload::race_file(
         path,
         &variants,
-        args.attempts,
-        args.jitter_us,
+        options.attempts,
+        options.jitter_us,
         conn_str.as_deref(),
     );
     #[cfg(feature = "postgres")]
@@ -283,7 +271,7 @@ fn run_workload(args: &Args, path: &Path) -> Result<Verdict, IsolationError> {
         server.stop();
     }
     let result = result?;
-    match args.format {
+    match options.format {
         IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&result)?),
         IsolationFormat::Table => print!("{}", workload::render(&result)),
     }

@@ -10,7 +10,7 @@ use loadbearing_registry as registry;
 use super::html::{escape, markdown, page};
 use super::Inputs;
 use crate::mutate::Coverage;
-use crate::{docs, mutate, render, sequence, trace};
+use crate::{conform_table, docs, mutate, render, sequence, trace};
 
 /// How a row reads at a glance; the index lists them in this order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -244,8 +244,15 @@ fn conformance_section(body: &mut String, results: &[TargetResult]) {
             r.divergent_traces,
             escape(r.expected.name()),
             r.seconds,
-            if r.ok { "ok" } else { "FAILED" }
+            conform_table::verdict(r)
         );
+        if let Some(error) = &r.error {
+            let _ = writeln!(
+                body,
+                "<tr class=\"red\"><td colspan=\"10\"><pre>could not run: {}</pre></td></tr>",
+                escape(&error.to_string())
+            );
+        }
         if let Some(d) = r.divergences.first() {
             let _ = writeln!(
                 body,

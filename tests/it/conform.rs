@@ -531,3 +531,47 @@ fn a_conforming_target_with_nothing_checked_is_a_mismatch() {
         result.mismatches
     );
 }
+
+/// A target that cannot run (here: its PostgreSQL address refuses connections) is recorded
+/// with its error and the run goes on to the next target, which still shows what it must.
+#[test]
+#[cfg(feature = "postgres")]
+fn a_target_that_cannot_run_is_recorded_and_the_run_goes_on() {
+    let mut servers = conform::Servers::default();
+    servers
+        .attach(
+            BackendKind::Postgres,
+            "host=127.0.0.1 port=1 user=nobody connect_timeout=2",
+        )
+        .unwrap();
+    let mut plan = conform::Plan::default();
+    plan.push(&targets::STORE, BackendKind::Postgres).unwrap();
+    plan.push(&targets::GROUP_COMMIT, BackendKind::Memory).unwrap();
+    let results = plan.run(&mut servers, 2, 2, 1);
+    assert_eq!(results.len(), 2);
+    assert!(results[0].error.is_some() && !results[0].ok, "{:?}", results[0].error);
+    assert!(results[1].error.is_none() && results[1].ok, "{:?}", results[1].mismatches);
+}
+
+/// From the command line the same run exits 2 (incomplete: what the target would have shown
+/// is unknown), names the target and its error, and still prints the table.
+#[test]
+#[cfg(feature = "postgres")]
+fn conform_exits_two_when_a_target_cannot_run() {
+    let out = loadbearing(&[
+        "conform",
+        "store",
+        "--backend",
+        "postgres",
+        "--server",
+        "host=127.0.0.1 port=1 user=nobody connect_timeout=2",
+        "--traces",
+        "2",
+        "--seed",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error: store"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("store"));
+}

@@ -1,0 +1,63 @@
+//! `loadbearing bench`: the engine measured on larger constants (states per second, bytes a
+//! state, peak memory, the speedup over threads), with --tlc against TLC.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use loadbearing::bench;
+use loadbearing::tlc::Tlc;
+use loadbearing::Verdict;
+
+use super::configs::Suite;
+use super::BadInput;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Only the runs whose label contains one of these (`cassandra`, `MaxOffset=400`).
+    filters: Vec<String>,
+    /// Thread counts to measure each run at (the speedup is over the first).
+    #[arg(long, value_delimiter = ',', default_values_t = bench::THREADS.to_vec())]
+    threads: Vec<usize>,
+    /// Timely worker counts to measure each safety run at on the distributed engine, in
+    /// this process (empty: none).
+    #[arg(long, value_delimiter = ',', default_values_t = bench::TIMELY_WORKERS.to_vec())]
+    timely: Vec<usize>,
+    #[arg(long)]
+    timeout_secs: Option<u64>,
+    /// A TLA+ models folder of a suite (named after the suite, or a `models` folder inside
+    /// one): run TLC on each benchmark's config there too. Repeat for several suites.
+    #[arg(long, requires = "tla2tools")]
+    tlc: Vec<PathBuf>,
+    /// TLC's jar (tla2tools.jar), for --tlc.
+    #[arg(long)]
+    tla2tools: Option<PathBuf>,
+    /// TLC's worker threads.
+    #[arg(long, default_value_t = 2)]
+    tlc_workers: usize,
+}
+
+/// A measurement, not a judgement: as expected once it has run.
+pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
+    let configs = suite.load()?;
+    let tlc = args.tla2tools.map(|jar| Tlc {
+        jar,
+        models: args.tlc,
+        workers: args.tlc_workers,
+    });
+    let results = bench::measure(
+        &configs,
+        &args.filters,
+        &args.threads,
+        &args.timely,
+        args.timeout_secs.map(Duration::from_secs),
+        tlc.as_ref(),
+    )?;
+    print!("{}", bench::table(&results));
+    // A filtered bench measures the runs it names; the whole bench, conformance too.
+    if args.filters.is_empty() {
+        let conformance = bench::measure_conformance()?;
+        println!();
+        print!("{}", bench::conformance_table(&conformance));
+    }
+    Ok(Verdict::AsExpected)
+}

@@ -1,0 +1,89 @@
+//! Bad input, of every subcommand: what `main` reports as `error: …` before it exits 2. The
+//! library modules' errors are carried as they are (their messages are the ones people read);
+//! the rest is what only the command line can get wrong.
+
+use std::path::PathBuf;
+
+use loadbearing::bench::BenchError;
+use loadbearing::conform;
+use loadbearing::docs::DocsError;
+use loadbearing::explore::ExploreError;
+use loadbearing::isolation::IsolationError;
+use loadbearing::mutate::MutateError;
+use loadbearing::report::ReportError;
+use loadbearing::run_actors::RunActorsError;
+use loadbearing::suite::{LookupError, SetError, SuiteError};
+use loadbearing::trace::{DrawError, SvgError, TraceError};
+use loadbearing::workload::WorkloadError;
+use loadbearing_refinement::conform::TraceError as TraceFileError;
+use loadbearing_refinement::distributed::ClusterError;
+use loadbearing_specs::infra::knobs::KnobError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BadInput {
+    /// `check`'s or `mutate`'s filters select nothing.
+    #[error("no config matches {filters:?}; `loadbearing list` shows them")]
+    NoConfigMatches { filters: Vec<String> },
+    /// A `--set` that does not apply to this config.
+    #[error("{config}: {source}")]
+    Override { config: String, source: SetError },
+    /// Every config selected for a distributed run is one it cannot check (each named above).
+    #[error("no selected config can be checked distributed (see above)")]
+    NothingDistributable,
+    #[error("--writers {0}: the models hold 1 to 8 writers")]
+    Writers(usize),
+    /// `conform --trace FILE --model NAME`: NAME reads no implementation trace.
+    #[error(
+        "`{name}` is neither a config nor a model that reads implementation traces ({})",
+        known.join(", ")
+    )]
+    NotAConformanceModel {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    #[error("{}: {source}", path.display())]
+    TraceFileUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A trace file that is not one of the model's traces (a malformed line, named).
+    #[error("{}: {source}", path.display())]
+    TraceFile {
+        path: PathBuf,
+        source: TraceFileError,
+    },
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    #[error(transparent)]
+    Set(#[from] SetError),
+    #[error(transparent)]
+    Constants(#[from] KnobError),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    #[error(transparent)]
+    Conform(#[from] conform::Error),
+    #[error(transparent)]
+    Mutate(#[from] MutateError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Draw(#[from] DrawError),
+    #[error(transparent)]
+    Svg(#[from] SvgError),
+    #[error(transparent)]
+    Explore(#[from] ExploreError),
+    #[error(transparent)]
+    Docs(#[from] DocsError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(transparent)]
+    Isolation(#[from] IsolationError),
+    #[error(transparent)]
+    RunActors(#[from] RunActorsError),
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+}

@@ -1,0 +1,58 @@
+//! `loadbearing isolation`: the SSI engine's variants (and PostgreSQL) raced through the
+//! isolation tier, or a workload file's transactions raced freely.
+
+use std::path::PathBuf;
+
+use loadbearing::isolation::{self, IsolationFormat, Options};
+use loadbearing::Verdict;
+
+use super::format::Format;
+use super::BadInput;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Attempts per scenario and store.
+    #[arg(long, default_value_t = 40)]
+    attempts: usize,
+    /// Engine variants: `all`, `main` (fix, prefix, nocheck, dropmarkers, plainsi), `none`, or
+    /// a comma-separated list of fix, prefix, nocheck, dropmarkers, plainsi, notrunning, noopt,
+    /// prefix_noopt, readerunfixed, option2.
+    #[arg(long, default_value = "all")]
+    variant: String,
+    /// Only the scenarios whose name contains this.
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Start a throwaway PostgreSQL cluster and add its column.
+    #[arg(long)]
+    postgres: bool,
+    /// Random pause before each step, up to this many microseconds.
+    #[arg(long, default_value_t = 50)]
+    jitter_us: u64,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write the engine's trace of each (variant, scenario)'s first attempt as NDJSON to
+    /// DIR/<variant>-<scenario>.ndjson, for `loadbearing conform --trace FILE --model CONFIG`.
+    #[arg(long, value_name = "DIR")]
+    traces: Option<PathBuf>,
+    /// Race a workload file's transactions (docs/workloads.md) instead of the tier's scenarios,
+    /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
+    #[arg(long, value_name = "FILE.toml")]
+    workload: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<Verdict, BadInput> {
+    let format = match args.format {
+        Format::Table => IsolationFormat::Table,
+        Format::Json => IsolationFormat::Json,
+    };
+    Ok(isolation::run(Options {
+        attempts: args.attempts,
+        variant: args.variant,
+        scenario: args.scenario,
+        postgres: args.postgres,
+        jitter_us: args.jitter_us,
+        format,
+        traces: args.traces,
+        workload: args.workload,
+    })?)
+}

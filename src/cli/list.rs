@@ -1,0 +1,23 @@
+//! `loadbearing list`: every config with its model, constants and expected outcome.
+
+use loadbearing::render;
+use loadbearing::Verdict;
+
+use super::configs::Suite;
+use super::format::{pretty, Format};
+use super::BadInput;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
+    let configs = suite.load()?;
+    match args.format {
+        Format::Table => print!("{}", render::list_table(&configs)),
+        Format::Json => println!("{}", pretty(&render::list_json(&configs))),
+    }
+    Ok(Verdict::AsExpected)
+}

@@ -1,0 +1,94 @@
+//! The command line: one module per subcommand, each owning its arguments and a `run` that
+//! says what it found as a [`Verdict`], or why the input was bad ([`BadInput`]). The library
+//! modules of the same names do the work; these parse, print and judge.
+
+mod bench;
+mod check;
+mod checking;
+mod cluster;
+mod configs;
+mod conform;
+mod conform_trace;
+mod docs;
+mod error;
+mod explore;
+mod format;
+mod isolation;
+mod list;
+mod mutate;
+mod report;
+mod run_actors;
+mod trace;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use loadbearing::Verdict;
+
+pub use error::BadInput;
+
+#[derive(Parser)]
+#[command(
+    name = "loadbearing",
+    version,
+    about = "Executable specifications that prove each concurrency guard is load-bearing"
+)]
+pub struct Cli {
+    /// A suite file to use instead of the project's suites (expected/suites/*.toml, compiled in).
+    #[arg(long, global = true)]
+    suite: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the configs with their models, constants and expected outcomes.
+    List(list::Args),
+    /// Check configs against their expected outcomes: all of them, or those a FILTER selects.
+    Check(check::Args),
+    /// Print the shortest counterexample of one config: a swimlane, JSON, or a picture.
+    Trace(trace::Args),
+    /// Open Stateright's web explorer on one config's model (on 127.0.0.1).
+    Explore(explore::Args),
+    /// Regenerate docs/ from the configs and the snapshots (`--check`: only report stale files).
+    Docs(docs::Args),
+    /// Remove each guard of every holding config in turn: which properties catch it?
+    /// Exit 1 when a guard nothing catches has no written reason in expected/guards.toml.
+    Mutate(mutate::Args),
+    /// Check implementations against their models: recorded traces must be behaviours of the
+    /// model, and model paths replayed on the implementation must agree with it.
+    Conform(conform::Args),
+    /// Write a static HTML site of one check + mutate + conform run (readable offline, from
+    /// file://): every config, the tower, the mutation and conformance tables, and a page per
+    /// config with its counterexample drawn as a sequence diagram.
+    Report(report::Args),
+    /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
+    Isolation(isolation::Args),
+    /// Run an actor model's code over UDP on loopback and check its log against the model.
+    RunActors(run_actors::Args),
+    /// Measure the engine on larger constants: states per second, bytes a state and peak
+    /// memory, at 1 and 2 threads; with --tlc, TLC on the same constants and our ratio to it.
+    Bench(bench::Args),
+}
+
+impl Cli {
+    /// Runs the subcommand.
+    pub fn run(self) -> Result<Verdict, BadInput> {
+        let suite = configs::Suite { file: self.suite };
+        match self.command {
+            Command::List(args) => list::run(args, &suite),
+            Command::Check(args) => check::run(args, &suite),
+            Command::Trace(args) => trace::run(args, &suite),
+            Command::Explore(args) => explore::run(args, &suite),
+            Command::Docs(args) => docs::run(args, &suite),
+            Command::Mutate(args) => mutate::run(args, &suite),
+            Command::Conform(args) => conform::run(args, &suite),
+            Command::Report(args) => report::run(args, &suite),
+            // The tier and the actor systems are built in: no config is read.
+            Command::Isolation(args) => isolation::run(args),
+            Command::RunActors(args) => run_actors::run(args),
+            Command::Bench(args) => bench::run(args, &suite),
+        }
+    }
+}

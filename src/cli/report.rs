@@ -1,0 +1,126 @@
+//! `loadbearing report`: a static HTML site of one check + mutate + conform run (readable
+//! offline, from file://).
+
+use std::path::PathBuf;
+
+use loadbearing::conform::{Plan, Servers};
+use loadbearing::junit;
+use loadbearing::mutate;
+use loadbearing::Verdict;
+use loadbearing_refinement::{budget, Options};
+
+use super::configs::{self, Suite};
+use super::BadInput;
+
+/// The writers of the report's conformance runs: `conform`'s default.
+const CONFORM_WRITERS: usize = 8;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The folder to write the site into (created if missing; its pages are replaced).
+    #[arg(long)]
+    out: PathBuf,
+    /// Configs to check and mutate, as `check` selects them (none: every config).
+    filters: Vec<String>,
+    /// Conformance targets, as `conform` names them (none: every target on its embedded
+    /// default).
+    #[arg(long = "conform", value_name = "TARGET")]
+    conform_targets: Vec<String>,
+    /// Leave the conformance run out (the page says it was not run).
+    #[arg(long, conflicts_with = "conform_targets")]
+    no_conform: bool,
+    /// Leave guard mutation out (the page says it was not run).
+    #[arg(long)]
+    no_mutate: bool,
+    /// Conformance traces per target.
+    #[arg(long, default_value_t = 10)]
+    traces: usize,
+    /// Seed of the conformance runs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// Bad input when a config could not be checked; incomplete when one hit a budget or a
+/// conformance target could not run; otherwise as expected when everything is.
+pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
+    let configs = suite.load()?;
+    let selected = configs::select(configs.clone(), &args.filters)?;
+    let plan = if args.no_conform {
+        Plan::default()
+    } else {
+        Plan::select(&args.conform_targets, None)?
+    };
+    let explanations = mutate::built_in_explanations()?;
+    let options = Options {
+        threads: args.threads,
+        max_memory: budget::default_max_memory(),
+        progress: true,
+        ..Options::default()
+    };
+    let mut judged = Vec::new();
+    let mut failures = Vec::new();
+    for (n, config) in selected.iter().enumerate() {
+        eprintln!(
+            "report: check {}/{} {}/{}",
+            n + 1,
+            selected.len(),
+            config.suite,
+            config.name
+        );
+        match loadbearing::run::run(config, &options) {
+            Ok(j) => judged.push(j),
+            Err(e) => {
+                eprintln!("error: {}: {e}", config.name);
+                failures.push(junit::RunFailure {
+                    suite: config.suite.clone(),
+                    config: config.name.clone(),
+                    error: e.to_string(),
+                });
+            }
+        }
+    }
+    let coverage = if args.no_mutate {
+        None
+    } else {
+        eprintln!("report: guard mutation of {} configs", selected.len());
+        Some(mutate::mutate(
+            &selected,
+            &configs,
+            &explanations,
+            &options,
+        )?)
+    };
+    let results = plan.run(
+        &mut Servers::default(),
+        args.traces,
+        CONFORM_WRITERS,
+        args.seed,
+    );
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let inputs = loadbearing::report::Inputs {
+        judged: &judged,
+        failures: &failures,
+        coverage: coverage.as_ref(),
+        conformance: &results,
+        command: &command,
+    };
+    let pages = loadbearing::report::write(&args.out, &inputs)?;
+    eprintln!(
+        "report: {} ({} files)",
+        args.out.join("index.html").display(),
+        pages.len()
+    );
+    let all_ok = judged.iter().all(|j| j.ok())
+        && coverage.as_ref().is_none_or(|c| c.unexplained().is_empty())
+        && results.iter().all(|r| r.ok);
+    let conform_incomplete = results.iter().any(|r| r.error.is_some());
+    Ok(if !failures.is_empty() {
+        Verdict::BadInput
+    } else if judged.iter().any(|j| j.incomplete()) || conform_incomplete {
+        Verdict::Incomplete
+    } else {
+        Verdict::of(all_ok)
+    })
+}
