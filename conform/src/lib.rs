@@ -18,6 +18,8 @@
 //!   builds, its counterexample checked afresh, the compound's mapped onto the atomic store.
 //! - The families: [`store`], [`compound`] (its counterexample replays: PostgreSQL), [`flow`], [`group_commit`], [`kafka`],
 //!   [`ssi`]; the #835 models' [`flows_alive`], [`flush_cell`], [`recovery_deadline`].
+//! - [`reliability`]: whole stress and fault runs of the stores (the contract kit's histories:
+//!   every write, delete and read with its call and return times) judged by the guarded model.
 //!
 //! The server backends are Cargo features (`postgres`, `cassandra`, `kafka`; `full` for all):
 //! the default build runs every target on its embedded backend (SQLite, the in-memory
@@ -42,6 +44,7 @@ pub mod paths;
 pub mod plan;
 pub mod recovery_deadline;
 pub mod recovery_read;
+pub mod reliability;
 pub mod replays;
 pub mod schedule;
 pub mod ssi;

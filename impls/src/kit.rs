@@ -17,6 +17,7 @@
 //! The last-write-wins mode and the hard-delete mutant are part of the contract: some cases
 //! open the store in them to show that the guarded mode is what makes them pass.
 
+pub mod backends;
 pub mod cases;
 pub mod memory;
 pub mod stress;

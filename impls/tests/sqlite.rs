@@ -6,39 +6,19 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::Backend;
+use loadbearing_impls::kit::backends::SqliteFile;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
-use loadbearing_impls::trace::SharedTracer;
-
-struct Sqlite {
-    path: PathBuf,
-}
-
-impl Backend for Sqlite {
-    fn name(&self) -> &'static str {
-        "sqlite"
-    }
-    fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
-        Box::new(
-            SqliteStore::open_traced(&self.path, options, tracer)
-                .expect("open the SQLite database"),
-        )
-    }
-}
 
 fn sqlite() -> Result<&'static dyn Backend, String> {
-    static DB: OnceLock<Sqlite> = OnceLock::new();
+    static DB: OnceLock<SqliteFile> = OnceLock::new();
     Ok(DB.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("impls-sqlite-{}.db", std::process::id()));
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-        Sqlite { path }
+        SqliteFile::fresh(
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("impls-sqlite-{}.db", std::process::id())),
+        )
     }))
 }
-
-backend_tests!(sqlite());
 
 #[test]
 fn sqlite_reports_one_atomic_persist_per_write_and_reaps_expired_rows() {

@@ -22,10 +22,10 @@ use crate::spec::Spec;
 pub mod history;
 mod wire;
 
-pub use history::{check_history, Budget, HistoryOutcome, HistoryVerdict, Sequential, Timed};
+pub use history::{check_history, Budget, HistoryOutcome, HistoryVerdict, Sequential};
 pub use wire::{
-    parse_ndjson, parse_trace, to_history_line, to_history_ndjson, to_ndjson, LineError, Trace,
-    TraceError, TraceEvent, SCHEMA_VERSION,
+    parse_ndjson, parse_trace, to_history_line, to_history_ndjson, to_ndjson, LineError, Timed,
+    Trace, TraceError, TraceEvent, SCHEMA_VERSION,
 };
 
 /// How a model reads an implementation's events.

@@ -11,6 +11,8 @@ use loadbearing::conform::{self, BackendKind, Plan, Servers, TargetResult};
 use loadbearing::conform_table;
 use loadbearing::junit;
 use loadbearing::Verdict;
+use loadbearing_refinement::conform::Budget;
+use loadbearing_registry::trace::TraceOptions;
 
 use super::configs::Suite;
 use super::conform_trace;
@@ -57,6 +59,11 @@ pub struct Args {
     /// With --trace: override a constant of that config or model (MaxOffset=5).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     sets: Vec<String>,
+    /// With --trace, for a history (events with `call`/`ret`): how many configurations
+    /// (operations placed, model state) the search may explore before it answers unknown
+    /// (exit 2).
+    #[arg(long, value_name = "N", default_value_t = Budget::default().configurations)]
+    max_configurations: u64,
 }
 
 /// `--backend`: the conformance crate's backend kinds, parsed in one place; clap lists them.
@@ -66,7 +73,14 @@ fn backend_kind(text: &str) -> Result<BackendKind, conform::backend::UnknownBack
 
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if let (Some(file), Some(model)) = (&args.trace, &args.model) {
-        return conform_trace::run(suite, file, model, &args.sets, args.format);
+        let options = TraceOptions {
+            budget: Budget {
+                configurations: args.max_configurations,
+                time: None,
+            },
+            ..TraceOptions::default()
+        };
+        return conform_trace::run(suite, file, model, &args.sets, &options, args.format);
     }
     if args.list {
         print!("{}", conform_table::targets());

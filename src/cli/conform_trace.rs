@@ -1,24 +1,27 @@
 //! `loadbearing conform --trace FILE --model CONFIG`: one implementation trace file, from
-//! anywhere, validated against a config (or a model with its default constants).
+//! anywhere, validated against a config (or a model with its default constants): a sequence
+//! (the file's order is the order of events) or a history (events with `call` and `ret` times).
 
 use std::path::Path;
 
 use loadbearing::junit;
 use loadbearing::suite::{self, LookupError};
 use loadbearing::Verdict;
-use loadbearing_refinement::conform::Limits;
+use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
 
 use super::configs::{self, Suite};
 use super::format::{pretty, ResultFormat};
 use super::BadInput;
 
-/// Conforms (as expected), or does not (differs); a file that is not a trace is bad input.
+/// Conforms (as expected), or does not (differs), or a history the search could not decide
+/// within its budget (incomplete); a file that is not a trace is bad input.
 pub fn run(
     suite: &Suite,
     file: &Path,
     model: &str,
     sets: &[String],
+    options: &TraceOptions,
     format: ResultFormat,
 ) -> Result<Verdict, BadInput> {
     let text = std::fs::read_to_string(file).map_err(|source| BadInput::TraceFileUnreadable {
@@ -41,22 +44,27 @@ pub fn run(
         given.insert(name, value);
     }
     let constants = resolve(&given)?;
-    let verdict =
-        validate(&constants, &text, Limits::default()).map_err(|source| BadInput::TraceFile {
-            path: file.to_path_buf(),
-            source,
-        })?;
+    let report = validate(&constants, &text, options).map_err(|source| BadInput::TraceFile {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let decision = report.decision();
     match format {
         ResultFormat::Json => println!(
             "{}",
-            pretty(&serde_json::to_value(&verdict).expect("verdicts serialize"))
+            pretty(&serde_json::to_value(&report).expect("verdicts serialize"))
         ),
         ResultFormat::Junit => {
-            let outcome = match &verdict.divergence {
-                None => junit::CaseOutcome::Passed,
-                Some(d) => junit::CaseOutcome::Failed {
-                    message: format!("the trace does not conform to {model_name}"),
-                    text: d.text(),
+            let outcome = match decision {
+                Decision::Conforms => junit::CaseOutcome::Passed,
+                Decision::Diverges | Decision::Unknown => junit::CaseOutcome::Failed {
+                    message: match decision {
+                        Decision::Unknown => format!(
+                            "the history could not be decided against {model_name} within its budget"
+                        ),
+                        _ => format!("the trace does not conform to {model_name}"),
+                    },
+                    text: report.text(&model_name),
                 },
             };
             let case = junit::Case {
@@ -70,19 +78,12 @@ pub fn run(
                 junit::xml("loadbearing conform", &junit::grouped(vec![case]))
             );
         }
-        ResultFormat::Table => match &verdict.divergence {
-            None => println!(
-                "{}: {} events conform to {model_name}; model path: {}",
-                file.display(),
-                verdict.events,
-                verdict.witness.clone().unwrap_or_default().join(", ")
-            ),
-            Some(d) => print!(
-                "{}: does not conform to {model_name}\n{}",
-                file.display(),
-                d.text()
-            ),
-        },
+        ResultFormat::Table => print!("{}: {}", file.display(), report.text(&model_name)),
     }
-    Ok(Verdict::of(verdict.conforming))
+    Ok(match decision {
+        Decision::Conforms => Verdict::AsExpected,
+        Decision::Diverges => Verdict::Differs,
+        // Undecided is never "conforms": a CI reads it as incomplete.
+        Decision::Unknown => Verdict::Incomplete,
+    })
 }

@@ -15,8 +15,8 @@ use loadbearing::run_actors::RunActorsError;
 use loadbearing::suite::{LookupError, SetError, SuiteError};
 use loadbearing::trace::{DrawError, SvgError, TraceError};
 use loadbearing::workload::WorkloadError;
-use loadbearing_refinement::conform::TraceError as TraceFileError;
 use loadbearing_refinement::distributed::ClusterError;
+use loadbearing_registry::trace::TraceProblem as TraceFileError;
 use loadbearing_specs::infra::knobs::KnobError;
 
 #[derive(Debug, thiserror::Error)]

@@ -546,11 +546,20 @@ fn a_target_that_cannot_run_is_recorded_and_the_run_goes_on() {
         .unwrap();
     let mut plan = conform::Plan::default();
     plan.push(&targets::STORE, BackendKind::Postgres).unwrap();
-    plan.push(&targets::GROUP_COMMIT, BackendKind::Memory).unwrap();
+    plan.push(&targets::GROUP_COMMIT, BackendKind::Memory)
+        .unwrap();
     let results = plan.run(&mut servers, 2, 2, 1);
     assert_eq!(results.len(), 2);
-    assert!(results[0].error.is_some() && !results[0].ok, "{:?}", results[0].error);
-    assert!(results[1].error.is_none() && results[1].ok, "{:?}", results[1].mismatches);
+    assert!(
+        results[0].error.is_some() && !results[0].ok,
+        "{:?}",
+        results[0].error
+    );
+    assert!(
+        results[1].error.is_none() && results[1].ok,
+        "{:?}",
+        results[1].mismatches
+    );
 }
 
 /// From the command line the same run exits 2 (incomplete: what the target would have shown

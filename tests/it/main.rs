@@ -12,6 +12,7 @@ mod cli;
 mod conform;
 mod conform_flow;
 mod conform_gc;
+mod conform_history;
 mod conform_kafka;
 mod conform_servers;
 mod distributed;

@@ -27,25 +27,8 @@ use std::time::{Duration, Instant};
 use hashbrown::HashSet;
 use serde::Serialize;
 
+use super::wire::Timed;
 use super::Conform;
-
-/// One operation of a history: what it did (an event of the model's vocabulary), when it was
-/// called, and when it returned (`None`: it never did, and its outcome is unknown).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Timed<E> {
-    pub call: u64,
-    pub ret: Option<u64>,
-    pub event: E,
-    /// Its 1-based line in the trace file, for reports.
-    pub line: usize,
-}
-
-impl<E> Timed<E> {
-    /// Whether this operation must have taken effect before `other` was called.
-    pub fn precedes(&self, other: &Timed<E>) -> bool {
-        self.ret.is_some_and(|r| r < other.call)
-    }
-}
 
 /// A model read as a sequential object: the states an operation may lead to.
 pub trait Sequential {

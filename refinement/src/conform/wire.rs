@@ -14,8 +14,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::history::Timed;
-
 /// The trace schema this checker reads and writes: version 2 is the typed, flat line.
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -163,6 +161,24 @@ pub fn parse_ndjson<E: TraceEvent>(text: &str) -> Result<Vec<E>, TraceError> {
 
 pub fn to_ndjson<E: TraceEvent>(events: &[E]) -> String {
     events.iter().map(|e| e.to_line() + "\n").collect()
+}
+
+/// One operation of a history: what it did (an event of the model's vocabulary), when it was
+/// called, and when it returned (`None`: it never did, and its outcome is unknown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timed<E> {
+    pub call: u64,
+    pub ret: Option<u64>,
+    pub event: E,
+    /// Its 1-based line in the trace file, for reports.
+    pub line: usize,
+}
+
+impl<E> Timed<E> {
+    /// Whether this operation must have taken effect before `other` was called.
+    pub fn precedes(&self, other: &Timed<E>) -> bool {
+        self.ret.is_some_and(|r| r < other.call)
+    }
 }
 
 /// A trace as recorded: a sequence (the order the events happened in), or a history

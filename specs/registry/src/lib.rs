@@ -9,6 +9,10 @@
 
 use std::sync::Arc;
 
+pub mod trace;
+
+use trace::{fit_trace, judge, FitsFirstWrites, TraceOptions, TraceProblem, TraceReport};
+
 use loadbearing_refinement::check::{property_names, temporal_property_names};
 use loadbearing_refinement::distributed::{self, Worker};
 use loadbearing_refinement::view::{view, View};
@@ -16,9 +20,7 @@ use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecEr
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use loadbearing_refinement::conform::{
-    parse_ndjson, validate, Conform, Limits, TraceError, Verdict,
-};
+use loadbearing_refinement::conform::{parse_trace, Conform};
 use loadbearing_specs::cassandra::actors::CassandraActors;
 use loadbearing_specs::cassandra::model::Cassandra;
 use loadbearing_specs::cassandra::model_835::Cassandra835;
@@ -160,10 +162,11 @@ pub fn models() -> Vec<ModelEntry> {
     ]
 }
 
-/// Reads an NDJSON trace in the model's vocabulary and validates it against the model built
-/// from constants, for the models that read implementation events. A malformed line (another
-/// vocabulary, an unknown action, a missing field, a wrong version) is an error naming it.
-pub type ConformFn = fn(&Resolved, &str, Limits) -> Result<Verdict, TraceError>;
+/// Reads an NDJSON trace in the model's vocabulary, a sequence or a history, and judges it
+/// against the model built from constants, for the models that read implementation events. A
+/// malformed line (another vocabulary, an unknown action, a missing field, a wrong version, a
+/// bad time) or a value the model cannot hold is an error naming it.
+pub type ConformFn = fn(&Resolved, &str, &TraceOptions) -> Result<TraceReport, TraceProblem>;
 
 /// A model an implementation trace can be checked against, with its constants.
 struct ConformEntry {
@@ -172,15 +175,38 @@ struct ConformEntry {
     conform: ConformFn,
 }
 
-fn conform_entry<M: Configured + Conform>() -> ConformEntry {
+/// A model's entry with the validator `conform` (a non-capturing closure over its types).
+fn trace_entry<M: Configured>(conform: ConformFn) -> ConformEntry {
     ConformEntry {
         name: M::NAME,
         resolve: resolve::<M>,
-        conform: |knobs, ndjson, limits| {
-            let events = parse_ndjson::<M::Event>(ndjson)?;
-            Ok(validate(&model::<M>(knobs), &events, limits))
-        },
+        conform,
     }
+}
+
+fn conform_entry<M: Configured + Conform>() -> ConformEntry
+where
+    M::State: Eq,
+{
+    trace_entry::<M>(|knobs, ndjson, options| {
+        let trace = parse_trace::<M::Event>(ndjson)?;
+        Ok(judge(&model::<M>(knobs), trace, options, None))
+    })
+}
+
+/// A first-write model: its writers and offsets come from the trace (a real store's offsets by
+/// rank, a model writer per write), whatever the constants say.
+fn fitted_entry<M: Configured + FitsFirstWrites>() -> ConformEntry
+where
+    M::State: Eq,
+{
+    trace_entry::<M>(|knobs, ndjson, options| {
+        let mut trace = parse_trace::<M::Event>(ndjson)?;
+        let fitting = fit_trace(&mut trace)?;
+        let mut model = model::<M>(knobs);
+        model.size_to(&fitting);
+        Ok(judge(&model, trace, options, Some(fitting)))
+    })
 }
 
 /// The one list of models that read implementation traces (in `models()` order, then the
@@ -190,7 +216,7 @@ fn conformance_entries() -> [ConformEntry; 20] {
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
         conform_entry::<Epoch>(),
-        conform_entry::<CasFirstWrite>(),
+        fitted_entry::<CasFirstWrite>(),
         conform_entry::<ReplayFence>(),
         conform_entry::<GroupCommit>(),
         conform_entry::<Ssi>(),
@@ -206,7 +232,7 @@ fn conformance_entries() -> [ConformEntry; 20] {
         conform_entry::<EpochActors>(),
         conform_entry::<GroupCommitActors>(),
         conform_entry::<SsiActors>(),
-        conform_entry::<CasFirstWriteAtomic>(),
+        fitted_entry::<CasFirstWriteAtomic>(),
     ]
 }
 

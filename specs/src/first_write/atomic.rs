@@ -150,7 +150,10 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<AtomicState> {
         // Each writer's offset is in its own Persist event; enumerating every assignment up
         // front would be (MaxOffset+1)^Writers states.
-        vec![AtomicState::initial(revealed_offsets(events))]
+        revealed_offsets(events)
+            .map(AtomicState::initial)
+            .into_iter()
+            .collect()
     }
 
     fn reports(&self, action: &AtomicAction, event: &FirstWriteEvent) -> bool {
@@ -255,7 +258,7 @@ impl CasFirstWriteAtomic {
     }
 
     /// The guard of `Persist`: the conditional upsert applies offset `o` over `row`.
-    fn persist_applies(&self, row: Row, o: u8) -> bool {
+    pub fn persist_applies(&self, row: Row, o: u8) -> bool {
         !row.present || !self.guarded || row.offset <= o
     }
 }

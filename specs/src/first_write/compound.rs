@@ -378,7 +378,10 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     type Contradiction = FirstWriteContradiction;
 
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<CasFwState> {
-        vec![CasFwState::initial(revealed_offsets(events))]
+        revealed_offsets(events)
+            .map(CasFwState::initial)
+            .into_iter()
+            .collect()
     }
 
     fn reports(&self, action: &CasFwAction, event: &FirstWriteEvent) -> bool {

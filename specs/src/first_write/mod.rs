@@ -12,6 +12,7 @@ use std::fmt;
 pub mod atomic;
 pub mod compound;
 pub mod contradiction;
+pub mod real;
 pub mod trace;
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};

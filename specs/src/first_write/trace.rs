@@ -152,6 +152,11 @@ impl FirstWriteEvent {
 impl TraceEvent for FirstWriteEvent {
     const VOCABULARY: &'static str = "first_write";
 
+    /// A statement sent and never answered carries no outcome: in a history, its `ret` is null.
+    fn has_outcome(&self) -> bool {
+        !self.is_unresolved()
+    }
+
     fn action(&self) -> &str {
         match self {
             FirstWriteEvent::Update1(_) => "Update1",
@@ -165,15 +170,15 @@ impl TraceEvent for FirstWriteEvent {
 }
 
 /// Each writer's offset as its statements name it; the last event wins, a writer no event
-/// names persists offset 0.
-pub fn revealed_offsets(events: &[FirstWriteEvent]) -> [u8; super::MAX_WRITERS] {
+/// names persists offset 0. `None` when a writer or an offset is beyond what the model holds
+/// (8 writers, 8-bit offsets): such a trace matches no initial state, never a clamped one
+/// (`real::fit` maps a real store's trace into the model first).
+pub fn revealed_offsets(events: &[FirstWriteEvent]) -> Option<[u8; super::MAX_WRITERS]> {
     let mut off = [0; super::MAX_WRITERS];
     for s in events.iter().filter_map(FirstWriteEvent::statement) {
-        if let Some(slot) = off.get_mut(s.writer.index()) {
-            *slot = s.offset.min(u8::MAX as u64) as u8;
-        }
+        *off.get_mut(s.writer.index())? = u8::try_from(s.offset).ok()?;
     }
-    off
+    Some(off)
 }
 
 #[cfg(test)]

@@ -1,46 +1,29 @@
 //! Faults: the stress run against a PostgreSQL server that is killed with -9 mid-run and
 //! restarted, with the store's single upsert and with Cassandra's three-statement first write
-//! (the compound: a kill can fall between its statements). Each test has its own server (the
-//! kill must not hit other tests).
+//! (the compound: a kill can fall between its statements). Each run's whole history is judged by
+//! the model, and its end state checked. Each test has its own server (the kill must not hit
+//! other tests).
 
 mod common;
 
 use std::time::Duration;
 
 use common::stress::{run_faulted, StressConfig};
-use common::Backend;
 use loadbearing_impls::harness::postgres::PgServer;
-use loadbearing_impls::postgres::PostgresStore;
-use loadbearing_impls::store::{SnapshotStore, StoreOptions};
-use loadbearing_impls::trace::SharedTracer;
-
-struct Postgres {
-    server: PgServer,
-    /// Write guarded keys with the three-statement first-write compound.
-    compound: bool,
-}
-
-impl Backend for Postgres {
-    fn name(&self) -> &'static str {
-        "postgres"
-    }
-    fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
-        Box::new(
-            PostgresStore::connect_traced(&self.server.conn_str(), "snapshots", options, tracer)
-                .expect("connect to PostgreSQL")
-                .compound(self.compound),
-        )
-    }
-}
+use loadbearing_impls::kit::backends::PostgresAt;
 
 fn kill_mid_stress(test: &str, compound: bool) {
-    let pg = match PgServer::start() {
-        Ok(server) => Postgres { server, compound },
+    let server = match PgServer::start() {
+        Ok(server) => server,
         Err(e) => return loadbearing_test_support::skip_or_fail(test, &format!("PostgreSQL: {e}")),
     };
+    let backend = PostgresAt {
+        conn: server.conn_str(),
+        compound,
+    };
     let kill = || {
-        pg.server.kill9().expect("kill -9 the server");
-        pg.server.restart().expect("restart the server");
+        server.kill9().expect("kill -9 the server");
+        server.restart().expect("restart the server");
     };
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
@@ -52,10 +35,10 @@ fn kill_mid_stress(test: &str, compound: bool) {
         "single upsert"
     };
     let what = format!("server killed (`kill -9`) and restarted, {how}");
-    let report = run_faulted(&pg, cfg, Some((&what, &kill)));
+    let report = run_faulted(&backend, cfg, Some((&what, &kill)));
     common::say(&format!("stress[postgres, {what}]: {report}"));
-    common::reliability_row("stores", &report.row("PostgreSQL"));
-    pg.server.stop();
+    server.stop();
+    common::assert_recorded_clean("stores", "PostgreSQL", &report);
     report.assert_clean();
     assert!(report.fault_lasted.is_some());
     assert!(

@@ -2,43 +2,24 @@
 //! proxy (Toxiproxy, `loadbearing_impls::harness::toxiproxy`): the stress run's sessions
 //! connect through the proxy, and a third into the run the network breaks — connections reset
 //! as data arrives, the proxy cut and restored, all traffic stalled, every reply delayed — and
-//! heals. Afterwards the run's history is checked as after a kill: no stale or refused write is
-//! stored, no acknowledged write is lost, and a write whose outcome was unknown stays unknown
-//! (it is never counted as applied or refused). One server and one proxy server for the binary.
+//! heals. Every run's whole history is judged by the model (each write, delete and read placed
+//! in an order its times allow, each write doing what the guarded model says), and its end state
+//! checked as after a kill: no stale or refused write is stored, no acknowledged write is lost,
+//! and a write whose outcome was unknown stays unknown. The planted mutants misbehave only while
+//! the network is cut (stale writes land; acknowledged writes are lost): the writes after the
+//! fault bury them in the end state, and the judged history must catch them. One server and one
+//! proxy server for the binary.
 
 mod common;
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use common::mutants::{run_misbehaving, Misbehaviour};
 use common::stress::{run_faulted, StressConfig, StressReport};
-use common::Backend;
 use loadbearing_impls::harness::postgres::PgServer;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
-use loadbearing_impls::postgres::PostgresStore;
-use loadbearing_impls::store::{SnapshotStore, StoreOptions};
-use loadbearing_impls::trace::SharedTracer;
-
-/// The store's sessions, connected through a proxy port.
-struct Proxied {
-    port: u16,
-}
-
-impl Backend for Proxied {
-    fn name(&self) -> &'static str {
-        "postgres"
-    }
-    fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
-        let conn = format!(
-            "host=127.0.0.1 port={} user=postgres dbname=postgres connect_timeout=5",
-            self.port
-        );
-        Box::new(
-            PostgresStore::connect_traced(&conn, "snapshots", options, tracer)
-                .expect("connect to PostgreSQL through the proxy"),
-        )
-    }
-}
+use loadbearing_impls::kit::backends::PostgresAt;
 
 struct Servers {
     pg: PgServer,
@@ -71,7 +52,7 @@ fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>, &PgServer)) -> Option<S
         .toxiproxy
         .proxy(test, &format!("127.0.0.1:{}", servers.pg.port()))
         .expect("create the proxy");
-    let backend = Proxied { port: proxy.port() };
+    let backend = PostgresAt::local(proxy.port());
     let inject = || fault(&proxy, &servers.pg);
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
@@ -79,7 +60,7 @@ fn faulted(test: &str, what: &str, fault: fn(&Proxy<'_>, &PgServer)) -> Option<S
     };
     let report = run_faulted(&backend, cfg, Some((what, &inject)));
     common::say(&format!("faults[postgres, {what}]: {report}"));
-    common::reliability_row("stores", &report.row("PostgreSQL"));
+    common::assert_recorded_clean("stores", "PostgreSQL", &report);
     for v in &report.violations {
         common::say(&format!("  {v}"));
     }
@@ -169,5 +150,45 @@ fn a_paused_server_lands_nothing_wrong() {
             std::thread::sleep(OUTAGE);
             pg.pause(false).expect("SIGCONT the server");
         },
+    );
+}
+
+/// A mutant that misbehaves only while the proxy is cut, through the same proxy and server.
+fn mutant_during_the_cut(test: &str, misbehaviour: Misbehaviour) {
+    let servers = match servers() {
+        Ok(s) => s,
+        Err(why) => return loadbearing_test_support::skip_or_fail(test, why),
+    };
+    let proxy = servers
+        .toxiproxy
+        .proxy(test, &format!("127.0.0.1:{}", servers.pg.port()))
+        .expect("create the proxy");
+    let cut = || {
+        proxy.set_enabled(false).expect("cut the proxy");
+        std::thread::sleep(OUTAGE);
+        proxy.set_enabled(true).expect("restore the proxy");
+    };
+    let report = run_misbehaving(
+        &PostgresAt::local(proxy.port()),
+        misbehaviour,
+        "the proxy is cut for 1.5 s",
+        &cut,
+    );
+    common::assert_recorded_caught("stores", "PostgreSQL", &report);
+}
+
+#[test]
+fn stale_writes_landing_while_the_network_is_cut_are_caught() {
+    mutant_during_the_cut(
+        "stale_writes_landing_while_the_network_is_cut",
+        Misbehaviour::StaleWritesLand,
+    );
+}
+
+#[test]
+fn acknowledged_writes_lost_while_the_network_is_cut_are_caught() {
+    mutant_during_the_cut(
+        "acknowledged_writes_lost_while_the_network_is_cut",
+        Misbehaviour::AcknowledgedWritesLost,
     );
 }

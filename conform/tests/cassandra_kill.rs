@@ -1,12 +1,14 @@
 //! Faults: the stress run against a Cassandra node that is killed with -9 mid-run and restarted
 //! on the same data (the commit log replays), then paused (SIGSTOP) and continued, then reached
-//! through Toxiproxy while the network breaks. Its own node (the faults must not hit other
-//! tests).
+//! through Toxiproxy while the network breaks. Every run's whole history is judged by the model,
+//! and its end state checked; the planted mutants misbehave only while the proxy is cut, and the
+//! judged history must catch them. Its own node (the faults must not hit other tests).
 
 mod common;
 
 use std::time::Duration;
 
+use common::mutants::{run_misbehaving, Misbehaviour};
 use common::stress::{run_faulted, StressConfig, StressReport, Wrong};
 use common::Backend;
 use loadbearing_impls::cassandra::{CassandraCluster, ConnectOptions};
@@ -14,6 +16,7 @@ use loadbearing_impls::harness::cassandra::{CassandraNode, CommitLogSync};
 use loadbearing_impls::harness::toxiproxy::{Toxic, Toxiproxy};
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 use loadbearing_impls::trace::SharedTracer;
+use loadbearing_refinement::conform::HistoryVerdict;
 
 struct Cassandra {
     cluster: CassandraCluster,
@@ -26,6 +29,12 @@ impl Backend for Cassandra {
     fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
         Box::new(self.cluster.store_traced(options, tracer))
     }
+}
+
+/// A run and the model's verdict on its history.
+struct Judged {
+    report: StressReport,
+    verdict: HistoryVerdict,
 }
 
 /// What is done a third into a stress run, in words and in deed.
@@ -43,7 +52,7 @@ fn node_or_skip(test: &str, sync: CommitLogSync) -> Option<CassandraNode> {
 }
 
 /// Stress runs through `backend`, one per fault, in order, each printed with its violations.
-fn stress(backend: &Cassandra, label: &str, faults: &[Fault<'_>]) -> Vec<StressReport> {
+fn stress(backend: &Cassandra, label: &str, faults: &[Fault<'_>]) -> Vec<Judged> {
     let cfg = StressConfig {
         duration: Duration::from_secs(6),
         ..Default::default()
@@ -53,11 +62,11 @@ fn stress(backend: &Cassandra, label: &str, faults: &[Fault<'_>]) -> Vec<StressR
         .map(|(what, fault)| {
             let report = run_faulted(backend, cfg, Some((what, *fault)));
             common::say(&format!("stress[cassandra, {label}, {what}]: {report}"));
-            common::reliability_row("stores", &report.row(&format!("Cassandra 5 ({label})")));
             for v in &report.violations {
                 common::say(&format!("  {v}"));
             }
-            report
+            let verdict = common::record("stores", &format!("Cassandra 5 ({label})"), &report);
+            Judged { report, verdict }
         })
         .collect()
 }
@@ -86,13 +95,16 @@ fn kill_mid_stress(sync: CommitLogSync) -> StressReport {
         &[(KILL, &|| kill_restart(&node))],
     )
     .pop()
+    .map(|judged| judged.report)
     .unwrap_or_default();
     node.stop();
     report
 }
 
-/// Nothing wrong landed, and writes landed again once the fault was over.
-fn assert_recovered(report: &StressReport) {
+/// The model accepts the run's whole history, nothing wrong is stored at its end, and writes
+/// landed again once the fault was over.
+fn assert_recovered(Judged { report, verdict }: &Judged) {
+    common::assert_linearizable("cassandra", report, verdict);
     report.assert_clean();
     assert!(report.fault_lasted.is_some());
     assert!(
@@ -146,8 +158,9 @@ fn stress_with_node_killed_mid_run_no_stale_write_lands() {
         assert_recovered(report);
     }
     assert!(
-        killed.indeterminate + killed.failed > 0,
-        "the kill must hit writes in flight: {killed}"
+        killed.report.indeterminate + killed.report.failed > 0,
+        "the kill must hit writes in flight: {}",
+        killed.report
     );
 
     let toxiproxy = match Toxiproxy::start() {
@@ -211,16 +224,34 @@ fn stress_with_node_killed_mid_run_no_stale_write_lands() {
     for report in [reset, cut, late] {
         assert_recovered(report);
     }
-    for (report, what) in [(reset, "the resets"), (cut, "the cut")] {
+    for (judged, what) in [(reset, "the resets"), (cut, "the cut")] {
+        let report = &judged.report;
         assert!(
             report.indeterminate + report.failed > 0,
             "{what} must hit writes in flight: {report}"
         );
     }
     assert!(
-        late.indeterminate > 0,
-        "LWTs answered after the driver's timeout are of unknown outcome: {late}"
+        late.report.indeterminate > 0,
+        "LWTs answered after the driver's timeout are of unknown outcome: {}",
+        late.report
     );
+
+    // The planted mutants, misbehaving only while the proxy is cut: the judged history must
+    // catch what the writes after the cut bury in the end state.
+    let backend = through(None);
+    for misbehaviour in [
+        Misbehaviour::StaleWritesLand,
+        Misbehaviour::AcknowledgedWritesLost,
+    ] {
+        let cut = || {
+            proxy.set_enabled(false).expect("cut the proxy");
+            std::thread::sleep(OUTAGE);
+            proxy.set_enabled(true).expect("restore the proxy");
+        };
+        let report = run_misbehaving(&backend, misbehaviour, "the proxy is cut for 1.5 s", &cut);
+        common::assert_recorded_caught("stores", "Cassandra 5 (through Toxiproxy)", &report);
+    }
     node.stop();
 }
 
