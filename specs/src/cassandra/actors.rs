@@ -5,32 +5,22 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{
-    Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, LossyNetwork, Out,
-};
+use stateright::actor::{Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
+use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
+use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{in_flight, message_step, messages, swimlane, OwnerMemory};
+use crate::infra::actors::{lossy_network, messages};
 
 use crate::cassandra::model::{Cassandra, CassandraState};
-use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
-use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
-use crate::one_key::{self, OneKey};
+use crate::infra::knobs::{Choice, Flag, Nat};
+use crate::infra::vocab::{Cell, Offsets, Op, Ops};
+use crate::one_key;
 use crate::{Configured, Guard};
 
-/// The store node, the owner flow and the zombie flow, by actor id.
-pub const STORE: usize = 0;
-pub const OWNER: usize = 1;
-pub const ZOMBIE: usize = 2;
-
-pub fn actor_name(id: Id) -> &'static str {
-    match usize::from(id) {
-        STORE => "store",
-        OWNER => "owner",
-        _ => "zombie",
-    }
-}
+// The store node, the owner flow and the zombie flow, by actor id.
+crate::actor_ids!(STORE = "store", OWNER = "owner", ZOMBIE = "zombie");
 
 /// A row on the wire: a [`Cell`] that messages can order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -173,19 +163,12 @@ pub enum Phase {
     Reading,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FlowState {
-    /// Owner: events folded, the pending one included. Zombie: writes started.
-    pub pos: u8,
-    pub contents: Offsets,
-    pub loaded: bool,
-    /// The owner's in-memory state before its pending fold: what the mapping shows until the
-    /// store decides the write.
-    pub before: Offsets,
-    pub before_loaded: bool,
-    pub phase: Phase,
-    /// The flow restarted after a crash.
-    pub restarted: bool,
+crate::owner_flow_state! {
+    pub struct FlowState {
+        pub phase: Phase,
+        /// The flow restarted after a crash.
+        pub restarted: bool,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -219,19 +202,16 @@ pub enum Node {
     },
 }
 
-/// The history the refinement mapping reads: the event log, and the store's decisions on the
-/// owner's requests (each LWT's linearization point), plus flags for the witnesses.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct History {
-    pub op: Ops,
-    /// The highest offset of an owner write the store has decided (a final reply sent).
-    pub decided: u8,
-    /// The contents the store served to the owner's current recovery read, once served.
-    pub read: Option<Offsets>,
-    /// The store received a retry of an owner write it had already decided.
-    pub retry_of_decided: bool,
-    /// A zombie write reached the store after an owner write with a higher offset was decided.
-    pub stale_after_owner: bool,
+crate::owner_history! {
+    /// The history the refinement mapping reads: the event log, and the store's decisions on the
+    /// owner's requests (each LWT's linearization point), plus flags for the witnesses.
+    pub struct History {
+        /// The store received a retry of an owner write it had already decided.
+        pub retry_of_decided: bool,
+        /// A zombie write reached the store after an owner write with a higher offset was
+        /// decided.
+        pub stale_after_owner: bool,
+    }
 }
 
 fn delete_row(tombstone: bool, offset: u8) -> Cell {
@@ -281,28 +261,18 @@ impl Node {
         st.phase = Phase::Idle;
         if zombie {
             if st.pos < zombie_writes {
-                for m in 1..=max_offset {
-                    o.set_timer(Timer::ZombieWrite(m), stateright::actor::model_timeout());
-                }
+                set_timers(o, max_offset, Timer::ZombieWrite);
             }
             return;
         }
-        if !st.loaded {
-            st.phase = Phase::Reading;
-            o.send(Id::from(STORE), Msg::Read);
-            return;
-        }
-        if st.pos >= max_offset {
-            return;
-        }
-        let (offset, event) = OwnerMemory {
-            pos: &mut st.pos,
-            contents: &mut st.contents,
-            loaded: &mut st.loaded,
-            before: &mut st.before,
-            before_loaded: &mut st.before_loaded,
-        }
-        .fold_next(op);
+        let (offset, event) = match st.memory().next(op, max_offset) {
+            OwnerNext::Write(offset, event) => (offset, event),
+            OwnerNext::Done => return,
+            OwnerNext::Reload => {
+                st.phase = Phase::Reading;
+                return o.send(Id::from(STORE), Msg::Read);
+            }
+        };
         let row = match event {
             // The owner writes what it holds in memory, as the shared-state spec does.
             Op::Persist => Cell::snap(offset, st.contents),
@@ -350,11 +320,7 @@ impl Node {
 }
 
 impl Actor for Node {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = Disk;
-    type Random = ();
+    crate::actor_types!(storage: Disk);
 
     fn name(&self) -> String {
         match self {
@@ -500,9 +466,7 @@ impl Actor for Node {
                 Self::send_write(&mut st, round, offset, row, attempt + 1, retries, o);
             }
             (Timer::ZombieWrite(m), Phase::Idle) => {
-                for other in 1..=max_offset {
-                    o.cancel_timer(Timer::ZombieWrite(other));
-                }
+                cancel_timers(o, max_offset, Timer::ZombieWrite);
                 let row = match op.at(m) {
                     Op::Persist => Cell::snap(m, op.correct_contents(m)),
                     Op::Delete => delete_row(tombstone, m),
@@ -524,31 +488,71 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = ActorModelState<Node, History>;
-pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+pub type ActorState = systems::State<Node, History>;
+pub type ActorAction = systems::Action<Node>;
 
-/// The constants of the actor model, one field per knob (declared below, as the spec names them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CassandraActorsParams {
-    pub max_offset: u8,
-    pub guarded: bool,
-    pub tombstone: bool,
-    pub compound: bool,
-    pub network: NetKind,
-    pub lossy: bool,
-    pub retries: u8,
-    pub crash_flow: bool,
-    pub crash_store: bool,
-    pub zombie_writes: u8,
+crate::knob_params! {
+    /// The constants of the actor model, one field a knob (declared below, as the spec names
+    /// them).
+    pub struct CassandraActorsParams {
+        max_offset: u8 = MAX_OFFSET, guarded: bool = GUARDED, tombstone: bool = TOMBSTONE,
+        compound: bool = COMPOUND, network: NetKind = NETWORK, lossy: bool = LOSSY,
+        retries: u8 = RETRIES, crash_flow: bool = CRASH_FLOW, crash_store: bool = CRASH_STORE,
+        zombie_writes: u8 = ZOMBIE_WRITES,
+    }
+}
+
+/// The constants, as the model's write-up names them.
+impl CassandraActorsParams {
+    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
+    pub const GUARDED: Flag = Flag::new(
+        "Guarded",
+        true,
+        "the store applies a write only under IF offset <= o",
+    );
+    pub const TOMBSTONE: Flag = Flag::new(
+        "Tombstone",
+        true,
+        "a delete keeps the row as an offset-carrying tombstone",
+    );
+    pub const COMPOUND: Flag = Flag::new(
+        "Compound",
+        false,
+        "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
+    );
+    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
+    pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
+    pub const RETRIES: Nat = Nat::new(
+        "Retries",
+        0,
+        u8::MAX as u64,
+        0,
+        "times a client resends an LWT whose reply did not come (unknown outcome)",
+    )
+    .max_because("a write counts its attempts in a u8");
+    pub const CRASH_FLOW: Flag = Flag::new(
+        "CrashFlow",
+        false,
+        "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
+    );
+    pub const CRASH_STORE: Flag = Flag::new(
+        "CrashStore",
+        false,
+        "the store node may crash and restart with its durable row",
+    );
+    pub const ZOMBIE_WRITES: Nat = Nat::new(
+        "ZombieWrites",
+        0,
+        u8::MAX as u64,
+        2,
+        "writes the zombie flow starts",
+    )
+    .max_because("the zombie counts its writes in a u8");
 }
 
 /// The actor system for every event log: one Stateright `ActorModel` per log (the actors read
 /// it as configuration), the log itself kept in the history for the mapping.
-#[derive(Clone)]
-pub struct CassandraActors {
-    pub params: CassandraActorsParams,
-    systems: Vec<ActorModel<Node, (), History>>,
-}
+pub type CassandraActors = Actors<CassandraActorsParams, Node, History>;
 
 fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
     let to_owner = usize::from(env.dst) == OWNER;
@@ -558,18 +562,9 @@ fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
             round,
             offset,
             outcome,
-        } if to_owner && round.after(*outcome).is_none() && *offset > h.decided => Some(History {
-            decided: *offset,
-            ..h.clone()
-        }),
-        Msg::RowIs(row) if to_owner => Some(History {
-            read: Some(Cell::from(*row).live_contents()),
-            ..h.clone()
-        }),
-        Msg::Read if from_owner => Some(History {
-            read: None,
-            ..h.clone()
-        }),
+        } if to_owner && round.after(*outcome).is_none() => h.decide(*offset),
+        Msg::RowIs(row) if to_owner => Some(h.serve((*row).into())),
+        Msg::Read if from_owner => Some(h.ask()),
         _ => None,
     }
 }
@@ -608,51 +603,36 @@ impl CassandraActors {
             crash_store,
             zombie_writes,
         } = params;
-        let systems = Ops::all(max_offset)
-            .map(|op| {
-                let flow = |zombie| Node::Flow {
-                    zombie,
-                    op,
-                    max_offset,
-                    tombstone,
-                    compound,
-                    retries,
-                    zombie_writes,
-                    durable_pos: crash_flow && !zombie,
-                };
-                let history = History {
-                    op,
-                    decided: 0,
-                    read: None,
-                    retry_of_decided: false,
-                    stale_after_owner: false,
-                };
-                ActorModel::new((), history)
-                    .actor(Node::Store { guarded })
-                    .actor(flow(false))
-                    .actor(flow(true))
-                    .init_network(network.empty())
-                    .lossy_network(if lossy {
-                        LossyNetwork::Yes
-                    } else {
-                        LossyNetwork::No
-                    })
-                    .max_crashes(usize::from(crash_flow || crash_store))
-                    .record_msg_in(record_in)
-                    .record_msg_out(record_out)
-            })
-            .collect();
-        CassandraActors { params, systems }
+        let system = |op| {
+            let flow = |zombie| Node::Flow {
+                zombie,
+                op,
+                max_offset,
+                tombstone,
+                compound,
+                retries,
+                zombie_writes,
+                durable_pos: crash_flow && !zombie,
+            };
+            ActorModel::new((), History::of_log(op))
+                .actor(Node::Store { guarded })
+                .actor(flow(false))
+                .actor(flow(true))
+                .lossy_network(lossy_network(lossy))
+                .max_crashes(usize::from(crash_flow || crash_store))
+                .record_msg_in(record_in)
+                .record_msg_out(record_out)
+        };
+        CassandraActors {
+            systems: Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name),
+            params,
+        }
     }
 
     /// The actors of the system over the log `op`, as the model runs them (what
     /// `run-actors` runs for real).
     pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems[(op.0 >> 1) as usize].actors.clone()
-    }
-
-    fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
-        &self.systems[(s.history.op.0 >> 1) as usize]
+        self.systems.actors_for_log(op)
     }
 
     pub fn store(s: &ActorState) -> StoreDisk {
@@ -672,16 +652,15 @@ impl CassandraActors {
     /// The owner as the shared-state spec sees it: `(ownerPos, ownerLoaded, ownerState)`.
     pub fn owner_image(s: &ActorState) -> (u8, bool, Offsets) {
         let st = Self::flow(s, OWNER);
-        let (pos, loaded, contents) = match st.phase {
-            Phase::Writing { offset, .. } if s.history.decided < offset => {
-                (offset - 1, st.before_loaded, st.before)
-            }
-            Phase::Reading => match s.history.read {
-                Some(contents) => (st.pos, true, contents),
-                None => (st.pos, false, Offsets::EMPTY),
+        let (pos, loaded, contents) = st.owner_image(OwnerView {
+            pending: match st.phase {
+                Phase::Writing { offset, .. } => Some(offset),
+                _ => None,
             },
-            _ => (st.pos, st.loaded, st.contents),
-        };
+            reloading: st.phase == Phase::Reading,
+            decided: s.history.decided,
+            read: s.history.read,
+        });
         if s.crashed[OWNER] {
             // A crash loses the in-memory state: the key is no longer loaded.
             (pos, false, Offsets::EMPTY)
@@ -713,25 +692,6 @@ impl CassandraActors {
         }
     }
 
-    fn allowed(&self, s: &ActorState, action: &ActorAction) -> bool {
-        match action {
-            ActorModelAction::Crash(id) => match usize::from(*id) {
-                // One flow crash: each restart re-sends, so repeated crashes grow the channels.
-                OWNER => self.params.crash_flow && !Self::flow(s, OWNER).restarted,
-                STORE => self.params.crash_store,
-                _ => false,
-            },
-            // Reads are never lost: a lost read is a retried read, and the mapping would need
-            // a prophecy of which reply the owner adopts.
-            ActorModelAction::Drop(env) => {
-                matches!(env.msg, Msg::Write { .. } | Msg::Written { .. })
-            }
-            // A message to a crashed node waits for it to recover.
-            ActorModelAction::Deliver { dst, .. } => !s.crashed[usize::from(*dst)],
-            _ => true,
-        }
-    }
-
     fn flow_text(st: FlowState, zombie: bool) -> String {
         let phase = match st.phase {
             Phase::Idle => "idle".to_string(),
@@ -753,53 +713,47 @@ impl CassandraActors {
         if zombie {
             format!("{phase}, {} writes{restarted}", st.pos)
         } else {
-            format!(
-                "{phase}, pos {}, {}{}{restarted}",
-                st.pos,
-                st.contents,
-                if st.loaded { "" } else { " evicted" }
-            )
+            format!("{phase}, {}{restarted}", st.memory_text())
+        }
+    }
+}
+
+/// The faults the model rules out, and the names of its own steps (see `actor_model_steps!`).
+impl CassandraActors {
+    fn allowed(&self, s: &ActorState, action: &ActorAction) -> bool {
+        match action {
+            ActorModelAction::Crash(id) => match usize::from(*id) {
+                // One flow crash: each restart re-sends, so repeated crashes grow the channels.
+                OWNER => self.params.crash_flow && !Self::flow(s, OWNER).restarted,
+                STORE => self.params.crash_store,
+                _ => false,
+            },
+            // Reads are never lost: a lost read is a retried read, and the mapping would need
+            // a prophecy of which reply the owner adopts.
+            ActorModelAction::Drop(env) => {
+                matches!(env.msg, Msg::Write { .. } | Msg::Written { .. })
+            }
+            // A message to a crashed node waits for it to recover.
+            ActorModelAction::Deliver { dst, .. } => !s.crashed[usize::from(*dst)],
+            _ => true,
+        }
+    }
+
+    fn own_step(action: &ActorAction) -> Option<String> {
+        match action {
+            ActorModelAction::Timeout(_, Timer::Retry) => Some("ReplyTimeout".into()),
+            ActorModelAction::Timeout(_, Timer::ZombieWrite(m)) => Some(format!("StartWrite({m})")),
+            ActorModelAction::Crash(_) => Some("Crash".into()),
+            ActorModelAction::Recover(_) => Some("Restart".into()),
+            ActorModelAction::Deliver { .. }
+            | ActorModelAction::Drop(_)
+            | ActorModelAction::SelectRandom { .. } => None,
         }
     }
 }
 
 impl Model for CassandraActors {
-    type State = ActorState;
-    type Action = ActorAction;
-
-    fn init_states(&self) -> Vec<ActorState> {
-        self.systems.iter().flat_map(|m| m.init_states()).collect()
-    }
-
-    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
-        self.system(s).actions(s, actions);
-        actions.retain(|a| self.allowed(s, a));
-    }
-
-    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
-        self.system(s).next_state(s, action)
-    }
-
-    /// Stateright's sequence diagram of the actors along a path.
-    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-        let system = self.system(path.last_state()).clone();
-        system.as_svg(path)
-    }
-
-    fn format_action(&self, action: &ActorAction) -> String {
-        if let Some(step) = message_step(action, actor_name) {
-            return step;
-        }
-        match action {
-            ActorModelAction::Timeout(_, Timer::Retry) => "ReplyTimeout".into(),
-            ActorModelAction::Timeout(_, Timer::ZombieWrite(m)) => format!("StartWrite({m})"),
-            ActorModelAction::Crash(_) => "Crash".into(),
-            ActorModelAction::Recover(_) => "Restart".into(),
-            ActorModelAction::Deliver { .. }
-            | ActorModelAction::Drop(_)
-            | ActorModelAction::SelectRandom { .. } => format!("{action:?}"),
-        }
-    }
+    crate::actor_model_steps!(systems, own_step: Self::own_step, allowed: Self::allowed);
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
@@ -873,23 +827,16 @@ impl Model for CassandraActors {
     }
 }
 
-/// The one key as SingleWriterStore sees it: the log and the stored row, read straight off
-/// the actors (the same as `Cassandra::log`/`row` of `Self::image`, without building it).
-impl OneKey for CassandraActors {
-    fn max_offset(&self) -> u8 {
-        self.params.max_offset
-    }
-    fn log(s: &ActorState) -> Ops {
-        s.history.op
-    }
-    fn row(s: &ActorState) -> Cell {
-        Self::store(s).row
-    }
-}
+// The one key as SingleWriterStore sees it: the log and the stored row, read straight off
+// the actors (the same as `Cassandra::log`/`row` of `Self::image`, without building it).
+crate::one_key_actors!(CassandraActors, row: |s: &ActorState| CassandraActors::store(s).row);
 
 impl Spec for CassandraActors {
+    fn actor(&self, action: &ActorAction) -> String {
+        self.systems.swimlane(action)
+    }
+
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.params.network, actor_name);
         let disk = Self::store(s);
         let crashed: Vec<&str> = (0..3)
             .filter(|&i| s.crashed[i])
@@ -899,17 +846,17 @@ impl Spec for CassandraActors {
             Some(c) => c.to_string(),
             None => "-".into(),
         };
-        vec![
-            ("op", s.history.op.render(self.params.max_offset)),
-            ("stored", disk.row.to_string()),
-            ("overwrote", disk.overwrote.to_string()),
+        let stored = ("stored", disk.row);
+        let mut vars = key_variables(s.history.op, self.params.max_offset, stored, disk.overwrote);
+        vars.extend([
             ("owner", Self::flow_text(Self::flow(s, OWNER), false)),
             ("zombie", Self::flow_text(Self::flow(s, ZOMBIE), true)),
-            ("network", format!("[{}]", network.join("; "))),
+            self.systems.network_variable(s),
             ("crashed", format!("{{{}}}", crashed.join(","))),
             ("decided", s.history.decided.to_string()),
             ("read", read),
-        ]
+        ]);
+        vars
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
@@ -921,95 +868,6 @@ impl Spec for CassandraActors {
             )),
             one_key::ref_safe_spec(self),
         ]
-    }
-
-    fn actor(&self, action: &ActorAction) -> String {
-        swimlane(action, actor_name)
-    }
-}
-
-/// The constants, as the model's write-up names them.
-impl CassandraActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        2,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const GUARDED: Flag = Flag::new(
-        "Guarded",
-        true,
-        "the store applies a write only under IF offset <= o",
-    );
-    pub const TOMBSTONE: Flag = Flag::new(
-        "Tombstone",
-        true,
-        "a delete keeps the row as an offset-carrying tombstone",
-    );
-    pub const COMPOUND: Flag = Flag::new(
-        "Compound",
-        false,
-        "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
-    );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-    pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
-    pub const RETRIES: Nat = Nat::new(
-        "Retries",
-        0,
-        u8::MAX as u64,
-        0,
-        "times a client resends an LWT whose reply did not come (unknown outcome)",
-    )
-    .max_because("a write counts its attempts in a u8");
-    pub const CRASH_FLOW: Flag = Flag::new(
-        "CrashFlow",
-        false,
-        "the owner flow may crash and restart at its last acknowledged offset, reloading the row",
-    );
-    pub const CRASH_STORE: Flag = Flag::new(
-        "CrashStore",
-        false,
-        "the store node may crash and restart with its durable row",
-    );
-    pub const ZOMBIE_WRITES: Nat = Nat::new(
-        "ZombieWrites",
-        0,
-        u8::MAX as u64,
-        2,
-        "writes the zombie flow starts",
-    )
-    .max_because("the zombie counts its writes in a u8");
-}
-
-impl Params for CassandraActorsParams {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::GUARDED.knob(),
-        Self::TOMBSTONE.knob(),
-        Self::COMPOUND.knob(),
-        Self::NETWORK.knob(),
-        Self::LOSSY.knob(),
-        Self::RETRIES.knob(),
-        Self::CRASH_FLOW.knob(),
-        Self::CRASH_STORE.knob(),
-        Self::ZOMBIE_WRITES.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(CassandraActorsParams {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            guarded: k.get(Self::GUARDED)?,
-            tombstone: k.get(Self::TOMBSTONE)?,
-            compound: k.get(Self::COMPOUND)?,
-            network: k.get(Self::NETWORK)?,
-            lossy: k.get(Self::LOSSY)?,
-            retries: k.get(Self::RETRIES)?,
-            crash_flow: k.get(Self::CRASH_FLOW)?,
-            crash_store: k.get(Self::CRASH_STORE)?,
-            zombie_writes: k.get(Self::ZOMBIE_WRITES)?,
-        })
     }
 }
 
@@ -1027,25 +885,6 @@ impl Configured for CassandraActors {
 
     fn build(params: CassandraActorsParams) -> Self {
         CassandraActors::new(params)
-    }
-}
-
-/// The spec's own constants for a quick model: MaxOffset 2, the shipped guards, the knobs'
-/// defaults (a test pins that they agree).
-impl Default for CassandraActorsParams {
-    fn default() -> Self {
-        CassandraActorsParams {
-            max_offset: 2,
-            guarded: true,
-            tombstone: true,
-            compound: false,
-            network: NetKind::Ordered,
-            lossy: false,
-            retries: 0,
-            crash_flow: false,
-            crash_store: false,
-            zombie_writes: 2,
-        }
     }
 }
 
@@ -1082,18 +921,5 @@ mod tests {
             &["RefCassandra", "RefSafeSpec", "INV_NoStaleOverwrite"],
         );
         assert_eq!(r.outcome, Verdict::Holds, "{r:?}");
-    }
-
-    #[test]
-    fn the_default_constants_are_the_knobs_defaults() {
-        let defaults = crate::infra::knobs::Resolved::resolve::<CassandraActorsParams>(
-            CassandraActors::NAME,
-            &Default::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            CassandraActorsParams::from_resolved(&defaults).unwrap(),
-            CassandraActorsParams::default()
-        );
     }
 }

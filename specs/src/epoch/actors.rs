@@ -5,39 +5,31 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{
-    model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id,
-    LossyNetwork, Out,
-};
+use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
+use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
+use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{in_flight, message_step, messages, swimlane, OwnerMemory};
+use crate::infra::actors::{lossy_network, messages};
 
 use crate::cassandra::actors::Row;
 use crate::epoch::model::{Epoch, EpochState};
-use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
-use crate::infra::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
-use crate::one_key::{self, OneKey};
+use crate::infra::knobs::{Choice, Flag, Nat};
+use crate::infra::vocab::{Cell, Offsets, Ops};
+use crate::one_key;
 use crate::Configured;
 
-pub const BROKER: usize = 0;
-pub const COORDINATOR: usize = 1;
-pub const OWNER: usize = 2;
-pub const ZOMBIE: usize = 3;
+crate::actor_ids!(
+    BROKER = "broker",
+    COORDINATOR = "coordinator",
+    OWNER = "owner",
+    ZOMBIE = "zombie",
+);
 
 /// The owner's producer epoch: it initialised before the behaviour starts (the shared-state
 /// spec's `maxEpoch = 1`).
 const OWNER_EPOCH: u8 = 1;
-
-pub fn actor_name(id: Id) -> &'static str {
-    match usize::from(id) {
-        BROKER => "broker",
-        COORDINATOR => "coordinator",
-        OWNER => "owner",
-        _ => "zombie",
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
@@ -74,11 +66,11 @@ impl fmt::Display for Msg {
                     write!(f, "ProducerFenced({offset})")
                 }
             }
-            Msg::InitTransactions => write!(f, "InitTransactions"),
-            Msg::ProducerEpoch(e) => write!(f, "ProducerEpoch({e})"),
-            Msg::Revoked => write!(f, "Revoked"),
-            Msg::Read => write!(f, "Read"),
             Msg::RecordIs(row) => write!(f, "RecordIs({})", Cell::from(*row)),
+            // The rest show as they are spelled.
+            Msg::InitTransactions | Msg::ProducerEpoch(_) | Msg::Revoked | Msg::Read => {
+                fmt::Debug::fmt(self, f)
+            }
         }
     }
 }
@@ -110,19 +102,14 @@ pub enum Phase {
     Fenced,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FlowState {
-    /// Owner: events folded, the pending one included. Zombie: commits started.
-    pub pos: u8,
-    pub contents: Offsets,
-    pub loaded: bool,
-    pub before: Offsets,
-    pub before_loaded: bool,
-    pub phase: Phase,
-    /// Zombie: revoked and still running.
-    pub active: bool,
-    /// The producer epoch it commits with (the zombie's: 0 until initialised).
-    pub epoch: u8,
+crate::owner_flow_state! {
+    pub struct FlowState {
+        pub phase: Phase,
+        /// Zombie: revoked and still running.
+        pub active: bool,
+        /// The producer epoch it commits with (the zombie's: 0 until initialised).
+        pub epoch: u8,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,19 +131,15 @@ pub enum Node {
     },
 }
 
-/// What the refinement mapping needs beyond the actors' states: the log, and each decision as
-/// the broker sends it (the step a shared-state action is linearized at).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct History {
-    pub op: Ops,
-    /// The highest offset of an owner transaction the broker accepted.
-    pub decided: u8,
-    /// The contents the broker served the owner's current recovery read, once served.
-    pub read: Option<Offsets>,
-    /// The rebalance has happened (the coordinator's `Revoked` went out).
-    pub rebalanced: bool,
-    /// The broker accepted a zombie transaction.
-    pub zombie_landed: bool,
+crate::owner_history! {
+    /// What the refinement mapping needs beyond the actors' states: the log, and each decision as
+    /// the broker sends it (the step a shared-state action is linearized at).
+    pub struct History {
+        /// The rebalance has happened (the coordinator's `Revoked` went out).
+        pub rebalanced: bool,
+        /// The broker accepted a zombie transaction.
+        pub zombie_landed: bool,
+    }
 }
 
 impl Node {
@@ -173,62 +156,31 @@ impl Node {
         st.phase = Phase::Idle;
         if zombie {
             if st.active && st.epoch > 0 && st.pos < zombie_commits {
-                for m in 1..=max_offset {
-                    o.set_timer(Timer::ZombieCommit(m), model_timeout());
-                }
+                set_timers(o, max_offset, Timer::ZombieCommit);
             }
             return;
         }
-        if !st.loaded {
+        let next = st.memory().next(op, max_offset);
+        if next == OwnerNext::Reload {
             st.phase = Phase::Reading;
             o.send(Id::from(BROKER), Msg::Read);
-            return;
+        } else if let OwnerNext::Write(offset, _) = next {
+            Self::start_commit(st, op, offset, o);
         }
-        if st.pos >= max_offset {
-            return;
-        }
-        let (offset, _) = OwnerMemory {
-            pos: &mut st.pos,
-            contents: &mut st.contents,
-            loaded: &mut st.loaded,
-            before: &mut st.before,
-            before_loaded: &mut st.before_loaded,
-        }
-        .fold_next(op);
+    }
+
+    /// A flow commits the correct fold at `offset` with its producer epoch.
+    fn start_commit(st: &mut FlowState, op: Ops, offset: u8, o: &mut Out<Self>) {
         st.phase = Phase::Committing(offset);
+        let row = Cell::correct_fold(op, offset).into();
         o.send(
             Id::from(BROKER),
             Msg::Commit {
                 offset,
-                row: Cell::correct_fold(op, offset).into(),
+                row,
                 epoch: st.epoch,
             },
         );
-    }
-
-    fn on_broker_msg(b: &mut BrokerState, src: Id, msg: Msg, o: &mut Out<Self>) {
-        match msg {
-            Msg::Commit { offset, row, epoch } => {
-                // The producer fence: a transaction of an epoch older than the newest handed
-                // out for the transactional id is refused.
-                let accepted = epoch == b.max_epoch;
-                if accepted {
-                    b.overwrote |= b.topic.would_overwrite(offset);
-                    b.topic = row.into();
-                }
-                o.send(src, Msg::Committed { offset, accepted });
-            }
-            Msg::InitTransactions => {
-                // Epochs in arrival order: whoever initialises last holds the newest.
-                b.max_epoch += 1;
-                if usize::from(src) == ZOMBIE {
-                    b.zombie_epoch = b.max_epoch;
-                }
-                o.send(src, Msg::ProducerEpoch(b.max_epoch));
-            }
-            Msg::Read => o.send(src, Msg::RecordIs(b.topic.into())),
-            _ => {}
-        }
     }
 
     fn on_flow_msg(&self, st: &mut FlowState, msg: Msg, o: &mut Out<Self>) -> bool {
@@ -262,14 +214,35 @@ impl Node {
         }
         true
     }
+
+    fn on_broker_msg(b: &mut BrokerState, src: Id, msg: Msg, o: &mut Out<Self>) {
+        match msg {
+            Msg::Commit { offset, row, epoch } => {
+                // The producer fence: a transaction of an epoch older than the newest handed
+                // out for the transactional id is refused.
+                let accepted = epoch == b.max_epoch;
+                if accepted {
+                    b.overwrote |= b.topic.would_overwrite(offset);
+                    b.topic = row.into();
+                }
+                o.send(src, Msg::Committed { offset, accepted });
+            }
+            Msg::InitTransactions => {
+                // Epochs in arrival order: whoever initialises last holds the newest.
+                b.max_epoch += 1;
+                if usize::from(src) == ZOMBIE {
+                    b.zombie_epoch = b.max_epoch;
+                }
+                o.send(src, Msg::ProducerEpoch(b.max_epoch));
+            }
+            Msg::Read => o.send(src, Msg::RecordIs(b.topic.into())),
+            _ => {}
+        }
+    }
 }
 
 impl Actor for Node {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = ();
-    type Random = ();
+    crate::actor_types!();
 
     fn name(&self) -> String {
         match self {
@@ -339,19 +312,9 @@ impl Actor for Node {
                 NodeState::Flow(mut st),
                 Timer::ZombieCommit(m),
             ) if st.phase == Phase::Idle && st.active => {
-                for t in 1..=max_offset {
-                    o.cancel_timer(Timer::ZombieCommit(t));
-                }
+                cancel_timers(o, max_offset, Timer::ZombieCommit);
                 st.pos += 1;
-                st.phase = Phase::Committing(m);
-                o.send(
-                    Id::from(BROKER),
-                    Msg::Commit {
-                        offset: m,
-                        row: Cell::correct_fold(op, m).into(),
-                        epoch: st.epoch,
-                    },
-                );
+                Self::start_commit(&mut st, op, m, o);
                 *state.to_mut() = NodeState::Flow(st);
             }
             _ => {}
@@ -359,23 +322,27 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = ActorModelState<Node, History>;
-pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+pub type ActorState = systems::State<Node, History>;
+pub type ActorAction = systems::Action<Node>;
 
-/// The constants of the actor model, one field per knob (declared below, as the spec names them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EpochActorsParams {
-    pub max_offset: u8,
-    pub network: NetKind,
-    pub lossy: bool,
-    pub zombie_commits: u8,
+crate::knob_params! {
+    /// The constants of the actor model, one field a knob (declared below, as the spec names
+    /// them).
+    pub struct EpochActorsParams {
+        max_offset: u8 = MAX_OFFSET, network: NetKind = NETWORK, lossy: bool = LOSSY,
+        zombie_commits: u8 = ZOMBIE_COMMITS,
+    }
 }
 
-#[derive(Clone)]
-pub struct EpochActors {
-    pub params: EpochActorsParams,
-    systems: Vec<ActorModel<Node, (), History>>,
+/// The constants, as the model's write-up names them.
+impl EpochActorsParams {
+    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
+    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
+    pub const LOSSY: Flag = crate::infra::actors::LOSSY;
+    pub const ZOMBIE_COMMITS: Nat = crate::infra::actors::knobs::ZOMBIE_COMMITS;
 }
+
+pub type EpochActors = Actors<EpochActorsParams, Node, History>;
 
 fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
     let (src, dst) = (usize::from(env.src), usize::from(env.dst));
@@ -383,24 +350,15 @@ fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
         Msg::Committed {
             offset,
             accepted: true,
-        } if dst == OWNER && *offset > h.decided => Some(History {
-            decided: *offset,
-            ..h.clone()
-        }),
+        } if dst == OWNER => h.decide(*offset),
         Msg::Committed { accepted: true, .. } if dst == ZOMBIE && !h.zombie_landed => {
             Some(History {
                 zombie_landed: true,
                 ..h.clone()
             })
         }
-        Msg::RecordIs(row) if dst == OWNER => Some(History {
-            read: Some(Cell::from(*row).live_contents()),
-            ..h.clone()
-        }),
-        Msg::Read if src == OWNER => Some(History {
-            read: None,
-            ..h.clone()
-        }),
+        Msg::RecordIs(row) if dst == OWNER => Some(h.serve((*row).into())),
+        Msg::Read if src == OWNER => Some(h.ask()),
         Msg::Revoked => Some(History {
             rebalanced: true,
             ..h.clone()
@@ -417,48 +375,31 @@ impl EpochActors {
             lossy,
             zombie_commits,
         } = params;
-        let systems = Ops::all(max_offset)
-            .map(|op| {
-                let flow = |zombie| Node::Flow {
-                    zombie,
-                    op,
-                    max_offset,
-                    zombie_commits,
-                };
-                ActorModel::new(
-                    (),
-                    History {
-                        op,
-                        decided: 0,
-                        read: None,
-                        rebalanced: false,
-                        zombie_landed: false,
-                    },
-                )
+        let system = |op| {
+            let flow = |zombie| Node::Flow {
+                zombie,
+                op,
+                max_offset,
+                zombie_commits,
+            };
+            ActorModel::new((), History::of_log(op))
                 .actor(Node::Broker)
                 .actor(Node::Coordinator)
                 .actor(flow(false))
                 .actor(flow(true))
-                .init_network(network.empty())
-                .lossy_network(if lossy {
-                    LossyNetwork::Yes
-                } else {
-                    LossyNetwork::No
-                })
+                .lossy_network(lossy_network(lossy))
                 .record_msg_out(record_out)
-            })
-            .collect();
-        EpochActors { params, systems }
+        };
+        EpochActors {
+            params,
+            systems: Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name),
+        }
     }
 
     /// The actors of the system over the log `op`, as the model runs them (what
     /// `run-actors` runs for real).
     pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems[(op.0 >> 1) as usize].actors.clone()
-    }
-
-    fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
-        &self.systems[(s.history.op.0 >> 1) as usize]
+        self.systems.actors_for_log(op)
     }
 
     pub fn broker(s: &ActorState) -> BrokerState {
@@ -481,16 +422,14 @@ impl EpochActors {
     pub fn image(s: &ActorState) -> EpochState {
         let b = Self::broker(s);
         let owner = Self::flow(s, OWNER);
-        let (owner_pos, owner_loaded, owner_state) = match owner.phase {
-            Phase::Committing(_) | Phase::Fenced if s.history.decided < owner.pos => {
-                (owner.pos - 1, owner.before_loaded, owner.before)
-            }
-            Phase::Reading => match s.history.read {
-                Some(contents) => (owner.pos, true, contents),
-                None => (owner.pos, false, Offsets::EMPTY),
-            },
-            _ => (owner.pos, owner.loaded, owner.contents),
-        };
+        // A fenced transaction stays pending: the owner never folds past it.
+        let pending = matches!(owner.phase, Phase::Committing(_) | Phase::Fenced);
+        let (owner_pos, owner_loaded, owner_state) = owner.owner_image(OwnerView {
+            pending: pending.then_some(owner.pos),
+            reloading: owner.phase == Phase::Reading,
+            decided: s.history.decided,
+            read: s.history.read,
+        });
         EpochState {
             op: s.history.op,
             topic: b.topic,
@@ -519,38 +458,21 @@ impl EpochActors {
     }
 }
 
+/// The names of the model's own steps (see `actor_model_steps!`).
+impl EpochActors {
+    fn own_step(action: &ActorAction) -> Option<String> {
+        let ActorModelAction::Timeout(_, timer) = action else {
+            return None;
+        };
+        Some(match timer {
+            Timer::Rebalance => "Rebalance".into(),
+            Timer::ZombieCommit(m) => format!("StartCommit({m})"),
+        })
+    }
+}
+
 impl Model for EpochActors {
-    type State = ActorState;
-    type Action = ActorAction;
-
-    fn init_states(&self) -> Vec<ActorState> {
-        self.systems.iter().flat_map(|m| m.init_states()).collect()
-    }
-
-    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
-        self.system(s).actions(s, actions);
-    }
-
-    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
-        self.system(s).next_state(s, action)
-    }
-
-    /// Stateright's sequence diagram of the actors along a path.
-    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-        let system = self.system(path.last_state()).clone();
-        system.as_svg(path)
-    }
-
-    fn format_action(&self, action: &ActorAction) -> String {
-        if let Some(step) = message_step(action, actor_name) {
-            return step;
-        }
-        match action {
-            ActorModelAction::Timeout(_, Timer::Rebalance) => "Rebalance".into(),
-            ActorModelAction::Timeout(_, Timer::ZombieCommit(m)) => format!("StartCommit({m})"),
-            _ => format!("{action:?}"),
-        }
-    }
+    crate::actor_model_steps!(systems, own_step: Self::own_step);
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
@@ -581,39 +503,32 @@ impl Model for EpochActors {
     }
 }
 
-/// The one key as SingleWriterStore sees it: the log and the topic's cell.
-impl OneKey for EpochActors {
-    fn max_offset(&self) -> u8 {
-        self.params.max_offset
-    }
-    fn log(s: &ActorState) -> Ops {
-        s.history.op
-    }
-    fn row(s: &ActorState) -> Cell {
-        Self::broker(s).topic
-    }
-}
+// The one key as SingleWriterStore sees it: the log and the topic's cell.
+crate::one_key_actors!(EpochActors, row: |s: &ActorState| EpochActors::broker(s).topic);
 
 impl Spec for EpochActors {
+    fn actor(&self, action: &ActorAction) -> String {
+        self.systems.swimlane(action)
+    }
+
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.params.network, actor_name);
         let b = Self::broker(s);
-        let owner = Self::flow(s, OWNER);
-        let z = Self::flow(s, ZOMBIE);
-        vec![
-            ("op", s.history.op.render(self.params.max_offset)),
-            ("topic", b.topic.to_string()),
-            ("overwrote", b.overwrote.to_string()),
+        let mut vars = key_variables(
+            s.history.op,
+            self.params.max_offset,
+            ("topic", b.topic),
+            b.overwrote,
+        );
+        let (owner, z) = (Self::flow(s, OWNER), Self::flow(s, ZOMBIE));
+        vars.extend([
             ("maxEpoch", b.max_epoch.to_string()),
             ("zombieEpoch", b.zombie_epoch.to_string()),
             (
                 "owner",
                 format!(
-                    "{:?}, pos {}, {}{}, epoch {}",
+                    "{:?}, {}, epoch {}",
                     owner.phase,
-                    owner.pos,
-                    owner.contents,
-                    if owner.loaded { "" } else { " evicted" },
+                    owner.memory_text(),
                     owner.epoch
                 ),
             ),
@@ -631,9 +546,10 @@ impl Spec for EpochActors {
                     z.pos
                 ),
             ),
-            ("network", format!("[{}]", network.join("; "))),
+            self.systems.network_variable(s),
             ("decided", s.history.decided.to_string()),
-        ]
+        ]);
+        vars
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
@@ -644,62 +560,6 @@ impl Spec for EpochActors {
             Box::new(MappedRefinement::new("RefEpoch", epoch, Self::image)),
             one_key::ref_safe_spec(self),
         ]
-    }
-
-    fn actor(&self, action: &ActorAction) -> String {
-        swimlane(action, actor_name)
-    }
-}
-
-/// The constants, as the model's write-up names them.
-impl EpochActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        2,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-    pub const LOSSY: Flag = crate::infra::actors::LOSSY;
-    pub const ZOMBIE_COMMITS: Nat = Nat::new(
-        "ZombieCommits",
-        0,
-        u8::MAX as u64,
-        2,
-        "transactions the zombie flow starts",
-    )
-    .max_because("the zombie counts its transactions in a u8");
-}
-
-impl Params for EpochActorsParams {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::NETWORK.knob(),
-        Self::LOSSY.knob(),
-        Self::ZOMBIE_COMMITS.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(EpochActorsParams {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            network: k.get(Self::NETWORK)?,
-            lossy: k.get(Self::LOSSY)?,
-            zombie_commits: k.get(Self::ZOMBIE_COMMITS)?,
-        })
-    }
-}
-
-/// The spec's own constants (the knobs' defaults; a test pins that they agree).
-impl Default for EpochActorsParams {
-    fn default() -> Self {
-        EpochActorsParams {
-            max_offset: 2,
-            network: NetKind::Ordered,
-            lossy: false,
-            zombie_commits: 2,
-        }
     }
 }
 
@@ -715,21 +575,3 @@ impl Configured for EpochActors {
 }
 
 crate::conform_actors!(EpochActors, actor_name);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_constants_are_the_knobs_defaults() {
-        let defaults = crate::infra::knobs::Resolved::resolve::<EpochActorsParams>(
-            EpochActors::NAME,
-            &Default::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            EpochActorsParams::from_resolved(&defaults).unwrap(),
-            EpochActorsParams::default()
-        );
-    }
-}

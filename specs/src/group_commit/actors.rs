@@ -5,18 +5,18 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{
-    model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Id, Out,
-};
+use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Id, Out};
 use stateright::{Model, Property};
 
+use crate::infra::actors::named;
+use crate::infra::actors::owner::cancel_timers;
+use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{in_flight, message_step, swimlane};
 
 use crate::group_commit::model::{
     GcState, GroupCommit, Pc, CAP_LIMIT, MAX_CAP, MAX_WRITERS, WRITERS_LIMIT,
 };
-use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Choice, Flag, Nat};
 use crate::{Configured, Guard};
 
 pub const PRODUCER: usize = 0;
@@ -32,15 +32,12 @@ fn writer_of(id: Id) -> u8 {
 }
 
 pub fn actor_name(id: Id) -> &'static str {
-    const WRITERS: [&str; MAX_WRITERS] = [
-        "writer 1", "writer 2", "writer 3", "writer 4", "writer 5", "writer 6", "writer 7",
-        "writer 8",
+    /// The producer, the flow, then the writers.
+    const NAMES: [&str; 2 + MAX_WRITERS] = [
+        "producer", "flow", "writer 1", "writer 2", "writer 3", "writer 4", "writer 5", "writer 6",
+        "writer 7", "writer 8",
     ];
-    match usize::from(id) {
-        PRODUCER => "producer",
-        FLOW => "flow",
-        n => WRITERS[(n - 2).min(MAX_WRITERS - 1)],
-    }
+    named(&NAMES, id)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -63,20 +60,10 @@ pub enum Msg {
     Scheduled(u8),
 }
 
+/// Every message shows as it is spelled: `Offer`, `Durable(2)`.
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Msg::Offer => write!(f, "Offer"),
-            Msg::Queued => write!(f, "Queued"),
-            Msg::Acquire => write!(f, "Acquire"),
-            Msg::Granted => write!(f, "Granted"),
-            Msg::Busy => write!(f, "Busy"),
-            Msg::Commit => write!(f, "Commit"),
-            Msg::Committed => write!(f, "Committed"),
-            Msg::Durable(w) => write!(f, "Durable({w})"),
-            Msg::Schedule(o) => write!(f, "Schedule({o})"),
-            Msg::Scheduled(o) => write!(f, "Scheduled({o})"),
-        }
+        fmt::Debug::fmt(self, f)
     }
 }
 
@@ -162,43 +149,6 @@ impl Node {
         }
     }
 
-    fn on_producer_msg(cap: u8, p: &mut ProducerState, src: Id, msg: Msg, o: &mut Out<Self>) {
-        match msg {
-            Msg::Offer => {
-                p.queue.push(writer_of(src));
-                o.send(src, Msg::Queued);
-            }
-            Msg::Acquire => match p.lock {
-                None => {
-                    p.lock = Some(writer_of(src));
-                    o.send(src, Msg::Granted);
-                }
-                Some(_) => o.send(src, Msg::Busy),
-            },
-            Msg::Commit if p.lock == Some(writer_of(src)) => {
-                let take = p.queue.len().min(cap as usize);
-                let batch: Vec<u8> = p.queue.drain(..take).collect();
-                for &w in &batch {
-                    p.durable |= 1 << w;
-                    p.drained.push(w);
-                    o.send(writer_id(w), Msg::Durable(w));
-                    o.send(Id::from(FLOW), Msg::Durable(w));
-                }
-                p.co = p.oc;
-                p.lock = None;
-                p.committed |= 1 << writer_of(src);
-                o.send(src, Msg::Committed);
-            }
-            Msg::Schedule(off) => {
-                if off > p.oc {
-                    p.oc = off;
-                }
-                o.send(src, Msg::Scheduled(off));
-            }
-            _ => {}
-        }
-    }
-
     fn on_flow_msg(&self, st: &mut FlowState, msg: Msg, o: &mut Out<Self>) -> bool {
         let Node::Flow { n, .. } = *self else {
             return false;
@@ -252,14 +202,47 @@ impl Node {
         }
         true
     }
+
+    fn on_producer_msg(cap: u8, p: &mut ProducerState, src: Id, msg: Msg, o: &mut Out<Self>) {
+        match msg {
+            Msg::Offer => {
+                p.queue.push(writer_of(src));
+                o.send(src, Msg::Queued);
+            }
+            Msg::Acquire => match p.lock {
+                None => {
+                    p.lock = Some(writer_of(src));
+                    o.send(src, Msg::Granted);
+                }
+                Some(_) => o.send(src, Msg::Busy),
+            },
+            Msg::Commit if p.lock == Some(writer_of(src)) => {
+                let take = p.queue.len().min(cap as usize);
+                let batch: Vec<u8> = p.queue.drain(..take).collect();
+                for &w in &batch {
+                    p.durable |= 1 << w;
+                    p.drained.push(w);
+                    o.send(writer_id(w), Msg::Durable(w));
+                    o.send(Id::from(FLOW), Msg::Durable(w));
+                }
+                p.co = p.oc;
+                p.lock = None;
+                p.committed |= 1 << writer_of(src);
+                o.send(src, Msg::Committed);
+            }
+            Msg::Schedule(off) => {
+                if off > p.oc {
+                    p.oc = off;
+                }
+                o.send(src, Msg::Scheduled(off));
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Actor for Node {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = ();
-    type Random = ();
+    crate::actor_types!();
 
     fn name(&self) -> String {
         match self {
@@ -334,32 +317,51 @@ impl Actor for Node {
             return;
         }
         let mut st = *st;
-        for t in 1..=*n {
-            o.cancel_timer(Timer::Schedule(t));
-        }
+        cancel_timers(o, *n, Timer::Schedule);
         st.waiting = true;
         o.send(Id::from(PRODUCER), Msg::Schedule(off));
         *state.to_mut() = NodeState::Flow(st);
     }
 }
 
-pub type ActorState = ActorModelState<Node, ()>;
-pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+pub type ActorState = systems::State<Node, ()>;
+pub type ActorAction = systems::Action<Node>;
 
-/// The constants of the actor model, one field per knob (declared below, as the spec names them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupCommitActorsParams {
-    pub n: u8,
-    pub cap: u8,
-    pub gated: bool,
-    pub network: NetKind,
+crate::knob_params! {
+    /// The constants of the actor model, one field a knob (declared below, as the spec names
+    /// them).
+    pub struct GroupCommitActorsParams {
+        n: u8 = N, cap: u8 = CAP, gated: bool = GATED, network: NetKind = NETWORK,
+    }
 }
 
-#[derive(Clone)]
-pub struct GroupCommitActors {
-    pub params: GroupCommitActorsParams,
-    system: ActorModel<Node, (), ()>,
+/// The constants, as the model's write-up names them.
+impl GroupCommitActorsParams {
+    pub const N: Nat = Nat::new(
+        "N",
+        1,
+        MAX_WRITERS as u64,
+        2,
+        "writers 1..N; writer w writes offset w",
+    )
+    .max_because(WRITERS_LIMIT);
+    pub const CAP: Nat = Nat::new(
+        "Cap",
+        1,
+        MAX_CAP,
+        2,
+        "at most Cap queued writes per transaction",
+    )
+    .max_because(CAP_LIMIT);
+    pub const GATED: Flag = Flag::new(
+        "Gated",
+        true,
+        "the flow schedules offset o only once it was told 1..o are durable",
+    );
+    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
 }
+
+pub type GroupCommitActors = Actors<GroupCommitActorsParams, Node, ()>;
 
 impl GroupCommitActors {
     pub fn new(params: GroupCommitActorsParams) -> GroupCommitActors {
@@ -375,13 +377,16 @@ impl GroupCommitActors {
         for _ in 1..=n {
             system = system.actor(Node::Writer);
         }
-        let system = system.init_network(network.empty());
-        GroupCommitActors { params, system }
+        let system = Systems::one(system, network, actor_name);
+        GroupCommitActors {
+            params,
+            systems: system,
+        }
     }
 
     /// The actors as the model runs them (what `run-actors` runs for real).
     pub fn nodes(&self) -> Vec<Node> {
-        self.system.actors.clone()
+        self.systems.actors()
     }
 
     pub fn producer(s: &ActorState) -> &ProducerState {
@@ -484,36 +489,18 @@ impl GroupCommitActors {
     }
 }
 
+/// The names of the model's own steps (see `actor_model_steps!`).
+impl GroupCommitActors {
+    fn own_step(action: &ActorAction) -> Option<String> {
+        let ActorModelAction::Timeout(_, Timer::Schedule(o)) = action else {
+            return None;
+        };
+        Some(format!("StartSchedule({o})"))
+    }
+}
+
 impl Model for GroupCommitActors {
-    type State = ActorState;
-    type Action = ActorAction;
-
-    fn init_states(&self) -> Vec<ActorState> {
-        self.system.init_states()
-    }
-
-    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
-        self.system.actions(s, actions);
-    }
-
-    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
-        self.system.next_state(s, action)
-    }
-
-    /// Stateright's sequence diagram of the actors along a path.
-    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-        self.system.as_svg(path)
-    }
-
-    fn format_action(&self, action: &ActorAction) -> String {
-        if let Some(step) = message_step(action, actor_name) {
-            return step;
-        }
-        match action {
-            ActorModelAction::Timeout(_, Timer::Schedule(o)) => format!("StartSchedule({o})"),
-            _ => format!("{action:?}"),
-        }
-    }
+    crate::actor_model_steps!(systems, own_step: Self::own_step);
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
@@ -546,8 +533,11 @@ impl Model for GroupCommitActors {
 }
 
 impl Spec for GroupCommitActors {
+    fn actor(&self, action: &ActorAction) -> String {
+        self.systems.swimlane(action)
+    }
+
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.params.network, actor_name);
         let p = Self::producer(s);
         let f = Self::flow(s);
         let bits = |b: u16| {
@@ -590,7 +580,7 @@ impl Spec for GroupCommitActors {
                 ),
             ),
             ("writers", format!("[{}]", writers.join(", "))),
-            ("network", format!("[{}]", network.join("; "))),
+            self.systems.network_variable(s),
         ]
     }
 
@@ -626,66 +616,6 @@ impl Spec for GroupCommitActors {
             move |s: &ActorState| me.image(s),
         ))]
     }
-
-    fn actor(&self, action: &ActorAction) -> String {
-        swimlane(action, actor_name)
-    }
-}
-
-/// The constants, as the model's write-up names them.
-impl GroupCommitActorsParams {
-    pub const N: Nat = Nat::new(
-        "N",
-        1,
-        MAX_WRITERS as u64,
-        2,
-        "writers 1..N; writer w writes offset w",
-    )
-    .max_because(WRITERS_LIMIT);
-    pub const CAP: Nat = Nat::new(
-        "Cap",
-        1,
-        MAX_CAP,
-        2,
-        "at most Cap queued writes per transaction",
-    )
-    .max_because(CAP_LIMIT);
-    pub const GATED: Flag = Flag::new(
-        "Gated",
-        true,
-        "the flow schedules offset o only once it was told 1..o are durable",
-    );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-}
-
-impl Params for GroupCommitActorsParams {
-    const KNOBS: &'static [Knob] = &[
-        Self::N.knob(),
-        Self::CAP.knob(),
-        Self::GATED.knob(),
-        Self::NETWORK.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(GroupCommitActorsParams {
-            n: k.get(Self::N)?,
-            cap: k.get(Self::CAP)?,
-            gated: k.get(Self::GATED)?,
-            network: k.get(Self::NETWORK)?,
-        })
-    }
-}
-
-/// The spec's own constants (the knobs' defaults; a test pins that they agree).
-impl Default for GroupCommitActorsParams {
-    fn default() -> Self {
-        GroupCommitActorsParams {
-            n: 2,
-            cap: 2,
-            gated: true,
-            network: NetKind::Ordered,
-        }
-    }
 }
 
 impl Configured for GroupCommitActors {
@@ -703,21 +633,3 @@ impl Configured for GroupCommitActors {
 }
 
 crate::conform_actors!(GroupCommitActors, actor_name);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_constants_are_the_knobs_defaults() {
-        let defaults = crate::infra::knobs::Resolved::resolve::<GroupCommitActorsParams>(
-            GroupCommitActors::NAME,
-            &Default::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            GroupCommitActorsParams::from_resolved(&defaults).unwrap(),
-            GroupCommitActorsParams::default()
-        );
-    }
-}

@@ -5,32 +5,21 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{
-    model_timeout, Actor, ActorModel, ActorModelAction, ActorModelState, Envelope, Id, Out,
-};
+use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
+use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
+use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{in_flight, message_step, swimlane, OwnerMemory};
 
 use crate::cassandra::actors::Row;
-use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Nat, Params, Resolved};
-use crate::infra::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::infra::knobs::{Choice, Flag, Nat};
+use crate::infra::vocab::{Cell, Offsets, Ops};
 use crate::kafka::model::{Kafka, KafkaState};
-use crate::one_key::{self, OneKey};
+use crate::one_key;
 use crate::{Configured, Guard};
 
-pub const BROKER: usize = 0;
-pub const OWNER: usize = 1;
-pub const ZOMBIE: usize = 2;
-
-pub fn actor_name(id: Id) -> &'static str {
-    match usize::from(id) {
-        BROKER => "broker",
-        OWNER => "owner",
-        _ => "zombie",
-    }
-}
+crate::actor_ids!(BROKER = "broker", OWNER = "owner", ZOMBIE = "zombie");
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
@@ -71,11 +60,9 @@ impl fmt::Display for Msg {
                     write!(f, "Fenced({offset})")
                 }
             }
-            Msg::Poll => write!(f, "Poll"),
-            Msg::Generation(g) => write!(f, "Generation({g})"),
-            Msg::Revoked => write!(f, "Revoked"),
-            Msg::Read => write!(f, "Read"),
             Msg::RecordIs(row) => write!(f, "RecordIs({})", Cell::from(*row)),
+            // The rest show as they are spelled.
+            Msg::Poll | Msg::Generation(_) | Msg::Revoked | Msg::Read => fmt::Debug::fmt(self, f),
         }
     }
 }
@@ -103,20 +90,15 @@ pub enum Phase {
     Reading,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FlowState {
-    /// Owner: events folded, the pending one included. Zombie: commits started.
-    pub pos: u8,
-    pub contents: Offsets,
-    pub loaded: bool,
-    pub before: Offsets,
-    pub before_loaded: bool,
-    pub phase: Phase,
-    /// Zombie: revoked and still running; torn down once it captures the new generation (if
-    /// coupled).
-    pub active: bool,
-    pub alive: bool,
-    pub captured: u8,
+crate::owner_flow_state! {
+    pub struct FlowState {
+        pub phase: Phase,
+        /// Zombie: revoked and still running; torn down once it captures the new generation
+        /// (if coupled).
+        pub active: bool,
+        pub alive: bool,
+        pub captured: u8,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,11 +122,8 @@ pub enum Node {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct History {
-    pub op: Ops,
-    pub decided: u8,
-    pub read: Option<Offsets>,
+crate::owner_history! {
+    pub struct History {}
 }
 
 impl Node {
@@ -164,56 +143,43 @@ impl Node {
             if st.alive && st.active {
                 o.set_timer(Timer::ZombiePoll, model_timeout());
                 if st.pos < zombie_commits {
-                    for m in 1..=max_offset {
-                        o.set_timer(Timer::ZombieCommit(m), model_timeout());
-                    }
+                    set_timers(o, max_offset, Timer::ZombieCommit);
                 }
             }
             return;
         }
-        if !st.loaded {
-            st.phase = Phase::Reading;
-            o.send(Id::from(BROKER), Msg::Read);
-            return;
+        match st.memory().next(op, max_offset) {
+            OwnerNext::Reload => {
+                st.phase = Phase::Reading;
+                o.send(Id::from(BROKER), Msg::Read);
+            }
+            OwnerNext::Write(offset, _) => {
+                st.phase = Phase::Committing(offset);
+                // The live owner's transaction writes the correct fold and is accepted.
+                o.send(Id::from(BROKER), Self::commit(op, offset, None, true));
+            }
+            OwnerNext::Done => {}
         }
-        if st.pos >= max_offset {
-            return;
+    }
+
+    /// The transaction that writes the correct fold at `offset`.
+    fn commit(op: Ops, offset: u8, gen: Option<u8>, carries: bool) -> Msg {
+        Msg::Commit {
+            offset,
+            row: Cell::correct_fold(op, offset).into(),
+            gen,
+            carries,
         }
-        let (offset, _) = OwnerMemory {
-            pos: &mut st.pos,
-            contents: &mut st.contents,
-            loaded: &mut st.loaded,
-            before: &mut st.before,
-            before_loaded: &mut st.before_loaded,
-        }
-        .fold_next(op);
-        st.phase = Phase::Committing(offset);
-        // The live owner's transaction writes the correct fold and is accepted.
-        o.send(
-            Id::from(BROKER),
-            Msg::Commit {
-                offset,
-                row: Cell::correct_fold(op, offset).into(),
-                gen: None,
-                carries: true,
-            },
-        );
     }
 
     fn cancel_zombie_timers(max_offset: u8, o: &mut Out<Self>) {
         o.cancel_timer(Timer::ZombiePoll);
-        for m in 1..=max_offset {
-            o.cancel_timer(Timer::ZombieCommit(m));
-        }
+        cancel_timers(o, max_offset, Timer::ZombieCommit);
     }
 }
 
 impl Actor for Node {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = ();
-    type Random = ();
+    crate::actor_types!();
 
     fn name(&self) -> String {
         match self {
@@ -350,15 +316,8 @@ impl Actor for Node {
                     Timer::ZombieCommit(m) => {
                         st.pos += 1;
                         st.phase = Phase::Committing(m);
-                        o.send(
-                            Id::from(BROKER),
-                            Msg::Commit {
-                                offset: m,
-                                row: Cell::correct_fold(op, m).into(),
-                                gen: Some(st.captured),
-                                carries: seeded,
-                            },
-                        );
+                        let commit = Self::commit(op, m, Some(st.captured), seeded);
+                        o.send(Id::from(BROKER), commit);
                     }
                     Timer::Rebalance => return,
                 }
@@ -369,41 +328,49 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = ActorModelState<Node, History>;
-pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+pub type ActorState = systems::State<Node, History>;
+pub type ActorAction = systems::Action<Node>;
 
-/// The constants of the actor model, one field per knob (declared below, as the spec names them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KafkaActorsParams {
-    pub max_offset: u8,
-    pub coupled: bool,
-    pub seeded: bool,
-    pub generation_check: bool,
-    pub network: NetKind,
-    pub zombie_commits: u8,
+crate::knob_params! {
+    /// The constants of the actor model, one field a knob (declared below, as the spec names
+    /// them).
+    pub struct KafkaActorsParams {
+        max_offset: u8 = MAX_OFFSET, coupled: bool = COUPLED, seeded: bool = SEEDED,
+        generation_check: bool = GENERATION_CHECK, network: NetKind = NETWORK,
+        zombie_commits: u8 = ZOMBIE_COMMITS,
+    }
 }
 
-#[derive(Clone)]
-pub struct KafkaActors {
-    pub params: KafkaActorsParams,
-    systems: Vec<ActorModel<Node, (), History>>,
+/// The constants, as the model's write-up names them.
+impl KafkaActorsParams {
+    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
+    pub const COUPLED: Flag = Flag::new(
+        "Coupled",
+        true,
+        "capturing the new generation tears the revoked flow down",
+    );
+    pub const SEEDED: Flag = Flag::new(
+        "Seeded",
+        true,
+        "the zombie's transaction carries an input offset, so it is gated",
+    );
+    pub const GENERATION_CHECK: Flag = Flag::new(
+        "GenerationCheck",
+        true,
+        "the transaction coordinator rejects an offset commit from a stale generation",
+    );
+    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
+    pub const ZOMBIE_COMMITS: Nat = crate::infra::actors::knobs::ZOMBIE_COMMITS;
 }
+
+pub type KafkaActors = Actors<KafkaActorsParams, Node, History>;
 
 fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
     let to_owner = usize::from(env.dst) == OWNER;
     match env.msg {
-        Msg::Committed { offset, .. } if to_owner && *offset > h.decided => Some(History {
-            decided: *offset,
-            ..h.clone()
-        }),
-        Msg::RecordIs(row) if to_owner => Some(History {
-            read: Some(Cell::from(*row).live_contents()),
-            ..h.clone()
-        }),
-        Msg::Read if usize::from(env.src) == OWNER => Some(History {
-            read: None,
-            ..h.clone()
-        }),
+        Msg::Committed { offset, .. } if to_owner => h.decide(*offset),
+        Msg::RecordIs(row) if to_owner => Some(h.serve((*row).into())),
+        Msg::Read if usize::from(env.src) == OWNER => Some(h.ask()),
         _ => None,
     }
 }
@@ -418,42 +385,29 @@ impl KafkaActors {
             network,
             zombie_commits,
         } = params;
-        let systems = Ops::all(max_offset)
-            .map(|op| {
-                let flow = |zombie| Node::Flow {
-                    zombie,
-                    op,
-                    max_offset,
-                    coupled,
-                    seeded,
-                    zombie_commits,
-                };
-                ActorModel::new(
-                    (),
-                    History {
-                        op,
-                        decided: 0,
-                        read: None,
-                    },
-                )
+        let system = |op| {
+            let flow = |zombie| Node::Flow {
+                zombie,
+                op,
+                max_offset,
+                coupled,
+                seeded,
+                zombie_commits,
+            };
+            ActorModel::new((), History::of_log(op))
                 .actor(Node::Broker { generation_check })
                 .actor(flow(false))
                 .actor(flow(true))
-                .init_network(network.empty())
                 .record_msg_out(record_out)
-            })
-            .collect();
+        };
+        let systems = Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name);
         KafkaActors { params, systems }
     }
 
     /// The actors of the system over the log `op`, as the model runs them (what
     /// `run-actors` runs for real).
     pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems[(op.0 >> 1) as usize].actors.clone()
-    }
-
-    fn system(&self, s: &ActorState) -> &ActorModel<Node, (), History> {
-        &self.systems[(s.history.op.0 >> 1) as usize]
+        self.systems.actors_for_log(op)
     }
 
     pub fn broker(s: &ActorState) -> BrokerState {
@@ -474,16 +428,15 @@ impl KafkaActors {
     pub fn image(seeded: bool, s: &ActorState) -> KafkaState {
         let b = Self::broker(s);
         let owner = Self::flow(s, OWNER);
-        let (owner_pos, owner_loaded, owner_state) = match owner.phase {
-            Phase::Committing(offset) if s.history.decided < offset => {
-                (offset - 1, owner.before_loaded, owner.before)
-            }
-            Phase::Reading => match s.history.read {
-                Some(contents) => (owner.pos, true, contents),
-                None => (owner.pos, false, Offsets::EMPTY),
+        let (owner_pos, owner_loaded, owner_state) = owner.owner_image(OwnerView {
+            pending: match owner.phase {
+                Phase::Committing(offset) => Some(offset),
+                _ => None,
             },
-            _ => (owner.pos, owner.loaded, owner.contents),
-        };
+            reloading: owner.phase == Phase::Reading,
+            decided: s.history.decided,
+            read: s.history.read,
+        });
         let z = Self::flow(s, ZOMBIE);
         KafkaState {
             op: s.history.op,
@@ -509,39 +462,22 @@ impl KafkaActors {
     }
 }
 
-impl Model for KafkaActors {
-    type State = ActorState;
-    type Action = ActorAction;
-
-    fn init_states(&self) -> Vec<ActorState> {
-        self.systems.iter().flat_map(|m| m.init_states()).collect()
-    }
-
-    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
-        self.system(s).actions(s, actions);
-    }
-
-    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
-        self.system(s).next_state(s, action)
-    }
-
-    /// Stateright's sequence diagram of the actors along a path.
-    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-        let system = self.system(path.last_state()).clone();
-        system.as_svg(path)
-    }
-
-    fn format_action(&self, action: &ActorAction) -> String {
-        if let Some(step) = message_step(action, actor_name) {
-            return step;
-        }
+/// The names of the model's own steps (see `actor_model_steps!`).
+impl KafkaActors {
+    fn own_step(action: &ActorAction) -> Option<String> {
         match action {
-            ActorModelAction::Timeout(_, Timer::Rebalance) => "Rebalance".into(),
-            ActorModelAction::Timeout(_, Timer::ZombiePoll) => "StartPoll".into(),
-            ActorModelAction::Timeout(_, Timer::ZombieCommit(m)) => format!("StartCommit({m})"),
-            _ => format!("{action:?}"),
+            ActorModelAction::Timeout(_, Timer::Rebalance) => Some("Rebalance".into()),
+            ActorModelAction::Timeout(_, Timer::ZombiePoll) => Some("StartPoll".into()),
+            ActorModelAction::Timeout(_, Timer::ZombieCommit(m)) => {
+                Some(format!("StartCommit({m})"))
+            }
+            _ => None,
         }
     }
+}
+
+impl Model for KafkaActors {
+    crate::actor_model_steps!(systems, own_step: Self::own_step);
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
@@ -573,58 +509,49 @@ impl Model for KafkaActors {
     }
 }
 
-/// The one key as SingleWriterStore sees it: the log and the topic's cell, read straight off
-/// the actors (the same as `Kafka::log`/`row` of `Self::image`, without building it).
-impl OneKey for KafkaActors {
-    fn max_offset(&self) -> u8 {
-        self.params.max_offset
-    }
-    fn log(s: &ActorState) -> Ops {
-        s.history.op
-    }
-    fn row(s: &ActorState) -> Cell {
-        Self::broker(s).topic
-    }
-}
+// The one key as SingleWriterStore sees it: the log and the topic's cell, read straight off
+// the actors (the same as `Kafka::log`/`row` of `Self::image`, without building it).
+crate::one_key_actors!(KafkaActors, row: |s: &ActorState| KafkaActors::broker(s).topic);
 
 impl Spec for KafkaActors {
+    fn actor(&self, action: &ActorAction) -> String {
+        self.systems.swimlane(action)
+    }
+
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.params.network, actor_name);
         let b = Self::broker(s);
-        let owner = Self::flow(s, OWNER);
-        let z = Self::flow(s, ZOMBIE);
-        vec![
-            ("op", s.history.op.render(self.params.max_offset)),
-            ("topic", b.topic.to_string()),
-            ("overwrote", b.overwrote.to_string()),
-            ("liveGen", b.live_gen.to_string()),
-            (
-                "owner",
-                format!(
-                    "{:?}, pos {}, {}{}",
-                    owner.phase,
-                    owner.pos,
-                    owner.contents,
-                    if owner.loaded { "" } else { " evicted" }
+        let (owner, z) = (Self::flow(s, OWNER), Self::flow(s, ZOMBIE));
+        let key = key_variables(
+            s.history.op,
+            self.params.max_offset,
+            ("topic", b.topic),
+            b.overwrote,
+        );
+        key.into_iter()
+            .chain([
+                ("liveGen", b.live_gen.to_string()),
+                (
+                    "owner",
+                    format!("{:?}, {}", owner.phase, owner.memory_text()),
                 ),
-            ),
-            (
-                "zombie",
-                format!(
-                    "{:?}, {}, captured {}, {} commits",
-                    z.phase,
-                    match (z.active, z.alive) {
-                        (false, _) => "not revoked yet",
-                        (true, true) => "alive",
-                        (true, false) => "torn down",
-                    },
-                    z.captured,
-                    z.pos
+                (
+                    "zombie",
+                    format!(
+                        "{:?}, {}, captured {}, {} commits",
+                        z.phase,
+                        match (z.active, z.alive) {
+                            (false, _) => "not revoked yet",
+                            (true, true) => "alive",
+                            (true, false) => "torn down",
+                        },
+                        z.captured,
+                        z.pos
+                    ),
                 ),
-            ),
-            ("network", format!("[{}]", network.join("; "))),
-            ("decided", s.history.decided.to_string()),
-        ]
+                self.systems.network_variable(s),
+                ("decided", s.history.decided.to_string()),
+            ])
+            .collect()
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
@@ -637,83 +564,6 @@ impl Spec for KafkaActors {
             )),
             one_key::ref_safe_spec(self),
         ]
-    }
-
-    fn actor(&self, action: &ActorAction) -> String {
-        swimlane(action, actor_name)
-    }
-}
-
-/// The constants, as the model's write-up names them.
-impl KafkaActorsParams {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        2,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const COUPLED: Flag = Flag::new(
-        "Coupled",
-        true,
-        "capturing the new generation tears the revoked flow down",
-    );
-    pub const SEEDED: Flag = Flag::new(
-        "Seeded",
-        true,
-        "the zombie's transaction carries an input offset, so it is gated",
-    );
-    pub const GENERATION_CHECK: Flag = Flag::new(
-        "GenerationCheck",
-        true,
-        "the transaction coordinator rejects an offset commit from a stale generation",
-    );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-    pub const ZOMBIE_COMMITS: Nat = Nat::new(
-        "ZombieCommits",
-        0,
-        u8::MAX as u64,
-        2,
-        "transactions the zombie flow starts",
-    )
-    .max_because("the zombie counts its transactions in a u8");
-}
-
-impl Params for KafkaActorsParams {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::COUPLED.knob(),
-        Self::SEEDED.knob(),
-        Self::GENERATION_CHECK.knob(),
-        Self::NETWORK.knob(),
-        Self::ZOMBIE_COMMITS.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(KafkaActorsParams {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            coupled: k.get(Self::COUPLED)?,
-            seeded: k.get(Self::SEEDED)?,
-            generation_check: k.get(Self::GENERATION_CHECK)?,
-            network: k.get(Self::NETWORK)?,
-            zombie_commits: k.get(Self::ZOMBIE_COMMITS)?,
-        })
-    }
-}
-
-/// The spec's own constants: MaxOffset 2, the shipped guards, two zombie commits (the knobs'
-/// defaults; a test pins that they agree).
-impl Default for KafkaActorsParams {
-    fn default() -> Self {
-        KafkaActorsParams {
-            max_offset: 2,
-            coupled: true,
-            seeded: true,
-            generation_check: true,
-            network: NetKind::Ordered,
-            zombie_commits: 2,
-        }
     }
 }
 
@@ -755,18 +605,5 @@ mod tests {
             .as_svg(path)
             .expect("an actor model draws its messages");
         assert!(svg.starts_with("<svg"), "{svg}");
-    }
-
-    #[test]
-    fn the_default_constants_are_the_knobs_defaults() {
-        let defaults = crate::infra::knobs::Resolved::resolve::<KafkaActorsParams>(
-            KafkaActors::NAME,
-            &Default::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            KafkaActorsParams::from_resolved(&defaults).unwrap(),
-            KafkaActorsParams::default()
-        );
     }
 }

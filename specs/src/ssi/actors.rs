@@ -5,13 +5,12 @@ use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{
-    Actor, ActorModel, ActorModelAction, ActorModelState, Id, LossyNetwork, Out,
-};
+use stateright::actor::{Actor, ActorModel, ActorModelAction, Id, Out};
 use stateright::{Model, Property};
 
+use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{in_flight, message_step, messages, swimlane};
+use crate::infra::actors::{lossy_network, messages, named};
 
 use crate::infra::knobs::{Choice, Flag, Knob, KnobError, Params, Resolved};
 use crate::ssi::{commit_record_final, Ssi, SsiAction, SsiState, Status, MAX_TXNS};
@@ -25,11 +24,9 @@ pub fn client_id(t: u8) -> Id {
 }
 
 pub fn actor_name(id: Id) -> &'static str {
-    const CLIENTS: [&str; MAX_TXNS] = ["T1", "T2", "T3"];
-    match usize::from(id) {
-        ENGINE => "engine",
-        n => CLIENTS[(n - 1).min(MAX_TXNS - 1)],
-    }
+    /// The engine, then the clients.
+    const NAMES: [&str; 1 + MAX_TXNS] = ["engine", "T1", "T2", "T3"];
+    named(&NAMES, id)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -53,16 +50,11 @@ pub enum Msg {
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Msg::Begin => write!(f, "Begin"),
-            Msg::Exec(i) => write!(f, "Exec({i})"),
-            Msg::Commit => write!(f, "Commit"),
-            Msg::Begun => write!(f, "Begun"),
-            Msg::Done(i) => write!(f, "Done({i})"),
-            Msg::Committed => write!(f, "Committed"),
-            Msg::Aborted => write!(f, "Aborted"),
             Msg::Record(t) => write!(f, "Record(T{})", t + 1),
             Msg::End(t) => write!(f, "End(T{})", t + 1),
             Msg::Cleanup(t) => write!(f, "Cleanup(T{})", t + 1),
+            // The client's requests and the engine's answers show as they are spelled.
+            _ => fmt::Debug::fmt(self, f),
         }
     }
 }
@@ -128,6 +120,30 @@ impl Node {
         }
     }
 
+    fn on_client_msg(len: u8, phase: &mut ClientPhase, msg: Msg, o: &mut Out<Self>) -> bool {
+        let engine = Id::from(ENGINE);
+        let next = |i: u8, o: &mut Out<Self>| {
+            if i < len {
+                o.send(engine, Msg::Exec(i));
+                ClientPhase::Executing(i)
+            } else {
+                o.send(engine, Msg::Commit);
+                ClientPhase::Committing
+            }
+        };
+        *phase = match (*phase, msg) {
+            (ClientPhase::Beginning, Msg::Begun) => next(0, o),
+            (ClientPhase::Executing(i), Msg::Done(j)) if i == j => next(i + 1, o),
+            (ClientPhase::Committing, Msg::Committed) => ClientPhase::Committed,
+            (
+                ClientPhase::Beginning | ClientPhase::Executing(_) | ClientPhase::Committing,
+                Msg::Aborted,
+            ) => ClientPhase::Aborted,
+            _ => return false,
+        };
+        true
+    }
+
     fn on_engine_msg(ssi: &Ssi, e: &mut EngineState, src: Id, msg: Msg, o: &mut Out<Self>) {
         let me = Id::from(ENGINE);
         let client = |t: u8| client_id(t);
@@ -182,38 +198,10 @@ impl Node {
         }
         Self::schedule_cleanups(e, o);
     }
-
-    fn on_client_msg(len: u8, phase: &mut ClientPhase, msg: Msg, o: &mut Out<Self>) -> bool {
-        let engine = Id::from(ENGINE);
-        let next = |i: u8, o: &mut Out<Self>| {
-            if i < len {
-                o.send(engine, Msg::Exec(i));
-                ClientPhase::Executing(i)
-            } else {
-                o.send(engine, Msg::Commit);
-                ClientPhase::Committing
-            }
-        };
-        *phase = match (*phase, msg) {
-            (ClientPhase::Beginning, Msg::Begun) => next(0, o),
-            (ClientPhase::Executing(i), Msg::Done(j)) if i == j => next(i + 1, o),
-            (ClientPhase::Committing, Msg::Committed) => ClientPhase::Committed,
-            (
-                ClientPhase::Beginning | ClientPhase::Executing(_) | ClientPhase::Committing,
-                Msg::Aborted,
-            ) => ClientPhase::Aborted,
-            _ => return false,
-        };
-        true
-    }
 }
 
 impl Actor for Node {
-    type Msg = Msg;
-    type Timer = Timer;
-    type State = NodeState;
-    type Storage = ();
-    type Random = ();
+    crate::actor_types!();
 
     fn name(&self) -> String {
         match self {
@@ -255,8 +243,8 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = ActorModelState<Node, ()>;
-pub type ActorAction = ActorModelAction<Msg, Timer, ()>;
+pub type ActorState = systems::State<Node, ()>;
+pub type ActorAction = systems::Action<Node>;
 
 /// The constants of the actor model: the shared-state engine's, and the faults.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -267,11 +255,7 @@ pub struct SsiActorsParams {
     pub crash_client: bool,
 }
 
-#[derive(Clone)]
-pub struct SsiActors {
-    pub params: SsiActorsParams,
-    system: ActorModel<Node, (), ()>,
-}
+pub type SsiActors = Actors<SsiActorsParams, Node, ()>;
 
 impl SsiActors {
     pub fn new(params: SsiActorsParams) -> SsiActors {
@@ -283,19 +267,17 @@ impl SsiActors {
             });
         }
         let system = system
-            .init_network(params.network.empty())
-            .lossy_network(if params.lossy {
-                LossyNetwork::Yes
-            } else {
-                LossyNetwork::No
-            })
+            .lossy_network(lossy_network(params.lossy))
             .max_crashes(usize::from(params.crash_client));
-        SsiActors { params, system }
+        SsiActors {
+            systems: Systems::one(system, params.network, actor_name),
+            params,
+        }
     }
 
     /// The actors as the model runs them.
     pub fn nodes(&self) -> Vec<Node> {
-        self.system.actors.clone()
+        self.systems.actors()
     }
 
     pub fn engine(s: &ActorState) -> &EngineState {
@@ -340,43 +322,28 @@ impl SsiActors {
     }
 }
 
-impl Model for SsiActors {
-    type State = ActorState;
-    type Action = ActorAction;
-
-    fn init_states(&self) -> Vec<ActorState> {
-        self.system.init_states()
-    }
-
+/// The faults the model rules out, and the names of its own steps (see `actor_model_steps!`).
+impl SsiActors {
     /// Only a client crashes, and it never comes back: a transaction that never sends its
     /// commit. The engine does not crash (its state is the shared-state engine's).
-    fn actions(&self, s: &ActorState, actions: &mut Vec<ActorAction>) {
-        self.system.actions(s, actions);
-        actions.retain(|a| match a {
+    fn allowed(&self, _: &ActorState, action: &ActorAction) -> bool {
+        match action {
             ActorModelAction::Crash(id) => usize::from(*id) != ENGINE,
             ActorModelAction::Recover(_) => false,
             _ => true,
-        });
-    }
-
-    fn next_state(&self, s: &ActorState, action: ActorAction) -> Option<ActorState> {
-        self.system.next_state(s, action)
-    }
-
-    /// Stateright's sequence diagram of the actors along a path.
-    fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-        self.system.as_svg(path)
-    }
-
-    fn format_action(&self, action: &ActorAction) -> String {
-        if let Some(step) = message_step(action, actor_name) {
-            return step;
-        }
-        match action {
-            ActorModelAction::Crash(id) => format!("Crash({})", actor_name(*id)),
-            _ => format!("{action:?}"),
         }
     }
+
+    fn own_step(action: &ActorAction) -> Option<String> {
+        let ActorModelAction::Crash(id) = action else {
+            return None;
+        };
+        Some(format!("Crash({})", actor_name(*id)))
+    }
+}
+
+impl Model for SsiActors {
+    crate::actor_model_steps!(systems, own_step: Self::own_step, allowed: Self::allowed);
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
@@ -412,8 +379,11 @@ impl Model for SsiActors {
 }
 
 impl Spec for SsiActors {
+    fn actor(&self, action: &ActorAction) -> String {
+        self.systems.swimlane(action)
+    }
+
     fn variables(&self, s: &ActorState) -> Variables {
-        let network = in_flight(&s.network, self.params.network, actor_name);
         let mut vars = self.params.ssi.variables(&Self::engine(s).ssi);
         let clients: Vec<String> = self
             .clients()
@@ -427,7 +397,7 @@ impl Spec for SsiActors {
             })
             .collect();
         vars.push(("clients", format!("[{}]", clients.join(", "))));
-        vars.push(("network", format!("[{}]", network.join("; "))));
+        vars.push(self.systems.network_variable(s));
         vars
     }
 
@@ -437,10 +407,6 @@ impl Spec for SsiActors {
             self.params.ssi.clone(),
             |s: &ActorState| Self::engine(s).ssi.clone(),
         ))]
-    }
-
-    fn actor(&self, action: &ActorAction) -> String {
-        swimlane(action, actor_name)
     }
 }
 

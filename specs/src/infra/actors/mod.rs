@@ -1,13 +1,21 @@
-//! What the actor models share: the network a config chooses and the swimlane of a step.
+//! What the actor models share: the network a config chooses, the names of actors and steps,
+//! the messages in flight; the systems they run ([`systems`]), the knobs they declare alike
+//! ([`knobs`]), the owner and zombie flows over one key ([`owner`]) and the trace vocabulary
+//! ([`trace`]).
 
+pub mod knobs;
+pub mod owner;
+pub mod systems;
 pub mod trace;
 
 use std::fmt::Display;
 
-use stateright::actor::{ActorModelAction, Id, Network};
+use stateright::actor::{ActorModelAction, Id, LossyNetwork, Network};
 
-use crate::infra::knobs::{Choice, Choices, Flag};
-use crate::infra::vocab::{Offsets, Op, Ops};
+use crate::infra::knobs::Choices;
+
+pub use knobs::{LOSSY, NETWORK};
+pub use owner::OwnerMemory;
 
 /// The network a config chooses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +36,6 @@ impl Choices for NetKind {
     }
 }
 
-/// Every actor model's `Network` constant.
-pub const NETWORK: Choice<NetKind> = Choice::new(
-    "Network",
-    "ordered",
-    "ordered per connection, or messages race each other",
-);
-
-/// The `Lossy` constant of the actor models whose network may lose any message.
-pub const LOSSY: Flag = Flag::new("Lossy", false, "the network may lose any message");
-
 impl NetKind {
     pub fn empty<M: Clone + Eq + std::hash::Hash + std::fmt::Debug>(self) -> Network<M> {
         match self {
@@ -45,6 +43,55 @@ impl NetKind {
             NetKind::Unordered => Network::new_unordered_nonduplicating([]),
         }
     }
+}
+
+/// Stateright's network that loses any message, or none.
+pub fn lossy_network(lossy: bool) -> LossyNetwork {
+    if lossy {
+        LossyNetwork::Yes
+    } else {
+        LossyNetwork::No
+    }
+}
+
+/// An actor's name out of a model's list of names by id; the ids past the list's end take its
+/// last name.
+pub fn named(names: &'static [&'static str], id: Id) -> &'static str {
+    names[usize::from(id).min(names.len() - 1)]
+}
+
+/// A model's actors, each an id (`pub const`, counted from 0) with its name, and `actor_name`,
+/// which names them (an id past the last takes the last name).
+#[macro_export]
+macro_rules! actor_ids {
+    ($($id:ident = $name:literal),+ $(,)?) => {
+        $crate::actor_ids!(@count 0usize; $($id)+);
+
+        pub fn actor_name(id: stateright::actor::Id) -> &'static str {
+            $crate::infra::actors::named(&[$($name),+], id)
+        }
+    };
+    (@count $n:expr; $id:ident $($rest:ident)*) => {
+        pub const $id: usize = $n;
+        $crate::actor_ids!(@count $n + 1; $($rest)*);
+    };
+    (@count $n:expr;) => {};
+}
+
+/// An actor's associated types as every actor model has them: its model's `Msg`, `Timer` and
+/// `NodeState`, no random choices, and the storage it names (none if it names none).
+#[macro_export]
+macro_rules! actor_types {
+    () => {
+        $crate::actor_types!(storage: ());
+    };
+    (storage: $storage:ty) => {
+        type Msg = Msg;
+        type Timer = Timer;
+        type State = NodeState;
+        type Storage = $storage;
+        type Random = ();
+    };
 }
 
 /// The party a step belongs to: the receiver of a delivery, the owner of a timer or crash,
@@ -119,38 +166,4 @@ pub fn in_flight<M: Display + Clone + Eq + std::hash::Hash + std::fmt::Debug>(
         shown.sort();
     }
     shown
-}
-
-/// What an actor owner holds of the key, as its flow state keeps it: events folded (the pending
-/// one included), the contents and whether the key is loaded, and the same two before the
-/// pending fold, which the refinement images show until the fold is decided.
-pub struct OwnerMemory<'a> {
-    pub pos: &'a mut u8,
-    pub contents: &'a mut Offsets,
-    pub loaded: &'a mut bool,
-    pub before: &'a mut Offsets,
-    pub before_loaded: &'a mut bool,
-}
-
-impl OwnerMemory<'_> {
-    /// Folds the next event of `op` as the shared-state specs' owner does: a persist adds its
-    /// offset, a delete empties the memory and evicts the key. Returns the offset and its op.
-    pub fn fold_next(self, op: Ops) -> (u8, Op) {
-        let offset = *self.pos + 1;
-        *self.before = *self.contents;
-        *self.before_loaded = *self.loaded;
-        let event = op.at(offset);
-        match event {
-            Op::Persist => {
-                *self.contents = self.contents.with(offset);
-                *self.loaded = true;
-            }
-            Op::Delete => {
-                *self.contents = Offsets::EMPTY;
-                *self.loaded = false;
-            }
-        }
-        *self.pos = offset;
-        (offset, event)
-    }
 }
