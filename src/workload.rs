@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use loadbearing_conform::ssi_engine::model_of;
 use loadbearing_specs::ssi::explore::{self, Summary};
 use loadbearing_specs::ssi::file::{self, FileError, WorkloadFile};
 use loadbearing_ssi_engine::engine::Variant;
@@ -95,7 +96,7 @@ pub fn check_file(
         let variant =
             Variant::named(&name).ok_or_else(|| WorkloadError::UnknownVariant(name.clone()))?;
         let started = std::time::Instant::now();
-        let (summary, reached) = reached(&variant.model(parsed.workload.clone()));
+        let (summary, reached) = reached(&model_of(variant, parsed.workload.clone()));
         let seconds = started.elapsed().as_secs_f64();
         let expected = parsed
             .expect
@@ -189,11 +190,10 @@ mod tests {
     use loadbearing_specs::ssi::workload::named;
 
     fn labels(variant: &str, workload: &str) -> (Summary, Vec<String>) {
-        reached(
-            &Variant::named(variant)
-                .unwrap()
-                .model(named(workload).unwrap()),
-        )
+        reached(&model_of(
+            Variant::named(variant).unwrap(),
+            named(workload).unwrap(),
+        ))
     }
 
     #[test]
@@ -223,9 +223,10 @@ mod tests {
 
     #[test]
     fn a_budget_makes_the_exploration_incomplete() {
-        let model = Variant::named("plainsi")
-            .unwrap()
-            .model(named("read_only").unwrap());
+        let model = model_of(
+            Variant::named("plainsi").unwrap(),
+            named("read_only").unwrap(),
+        );
         let cut = explore::explore(&model, 50);
         assert!(!cut.complete);
         assert_eq!(cut.states, 50);

@@ -48,6 +48,7 @@ pub mod reliability;
 pub mod replays;
 pub mod schedule;
 pub mod ssi;
+pub mod ssi_engine;
 pub mod store;
 pub mod store_faults;
 pub mod suite;

@@ -14,10 +14,8 @@
 
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::ssi::{workload, Ssi};
-use loadbearing_ssi_engine::conform::committed;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::script;
-use loadbearing_ssi_engine::replay::replay_path;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 use stateright::Model;
 
@@ -27,6 +25,7 @@ use crate::error::{ConfigProblem, Error};
 use crate::paths::random_walk;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
+use crate::ssi_engine::{committed, events, model_of, replay_path};
 use crate::target::{Expect, Replay, Settings, Target, TargetResult};
 use loadbearing_expected::suite::Expected;
 
@@ -95,8 +94,8 @@ impl Target for SsiTarget {
                 let Some(w) = workload::named(scenario.script) else {
                     continue;
                 };
-                let run = attempt_engine(&scenario, engine, schedule.next_u64(), JITTER_US);
-                result.tally(&Variant::FIX.model(w), &run.trace);
+                let run = attempt_engine(&scenario, engine, schedule.next_u64(), JITTER_US, None);
+                result.tally(&model_of(Variant::FIX, w), &events(&run.trace));
             }
         }
         if self.fixed() {
@@ -115,7 +114,7 @@ fn replay_random_paths(
     result: &mut TargetResult,
 ) -> Result<(), Error> {
     for &name in workload::NAMES {
-        let model = Variant::FIX.model(workload::named(name).expect("named workload"));
+        let model = model_of(Variant::FIX, workload::named(name).expect("named workload"));
         let program =
             script(name).ok_or_else(|| Error::Harness(format!("no engine script for {name}")))?;
         for _ in 0..settings.traces {
@@ -126,7 +125,7 @@ fn replay_random_paths(
             result.steps += path.len();
             let run = replay_path(&program, Variant::FIX, &model, &actions)
                 .map_err(|e| Error::Harness(format!("{name}: the fixed engine cannot take {e}")))?;
-            let verdict = validate(&model, &run.trace, Limits::default());
+            let verdict = validate(&model, &events(&run.trace), Limits::default());
             if verdict.witness.as_ref() != Some(&path) {
                 result.mismatches.push(format!(
                     "{name}: the engine's trace of {path:?} is not that path in the model"
@@ -162,7 +161,7 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
     Variant::NAMES
         .iter()
         .filter_map(|n| Variant::named(n))
-        .find(|v| v.model(model.workload.clone()) == *model)
+        .find(|v| model_of(*v, model.workload.clone()) == *model)
 }
 
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
@@ -189,7 +188,7 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         result.steps += 2 * shown.len();
         let broken = replay_path(&program, variant, &model, &path)
             .map_err(|e| Error::config(&config.name, ConfigProblem::Engine(e.to_string())))?;
-        let followed = validate(&model, &broken.trace, Limits::default())
+        let followed = validate(&model, &events(&broken.trace), Limits::default())
             .witness
             .as_ref()
             == Some(&shown);

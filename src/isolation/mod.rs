@@ -13,6 +13,7 @@ pub mod workload;
 
 use std::path::{Path, PathBuf};
 
+use loadbearing_conform::ssi_engine::ModelJudge;
 use loadbearing_ssi_engine::engine::Variant;
 #[cfg(feature = "postgres")]
 use loadbearing_ssi_engine::postgres::{PgServer, PgServerError, PgTier, PgTierError};
@@ -141,7 +142,7 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
     for t in tallies {
         if let Some(trace) = &t.first_trace {
             let path = dir.join(format!("{}-{}.ndjson", t.store, t.scenario));
-            std::fs::write(&path, loadbearing_ssi_engine::trace::to_ndjson(trace)).map_err(
+            std::fs::write(&path, loadbearing_conform::ssi_engine::to_ndjson(trace)).map_err(
                 |source| IsolationError::WriteTrace {
                     path: path.clone(),
                     source,
@@ -178,7 +179,13 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
     let mut tallies: Vec<Tally> = Vec::new();
     for v in &variants {
         for s in &chosen {
-            tallies.push(run_engine(s, v, options.attempts, options.jitter_us));
+            tallies.push(run_engine(
+                s,
+                v,
+                options.attempts,
+                options.jitter_us,
+                Some(&ModelJudge),
+            ));
         }
     }
     #[cfg(feature = "postgres")]

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use loadbearing_conform::ssi_engine::ModelJudge;
 use loadbearing_specs::ssi::file::{self, WorkloadFile};
 use loadbearing_ssi_engine::race::{race_engine, Race};
 use serde::Serialize;
@@ -92,7 +93,7 @@ pub fn race_file(
     let w = &parsed.workload;
     let mut stores = Vec::new();
     for model in model_results(path, &parsed, variants)? {
-        let race = race_engine(w, &model.variant, attempts, jitter_us);
+        let race = race_engine(w, &model.variant, attempts, jitter_us, Some(&ModelJudge));
         let by = format!("the {} model", model.variant);
         stores.push(judged(race, model.reached, by, model.summary.complete));
     }

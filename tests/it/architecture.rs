@@ -5,9 +5,13 @@
 //! The graph is read from the sources (`source`: code without comments and literals; `graph`:
 //! declarations, `use` items and paths, each resolved to the module that defines what it names;
 //! `cycles`: the knots, each named by one cycle through it).
+//!
+//! And the workspace's layers (`layers`, from the Cargo manifests): no implementation crate
+//! (`impls/*`) depends on a model, suite or engine crate.
 
 mod cycles;
 mod graph;
+mod layers;
 mod source;
 
 use std::collections::HashMap;

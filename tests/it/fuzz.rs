@@ -33,8 +33,14 @@ fn files_in(dir: &str) -> Vec<PathBuf> {
 fn ssi_trace() -> &'static str {
     static TRACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TRACE.get_or_init(|| {
-        let a = attempt_engine(&scenario("write_skew_trigger").unwrap(), Variant::FIX, 1, 0);
-        loadbearing_ssi_engine::trace::to_ndjson(&a.trace)
+        let a = attempt_engine(
+            &scenario("write_skew_trigger").unwrap(),
+            Variant::FIX,
+            1,
+            0,
+            None,
+        );
+        loadbearing_conform::ssi_engine::to_ndjson(&a.trace)
     })
 }
 

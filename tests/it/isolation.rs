@@ -185,12 +185,14 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
     let prefix = loadbearing_ssi_engine::engine::Variant::named("prefix").unwrap();
     let limits = loadbearing_refinement::conform::Limits::default();
     let w = || workload::named("write_skew").unwrap();
+    let model_of = loadbearing_conform::ssi_engine::model_of;
     assert!(
-        loadbearing_refinement::conform::validate(&prefix.model(w()), &events, limits).conforming
+        loadbearing_refinement::conform::validate(&model_of(prefix, w()), &events, limits)
+            .conforming
     );
     let fix = loadbearing_ssi_engine::engine::Variant::FIX;
     assert!(
-        !loadbearing_refinement::conform::validate(&fix.model(w()), &events, limits).conforming
+        !loadbearing_refinement::conform::validate(&model_of(fix, w()), &events, limits).conforming
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

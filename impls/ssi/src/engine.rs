@@ -1,5 +1,5 @@
 //! The engine: multi-version key-value storage in memory, snapshot reads, and SSI as libdb
-//! implements it — exactly the steps of the SSI model (`loadbearing_specs::ssi`).
+//! implements it — exactly the steps of the SSI model (docs/models/ssi.md).
 //!
 //! Every step is one critical section under the engine's single mutex (libdb's
 //! `TXN_SYSTEM_LOCK`: the conflict state, and here the versions too), and emits its step event
@@ -28,14 +28,25 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use loadbearing_specs::ssi::PastCheck;
-
-use crate::trace::{NoTrace, SsiEvent, Tracer, Txn as TraceTxn};
+use crate::trace::{EngineEvent, NoTrace, Tracer, Txn as TraceTxn};
 
 pub type TxnId = usize;
 pub type Page = usize;
 
-/// The model's knobs, one to one (`loadbearing_specs::ssi::Ssi` without the workload).
+/// Whether a peer is past its commit-time check, as the engine asks it (both conflict sites).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PastCheck {
+    /// Pre-fix: COMMITTED only, so a peer inside the commit window looks unchecked.
+    Status,
+    /// The fix: COMMITTED, or RUNNING with SICHECKED published by its CHECK.
+    Published,
+    /// The rejected alternative: SICHECKED published, and any peer not RUNNING, ABORTED
+    /// included, counts as past its check.
+    NotRunning,
+}
+
+/// The engine's knobs (the SSI model's, one to one; the conformance adapter,
+/// `loadbearing_conform::ssi_engine`, maps a variant to its model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
     pub past_check: PastCheck,
@@ -141,25 +152,6 @@ impl Variant {
             _ => "",
         }
     }
-
-    /// This variant as the model, on `workload`.
-    pub fn model(
-        &self,
-        workload: loadbearing_specs::ssi::workload::Workload,
-    ) -> loadbearing_specs::ssi::Ssi {
-        loadbearing_specs::ssi::Ssi {
-            workload,
-            past_check: self.past_check,
-            reader_site_fixed: self.reader_site_fixed,
-            optimization: self.optimization,
-            commit_check: self.commit_check,
-            drop_markers_at_commit: self.drop_markers_at_commit,
-            recheck_after_record: self.recheck_after_record,
-            plain_si: self.plain_si,
-            // Our engine publishes versions at END, as the model does by default.
-            visible_at_record: false,
-        }
-    }
 }
 
 /// The errors a step returns. The first four abort the transaction (the decision is made by the
@@ -228,18 +220,6 @@ impl Failure {
             self,
             Failure::SnapshotUnsafe | Failure::SnapshotConflict | Failure::RecheckConflict
         )
-    }
-
-    /// The model's name for the failure, as traces carry it.
-    pub fn model(self) -> loadbearing_specs::ssi::Failure {
-        use loadbearing_specs::ssi::Failure as Model;
-        match self {
-            Failure::SnapshotUnsafe => Model::SnapshotUnsafe,
-            Failure::SnapshotConflict => Model::SnapshotConflict,
-            Failure::WriteConflict => Model::WriteConflict,
-            Failure::RecheckConflict => Model::RecheckConflict,
-            Failure::AppAbort => Model::AppAbort,
-        }
     }
 
     fn error(self) -> Error {
@@ -606,7 +586,7 @@ impl Engine {
         }
     }
 
-    fn emit(&self, event: SsiEvent) {
+    fn emit(&self, event: EngineEvent) {
         self.tracer.step(&event);
     }
 
@@ -665,11 +645,11 @@ impl Engine {
             if self.reader_path(&mut inner, t, key).is_err() {
                 inner.fail(t, Failure::SnapshotConflict);
                 inner.txns[t].failed_op = Some((key.to_string(), false));
-                self.emit(SsiEvent::Read {
+                self.emit(EngineEvent::Read {
                     txn: traced(t),
                     key: key.to_string(),
                     value: None,
-                    failed: Some(Failure::SnapshotConflict.model()),
+                    failed: Some(Failure::SnapshotConflict),
                 });
                 return Err(Error::SnapshotConflict);
             }
@@ -685,7 +665,7 @@ impl Engine {
             writer: seen.and_then(|v| v.writer),
             value,
         });
-        self.emit(SsiEvent::Read {
+        self.emit(EngineEvent::Read {
             txn: traced(t),
             key: key.to_string(),
             value,
@@ -713,11 +693,11 @@ impl Engine {
             if !self.variant.plain_si && self.reader_path(&mut inner, t, key).is_err() {
                 inner.fail(t, Failure::SnapshotConflict);
                 inner.txns[t].failed_op = Some((key.clone(), false));
-                self.emit(SsiEvent::Scan {
+                self.emit(EngineEvent::Scan {
                     txn: traced(t),
                     page: page as u64,
                     rows: None,
-                    failed: Some(Failure::SnapshotConflict.model()),
+                    failed: Some(Failure::SnapshotConflict),
                 });
                 return Err(Error::SnapshotConflict);
             }
@@ -735,7 +715,7 @@ impl Engine {
         }
         inner.txns[t].reads.extend(seen);
         inner.txns[t].scanned.push(page);
-        self.emit(SsiEvent::Scan {
+        self.emit(EngineEvent::Scan {
             txn: traced(t),
             page: page as u64,
             rows: Some(rows.clone()),
@@ -747,12 +727,12 @@ impl Engine {
     fn write(&self, t: TxnId, key: &str, value: i64) -> Result<(), Error> {
         let mut inner = self.lock();
         Self::expect(&inner, t, "Write", Phase::Exec)?;
-        let write = |failed: Option<Failure>| SsiEvent::Write {
+        let write = |failed: Option<Failure>| EngineEvent::Write {
             txn: traced(t),
             key: key.to_string(),
             value: Some(value),
             skipped: false,
-            failed: failed.map(Failure::model),
+            failed,
         };
         match self.writer_path(&mut inner, t, key) {
             Ok(()) => {}
@@ -830,7 +810,7 @@ impl Engine {
     fn skip_write(&self, t: TxnId, key: &str) -> Result<(), Error> {
         let inner = self.lock();
         Self::expect(&inner, t, "Write", Phase::Exec)?;
-        self.emit(SsiEvent::Write {
+        self.emit(EngineEvent::Write {
             txn: traced(t),
             key: key.to_string(),
             value: None,
@@ -847,9 +827,9 @@ impl Engine {
         let txn = &inner.txns[t];
         if !v.plain_si && v.commit_check && txn.rconf && txn.wconf {
             inner.fail(t, Failure::SnapshotConflict);
-            self.emit(SsiEvent::Check {
+            self.emit(EngineEvent::Check {
                 txn: traced(t),
-                failed: Some(Failure::SnapshotConflict.model()),
+                failed: Some(Failure::SnapshotConflict),
             });
             return Err(Error::SnapshotConflict);
         }
@@ -857,7 +837,7 @@ impl Engine {
         txn.phase = Phase::Checked;
         // The fix: publish the passed check in the same critical section.
         txn.sichecked = !v.plain_si && v.past_check != PastCheck::Status;
-        self.emit(SsiEvent::Check {
+        self.emit(EngineEvent::Check {
             txn: traced(t),
             failed: None,
         });
@@ -878,7 +858,7 @@ impl Engine {
         inner.log.push((t, writes));
         inner.txns[t].phase = Phase::Recorded;
         inner.txns[t].recorded = true;
-        self.emit(SsiEvent::Record { txn: traced(t) });
+        self.emit(EngineEvent::Record { txn: traced(t) });
         Ok(())
     }
 
@@ -890,9 +870,9 @@ impl Engine {
         if !v.plain_si && v.recheck_after_record && txn.rconf && txn.wconf {
             // Option 2: an abort after the commit record is durable (CommitRecordFinal).
             inner.fail(t, Failure::RecheckConflict);
-            self.emit(SsiEvent::End {
+            self.emit(EngineEvent::End {
                 txn: traced(t),
-                failed: Some(Failure::RecheckConflict.model()),
+                failed: Some(Failure::RecheckConflict),
             });
             return Err(Error::RecheckConflict);
         }
@@ -904,7 +884,7 @@ impl Engine {
         if v.drop_markers_at_commit {
             inner.remove_markers(t);
         }
-        self.emit(SsiEvent::End {
+        self.emit(EngineEvent::End {
             txn: traced(t),
             failed: None,
         });
@@ -916,7 +896,7 @@ impl Engine {
         let mut inner = self.lock();
         Self::expect(&inner, t, "AppAbort", Phase::Exec)?;
         inner.fail(t, Failure::AppAbort);
-        self.emit(SsiEvent::AppAbort { txn: traced(t) });
+        self.emit(EngineEvent::AppAbort { txn: traced(t) });
         Ok(())
     }
 
@@ -940,7 +920,7 @@ impl Engine {
         }
         inner.data.retain(|_, v| !v.is_empty());
         inner.txns[t].cleaned = true;
-        self.emit(SsiEvent::Cleanup { txn: traced(t) });
+        self.emit(EngineEvent::Cleanup { txn: traced(t) });
         inner.reclaim();
         Ok(())
     }
@@ -1016,7 +996,7 @@ impl Engine {
         let txn = &mut inner.txns[t];
         txn.status = Status::Running;
         txn.snapshot = clock;
-        self.emit(SsiEvent::Begin { txn: traced(t) });
+        self.emit(EngineEvent::Begin { txn: traced(t) });
         Ok(())
     }
 }
@@ -1270,19 +1250,15 @@ mod tests {
         t.abort().unwrap();
         assert!(matches!(t.check(), Err(Error::NotAllowed(_))));
         t.cleanup().unwrap();
-        let lines: Vec<String> = rec
-            .events()
-            .iter()
-            .map(loadbearing_refinement::conform::TraceEvent::to_line)
-            .collect();
+        let lines: Vec<String> = rec.events().iter().map(EngineEvent::brief).collect();
         assert_eq!(
             lines,
             [
-                r#"{"v":2,"vocabulary":"ssi","action":"Begin","txn":"T1"}"#,
-                r#"{"v":2,"vocabulary":"ssi","action":"Read","txn":"T1","key":"x","value":0}"#,
-                r#"{"v":2,"vocabulary":"ssi","action":"Write","txn":"T1","key":"x","skipped":true}"#,
-                r#"{"v":2,"vocabulary":"ssi","action":"AppAbort","txn":"T1"}"#,
-                r#"{"v":2,"vocabulary":"ssi","action":"Cleanup","txn":"T1"}"#,
+                "T1 Begin",
+                "T1 Read(x) -> 0",
+                "T1 Write(x, skipped)",
+                "T1 AppAbort",
+                "T1 Cleanup",
             ]
         );
     }

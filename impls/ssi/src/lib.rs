@@ -1,12 +1,17 @@
 //! An MVCC key-value engine with serializable snapshot isolation as libdb implements it — the
-//! engine the SSI model (`loadbearing_specs::ssi`, docs/models/ssi.md) describes — its isolation tier,
-//! and PostgreSQL at SERIALIZABLE as a second opinion.
+//! engine the SSI model (docs/models/ssi.md) describes — its isolation tier, and PostgreSQL at
+//! SERIALIZABLE as a second opinion.
 //!
-//! - [`engine`]: the engine, step by step, with the model's knobs as [`engine::Variant`]s.
-//! - [`trace`]: step events (NDJSON) emitted under the engine's mutex.
-//! - [`program`]: the model's workloads (and a predicate one) run as transactions.
-//! - [`replay`]: a model counterexample's action names driven through the engine.
-//! - [`conform`]: an engine trace replayed in the model, event by event.
+//! The engine knows nothing of the model: it records its own events in its own terms, and
+//! every reading of them in the model's vocabulary (trace conformance, replaying model paths,
+//! the model of a variant) is the conformance adapter's (`loadbearing_conform::ssi_engine`).
+//! Workloads and the anomaly classifier are `loadbearing_workload`'s.
+//!
+//! - [`engine`]: the engine, step by step, with its knobs as [`engine::Variant`]s.
+//! - [`trace`]: step events emitted under the engine's mutex.
+//! - [`program`]: workloads (and a predicate one) run as transactions.
+//! - [`replay`]: a path of named actions driven through the engine.
+//! - [`judge`]: a verdict on an engine trace, given by the caller (the tier counts them).
 //! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
 //! - [`race`]: a workload file raced freely on a store, each history classified (G2-item…).
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
@@ -14,8 +19,8 @@
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
-pub mod conform;
 pub mod engine;
+pub mod judge;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod program;

@@ -27,8 +27,8 @@ use std::time::Duration;
 use postgres::{Client, NoTls};
 
 use crate::engine::{CommitStep, Layout};
-use loadbearing_specs::ssi::anomaly::{TxnRecord, Writer};
-use loadbearing_specs::ssi::workload::Workload;
+use loadbearing_workload::anomaly::{TxnRecord, Writer};
+use loadbearing_workload::workload::Workload;
 
 use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
 use crate::race::{self, LoggedRead, Race};

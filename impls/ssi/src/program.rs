@@ -1,4 +1,4 @@
-//! Workloads run as transactions: the model's programs (`loadbearing_specs::ssi::workload`),
+//! Workloads run as transactions: the model's programs (`loadbearing_workload::workload`),
 //! statement by statement, and one the model's statements cannot express — a predicate read
 //! followed by an insert-if-absent — for the engine and the tier only.
 //!
@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use loadbearing_specs::ssi::serial;
-use loadbearing_specs::ssi::workload::{self, eval, Stmt, Workload};
+use loadbearing_workload::serial;
+use loadbearing_workload::workload::{self, eval, Stmt, Workload};
 
 use crate::engine::{Engine, Error, Layout, Page, Txn};
 

@@ -1,9 +1,8 @@
-//! A user's workload (a workload file, `loadbearing_specs::ssi::file`) raced on a store: its
-//! transactions on one thread each, no waits, seeded jitter between steps, many attempts. Every
-//! finished run becomes a [`History`] — who read whose version, every key's order of committed
+//! A user's workload (a workload file) raced on a store: its transactions on one thread each,
+//! no waits, seeded jitter between steps, many attempts. Every finished run becomes a [`History`] — who read whose version, every key's order of committed
 //! versions — taken from what the store itself knows (the engine's version records, PostgreSQL's
 //! writer column and version log), never guessed from values, and is classified as the isolation
-//! literature names anomalies (`loadbearing_specs::ssi::anomaly`): the same classes the model's
+//! literature names anomalies (`loadbearing_workload::anomaly`): the same classes the model's
 //! exploration reports for the file, so a store's observations can be held to the model's.
 
 use std::collections::BTreeMap;
@@ -12,11 +11,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use loadbearing_specs::ssi::anomaly::{classify, History, ReadOp, TxnId, TxnRecord, Writer};
-use loadbearing_specs::ssi::workload::Workload;
+use loadbearing_workload::anomaly::{classify, History, ReadOp, TxnId, TxnRecord, Writer};
+use loadbearing_workload::workload::Workload;
 
-use crate::conform::{self, Divergence};
 use crate::engine::{Engine, Status, TxnView, Variant};
+use crate::judge::{Divergence, Judge};
 use crate::program::{engine_outcome, Observed, Outcome, Script, StmtKind, TxnResult};
 use crate::tier::{attempt_seed, count_conformance, history_text, run_all, Scenario, Schedule};
 use crate::trace::Recorder;
@@ -327,13 +326,13 @@ pub fn logged_history(
 /// store whose writers of one key cannot overlap: a second writer waits or fails until the
 /// first has ended).
 pub fn by_end_order<'a>(
-    trace: &'a [crate::trace::SsiEvent],
+    trace: &'a [crate::trace::EngineEvent],
     keys: &'a [String],
 ) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<TxnId>, String> + 'a {
     let ended: Vec<usize> = trace
         .iter()
         .filter_map(|e| match e {
-            crate::trace::SsiEvent::End { txn, failed: None } => Some(txn.index()),
+            crate::trace::EngineEvent::End { txn, failed: None } => Some(txn.index()),
             _ => None,
         })
         .collect();
@@ -350,12 +349,17 @@ pub fn by_end_order<'a>(
     }
 }
 
-/// `attempts` races of `workload` on fresh engines of `variant`, each trace also replayed in
-/// the variant's model.
-pub fn race_engine(workload: &Workload, variant: &str, attempts: usize, jitter_us: u64) -> Race {
+/// `attempts` races of `workload` on fresh engines of `variant`, each trace also judged by
+/// `judge` (if any; the CLI's replays it in the variant's model).
+pub fn race_engine(
+    workload: &Workload,
+    variant: &str,
+    attempts: usize,
+    jitter_us: u64,
+    judge: Option<&dyn Judge>,
+) -> Race {
     let v = Variant::named(variant).expect("a known variant");
     let script = Script::Model(workload.clone());
-    let model = v.model(workload.clone());
     let scenario = free_race();
     let mut race = Race::new(variant);
     for i in 0..attempts {
@@ -372,7 +376,9 @@ pub fn race_engine(workload: &Workload, variant: &str, attempts: usize, jitter_u
         let trace = recorder.events();
         let history = engine_history(workload, &engine.txns());
         race.add(&outcome, history, || history_text(&trace, &outcome));
-        race.add_conformance(&conform::validate(&model, &trace).map(|_| ()));
+        if let Some(judge) = judge {
+            race.add_conformance(&judge.judge(v, workload, &trace));
+        }
     }
     race
 }
@@ -381,7 +387,7 @@ pub fn race_engine(workload: &Workload, variant: &str, attempts: usize, jitter_u
 mod tests {
     use super::*;
     use crate::program::Session;
-    use loadbearing_specs::ssi::workload::named;
+    use loadbearing_workload::workload::named;
 
     /// Both read, both write, both commit: the write skew, driven step by step.
     fn skew_on(variant: Variant) -> (Outcome, Result<History, String>) {
@@ -438,10 +444,10 @@ mod tests {
     }
 
     #[test]
-    fn racing_the_lost_update_on_the_fix_shows_no_anomaly_and_every_trace_fits() {
-        let race = race_engine(&named("lost_update").unwrap(), "fix", 20, 50);
+    fn racing_the_lost_update_on_the_fix_shows_no_anomaly() {
+        let race = race_engine(&named("lost_update").unwrap(), "fix", 20, 50, None);
         assert_eq!(race.attempts, 20);
         assert!(race.problems(&[]).is_empty(), "{race:?}");
-        assert_eq!(race.conforming, Some((20, 20)));
+        assert_eq!(race.conforming, None, "no judge, no verdicts");
     }
 }

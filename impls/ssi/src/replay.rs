@@ -1,17 +1,15 @@
-//! Model → engine: a model path driven through the engine in order on one thread. A caller
-//! holding the model's own actions gives them typed ([`replay_path`]); a person gives their
-//! names, as `loadbearing trace --format json` prints them (`Begin(T1)`, `Read(T1, bob)`,
-//! `Write(T1, alice)`, `Check(T1)`, …), parsed here ([`replay`]).
+//! Model → engine: a path driven through the engine in order on one thread. A caller holding
+//! typed actions gives them as [`Action`]s ([`replay_actions`]; the conformance adapter maps
+//! the model's own actions to them); a person gives their names, as `loadbearing trace
+//! --format json` prints them (`Begin(T1)`, `Read(T1, bob)`, `Write(T1, alice)`, `Check(T1)`,
+//! …), parsed here ([`replay`]).
 
 use std::fmt;
 use std::sync::Arc;
 
-use loadbearing_specs::ssi::workload::Stmt;
-use loadbearing_specs::ssi::{Ssi, SsiAction};
-
 use crate::engine::{Engine, Error, Status, Variant};
 use crate::program::{Outcome, Script, Session, StmtKind};
-use crate::trace::{Recorder, SsiEvent};
+use crate::trace::{EngineEvent, Recorder};
 
 /// One model action, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,29 +38,6 @@ impl Action {
             | Action::End(t)
             | Action::AppAbort(t)
             | Action::Cleanup(t) => *t,
-        }
-    }
-}
-
-impl Action {
-    /// The engine step a model action takes: for a statement, the read or write of the key the
-    /// model's workload names there.
-    pub fn of(model: &Ssi, action: &SsiAction) -> Action {
-        let txn = |t: u8| t as usize;
-        match *action {
-            SsiAction::Begin(t) => Action::Begin(txn(t)),
-            SsiAction::Exec(t, stmt) => {
-                let key = |k: usize| model.workload.keys[k].to_string();
-                match &model.workload.programs[txn(t)][stmt as usize] {
-                    Stmt::Read(k) => Action::Read(txn(t), key(*k)),
-                    Stmt::Write { key: k, .. } => Action::Write(txn(t), key(*k)),
-                }
-            }
-            SsiAction::Check(t) => Action::Check(txn(t)),
-            SsiAction::Record(t) => Action::Record(txn(t)),
-            SsiAction::End(t) => Action::End(txn(t)),
-            SsiAction::AppAbort(t) => Action::AppAbort(txn(t)),
-            SsiAction::Cleanup(t) => Action::Cleanup(txn(t)),
         }
     }
 }
@@ -142,7 +117,7 @@ pub struct Replayed {
     pub steps: Vec<StepResult>,
     /// Statuses, failures, committed values, and the serializability verdict.
     pub outcome: Outcome,
-    pub trace: Vec<SsiEvent>,
+    pub trace: Vec<EngineEvent>,
 }
 
 impl Replayed {
@@ -197,21 +172,17 @@ pub fn replay<S: AsRef<str>>(
     )
 }
 
-/// Drives the model's own `actions` (a path of `model`) through a fresh engine of `variant`
-/// running `script`, as [`replay`] drives their names.
-pub fn replay_path(
+/// Drives typed `actions` through a fresh engine of `variant` running `script`, as [`replay`]
+/// drives their names.
+pub fn replay_actions(
     script: &Script,
     variant: Variant,
-    model: &Ssi,
-    actions: &[SsiAction],
+    actions: &[Action],
 ) -> Result<Replayed, ReplayError> {
     drive(
         script,
         variant,
-        actions.iter().map(|a| {
-            let action = Action::of(model, a);
-            (action.to_string(), Ok(Some(action)))
-        }),
+        actions.iter().map(|a| (a.to_string(), Ok(Some(a.clone())))),
     )
 }
 

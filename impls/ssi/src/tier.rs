@@ -4,7 +4,8 @@
 //! attempts. Every finished history is judged by the serializability oracle (a serial order of
 //! the committed transactions reproducing every read and the final state), every SSI abort by
 //! the key-level dependency graph (`analysis`), and, for the model's workloads, every engine
-//! trace is replayed in the model (`conform`).
+//! trace is judged by the caller's [`Judge`] (the CLI's: replayed in the model, by the
+//! conformance adapter).
 //!
 //! The same scenarios run against PostgreSQL at SERIALIZABLE (the `postgres` module, with its
 //! feature), through the same [`Conn`] interface: CHECK and the commit record are no-ops there
@@ -17,10 +18,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::analysis::{self, Need};
-use crate::conform::{self, Divergence};
 use crate::engine::{CommitStep, Engine, Error, Variant};
+use crate::judge::{Divergence, Judge};
 use crate::program::{engine_outcome, script, Observed, Outcome, Plan, Script, TxnResult};
-use crate::trace::{Recorder, SsiEvent};
+use crate::trace::{EngineEvent, Recorder};
 
 /// A point in a transaction's life, where waits are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -464,19 +465,21 @@ pub fn run_all<C: Conn + Send>(
 /// One attempt on the engine: the outcome, the trace, and the engine's transactions.
 pub struct EngineAttempt {
     pub outcome: Outcome,
-    pub trace: Vec<SsiEvent>,
+    pub trace: Vec<EngineEvent>,
     pub needs: Vec<(usize, Need)>,
     pub timeouts: usize,
-    /// For the model's workloads: the model's verdict on the trace (Err: the divergence).
+    /// For the model's workloads, given a judge: its verdict on the trace (Err: the divergence).
     pub conformance: Option<Result<(), Divergence>>,
 }
 
-/// Runs `scenario` once on a fresh engine of `variant`, one thread per transaction.
+/// Runs `scenario` once on a fresh engine of `variant`, one thread per transaction; `judge`
+/// (if any) judges the trace of a model workload.
 pub fn attempt_engine(
     scenario: &Scenario,
     variant: Variant,
     seed: u64,
     jitter_us: u64,
+    judge: Option<&dyn Judge>,
 ) -> EngineAttempt {
     let script = script(scenario.script).expect("scenarios name known scripts");
     let recorder = Recorder::new();
@@ -496,9 +499,9 @@ pub fn attempt_engine(
     let trace = recorder.events();
     let views = engine.txns();
     let needs = analysis::judge(&views, engine.layout());
-    let conformance = match &script {
-        Script::Model(w) => Some(conform::validate(&variant.model(w.clone()), &trace).map(|_| ())),
-        Script::Predicate(_) => None,
+    let conformance = match (&script, judge) {
+        (Script::Model(w), Some(judge)) => Some(judge.judge(variant, w, &trace)),
+        _ => None,
     };
     EngineAttempt {
         outcome,
@@ -530,7 +533,8 @@ pub struct Tally {
     pub outcomes: BTreeMap<String, usize>,
     /// Waits that timed out (the named timing was not realized).
     pub timeouts: usize,
-    /// Engine traces replayed in the model: (conforming, checked).
+    /// Engine traces the judge accepted (replayed in the model, for the CLI): (conforming,
+    /// checked).
     pub conforming: Option<(usize, usize)>,
     pub example_violation: Option<String>,
     pub example_over_abort: Option<String>,
@@ -538,7 +542,7 @@ pub struct Tally {
     pub example_divergence: Option<String>,
     /// The engine's trace of the first attempt (NDJSON material for `loadbearing conform`).
     #[serde(skip)]
-    pub first_trace: Option<Vec<SsiEvent>>,
+    pub first_trace: Option<Vec<EngineEvent>>,
 }
 
 impl Tally {
@@ -601,8 +605,8 @@ pub fn count_conformance(
 }
 
 /// A history in a few words: the engine's events in order, then the final state.
-pub fn history_text(trace: &[SsiEvent], outcome: &Outcome) -> String {
-    let steps: Vec<String> = trace.iter().map(SsiEvent::brief).collect();
+pub fn history_text(trace: &[EngineEvent], outcome: &Outcome) -> String {
+    let steps: Vec<String> = trace.iter().map(EngineEvent::brief).collect();
     format!("{}; final {}", steps.join("; "), outcome.state_text())
 }
 
@@ -612,11 +616,17 @@ pub fn attempt_seed(i: usize) -> u64 {
 }
 
 /// Runs `scenario` `attempts` times on the engine variant named `variant`.
-pub fn run_engine(scenario: &Scenario, variant: &str, attempts: usize, jitter_us: u64) -> Tally {
+pub fn run_engine(
+    scenario: &Scenario,
+    variant: &str,
+    attempts: usize,
+    jitter_us: u64,
+    judge: Option<&dyn Judge>,
+) -> Tally {
     let v = Variant::named(variant).expect("a known variant");
     let mut tally = Tally::new(scenario.name, variant);
     for i in 0..attempts {
-        let a = attempt_engine(scenario, v, attempt_seed(i), jitter_us);
+        let a = attempt_engine(scenario, v, attempt_seed(i), jitter_us, judge);
         tally.add(&a.outcome, || history_text(&a.trace, &a.outcome));
         tally.timeouts += a.timeouts;
         if tally.first_trace.is_none() {
@@ -749,12 +759,12 @@ mod tests {
     #[test]
     fn the_trigger_reproduces_on_the_prefix_engine_and_the_fix_fails_t2_unsafe() {
         let trigger = scenario("write_skew_trigger").unwrap();
-        let prefix = run_engine(&trigger, "prefix", 5, 20);
+        let prefix = run_engine(&trigger, "prefix", 5, 20, None);
         assert_eq!(prefix.violations, 5, "{prefix:?}");
-        let fix = run_engine(&trigger, "fix", 5, 20);
+        let fix = run_engine(&trigger, "fix", 5, 20, None);
         assert_eq!(fix.violations, 0);
         assert_eq!(fix.typical(), "T2 SnapshotUnsafe");
-        assert_eq!(fix.conforming, Some((5, 5)));
+        assert_eq!(fix.conforming, None, "no judge, no verdicts");
         assert_eq!(fix.timeouts, 0);
     }
 }

@@ -61,7 +61,7 @@ fn postgres_never_commits_a_non_serializable_history_in_any_scenario() {
     };
     let mut all = pg.clone();
     for s in scenarios() {
-        all.push(run_engine(&s, "fix", 4, 50));
+        all.push(run_engine(&s, "fix", 4, 50, None));
     }
     println!("{}", report::side_by_side(&all));
     for t in &pg {
@@ -103,11 +103,17 @@ fn the_libdb_design_has_false_positives_that_postgres_commits() {
         return;
     };
     assert_eq!(pg[0].typical(), "T1 AppAbort", "{:?}", pg[0]);
-    let fix_peer = run_engine(&scenario("aborted_peer").unwrap(), "fix", 3, 50);
+    let fix_peer = run_engine(&scenario("aborted_peer").unwrap(), "fix", 3, 50, None);
     assert_eq!(fix_peer.typical(), "T1 AppAbort, T2 SnapshotUnsafe");
     assert_eq!(fix_peer.over_aborts, 3);
     assert_eq!(pg[1].typical(), "all commit", "{:?}", pg[1]);
-    let fix_pivot = run_engine(&scenario("pivot_commits_first").unwrap(), "fix", 3, 50);
+    let fix_pivot = run_engine(
+        &scenario("pivot_commits_first").unwrap(),
+        "fix",
+        3,
+        50,
+        None,
+    );
     assert!(
         fix_pivot.aborts.keys().any(|k| k.starts_with("Snapshot")),
         "{fix_pivot:?}"
@@ -130,7 +136,7 @@ fn raced_workloads_on_postgres_are_established_and_never_anomalous() {
     };
     let mut tier = tier.lock().unwrap_or_else(|e| e.into_inner());
     for name in ["write_skew", "lost_update", "read_only", "read_your_writes"] {
-        let w = loadbearing_specs::ssi::workload::named(name).unwrap();
+        let w = loadbearing_workload::workload::named(name).unwrap();
         let race = tier.race(&w, 6, 50).unwrap();
         assert_eq!(race.attempts, 6);
         assert!(race.problems(&[]).is_empty(), "{name}: {race:?}");

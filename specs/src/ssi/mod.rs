@@ -1,14 +1,14 @@
 #![doc = include_str!("ssi.md")]
 
 pub mod actors;
-pub mod anomaly;
+// Workloads, the serial oracle and the anomaly classifier are shared with the engine
+// (`impls/ssi`), which depends on no model: they live in `loadbearing-workload`.
+pub use loadbearing_workload::{anomaly, serial, workload};
 pub mod conform;
 pub mod explore;
 pub mod file;
-pub mod serial;
 pub mod step;
 pub mod trace;
-pub mod workload;
 
 use std::fmt;
 

@@ -1,20 +1,24 @@
-//! The engine against the SSI model: the #136 counterexample replayed on the engine, engine
+//! The SSI engine (`impls/ssi`) against the SSI model, through the adapter
+//! (`loadbearing_conform::ssi_engine`): the #136 counterexample replayed on the engine, engine
 //! traces replayed in the model, and random model paths run on both.
 
+use loadbearing_conform::ssi_engine::{
+    action, committed, model_of, replay_path, to_ndjson, validate, validate_engine,
+};
+use loadbearing_refinement::conform::parse_ndjson;
 use loadbearing_refinement::{check, CheckSpec, Options, Outcome};
 use loadbearing_specs::ssi::workload;
-use loadbearing_ssi_engine::conform::{committed, validate};
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Script, TxnResult};
-use loadbearing_ssi_engine::replay::{parse, replay, replay_path, Action};
-use loadbearing_ssi_engine::trace::{parse_ndjson, to_ndjson};
+use loadbearing_ssi_engine::replay::{parse, replay};
 use stateright::Model;
 
 /// The model's shortest counterexample of `property` for `variant` on `workload`.
 fn counterexample(variant: &str, workload_name: &str, property: &str) -> Vec<String> {
-    let model = Variant::named(variant)
-        .unwrap()
-        .model(workload::named(workload_name).unwrap());
+    let model = model_of(
+        Variant::named(variant).unwrap(),
+        workload::named(workload_name).unwrap(),
+    );
     let spec = CheckSpec {
         properties: vec![property.to_string()],
         fair: false,
@@ -54,7 +58,7 @@ fn the_model_finds_the_136_trigger_schedule_pinned_here() {
 #[test]
 fn the_model_s_own_actions_drive_the_engine_as_their_names_do() {
     let prefix = Variant::named("prefix").unwrap();
-    let model = prefix.model(workload::named("write_skew").unwrap());
+    let model = model_of(prefix, workload::named("write_skew").unwrap());
     let spec = CheckSpec {
         properties: vec!["Serializable".to_string()],
         fair: false,
@@ -70,7 +74,7 @@ fn the_model_s_own_actions_drive_the_engine_as_their_names_do() {
         .copied()
         .collect();
     for a in &actions {
-        let step = Action::of(&model, a);
+        let step = action(&model, a);
         assert_eq!(step.to_string(), model.format_action(a));
         assert_eq!(parse(&step.to_string()), Ok(Some(step)));
     }
@@ -100,10 +104,11 @@ fn the_trigger_counterexample_on_the_prefix_engine_commits_the_write_skew() {
     assert_eq!(run.outcome.state_text(), "alice=0 bob=0");
     assert!(!run.outcome.serializable);
     // The engine's trace is the model's path, and its final state the model's.
-    let model = Variant::named("prefix")
-        .unwrap()
-        .model(workload::named("write_skew").unwrap());
-    let fits = validate(&model, &run.trace).unwrap_or_else(|d| panic!("{d}"));
+    let model = model_of(
+        Variant::named("prefix").unwrap(),
+        workload::named("write_skew").unwrap(),
+    );
+    let fits = validate_engine(&model, &run.trace).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(fits.path, path);
     assert_eq!(
         committed(&model, &fits.state),
@@ -134,11 +139,11 @@ fn the_same_schedule_on_the_fixed_engine_ends_with_t2_snapshot_unsafe() {
     assert_eq!(run.outcome.state_text(), "alice=0 bob=1");
     assert!(run.outcome.serializable);
     // The fixed engine's trace fits the fixed model …
-    let fix = Variant::FIX.model(workload::named("write_skew").unwrap());
-    validate(&fix, &run.trace).unwrap_or_else(|d| panic!("{d}"));
+    let fix = model_of(Variant::FIX, workload::named("write_skew").unwrap());
+    validate_engine(&fix, &run.trace).unwrap_or_else(|d| panic!("{d}"));
     // … and the pre-fix engine's trace does not: the checker has teeth.
     let prefix_run = replay(&s, Variant::named("prefix").unwrap(), &TRIGGER).unwrap();
-    let d = validate(&fix, &prefix_run.trace).unwrap_err();
+    let d = validate_engine(&fix, &prefix_run.trace).unwrap_err();
     assert_eq!(d.matched, 7, "{d}");
     assert!(d.event.contains(r#""key":"bob""#), "{d}");
     assert!(
@@ -168,10 +173,11 @@ fn every_broken_variant_counterexample_reproduces_on_the_engine() {
             "{variant} {workload_name}: the engine's run of the model's counterexample is serializable: {:?}",
             run.outcome
         );
-        let model = Variant::named(variant)
-            .unwrap()
-            .model(workload::named(workload_name).unwrap());
-        let fits = validate(&model, &run.trace)
+        let model = model_of(
+            Variant::named(variant).unwrap(),
+            workload::named(workload_name).unwrap(),
+        );
+        let fits = validate_engine(&model, &run.trace)
             .unwrap_or_else(|d| panic!("{variant} {workload_name}: {d}"));
         assert_eq!(fits.path, path);
         // And on the fixed engine the same schedule is serializable.
@@ -212,9 +218,10 @@ fn random_model_paths_run_identically_on_the_engine_for_every_variant_and_worklo
     let mut runs = 0;
     for &variant in Variant::NAMES {
         for &workload_name in workload::NAMES {
-            let model = Variant::named(variant)
-                .unwrap()
-                .model(workload::named(workload_name).unwrap());
+            let model = model_of(
+                Variant::named(variant).unwrap(),
+                workload::named(workload_name).unwrap(),
+            );
             let s: Script = script(workload_name).unwrap();
             for _ in 0..40 {
                 let mut state = model.init_states().remove(0);
@@ -266,13 +273,13 @@ fn random_model_paths_run_identically_on_the_engine_for_every_variant_and_worklo
 /// variant's model; the pre-fix trigger trace does not fit the fix.
 #[test]
 fn engine_traces_pass_the_generic_conformance_checker() {
-    use loadbearing_refinement::conform::{parse_ndjson, validate as generic, Limits};
+    use loadbearing_refinement::conform::{validate as generic, Limits};
     use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
 
     let s = script("write_skew").unwrap();
     let prefix = Variant::named("prefix").unwrap();
-    let prefix_model = prefix.model(workload::named("write_skew").unwrap());
-    let fix_model = Variant::FIX.model(workload::named("write_skew").unwrap());
+    let prefix_model = model_of(prefix, workload::named("write_skew").unwrap());
+    let fix_model = model_of(Variant::FIX, workload::named("write_skew").unwrap());
     let prefix_trace =
         parse_ndjson(&to_ndjson(&replay(&s, prefix, &TRIGGER).unwrap().trace)).unwrap();
     let fix_trace = parse_ndjson(&to_ndjson(
@@ -293,8 +300,8 @@ fn engine_traces_pass_the_generic_conformance_checker() {
             let Some(w) = workload::named(sc.script) else {
                 continue; // the predicate scenario has no model
             };
-            let model = Variant::named(variant).unwrap().model(w);
-            let run = attempt_engine(&sc, Variant::named(variant).unwrap(), 7, 20);
+            let model = model_of(Variant::named(variant).unwrap(), w);
+            let run = attempt_engine(&sc, Variant::named(variant).unwrap(), 7, 20, None);
             let events = parse_ndjson(&to_ndjson(&run.trace)).unwrap();
             let v = generic(&model, &events, Limits::default());
             assert!(v.conforming, "{variant} {}: {:?}", sc.name, v.divergence);

@@ -1,9 +1,10 @@
-//! The isolation tier on the engine: every variant on every scenario, on real threads. Each
+//! The isolation tier on the SSI engine: every variant on every scenario, on real threads. Each
 //! broken variant must show the violation the model predicts, the fix none, and every engine
-//! trace must fit the model.
+//! trace must fit the model (judged by the adapter's `ModelJudge`).
 
 use std::sync::OnceLock;
 
+use loadbearing_conform::ssi_engine::ModelJudge;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::tier::{musts, run_engine, scenarios, Tally};
 
@@ -15,7 +16,7 @@ fn all() -> &'static Vec<Tally> {
         let mut out = Vec::new();
         for v in Variant::NAMES {
             for s in scenarios() {
-                out.push(run_engine(&s, v, ATTEMPTS, 30));
+                out.push(run_engine(&s, v, ATTEMPTS, 30, Some(&ModelJudge)));
             }
         }
         out

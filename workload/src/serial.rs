@@ -84,7 +84,7 @@ pub fn serializable<R: AsRef<[Option<i8>]>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ssi::workload::named;
+    use crate::workload::named;
 
     #[test]
     fn write_skew_serial_orders_leave_one_doctor_on_call() {
