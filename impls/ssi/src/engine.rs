@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use crate::trace::Failure;
 use crate::trace::{EngineEvent, NoTrace, Tracer, Txn as TraceTxn};
 
 pub type TxnId = usize;
@@ -154,6 +155,17 @@ impl Variant {
     }
 }
 
+/// The error a failed step returns.
+fn error_of(f: Failure) -> Error {
+    match f {
+        Failure::SnapshotUnsafe => Error::SnapshotUnsafe,
+        Failure::SnapshotConflict => Error::SnapshotConflict,
+        Failure::WriteConflict => Error::WriteConflict,
+        Failure::RecheckConflict => Error::RecheckConflict,
+        Failure::AppAbort => Error::NotAllowed("an application abort is not an error".into()),
+    }
+}
+
 /// The errors a step returns. The first four abort the transaction (the decision is made by the
 /// step; the caller runs [`Txn::cleanup`] next); `NotAllowed` is a misuse and changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,46 +204,6 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-/// Why a transaction aborted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Failure {
-    SnapshotUnsafe,
-    SnapshotConflict,
-    WriteConflict,
-    RecheckConflict,
-    AppAbort,
-}
-
-impl Failure {
-    pub fn name(self) -> &'static str {
-        match self {
-            Failure::SnapshotUnsafe => "SnapshotUnsafe",
-            Failure::SnapshotConflict => "SnapshotConflict",
-            Failure::WriteConflict => "WriteConflict",
-            Failure::RecheckConflict => "RecheckConflict",
-            Failure::AppAbort => "AppAbort",
-        }
-    }
-
-    /// An abort decided by the serializability machinery (not first-updater-wins, not the app).
-    pub fn is_ssi(self) -> bool {
-        matches!(
-            self,
-            Failure::SnapshotUnsafe | Failure::SnapshotConflict | Failure::RecheckConflict
-        )
-    }
-
-    fn error(self) -> Error {
-        match self {
-            Failure::SnapshotUnsafe => Error::SnapshotUnsafe,
-            Failure::SnapshotConflict => Error::SnapshotConflict,
-            Failure::WriteConflict => Error::WriteConflict,
-            Failure::RecheckConflict => Error::RecheckConflict,
-            Failure::AppAbort => Error::NotAllowed("an application abort is not an error".into()),
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -740,7 +712,7 @@ impl Engine {
                 inner.fail(t, why);
                 inner.txns[t].failed_op = Some((key.to_string(), true));
                 self.emit(write(Some(why)));
-                return Err(why.error());
+                return Err(error_of(why));
             }
         }
         let versions = inner.data.entry(key.to_string()).or_default();

@@ -12,7 +12,35 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use crate::engine::Failure;
+/// Why a transaction aborted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Failure {
+    SnapshotUnsafe,
+    SnapshotConflict,
+    WriteConflict,
+    RecheckConflict,
+    AppAbort,
+}
+
+impl Failure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Failure::SnapshotUnsafe => "SnapshotUnsafe",
+            Failure::SnapshotConflict => "SnapshotConflict",
+            Failure::WriteConflict => "WriteConflict",
+            Failure::RecheckConflict => "RecheckConflict",
+            Failure::AppAbort => "AppAbort",
+        }
+    }
+
+    /// An abort decided by the serializability machinery (not first-updater-wins, not the app).
+    pub fn is_ssi(self) -> bool {
+        matches!(
+            self,
+            Failure::SnapshotUnsafe | Failure::SnapshotConflict | Failure::RecheckConflict
+        )
+    }
+}
 
 /// A transaction by index (`T1` is transaction 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
