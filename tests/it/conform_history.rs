@@ -200,3 +200,17 @@ fn bad_times_and_values_beyond_the_model_are_errors() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("no outcome"), "{text}");
 }
+
+/// An empty trace file (or one of blank lines) judges nothing: an error, never "conforms".
+#[test]
+fn an_empty_trace_is_an_error_not_a_conforming_trace() {
+    for (name, text) in [("empty", ""), ("blank", "\n  \n")] {
+        let dir = std::env::temp_dir().join(format!("lb-history-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trace.ndjson");
+        std::fs::write(&path, text).unwrap();
+        let (code, out) = conform(&path, &[]);
+        assert_eq!(code, Some(2), "{name}: {out}");
+        assert!(out.contains("holds no event"), "{name}: {out}");
+    }
+}
