@@ -100,15 +100,19 @@ pub struct GuardedRows {
     /// Per key and offset, how many writes of the run carry it: an unanswered write whose
     /// offset no other write carries may be taken any number of times (the guard makes a
     /// second landing a no-op), which keeps runs with many unanswered writes tractable.
-    writes_at: HashMap<(String, u64), usize>,
+    writes_at: HashMap<String, HashMap<u64, usize>>,
 }
 
 impl GuardedRows {
     pub fn new(history: &[Timed<Op>]) -> GuardedRows {
-        let mut writes_at = HashMap::new();
+        let mut writes_at: HashMap<String, HashMap<u64, usize>> = HashMap::new();
         for op in history {
             if let Some(offset) = written(&op.event) {
-                *writes_at.entry((op.event.key.clone(), offset)).or_insert(0) += 1;
+                *writes_at
+                    .entry(op.event.key.clone())
+                    .or_default()
+                    .entry(offset)
+                    .or_insert(0) += 1;
             }
         }
         GuardedRows {
@@ -227,8 +231,12 @@ impl Sequential for GuardedRows {
     }
 
     fn repeatable(&self, op: &Op) -> bool {
-        written(op)
-            .is_some_and(|offset| self.writes_at.get(&(op.key.clone(), offset)).copied() == Some(1))
+        written(op).is_some_and(|offset| {
+            self.writes_at
+                .get(op.key.as_str())
+                .and_then(|at| at.get(&offset))
+                == Some(&1)
+        })
     }
 
     fn describe(&self, op: &Op) -> String {

@@ -30,7 +30,7 @@ fn a_guarded_run_is_a_behaviour_of_the_model() {
     common::say(&format!("stress[sqlite]: {report}"));
     let verdict = common::assert_judged_clean("sqlite", &report);
     assert!(
-        report.reads > 0,
+        report.history.reads() > 0,
         "reads during the run are judged too: {report}"
     );
     assert!(

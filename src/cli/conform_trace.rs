@@ -55,17 +55,16 @@ pub fn run(
             pretty(&serde_json::to_value(&report).expect("verdicts serialize"))
         ),
         ResultFormat::Junit => {
+            let failed = |message: String| junit::CaseOutcome::Failed {
+                message,
+                text: report.text(&model_name),
+            };
             let outcome = match decision {
                 Decision::Conforms => junit::CaseOutcome::Passed,
-                Decision::Diverges | Decision::Unknown => junit::CaseOutcome::Failed {
-                    message: match decision {
-                        Decision::Unknown => format!(
-                            "the history could not be decided against {model_name} within its budget"
-                        ),
-                        _ => format!("the trace does not conform to {model_name}"),
-                    },
-                    text: report.text(&model_name),
-                },
+                Decision::Diverges => failed(format!("the trace does not conform to {model_name}")),
+                Decision::Unknown => failed(format!(
+                    "the history could not be decided against {model_name} within its budget"
+                )),
             };
             let case = junit::Case {
                 classname: "conform.trace".to_string(),

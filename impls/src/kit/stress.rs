@@ -116,6 +116,13 @@ pub struct History {
     pub ops: Vec<Op>,
 }
 
+impl History {
+    /// The reads of the run (during it and the final ones).
+    pub fn reads(&self) -> usize {
+        self.ops.iter().filter(|o| o.asked == Asked::Read).count()
+    }
+}
+
 /// What a run did and what it found.
 #[derive(Debug, Default)]
 pub struct StressReport {
@@ -132,9 +139,6 @@ pub struct StressReport {
     pub fault: Option<String>,
     /// Writes acknowledged after the fault was over (the server back, the network healed).
     pub applied_after_fault: usize,
-    /// Reads during the run, and how many of them failed.
-    pub reads: usize,
-    pub reads_failed: usize,
     pub violations: Vec<Violation>,
     /// The whole run, for the model to judge.
     pub history: History,
@@ -420,8 +424,6 @@ pub fn run_faulted(
         attempts: attempts.len(),
         fault_lasted: fault_time.into_inner().unwrap(),
         fault: fault.map(|(what, _)| what.to_string()),
-        reads: ops.iter().filter(|o| o.asked == Asked::Read).count(),
-        reads_failed: ops.iter().filter(|o| o.told == Told::ReadFailed).count(),
         ..Default::default()
     };
     let back_at = fault_at

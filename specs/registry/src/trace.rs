@@ -42,7 +42,6 @@ pub enum Judgement {
 /// A trace file's judgement, and how the trace was fitted to the model when it was.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceReport {
-    pub events: usize,
     #[serde(flatten)]
     pub judgement: Judgement,
     /// The first-write models: the real offset of each model offset and the write of each
@@ -116,7 +115,6 @@ pub fn judge<M: Conform>(
 where
     M::State: Eq,
 {
-    let events = trace.len();
     let judgement = match trace {
         Trace::Sequence(events) => Judgement::Sequence(validate(model, &events, options.limits)),
         Trace::History(ops) => {
@@ -130,11 +128,7 @@ where
             }
         }
     };
-    TraceReport {
-        events,
-        judgement,
-        fitting,
-    }
+    TraceReport { judgement, fitting }
 }
 
 /// A first-write model sized to a fitted trace: as many writers as the trace has writes, as

@@ -162,49 +162,6 @@ impl SsiEvent {
             | SsiEvent::Cleanup { .. } => None,
         }
     }
-
-    /// A short human form: `T2 Write(bob=0) failed SnapshotUnsafe`.
-    pub fn brief(&self) -> String {
-        let mut s = format!("{} {}", self.txn(), self.action());
-        match self {
-            SsiEvent::Read {
-                key, value, failed, ..
-            } => {
-                s += &format!("({key})");
-                // A read that succeeded saw a value or nothing; a failed one saw neither.
-                if failed.is_none() {
-                    s += &format!(" -> {}", value.map_or("null".into(), |v| v.to_string()));
-                }
-            }
-            SsiEvent::Write {
-                key, skipped: true, ..
-            } => s += &format!("({key}, skipped)"),
-            SsiEvent::Write {
-                key,
-                value: Some(v),
-                ..
-            } => s += &format!("({key}={v})"),
-            SsiEvent::Write { key, .. } => s += &format!("({key})"),
-            SsiEvent::Scan { page, rows, .. } => {
-                s += &format!("(page {page})");
-                if let Some(rows) = rows {
-                    let shown: Vec<String> =
-                        rows.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
-                    s += &format!(" -> {{{}}}", shown.join(","));
-                }
-            }
-            SsiEvent::Begin { .. }
-            | SsiEvent::Check { .. }
-            | SsiEvent::Record { .. }
-            | SsiEvent::End { .. }
-            | SsiEvent::AppAbort { .. }
-            | SsiEvent::Cleanup { .. } => {}
-        }
-        if let Some(f) = self.failed() {
-            s += &format!(" failed {}", f.name());
-        }
-        s
-    }
 }
 
 impl TraceEvent for SsiEvent {
@@ -246,7 +203,6 @@ mod tests {
         );
         let events = parse_ndjson::<SsiEvent>(text).unwrap();
         assert_eq!(events[2].failed(), Some(Failure::SnapshotUnsafe));
-        assert_eq!(events[2].brief(), "T2 Write(bob=0) failed SnapshotUnsafe");
         assert_eq!(to_ndjson(&events), text);
     }
 }

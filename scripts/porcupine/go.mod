@@ -1,5 +1,0 @@
-module loadbearing/porcupine-first-write
-
-go 1.21
-
-require github.com/anishathalye/porcupine v1.3.1
