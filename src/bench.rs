@@ -352,6 +352,7 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
             traces,
             writers: 8,
             seed: 1,
+            save: None,
         };
         reset_peak_rss();
         eprintln!("bench: conform {}", target.name());
@@ -359,7 +360,7 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
             reason: e.to_string(),
         })?;
         results.push(ConformMeasured {
-            target: r.target,
+            target: r.target.name(),
             backend: r.backend,
             traces: r.traces,
             events: r.events,

@@ -42,6 +42,10 @@ pub fn table(results: &[TargetResult]) -> String {
             for line in d.text().lines() {
                 let _ = writeln!(out, "    {line}");
             }
+        } else if let Some(h) = r.histories.first() {
+            for line in h.text.lines() {
+                let _ = writeln!(out, "    {line}");
+            }
         }
         for replay in &r.replays {
             let _ = writeln!(

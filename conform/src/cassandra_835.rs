@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use loadbearing_expected::replays::ReplaySpec;
+use crate::replays::ReplaySpec;
 use loadbearing_impls::flow::{FlowConfig, Ownership, Planted};
 use loadbearing_impls::{Mode, SnapshotStore};
 use loadbearing_specs::cassandra::model_835::{
@@ -32,16 +32,18 @@ use stateright::Model;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
-use crate::error::Error;
 use crate::error::ValueError;
+use crate::error::{ConfigProblem, Error, HarnessError};
 use crate::flow::{
     record, write_event, written, zombie_fold, Traced, Writer, Zombie, FLOW_MAX_OFFSET, ZOMBIES,
 };
+use crate::mismatch::Mismatch;
 use crate::observe::{cell_as_set, cell_of, contents_as_set};
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{StoreFactory, STORES};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// Steps of one seeded trace at most: a broken owner can livelock (conflict, recover, the
@@ -271,7 +273,12 @@ impl<'a> Partition<'a> {
             .zombies
             .iter()
             .position(|z| z.next == 1 && z.traced.alive)
-            .ok_or_else(|| Error::Harness("the replay has used every revoked flow".into()))?;
+            .ok_or_else(|| {
+                HarnessError::out_of_order(
+                    format!("ZombieWrite({m})"),
+                    "every revoked flow is used",
+                )
+            })?;
         while self.zombies[z].next <= m {
             self.zombie_fold(z)?;
         }
@@ -440,7 +447,7 @@ impl Harness for Partition<'_> {
 #[derive(Debug, Default)]
 pub struct Replay835 {
     /// Row mismatches between the implementation and the model, after each step.
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
     /// A present row's offset went down (a stale overwrite landed).
     pub regressed: bool,
     /// A present row disappeared.
@@ -522,11 +529,7 @@ fn replay(
         steps: driven.steps,
         refused: driven.first_refused().is_some(),
         rows: driven.observed[1..].to_vec(),
-        mismatches: driven
-            .mismatches
-            .iter()
-            .map(|m| format!("{key}: {m}"))
-            .collect(),
+        mismatches: driven.records(key),
         ..Replay835::default()
     };
     for (before, after) in driven.transitions() {
@@ -558,19 +561,19 @@ const GUARDED_VIOLATIONS: [Violation; 5] = [
 
 /// The flow built as each target builds it: the design, or one knob flip of the model.
 pub struct Cassandra835Target {
-    name: &'static str,
+    id: TargetId,
     build: Build,
 }
 
 /// The flow as designed.
 pub static CASSANDRA_835: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835",
+    id: TargetId::Cassandra835,
     build: Build::DESIGN,
 };
 
 /// A last-write-wins store: no offset condition (`Guarded = false`).
 pub static CASSANDRA_835_LWW: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835-lww",
+    id: TargetId::Cassandra835Lww,
     build: Build {
         mode: Mode::LastWriteWins,
         ..Build::DESIGN
@@ -579,7 +582,7 @@ pub static CASSANDRA_835_LWW: Cassandra835Target = Cassandra835Target {
 
 /// A delete that removes the row (`Tombstone = false`).
 pub static CASSANDRA_835_HARD_DELETE: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835-hard-delete",
+    id: TargetId::Cassandra835HardDelete,
     build: Build {
         mode: Mode::HardDelete,
         ..Build::DESIGN
@@ -588,7 +591,7 @@ pub static CASSANDRA_835_HARD_DELETE: Cassandra835Target = Cassandra835Target {
 
 /// No monotone buffer (`Fix = false`).
 pub static CASSANDRA_835_FIX_OFF: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835-fix-off",
+    id: TargetId::Cassandra835FixOff,
     build: Build {
         fence: false,
         ..Build::DESIGN
@@ -597,7 +600,7 @@ pub static CASSANDRA_835_FIX_OFF: Cassandra835Target = Cassandra835Target {
 
 /// A recovery that reads a tombstone as an absent key (`TombFloor = false`).
 pub static CASSANDRA_835_NO_TOMB_FLOOR: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835-no-tomb-floor",
+    id: TargetId::Cassandra835NoTombFloor,
     build: Build {
         planted: Planted::NoTombFloor,
         ..Build::DESIGN
@@ -606,7 +609,7 @@ pub static CASSANDRA_835_NO_TOMB_FLOOR: Cassandra835Target = Cassandra835Target 
 
 /// The deferred flush of a never-persisted key, its delete a no-op (`SkipTomb = true`).
 pub static CASSANDRA_835_SKIP_TOMB: Cassandra835Target = Cassandra835Target {
-    name: "cassandra-835-skip-tomb",
+    id: TargetId::Cassandra835SkipTomb,
     build: Build {
         planted: Planted::DeferNeverPersisted,
         ..Build::DESIGN
@@ -626,23 +629,25 @@ const TARGETS: [&Cassandra835Target; 6] = [
 fn broken_build(spec: &ReplaySpec) -> Result<Build, Error> {
     TARGETS
         .iter()
-        .find(|t| replays::reproduces(spec, t.name))
+        .find(|t| replays::reproduces(spec, t.id))
         .map(|t| t.build)
         .ok_or_else(|| {
-            Error::Harness(format!(
-                "{}: no cassandra-835 target reproduces it, so no flow is built its broken way",
-                spec.config
-            ))
+            Error::config(
+                &spec.config,
+                ConfigProblem::NoBrokenBuild {
+                    family: "cassandra-835",
+                },
+            )
         })
 }
 
 impl Target for Cassandra835Target {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "Cassandra835"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<Cassandra835>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -658,7 +663,7 @@ impl Target for Cassandra835Target {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory = StoreFactory::new(settings.backend.clone(), self.build.mode, self.name)?;
+        let factory = StoreFactory::new(settings.backend.clone(), self.build.mode, self.id.name())?;
         let model = Cassandra835::design(FLOW_MAX_OFFSET);
         let mut schedule = Seeded::new(settings.seed);
         for round in 0..settings.traces {
@@ -667,14 +672,14 @@ impl Target for Cassandra835Target {
             let events = seeded_trace(&factory, self.build, &key, log, &mut schedule)?;
             result.tally(&model, &events);
         }
-        for spec in replays::driven_by(self.name)? {
+        for spec in replays::driven_by(self.id)? {
             let Cx {
                 model: broken_model,
                 states,
                 path,
             } = counterexample::<Cassandra835>(&spec.config)?;
             let init = &states[0];
-            let reproducing = replays::reproduces(&spec, self.name);
+            let reproducing = replays::reproduces(&spec, self.id);
             let guarded_store =
                 StoreFactory::new(settings.backend.clone(), Mode::Guarded, "c835_cx")?;
             let guarded = replay(
@@ -706,10 +711,10 @@ impl Target for Cassandra835Target {
                 .into_iter()
                 .find(|v| *v != spec.shows && guarded.shows(*v))
             {
-                result.mismatches.push(format!(
-                    "{}: the flow as designed showed {other:?} under the counterexample",
-                    spec.config
-                ));
+                result.mismatches.push(Mismatch::DesignShowed {
+                    config: spec.config.clone(),
+                    violation: other,
+                });
             }
             let guarded_showed = guarded.shows(spec.shows);
             result.replayed(&spec, shown, broken, (guarded_showed, guarded.did()));
@@ -806,7 +811,7 @@ mod tests {
             assert!(
                 !verdict.conforming,
                 "{}: the mutant's trace conformed",
-                target.name
+                target.name()
             );
             assert!(
                 !GUARDED_VIOLATIONS.iter().any(|v| guarded.shows(*v)),

@@ -5,11 +5,14 @@
 
 use loadbearing_impls::Mode;
 
+use loadbearing_specs::first_write::compound::CasFirstWrite;
+
 use crate::backend::BackendKind;
 use crate::error::Error;
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{guarded_compound, scheduled_round, StoreFactory, MAX_OFFSET};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 
 #[cfg(feature = "postgres")]
 pub mod replay;
@@ -24,12 +27,12 @@ pub struct Compound;
 pub static COMPOUND: Compound = Compound;
 
 impl Target for Compound {
-    fn name(&self) -> &'static str {
-        "compound"
+    fn id(&self) -> TargetId {
+        TargetId::Compound
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "CasFirstWrite"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<CasFirstWrite>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {

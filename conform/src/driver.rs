@@ -1,7 +1,7 @@
 //! Model → implementation: one path driver for every family. A [`Harness`] applies one model
 //! step to an implementation and observes its state as the model sees it; [`drive`] takes a
 //! model path through it, comparing after every step, and reports each difference as a typed
-//! [`Mismatch`].
+//! [`StepMismatch`].
 
 use std::fmt::{self, Debug, Display};
 
@@ -57,7 +57,7 @@ pub enum Compare {
 
 /// A difference between the implementation and the model along a driven path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mismatch<O> {
+pub enum StepMismatch<O> {
     /// After step `step` (1-based) the implementation shows `implementation`, the model
     /// `model`.
     State {
@@ -74,10 +74,10 @@ pub enum Mismatch<O> {
     },
 }
 
-impl<O: Display> Display for Mismatch<O> {
+impl<O: Display> Display for StepMismatch<O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mismatch::State {
+            StepMismatch::State {
                 step,
                 action,
                 implementation,
@@ -86,7 +86,7 @@ impl<O: Display> Display for Mismatch<O> {
                 f,
                 "after step {step} {action} the implementation holds {implementation}, the model {model}"
             ),
-            Mismatch::CannotTake {
+            StepMismatch::CannotTake {
                 step,
                 action,
                 reason,
@@ -98,6 +98,50 @@ impl<O: Display> Display for Mismatch<O> {
     }
 }
 
+impl<O: Display> StepMismatch<O> {
+    /// This difference as a target's record, found on `on` (the key, path or config driven).
+    pub fn record(&self, on: impl fmt::Display) -> crate::mismatch::Mismatch {
+        use crate::mismatch::{Mismatch, StepDifference};
+        let on = on.to_string();
+        match self {
+            StepMismatch::State {
+                step,
+                action,
+                implementation,
+                model,
+            } => Mismatch::Step {
+                on,
+                step: *step,
+                action: action.clone(),
+                difference: StepDifference::State {
+                    implementation: implementation.to_string(),
+                    model: model.to_string(),
+                },
+            },
+            StepMismatch::CannotTake {
+                step,
+                action,
+                reason,
+            } => Mismatch::Step {
+                on,
+                step: *step,
+                action: action.clone(),
+                difference: StepDifference::CannotTake {
+                    reason: reason.clone(),
+                },
+            },
+        }
+    }
+}
+
+impl<O: Display> Driven<O> {
+    /// Every difference found, as records of a target found on `on`.
+    pub fn records(&self, on: impl fmt::Display) -> Vec<crate::mismatch::Mismatch> {
+        let on = on.to_string();
+        self.mismatches.iter().map(|m| m.record(&on)).collect()
+    }
+}
+
 /// What driving one path did.
 #[derive(Debug)]
 pub struct Driven<O> {
@@ -105,7 +149,7 @@ pub struct Driven<O> {
     pub observed: Vec<O>,
     /// What the implementation did with each step driven (a skipped step included).
     pub applied: Vec<Applied>,
-    pub mismatches: Vec<Mismatch<O>>,
+    pub mismatches: Vec<StepMismatch<O>>,
     /// Steps the implementation took or refused (not the skipped ones).
     pub steps: usize,
 }
@@ -149,7 +193,7 @@ pub fn drive_expecting<H: Harness>(
                 driven.applied.push(applied);
                 continue;
             }
-            Applied::Failed(reason) => driven.mismatches.push(Mismatch::CannotTake {
+            Applied::Failed(reason) => driven.mismatches.push(StepMismatch::CannotTake {
                 step: i + 1,
                 action: action.clone(),
                 reason: reason.clone(),
@@ -161,7 +205,7 @@ pub fn drive_expecting<H: Harness>(
         let seen = harness.observe()?;
         let comparing = compare == Compare::Always || driven.first_refused().is_none();
         if comparing && seen != want {
-            driven.mismatches.push(Mismatch::State {
+            driven.mismatches.push(StepMismatch::State {
                 step: i + 1,
                 action,
                 implementation: seen.clone(),
@@ -271,7 +315,7 @@ mod tests {
         assert_eq!(driven.first_refused(), Some(3));
         assert_eq!(
             driven.mismatches,
-            vec![Mismatch::State {
+            vec![StepMismatch::State {
                 step: 3,
                 action: "2".into(),
                 implementation: 2,

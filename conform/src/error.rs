@@ -6,16 +6,15 @@ use loadbearing_impls::flow::FlowError;
 use loadbearing_impls::{ReadError, WriteError};
 use loadbearing_impls_kafka::group_commit::CommitError;
 
+use std::time::Duration;
+
 use crate::backend_kind::BackendKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No target of the table has this name.
-    #[error("unknown target `{name}`; targets are: {}", known.join(", "))]
-    UnknownTarget {
-        name: String,
-        known: Vec<&'static str>,
-    },
+    /// No target has this name.
+    #[error(transparent)]
+    UnknownTarget(#[from] crate::target_id::UnknownTarget),
     /// A target was asked to run on a backend it does not run on.
     #[error("{target}: runs on {} (--backend), not {backend}", names(runs_on))]
     WrongBackend {
@@ -42,6 +41,9 @@ pub enum Error {
     Open { what: &'static str, reason: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// A trace could not be written where `--save` said.
+    #[error("saving a trace: {0}")]
+    Save(std::sync::Arc<std::io::Error>),
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
@@ -69,10 +71,72 @@ pub enum Error {
     /// An implementation value the model has no reading of.
     #[error(transparent)]
     Value(#[from] ValueError),
-    /// The implementation did not report a step the harness relies on: the instrumentation,
-    /// not the design, is at fault.
+    /// The harness could not carry the run out: the instrumentation or the harness's own
+    /// assumptions, not the design, are at fault.
     #[error("the harness: {0}")]
-    Harness(String),
+    Harness(#[from] HarnessError),
+}
+
+/// Why a harness could not carry a run out.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The implementation did not report a step the harness relies on.
+    #[error("the implementation recorded no {0}")]
+    NotRecorded(&'static str),
+    /// The implementation gave a value the model has no reading of.
+    #[error("{what} {value} is outside the model")]
+    OutsideModel { what: &'static str, value: String },
+    /// An operation of the implementation the harness needs failed.
+    #[error("{during}: {reason}")]
+    Failed { during: String, reason: String },
+    /// What the harness waited for did not happen in time.
+    #[error("{what} did not happen within {after:?}")]
+    TimedOut { what: String, after: Duration },
+    /// A step the harness cannot take in the state it is in.
+    #[error("{step}: {why}")]
+    OutOfOrder { step: String, why: &'static str },
+    /// A counterexample whose schedule the harness cannot reproduce.
+    #[error("a counterexample the harness cannot time: {0}")]
+    CannotTime(String),
+}
+
+impl HarnessError {
+    /// An operation of the implementation that failed `during` what.
+    pub fn failed<E: std::fmt::Display>(during: impl Into<String>) -> impl FnOnce(E) -> Error {
+        let during = during.into();
+        move |reason| {
+            Error::Harness(HarnessError::Failed {
+                during,
+                reason: reason.to_string(),
+            })
+        }
+    }
+
+    /// A recorded value outside the model: `what` it is, and the value.
+    pub fn outside(what: &'static str, value: impl std::fmt::Debug) -> Error {
+        Error::Harness(HarnessError::OutsideModel {
+            what,
+            value: format!("{value:?}"),
+        })
+    }
+
+    pub fn not_recorded(what: &'static str) -> Error {
+        Error::Harness(HarnessError::NotRecorded(what))
+    }
+
+    pub fn out_of_order(step: impl std::fmt::Debug, why: &'static str) -> Error {
+        Error::Harness(HarnessError::OutOfOrder {
+            step: format!("{step:?}"),
+            why,
+        })
+    }
+
+    pub fn timed_out(what: impl Into<String>, after: Duration) -> Error {
+        Error::Harness(HarnessError::TimedOut {
+            what: what.into(),
+            after,
+        })
+    }
 }
 
 /// Why a throwaway server did not start: its launcher's error. This build's servers only (one
@@ -108,6 +172,12 @@ pub enum ConfigProblem {
     NoAbstractStep(String),
     #[error("the engine cannot take the path: {0}")]
     Engine(String),
+    /// No target of the replay data builds the implementation the config's broken way.
+    #[error("no {family} target reproduces it, so nothing is built its broken way")]
+    NoBrokenBuild { family: &'static str },
+    /// The implementation has no script for the config's workload.
+    #[error("no engine script for the workload {0}")]
+    NoScript(String),
     /// The config's constants do not build the model asked for.
     #[error("its constants do not build the model: {0}")]
     Constants(loadbearing_specs::infra::knobs::KnobError),

@@ -28,14 +28,16 @@ use stateright::Model;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
-use crate::error::Error;
+use crate::error::{ConfigProblem, Error, HarnessError};
+use crate::mismatch::Mismatch;
 use crate::observe::{cell_of, contents_of};
+use crate::replays::ReplaySpec;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded, Turnstile};
 use crate::store::{StoreFactory, STORES};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
-use loadbearing_expected::replays::ReplaySpec;
 
 /// Offsets of a flow trace: the Cassandra model's MaxOffset (small: the checker enumerates
 /// nothing per offset, but the owner and zombies should collide often).
@@ -330,7 +332,12 @@ impl Partition {
             .zombies
             .iter()
             .position(|z| z.next == 1 && z.traced.alive)
-            .ok_or_else(|| Error::Harness("the replay has used every revoked flow".into()))?;
+            .ok_or_else(|| {
+                HarnessError::out_of_order(
+                    format!("ZombieWrite({m})"),
+                    "every revoked flow is used",
+                )
+            })?;
         while self.zombies[z].next <= m {
             self.zombie_fold(z)?;
         }
@@ -531,7 +538,7 @@ fn guarded_model(max_offset: u8) -> Cassandra {
 /// for it driven through the flows: a mutant's must reproduce on its broken store and be
 /// refused by the guarded one; the guarded target drives them on the guarded store only.
 pub struct FlowTarget {
-    name: &'static str,
+    id: TargetId,
     mode: Mode,
     expect: Expect,
 }
@@ -539,21 +546,21 @@ pub struct FlowTarget {
 /// The flows on the guarded store: the guarded flow under the mutants' counterexamples'
 /// schedules is refused, never corrupted.
 pub static FLOW: FlowTarget = FlowTarget {
-    name: "flow",
+    id: TargetId::Flow,
     mode: Mode::Guarded,
     expect: Expect::Conforms,
 };
 
 /// The same flows on the last-write-wins store (planted mutant).
 pub static FLOW_LWW: FlowTarget = FlowTarget {
-    name: "flow-lww",
+    id: TargetId::FlowLww,
     mode: Mode::LastWriteWins,
     expect: Expect::Diverges,
 };
 
 /// The same flows with the tombstone turned into a hard delete (planted mutant).
 pub static FLOW_HARD_DELETE: FlowTarget = FlowTarget {
-    name: "flow-hard-delete",
+    id: TargetId::FlowHardDelete,
     mode: Mode::HardDelete,
     expect: Expect::Diverges,
 };
@@ -565,23 +572,23 @@ const FLOW_TARGETS: [&FlowTarget; 3] = [&FLOW, &FLOW_LWW, &FLOW_HARD_DELETE];
 fn broken_mode(spec: &ReplaySpec) -> Result<Mode, Error> {
     FLOW_TARGETS
         .iter()
-        .find(|t| replays::reproduces(spec, t.name))
+        .find(|t| replays::reproduces(spec, t.id))
         .map(|t| t.mode)
         .ok_or_else(|| {
-            Error::Harness(format!(
-                "{}: no flow target reproduces it, so no store is built its broken way",
-                spec.config
-            ))
+            Error::config(
+                &spec.config,
+                ConfigProblem::NoBrokenBuild { family: "flow" },
+            )
         })
 }
 
 impl Target for FlowTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "Cassandra"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<Cassandra>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -593,7 +600,7 @@ impl Target for FlowTarget {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.name)?;
+        let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.id.name())?;
         let model = guarded_model(FLOW_MAX_OFFSET);
         let mut schedule = Seeded::new(settings.seed);
         // Seeded schedules (reproducible), then the same flows racing on threads.
@@ -608,10 +615,10 @@ impl Target for FlowTarget {
             let events = racing_flow_trace(&factory, &key, log, schedule.next_u64())?;
             result.tally(&model, &events);
         }
-        for spec in replays::driven_by(self.name)? {
+        for spec in replays::driven_by(self.id)? {
             let r = replay_cassandra_cx(settings, &spec.config, broken_mode(&spec)?)?;
             result.steps += r.steps;
-            let reproducing = replays::reproduces(&spec, self.name);
+            let reproducing = replays::reproduces(&spec, self.id);
             let (broken, guarded) = (r.outcome(&r.broken, spec.shows), r.guarded_outcome());
             if reproducing {
                 result
@@ -643,7 +650,7 @@ impl Target for FlowTarget {
 #[derive(Debug, Default)]
 pub struct CassandraReplay {
     /// Row mismatches between the implementation and the model, after each step.
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
     /// A present row's offset went down (a stale overwrite landed).
     pub regressed: bool,
     /// A live row held contents other than the correct fold at its offset.
@@ -709,11 +716,7 @@ pub fn replay_cassandra(
         steps: driven.steps,
         refused: driven.first_refused().is_some(),
         rows: driven.observed[1..].to_vec(),
-        mismatches: driven
-            .mismatches
-            .iter()
-            .map(|m| format!("{key}: {m}"))
-            .collect(),
+        mismatches: driven.records(key),
         ..CassandraReplay::default()
     };
     for (before, after) in driven.transitions() {
@@ -734,7 +737,7 @@ pub struct CxReplay {
     pub shown: Vec<String>,
     pub broken: CassandraReplay,
     pub guarded: CassandraReplay,
-    pub guarded_mismatches: Vec<String>,
+    pub guarded_mismatches: Vec<Mismatch>,
     pub steps: usize,
 }
 
@@ -967,29 +970,29 @@ pub fn fence_trace(
 /// then the two counterexamples of the fence switched off (`replay_fix_off`, a self-fence, and
 /// `replay_fix_off_live`, the owner never completing: the same broken write).
 pub struct FenceTarget {
-    name: &'static str,
+    id: TargetId,
     fence: bool,
 }
 
 /// The replay fence: an owner resuming below its recovered high water.
 pub static FENCE: FenceTarget = FenceTarget {
-    name: "fence",
+    id: TargetId::Fence,
     fence: true,
 };
 
 /// The replay fence switched off (planted mutant).
 pub static FENCE_OFF: FenceTarget = FenceTarget {
-    name: "fence-off",
+    id: TargetId::FenceOff,
     fence: false,
 };
 
 impl Target for FenceTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "ReplayFence"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<ReplayFence>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -1005,7 +1008,7 @@ impl Target for FenceTarget {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.name)?;
+        let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.id.name())?;
         let model = ReplayFence {
             max_offset: FENCE_MAX_OFFSET,
             fix: true,
@@ -1016,7 +1019,7 @@ impl Target for FenceTarget {
             let events = fence_trace(&factory, &key, self.fence, &mut schedule)?;
             result.tally(&model, &events);
         }
-        for spec in replays::driven_by(self.name)? {
+        for spec in replays::driven_by(self.id)? {
             let config = spec.config.as_str();
             let cx = replay_fence_cx(settings, config)?;
             result.steps += cx.steps;
@@ -1042,7 +1045,7 @@ impl Target for FenceTarget {
                 broken_outcome: broken,
                 guarded_outcome: guarded,
             });
-            let reproducing = replays::reproduces(&spec, self.name);
+            let reproducing = replays::reproduces(&spec, self.id);
             if reproducing {
                 result
                     .mismatches
@@ -1070,7 +1073,7 @@ impl Target for FenceTarget {
 /// One ReplayFence schedule driven on a restarted owner.
 #[derive(Debug, Default)]
 pub struct FenceReplay {
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
     /// The owner's flow stopped with `FlowError::SelfFenced`.
     pub self_fenced: bool,
     /// After the schedule, the owner folded the rest of the log and flushed without error.
@@ -1170,11 +1173,7 @@ pub fn replay_fence(
     let mut out = FenceReplay {
         steps: driven.steps,
         self_fenced: driven.observed.iter().any(|seen| seen.self_fenced),
-        mismatches: driven
-            .mismatches
-            .iter()
-            .map(|m| format!("{key}: {m}"))
-            .collect(),
+        mismatches: driven.records(key),
         completed: false,
     };
     if r.owner.alive {

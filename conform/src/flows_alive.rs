@@ -26,12 +26,14 @@ use loadbearing_specs::flows::alive_trace::FlowsEvent;
 use stateright::Model as _;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::group_commit::PRODUCERS;
+use crate::mismatch::Mismatch;
 use crate::paths::random_walk;
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// The partitions of the harness's input topic.
@@ -46,29 +48,29 @@ const DEFERRED: Duration = Duration::from_secs(2);
 const DEFERRED_IN_MEMORY: Duration = Duration::from_millis(20);
 
 pub struct FlowsAliveTarget {
-    name: &'static str,
+    id: TargetId,
     mode: TeardownMode,
 }
 
 /// Revoke awaits the flows' teardown: the design.
 pub static FLOWS_ALIVE: FlowsAliveTarget = FlowsAliveTarget {
-    name: "flows-alive",
+    id: TargetId::FlowsAlive,
     mode: TeardownMode::Awaited,
 };
 
 /// Revoke hands the teardown to a thread (planted mutant).
 pub static FLOWS_ALIVE_DEFERRED: FlowsAliveTarget = FlowsAliveTarget {
-    name: "flows-alive-deferred",
+    id: TargetId::FlowsAliveDeferred,
     mode: TeardownMode::Deferred(DEFERRED),
 };
 
 impl Target for FlowsAliveTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "FlowsAlive"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<FlowsAlive>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -90,7 +92,7 @@ impl Target for FlowsAliveTarget {
                 BackendKind::Kafka => kafka_backend::join_and_leave(
                     settings.backend.address()?,
                     self.mode,
-                    self.name,
+                    self.id.name(),
                 )?,
                 _ => in_memory(self.mode, &mut schedule),
             };
@@ -100,7 +102,7 @@ impl Target for FlowsAliveTarget {
         if self.mode == TeardownMode::Awaited {
             drive_walks(settings, &mut schedule, result);
         }
-        replay_counterexamples(self.name, result)
+        replay_counterexamples(self.id, result)
     }
 }
 
@@ -127,7 +129,7 @@ pub fn events_of(steps: &[KafkaStep]) -> Result<Vec<FlowsEvent>, Error> {
         u8::try_from(p)
             .ok()
             .filter(|p| *p < PARTITIONS)
-            .ok_or_else(|| Error::Harness(format!("partition {p} is outside the model")))
+            .ok_or_else(|| HarnessError::outside("partition", p))
     };
     let set = |ps: &[i32]| ps.iter().map(|&p| partition(p)).collect::<Result<_, _>>();
     let mut events = Vec::new();
@@ -249,18 +251,19 @@ fn drive_walks(settings: &Settings, schedule: &mut dyn Schedule, result: &mut Ta
         for (action, state) in path.iter().zip(&states[1..]) {
             result.steps += 1;
             let FlowsAction::Rebalance(to) = action else {
-                result.mismatches.push(format!(
-                    "the awaited model took {action:?}, which it never enables"
-                ));
+                result.mismatches.push(Mismatch::NeverEnabled {
+                    action: format!("{action:?}"),
+                });
                 break;
             };
             member.rebalance(*to);
             if member.live() != state.live {
-                result.mismatches.push(format!(
-                    "after {action:?} the live flows are {}, the model's {}",
-                    member.live(),
-                    state.live
-                ));
+                result.mismatches.push(Mismatch::Differs {
+                    on: format!("after {action:?}"),
+                    what: "the live flows are",
+                    implementation: member.live().to_string(),
+                    model: state.live.to_string(),
+                });
                 break;
             }
         }
@@ -276,11 +279,11 @@ fn drive(path: &[FlowsAction], mode: TeardownMode) -> Result<Option<String>, Err
         match action {
             FlowsAction::Rebalance(to) => member.rebalance(*to),
             FlowsAction::Teardown(p) => {
-                return Err(Error::Harness(format!(
-                    "a counterexample that completes a teardown (p{}) at a chosen step: the \
-                     harness cannot time a deferred teardown",
+                return Err(Error::Harness(HarnessError::CannotTime(format!(
+                    "it completes a teardown (p{}) at a chosen step, and a deferred teardown \
+                     ends when it ends",
                     p + 1
-                )))
+                ))))
             }
         }
         let owned = partitions_of(&member.owned);
@@ -295,7 +298,7 @@ fn drive(path: &[FlowsAction], mode: TeardownMode) -> Result<Option<String>, Err
     Ok(shown)
 }
 
-fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+fn replay_counterexamples(target: TargetId, result: &mut TargetResult) -> Result<(), Error> {
     for spec in replays::driven_by(target)? {
         let Cx { path, .. } = counterexample::<FlowsAlive>(&spec.config)?;
         let broken = drive(&path, TeardownMode::Deferred(DEFERRED_IN_MEMORY))?;
@@ -408,10 +411,10 @@ mod kafka_backend {
                 }
             }
             if Instant::now() > deadline {
-                return Err(Error::Harness(format!(
-                    "member A's assignment did not move as expected within {PATIENCE:?} \
-                     (now {seen:?})"
-                )));
+                return Err(HarnessError::timed_out(
+                    format!("member A's assignment moving as expected (now {seen:?})"),
+                    PATIENCE,
+                ));
             }
         }
     }

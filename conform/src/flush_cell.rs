@@ -20,26 +20,28 @@ use loadbearing_specs::flows::flush_cell_trace::FlushEvent;
 use stateright::Model as _;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
+use crate::mismatch::Mismatch;
 use crate::paths::random_walk;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{StoreFactory, STORES};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 pub struct FlushCellTarget {
-    name: &'static str,
+    id: TargetId,
     serialized: bool,
 }
 
 pub static FLUSH_CELL: FlushCellTarget = FlushCellTarget {
-    name: "flush-cell",
+    id: TargetId::FlushCell,
     serialized: true,
 };
 
 pub static FLUSH_CELL_UNSERIALIZED: FlushCellTarget = FlushCellTarget {
-    name: "flush-cell-unserialized",
+    id: TargetId::FlushCellUnserialized,
     serialized: false,
 };
 
@@ -47,12 +49,12 @@ pub static FLUSH_CELL_UNSERIALIZED: FlushCellTarget = FlushCellTarget {
 const DESIGN: FlushCell = FlushCell { serialized: true };
 
 impl Target for FlushCellTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "FlushCell"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<FlushCell>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -68,7 +70,7 @@ impl Target for FlushCellTarget {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.name)?;
+        let factory = StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.id.name())?;
         let mut schedule = Seeded::new(settings.seed);
         let mut round = 0;
         let mut key = || {
@@ -107,7 +109,7 @@ impl Target for FlushCellTarget {
         if self.serialized {
             drive_walks(&factory, settings, &mut schedule, &mut key, result)?;
         }
-        replay_counterexamples(self.name, &factory, &mut key, result)
+        replay_counterexamples(self.id, &factory, &mut key, result)
     }
 }
 
@@ -138,9 +140,7 @@ fn value_of(v: u8) -> Vec<u8> {
 fn model_value(bytes: &[u8]) -> Result<u8, Error> {
     match bytes {
         [b] if (b'1'..=b'2').contains(b) => Ok(b - b'0'),
-        other => Err(Error::Harness(format!(
-            "the cell holds {other:?}, not a model value"
-        ))),
+        other => Err(HarnessError::outside("the cell's value", other)),
     }
 }
 
@@ -150,7 +150,7 @@ impl Cell {
         let store = factory.open(no_trace())?;
         store
             .persist(key, 1, &value_of(1))
-            .map_err(|e| Error::Harness(format!("seeding the store: {e}")))?;
+            .map_err(HarnessError::failed("seeding the store"))?;
         let mut buffer = SnapshotBuffer::new(true);
         buffer.append(key, 1, value_of(1));
         Ok(Cell {
@@ -184,14 +184,16 @@ impl Cell {
                 Pending::Persist { key, offset, value } if key == self.key => Some((offset, value)),
                 _ => None,
             })
-            .ok_or_else(|| Error::Harness("no pending write of the cell's key".into()))
+            .ok_or_else(|| {
+                HarnessError::out_of_order("FlushWrite", "no pending write of the cell's key")
+            })
     }
 
     fn flush_write(&mut self) -> Result<(), Error> {
         let (offset, value) = self.pending()?;
         self.store
             .persist(&self.key, offset, &value)
-            .map_err(|e| Error::Harness(format!("the flush's write: {e}")))?;
+            .map_err(HarnessError::failed("the flush's write"))?;
         self.written = Some(offset);
         self.events.push(FlushEvent::FlushWrite {
             wrote: Some(model_value(&value)?),
@@ -203,7 +205,7 @@ impl Cell {
         let written = self
             .written
             .take()
-            .ok_or_else(|| Error::Harness("a mark with no write before it".into()))?;
+            .ok_or_else(|| HarnessError::out_of_order("FlushMark", "no write before it"))?;
         let offset = match mark {
             Mark::Conditional => written,
             // What the key holds now: the compare always passes.
@@ -220,7 +222,7 @@ impl Cell {
     fn durable(&self) -> Result<u8, Error> {
         match self.store.read(&self.key) {
             Ok(Read::Live { value, .. }) => model_value(&value),
-            other => Err(Error::Harness(format!("the store holds {other:?}"))),
+            other => Err(HarnessError::outside("the store's row", other)),
         }
     }
 
@@ -235,11 +237,15 @@ impl Cell {
             .then(|| format!("the key reads persisted with {buffered}, the store holds {durable}")))
     }
 
-    fn matches(&self, state: &FlushState) -> Result<Option<String>, Error> {
+    /// The difference between the cell and the model's `state` after `action`, if any.
+    fn matches(&self, action: FlushAction, state: &FlushState) -> Result<Option<Mismatch>, Error> {
         let seen = (self.buffered()?, !self.dirty(), self.durable()?);
         let model = (state.buffer.value, state.buffer.persisted, state.durable);
-        Ok((seen != model).then(|| {
-            format!("the cell is (value, persisted, durable) = {seen:?}, the model's {model:?}")
+        Ok((seen != model).then(|| Mismatch::Differs {
+            on: format!("after {action:?}"),
+            what: "(value, persisted, durable) =",
+            implementation: format!("{seen:?}"),
+            model: format!("{model:?}"),
         }))
     }
 
@@ -266,10 +272,8 @@ fn drive_walks(
         for (action, state) in path.iter().zip(&states[1..]) {
             result.steps += 1;
             cell.apply(*action, Mark::Conditional)?;
-            if let Some(mismatch) = cell.matches(state)? {
-                result
-                    .mismatches
-                    .push(format!("after {action:?}: {mismatch}"));
+            if let Some(mismatch) = cell.matches(*action, state)? {
+                result.mismatches.push(mismatch);
                 break;
             }
         }
@@ -278,7 +282,7 @@ fn drive_walks(
 }
 
 fn replay_counterexamples(
-    target: &str,
+    target: TargetId,
     factory: &StoreFactory,
     key: &mut dyn FnMut() -> String,
     result: &mut TargetResult,

@@ -29,13 +29,15 @@ use stateright::Model as _;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
-use crate::error::Error;
+use crate::error::{ConfigProblem, Error, HarnessError};
+use crate::mismatch::Mismatch;
 use crate::paths::{all_paths, random_walk};
+use crate::replays::ReplaySpec;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
-use loadbearing_expected::replays::ReplaySpec;
 
 /// The backends a transactional producer runs on: the group commit's, and so the Kafka
 /// family's (its flows commit through a group commit).
@@ -52,29 +54,29 @@ pub(crate) const SCHEDULE_PATIENCE: Duration = Duration::from_secs(20);
 /// Concurrent group commits, gated or not, against GroupCommit; then model paths (gated) or
 /// `gc_ungated`'s counterexample (ungated) driven through the implementation.
 pub struct GroupCommitTarget {
-    name: &'static str,
+    id: TargetId,
     gated: bool,
 }
 
 /// Concurrent group commits against GroupCommit.
 pub static GROUP_COMMIT: GroupCommitTarget = GroupCommitTarget {
-    name: "group-commit",
+    id: TargetId::GroupCommit,
     gated: true,
 };
 
 /// Group commit scheduling offsets ahead of durable writes (planted mutant).
 pub static GROUP_COMMIT_UNGATED: GroupCommitTarget = GroupCommitTarget {
-    name: "group-commit-ungated",
+    id: TargetId::GroupCommitUngated,
     gated: false,
 };
 
 impl Target for GroupCommitTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "GroupCommit"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<Model>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -121,7 +123,7 @@ impl Target for GroupCommitTarget {
         if gated {
             replay_paths(settings, &mut schedule, result)
         } else {
-            reproduce_ungated(self.name, result)
+            reproduce_ungated(self.id, result)
         }
     }
 }
@@ -397,23 +399,32 @@ impl Harness for GcHarness<'_> {
     type Observed = Observed;
 
     fn apply(&mut self, action: &GcAction) -> Result<Applied, Error> {
-        let missing = |what: &str| Error::Harness(format!("{action:?}: no {what} before"));
+        let missing = |what: &'static str| HarnessError::out_of_order(action, what);
         match *action {
             GcAction::Offer(w) => {
                 let write = SnapshotWrite::persist(&format!("k{w}"), w as i64, b"replayed");
                 self.tickets.insert(w, self.gc.offer(write));
             }
             GcAction::Acq(w) => {
-                let ticket = self.tickets.get(&w).ok_or_else(|| missing("offer"))?;
+                let ticket = self
+                    .tickets
+                    .get(&w)
+                    .ok_or_else(|| missing("no offer before it"))?;
                 self.held.insert(w, self.gc.acquire(ticket));
             }
             GcAction::Commit(w) => {
-                let lock = self.held.remove(&w).ok_or_else(|| missing("acq"))?;
+                let lock = self
+                    .held
+                    .remove(&w)
+                    .ok_or_else(|| missing("no acq before it"))?;
                 // The outcome reaches each drained writer through its ticket.
                 let _ = self.gc.commit(lock);
             }
             GcAction::Await(w) => {
-                let ticket = self.tickets.get(&w).ok_or_else(|| missing("offer"))?;
+                let ticket = self
+                    .tickets
+                    .get(&w)
+                    .ok_or_else(|| missing("no offer before it"))?;
                 match self.gc.try_await(ticket) {
                     Some(Ok(_)) => {}
                     Some(Err(e)) => return Ok(Applied::Failed(format!("the write failed: {e}"))),
@@ -459,7 +470,7 @@ impl Harness for GcHarness<'_> {
 #[derive(Default)]
 struct Driven {
     /// Steps after which the implementation's state differed from the model's.
-    mismatches: Vec<String>,
+    mismatches: Vec<Mismatch>,
     /// The first step the implementation refused (its gate), if any.
     refused: Option<String>,
     /// The first step after which the committed offset led the durable writes.
@@ -508,7 +519,7 @@ fn drive(model: &Model, path: &[GcAction], gated: bool) -> Result<Driven, Error>
             )
         });
     Ok(Driven {
-        mismatches: driven.mismatches.iter().map(ToString::to_string).collect(),
+        mismatches: driven.records("the path"),
         refused: driven
             .first_refused()
             .zip(harness.refusal.take())
@@ -563,12 +574,15 @@ fn replay_paths(
         result.steps += path.len();
         result.mismatches.extend(driven.mismatches);
         if let Some(refused) = driven.refused {
-            result.mismatches.push(format!(
-                "the gated model allowed it, the implementation {refused}"
-            ));
+            result
+                .mismatches
+                .push(Mismatch::RefusedAllowed { refusal: refused });
         }
         if let Some(leading) = driven.leading {
-            result.mismatches.push(leading);
+            result.mismatches.push(Mismatch::Showed {
+                violation: Violation::OffsetAheadOfDurable,
+                evidence: leading,
+            });
         }
     }
     Ok(())
@@ -580,7 +594,7 @@ fn replay_paths(
 /// schedules are driven: the checker's (it must reproduce on the ungated implementation), and
 /// the shortest one in which the flow keeps that order (it must reproduce on the ungated
 /// implementation and be refused by the gated one).
-fn reproduce_ungated(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+fn reproduce_ungated(target: TargetId, result: &mut TargetResult) -> Result<(), Error> {
     for spec in replays::driven_by(target)? {
         reproduce(&spec, result)?;
     }
@@ -594,10 +608,8 @@ fn reproduce(spec: &ReplaySpec, result: &mut TargetResult) -> Result<(), Error> 
         ..
     } = counterexample::<Model>(&spec.config)?;
     let in_order = shortest_in_flow_order(&model).ok_or_else(|| {
-        Error::Harness(format!(
-            "{}: no counterexample in which the flow offers before it schedules",
-            spec.config
-        ))
+        // The flow's order (offer, then schedule) is the one the gate must refuse.
+        Error::config(&spec.config, ConfigProblem::NoCounterexample)
     })?;
     for (name, path, must_refuse) in [
         (spec.config.clone(), &shortest, false),
@@ -623,9 +635,9 @@ fn reproduce(spec: &ReplaySpec, result: &mut TargetResult) -> Result<(), Error> 
         let judged_guarded = if must_refuse {
             match guarded_outcome {
                 ReplayOutcome::NotDriven => {
-                    result.mismatches.push(format!(
-                        "{name} on the gated group commit: no step was refused"
-                    ));
+                    result
+                        .mismatches
+                        .push(Mismatch::NothingRefused { on: name.clone() });
                     ReplayOutcome::NotDriven
                 }
                 other => other,
@@ -634,7 +646,9 @@ fn reproduce(spec: &ReplaySpec, result: &mut TargetResult) -> Result<(), Error> 
             ReplayOutcome::NotDriven
         };
         for m in replays::judge(spec, broken_outcome, judged_guarded) {
-            result.mismatches.push(format!("{name}: {m}"));
+            result
+                .mismatches
+                .push(m.with_context(format!("on the schedule {name}")));
         }
         let guarded_did = match (&guarded.refused, &guarded.leading) {
             (Some(refused), _) => refused.clone(),

@@ -36,49 +36,50 @@ use loadbearing_specs::group_commit::lanes::{GroupCommitLanes, LanesAction};
 use loadbearing_specs::group_commit::lanes_trace::LanesEvent;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::group_commit::{memory_commit, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 pub struct LanesTarget {
-    name: &'static str,
+    id: TargetId,
     lanes: Lanes,
 }
 
 /// The two lanes as designed.
 pub static GROUP_COMMIT_LANES: LanesTarget = LanesTarget {
-    name: "group-commit-lanes",
+    id: TargetId::GroupCommitLanes,
     lanes: Lanes::Own,
 };
 
 /// A moved offset takes a write slot (planted mutant).
 pub static GROUP_COMMIT_LANES_SHARED: LanesTarget = LanesTarget {
-    name: "group-commit-lanes-shared",
+    id: TargetId::GroupCommitLanesShared,
     lanes: Lanes::SharedBudget,
 };
 
 /// `commit_marker` does nothing (planted mutant, D-3 as found).
 pub static GROUP_COMMIT_LANES_STARVE: LanesTarget = LanesTarget {
-    name: "group-commit-lanes-starve",
+    id: TargetId::GroupCommitLanesStarve,
     lanes: Lanes::NoMarkerTrigger,
 };
 
 /// A write counts as durable once drained (planted mutant).
 pub static GROUP_COMMIT_LANES_EAGER: LanesTarget = LanesTarget {
-    name: "group-commit-lanes-eager",
+    id: TargetId::GroupCommitLanesEager,
     lanes: Lanes::EagerDurable,
 };
 
 impl Target for LanesTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "GroupCommitLanes"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<GroupCommitLanes>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -128,7 +129,7 @@ impl Target for LanesTarget {
             let co = flush_rounds(&gc, &recorder, n, seed)?;
             result.tally(&design(n, cap), &events_of(&recorder.steps(), co));
         }
-        replay_counterexamples(self.name, self.lanes, result)
+        replay_counterexamples(self.id, self.lanes, result)
     }
 }
 
@@ -200,8 +201,7 @@ fn flush_rounds<P: TxnProducer + Send>(
         Ok::<(), Error>(())
     })?;
     let committed = gc.committed().unwrap_or(SEED);
-    u8::try_from(committed - SEED)
-        .map_err(|_| Error::Harness(format!("committed offset {committed} outside the model")))
+    u8::try_from(committed - SEED).map_err(|_| HarnessError::outside("committed offset", committed))
 }
 
 /// The end of a flush: the round's writes offered, the flow schedules past them (the gate
@@ -411,7 +411,7 @@ fn queue_len(steps: &[KafkaStep]) -> usize {
 }
 
 fn replay_counterexamples(
-    target: &str,
+    target: TargetId,
     lanes: Lanes,
     result: &mut TargetResult,
 ) -> Result<(), Error> {

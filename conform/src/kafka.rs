@@ -55,6 +55,7 @@ use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
 use crate::group_commit::{outcome_of, PRODUCERS};
+use crate::mismatch::Mismatch;
 use loadbearing_specs::epoch::model::{Epoch, EpochAction};
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
 use loadbearing_specs::kafka::model::{Kafka, KafkaAction, KafkaState};
@@ -64,14 +65,15 @@ use stateright::Model;
 
 use crate::backend::{Backend, BackendKind};
 use crate::driver::{drive_expecting, refusing_states, Applied, Compare, Harness};
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::observe::{cell_as_set, contents_as_set};
 use crate::paths::random_walk;
+use crate::replays::ReplaySpec;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
-use loadbearing_expected::replays::ReplaySpec;
 
 /// Events at offsets `1..=MAX_OFFSET`: small, so that zombie commits collide with the owner.
 pub const MAX_OFFSET: u8 = 4;
@@ -339,7 +341,7 @@ impl RealLog {
             .map(|m| m.generation_id)
             .filter(|g| *g >= 0)
             .ok_or_else(|| {
-                Error::Harness("member A has no generation after its assignment".into())
+                HarnessError::not_recorded("generation of member A after its assignment")
             })?;
         let log = RealLog {
             bootstrap: bootstrap.to_string(),
@@ -383,9 +385,10 @@ impl RealLog {
             || b.assigned().is_none()
         {
             if Instant::now() > deadline {
-                return Err(Error::Harness(format!(
-                    "no generation after {before} within {JOIN_TIMEOUT:?}"
-                )));
+                return Err(HarnessError::timed_out(
+                    format!("a generation after {before}"),
+                    JOIN_TIMEOUT,
+                ));
             }
             self.a
                 .poll(Duration::from_millis(50))
@@ -672,7 +675,7 @@ impl World {
         let flow = self
             .owner
             .as_mut()
-            .ok_or_else(|| Error::Harness("the owner's key is evicted".into()))?;
+            .ok_or_else(|| HarnessError::out_of_order("OwnerFold", "the owner's key is evicted"))?;
         let before = flow.value(KEY).map(<[u8]>::to_vec);
         flow.fold(KEY, o as i64, &payload(ops, o));
         let result = flow.flush();
@@ -697,9 +700,9 @@ impl World {
             _ => None,
         });
         let offset = offset
-            .ok_or_else(|| Error::Harness("the owner's fold recorded no OwnerFold step".into()))?;
-        let outcome = outcome
-            .ok_or_else(|| Error::Harness("the owner's flush recorded no outcome".into()))?;
+            .ok_or_else(|| HarnessError::not_recorded("OwnerFold step of the owner's fold"))?;
+        let outcome =
+            outcome.ok_or_else(|| HarnessError::not_recorded("outcome of the owner's flush"))?;
         Ok(KafkaEvent::OwnerFold {
             offset: offset as u64,
             op: ops.at(o),
@@ -751,8 +754,9 @@ impl World {
     // above it), so the filter's drop would be a step the model does not take.
     fn owner_recover(&mut self) -> Result<KafkaEvent, Error> {
         if self.owner.is_some() {
-            return Err(Error::Harness(
-                "the owner's key is loaded: nothing to recover".into(),
+            return Err(HarnessError::out_of_order(
+                "OwnerRecover",
+                "the owner's key is loaded: nothing to recover",
             ));
         }
         let read = self.log.last_record()?.unwrap_or(Read::Absent);
@@ -775,8 +779,8 @@ impl World {
             .iter()
             .any(|s| matches!(s, KafkaStep::OwnerRecover { .. }))
         {
-            return Err(Error::Harness(
-                "the owner's recovery recorded no OwnerRecover step".into(),
+            return Err(HarnessError::not_recorded(
+                "OwnerRecover step of the owner's recovery",
             ));
         }
         Ok(KafkaEvent::OwnerRecover {
@@ -789,7 +793,10 @@ impl World {
     /// old owner's flow lives on with the generation it captured (the zombie).
     fn rebalance(&mut self) -> Result<KafkaEvent, Error> {
         if self.rebalanced {
-            return Err(Error::Harness("the harness rebalances once".into()));
+            return Err(HarnessError::out_of_order(
+                "Rebalance",
+                "the harness rebalances once",
+            ));
         }
         let old = self.log.live_meta();
         match &mut self.log {
@@ -817,7 +824,7 @@ impl World {
                 KafkaStep::Rebalance { generation, .. } => Some(*generation),
                 _ => None,
             })
-            .ok_or_else(|| Error::Harness("no Rebalance step recorded".into()))?;
+            .ok_or_else(|| HarnessError::not_recorded("Rebalance step"))?;
         Ok(KafkaEvent::Rebalance {
             live_gen: u64::try_from(self.log.model_generation(generation)).ok(),
         })
@@ -829,7 +836,7 @@ impl World {
         let zombie = self
             .zombie
             .clone()
-            .ok_or_else(|| Error::Harness("no zombie to poll".into()))?;
+            .ok_or_else(|| HarnessError::out_of_order("Poll", "no zombie to poll"))?;
         let live = self.log.live_meta();
         let generation = live.generation_id;
         *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = live;
@@ -852,7 +859,7 @@ impl World {
             _ => None,
         });
         let (generation, torn_down) =
-            step.ok_or_else(|| Error::Harness("no Poll step recorded".into()))?;
+            step.ok_or_else(|| HarnessError::not_recorded("Poll step"))?;
         Ok(KafkaEvent::Poll {
             z_captured_gen: u64::try_from(self.log.model_generation(generation)).ok(),
             torn_down: Some(!torn_down.is_empty()),
@@ -890,7 +897,7 @@ impl World {
             .iter()
             .any(|s| matches!(s, KafkaStep::ZombieInit { .. }))
         {
-            return Err(Error::Harness("no ZombieInit step recorded".into()));
+            return Err(HarnessError::not_recorded("ZombieInit step"));
         }
         Ok(KafkaEvent::ZombieInit {})
     }
@@ -900,7 +907,7 @@ impl World {
         let commit = self
             .zombie
             .clone()
-            .ok_or_else(|| Error::Harness("no zombie flow".into()))?;
+            .ok_or_else(|| HarnessError::out_of_order("ZombieCommit", "no zombie flow"))?;
         let generation = self.captured().generation_id;
         let mut flow =
             KafkaFlow::new(commit, 0, generation, self.sink.clone()).without_replay_filter();
@@ -919,9 +926,7 @@ impl World {
                 KafkaStep::ZombieCommit { outcome, .. } => Some(outcome.clone()),
                 _ => None,
             })
-            .ok_or_else(|| {
-                Error::Harness("the zombie's flush recorded no ZombieCommit step".into())
-            })?;
+            .ok_or_else(|| HarnessError::not_recorded("ZombieCommit step of the zombie's flush"))?;
         Ok(KafkaEvent::ZombieCommit {
             offset: m as u64,
             op: ops.at(m),
@@ -996,7 +1001,7 @@ pub struct Replayed {
     pub zombie_landed: bool,
     /// The topic's last record for the key moved to a lower offset (or vanished).
     pub regressed: bool,
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
 }
 
 /// The world under the model's steps, as the harness's moves. A step the implementation cannot
@@ -1068,11 +1073,7 @@ pub fn drive(
         topics: driven.observed[1..].to_vec(),
         zombie_landed,
         regressed,
-        mismatches: driven
-            .mismatches
-            .iter()
-            .map(|m| format!("{context}: {m}"))
-            .collect(),
+        mismatches: driven.records(context),
     })
 }
 
@@ -1121,10 +1122,12 @@ pub fn replay_counterexample_on(
     backend: &Backend,
     target: &KafkaTarget,
 ) -> Result<CxReplay, Error> {
-    let spec = replays::driven_by(target.name)?
+    let spec = replays::driven_by(target.id)?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::Harness(format!("{}: no counterexample", target.name)))?;
+        .ok_or_else(|| {
+            HarnessError::out_of_order(target.name(), "the replay data gives it no counterexample")
+        })?;
     replay_config_on(backend, target, spec)
 }
 
@@ -1150,7 +1153,7 @@ fn replay_config_on(
         .init_states()
         .into_iter()
         .find(|s| s.op == ops)
-        .ok_or_else(|| Error::Harness("the guarded model has the log".into()))?;
+        .ok_or_else(|| HarnessError::outside("the guarded model's log", ops))?;
     let guarded_topics = guarded_topics(&guarded, &guarded_init, &path);
     Ok(CxReplay {
         log: ops.render(max),
@@ -1216,10 +1219,10 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
     let schedule = format!("{} ({}, log {})", cx.spec.config, shown.join(", "), cx.log);
     let (broken, guarded) = (cx.broken.reproduced(), cx.guarded.refused());
     for m in replays::judge(&cx.spec, broken, guarded) {
-        result.mismatches.push(format!(
-            "{m}; {schedule}: on the broken variant zombie commit landed {}, topic regressed {}; on the guarded design {}, {}",
+        result.mismatches.push(m.with_context(format!(
+            "{schedule}: on the broken variant zombie commit landed {}, topic regressed {}; on the guarded design {}, {}",
             cx.broken.zombie_landed, cx.broken.regressed, cx.guarded.zombie_landed, cx.guarded.regressed
-        ));
+        )));
     }
     result
         .mismatches
@@ -1253,7 +1256,7 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
 /// model; then random walks of the guarded model (the design as built) or the must-fail
 /// config's counterexample (a mutant).
 pub struct KafkaTarget {
-    name: &'static str,
+    id: TargetId,
     variant: Variant,
 }
 
@@ -1266,13 +1269,13 @@ impl KafkaTarget {
 
 /// Owner and revoked flows on the generation-fenced Kafka design.
 pub static KAFKA: KafkaTarget = KafkaTarget {
-    name: "kafka",
+    id: TargetId::Kafka,
     variant: Variant::GUARDED,
 };
 
 /// The capture decoupled from the teardown (planted mutant).
 pub static KAFKA_DECOUPLED: KafkaTarget = KafkaTarget {
-    name: "kafka-decoupled",
+    id: TargetId::KafkaDecoupled,
     variant: Variant {
         coupled: false,
         ..Variant::GUARDED
@@ -1281,7 +1284,7 @@ pub static KAFKA_DECOUPLED: KafkaTarget = KafkaTarget {
 
 /// Transactions carrying no offset until the first schedule (planted mutant).
 pub static KAFKA_UNSEEDED: KafkaTarget = KafkaTarget {
-    name: "kafka-unseeded",
+    id: TargetId::KafkaUnseeded,
     variant: Variant {
         seeded: false,
         ..Variant::GUARDED
@@ -1291,7 +1294,7 @@ pub static KAFKA_UNSEEDED: KafkaTarget = KafkaTarget {
 /// The generation not checked (planted mutant). It checks no generation, so nothing gates its
 /// zombie: `Seeded = false` is the model of that too.
 pub static KAFKA_UNFENCED: KafkaTarget = KafkaTarget {
-    name: "kafka-unfenced",
+    id: TargetId::KafkaUnfenced,
     variant: Variant {
         design: Design::Unfenced,
         ..Variant::GUARDED
@@ -1301,7 +1304,7 @@ pub static KAFKA_UNFENCED: KafkaTarget = KafkaTarget {
 /// The rejected producer-epoch design, against the Kafka model (its counterexample must land on
 /// the implementation); also validated against its own Epoch model, reported, not judged.
 pub static EPOCH: KafkaTarget = KafkaTarget {
-    name: "epoch",
+    id: TargetId::Epoch,
     variant: Variant {
         design: Design::ProducerEpoch,
         ..Variant::GUARDED
@@ -1309,12 +1312,12 @@ pub static EPOCH: KafkaTarget = KafkaTarget {
 };
 
 impl Target for KafkaTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "Kafka"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<Kafka>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -1369,7 +1372,7 @@ impl Target for KafkaTarget {
         if self.variant == Variant::GUARDED {
             guarded_walks(settings, result)?;
         }
-        for spec in replays::driven_by(self.name)? {
+        for spec in replays::driven_by(self.id)? {
             let cx = replay_config_on(&settings.backend, self, spec)?;
             judge_cx(&cx, result);
         }

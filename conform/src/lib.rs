@@ -39,6 +39,7 @@ pub mod flush_cell;
 pub mod group_commit;
 pub mod group_commit_lanes;
 pub mod kafka;
+pub mod mismatch;
 pub mod observe;
 pub mod paths;
 pub mod plan;
@@ -53,11 +54,13 @@ pub mod store;
 pub mod store_faults;
 pub mod suite;
 pub mod target;
+pub mod target_id;
 pub mod targets;
 pub mod token_sync;
 
 pub use backend::{Backend, BackendKind, Servers};
-pub use error::{ConfigProblem, Error, ServerError};
+pub use error::{ConfigProblem, Error, HarnessError, ServerError};
+pub use mismatch::Mismatch;
 pub use observe::{cell_of, contents_of};
 pub use paths::{all_paths, random_walk, ModelPath};
 pub use plan::Plan;
@@ -67,4 +70,5 @@ pub use suite::{
     atomic_schedule, counterexample, counterexample_path, suite_config, suite_model,
     AtomicSchedule, Cx,
 };
-pub use target::{run, Expect, Replay, Settings, Target, TargetResult};
+pub use target::{run, Expect, ModelName, Replay, Settings, Target, TargetResult};
+pub use target_id::TargetId;

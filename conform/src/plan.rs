@@ -50,8 +50,8 @@ impl Plan {
         for target in chosen {
             plan.push(target, backend.unwrap_or(target.backends()[0]))?;
         }
-        // The replay data names targets of the table: checked before anything runs.
-        targets::replays()?;
+        // The replay data is parsed (its targets read as ids) before anything runs.
+        crate::replays::all()?;
         Ok(plan)
     }
 
@@ -71,6 +71,7 @@ impl Plan {
         traces: usize,
         writers: usize,
         seed: u64,
+        save: Option<&std::path::Path>,
     ) -> Vec<TargetResult> {
         let mut results = Vec::new();
         for &Planned { target, backend } in &self.planned {
@@ -86,6 +87,7 @@ impl Plan {
                     traces,
                     writers,
                     seed,
+                    save: save.map(std::path::Path::to_path_buf),
                 };
                 target::run(target, &settings)
             });

@@ -26,10 +26,11 @@ use loadbearing_specs::recovery::deadline::{DeadlineAction, RecoveryDeadline};
 use loadbearing_specs::recovery::deadline_trace::DeadlineEvent;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// One model tick of the read's clock.
@@ -99,39 +100,39 @@ impl Build {
 }
 
 pub struct RecoveryDeadlineTarget {
-    name: &'static str,
+    id: TargetId,
     build: Build,
 }
 
 pub static RECOVERY_DEADLINE: RecoveryDeadlineTarget = RecoveryDeadlineTarget {
-    name: "recovery-deadline",
+    id: TargetId::RecoveryDeadline,
     build: Build::Guarded,
 };
 
 pub static RECOVERY_DEADLINE_TOTAL: RecoveryDeadlineTarget = RecoveryDeadlineTarget {
-    name: "recovery-deadline-total",
+    id: TargetId::RecoveryDeadlineTotal,
     build: Build::Total,
 };
 
 pub static RECOVERY_DEADLINE_NOTRIP: RecoveryDeadlineTarget = RecoveryDeadlineTarget {
-    name: "recovery-deadline-notrip",
+    id: TargetId::RecoveryDeadlineNotrip,
     build: Build::Never,
 };
 
 pub static RECOVERY_DEADLINE_UNCHECKED: RecoveryDeadlineTarget = RecoveryDeadlineTarget {
-    name: "recovery-deadline-unchecked",
+    id: TargetId::RecoveryDeadlineUnchecked,
     build: Build::Unchecked,
 };
 
 const IN_PROCESS: &[BackendKind] = &[BackendKind::Memory];
 
 impl Target for RecoveryDeadlineTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "RecoveryDeadline"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<RecoveryDeadline>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -151,7 +152,7 @@ impl Target for RecoveryDeadlineTarget {
         let budget = self
             .build
             .budget(self.build.trip_at())
-            .map_err(Error::Harness)?;
+            .map_err(HarnessError::failed("the tripwire's budget"))?;
         // A steady read (which a total-time tripwire fails) and a hung one (which only a
         // tripwire before the deadline fails loudly) every time, then seeded scripts.
         let fixed = [
@@ -166,7 +167,7 @@ impl Target for RecoveryDeadlineTarget {
             let run = run_script(script, &budget)?;
             result.tally(&design(healthy), &run.events);
         }
-        replay_counterexamples(self.name, self.build, result)
+        replay_counterexamples(self.id, self.build, result)
     }
 }
 
@@ -231,7 +232,7 @@ fn run_script(script: &[bool], budget: &RecoveryBudget) -> Result<Run, Error> {
             run.tripped_after = Some(noprog);
         }
         Err(RecoveryError::Client(e)) if e.what == EVICTED => run.evicted = true,
-        Err(e) => return Err(Error::Harness(format!("the scripted read failed: {e}"))),
+        Err(e) => return Err(HarnessError::failed("the scripted read")(e)),
     }
     run.events = events.take();
     Ok(run)
@@ -365,7 +366,7 @@ fn describe(run: &Result<Run, String>) -> String {
 /// Each counterexample `target` drives: through its own `build` where it must reproduce it
 /// (a mutant's own config), and through the design.
 fn replay_counterexamples(
-    target: &str,
+    target: TargetId,
     build: Build,
     result: &mut TargetResult,
 ) -> Result<(), Error> {

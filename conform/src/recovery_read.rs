@@ -33,10 +33,11 @@ use loadbearing_specs::recovery::read::{ReadAction, RecoveryRead};
 use loadbearing_specs::recovery::read_trace::ReadEvent;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// Every transaction's `transaction.timeout.ms` in the harness: the broker aborts an open one
@@ -56,31 +57,31 @@ enum Lens {
 }
 
 pub struct RecoveryReadTarget {
-    name: &'static str,
+    id: TargetId,
     lens: Lens,
 }
 
 /// The recovery read as designed.
 pub static RECOVERY_READ: RecoveryReadTarget = RecoveryReadTarget {
-    name: "recovery-read",
+    id: TargetId::RecoveryRead,
     lens: Lens::HighWatermark,
 };
 
 /// The read bounded by its own end offset (planted mutant).
 pub static RECOVERY_READ_OWN_END: RecoveryReadTarget = RecoveryReadTarget {
-    name: "recovery-read-own-end",
+    id: TargetId::RecoveryReadOwnEnd,
     lens: Lens::OwnEnd,
 };
 
 const ON_THE_BROKER: &[BackendKind] = &[BackendKind::Kafka];
 
 impl Target for RecoveryReadTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "RecoveryRead"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<RecoveryRead>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -102,10 +103,10 @@ impl Target for RecoveryReadTarget {
         let mut scripts = vec![Script::F10];
         scripts.extend((1..settings.traces).map(|_| Script::seeded(&mut schedule)));
         for script in scripts {
-            let run = drive(bootstrap, script, self.lens, self.name)?;
+            let run = drive(bootstrap, script, self.lens, self.id.name())?;
             result.tally(&design(script.env), &run.events);
         }
-        replay_counterexamples(bootstrap, self.name, self.lens, result)
+        replay_counterexamples(bootstrap, self.id, self.lens, result)
     }
 }
 
@@ -158,7 +159,7 @@ impl Script {
         let capture = path
             .iter()
             .position(|a| *a == ReadAction::Capture)
-            .ok_or_else(|| Error::Harness("a counterexample without a capture".into()))?;
+            .ok_or_else(|| HarnessError::CannotTime("it has no capture".into()))?;
         let before = &path[..capture];
         if let Some(a) = before.iter().find(|a| {
             matches!(
@@ -166,9 +167,9 @@ impl Script {
                 ReadAction::Env(EnvAction::TimeoutAbort(_) | EnvAction::Truncate(_))
             )
         }) {
-            return Err(Error::Harness(format!(
-                "a counterexample whose {a:?} before the capture the harness cannot time"
-            )));
+            return Err(Error::Harness(HarnessError::CannotTime(format!(
+                "its {a:?} comes before the capture"
+            ))));
         }
         Ok(Script {
             env: model.env,
@@ -218,7 +219,7 @@ impl Run {
 
 fn replay_counterexamples(
     bootstrap: &str,
-    target: &str,
+    target: TargetId,
     lens: Lens,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
@@ -227,11 +228,11 @@ fn replay_counterexamples(
         let script = Script::of_path(&model, &path)?;
         let reproduces = replays::reproduces(&spec, target);
         let broken = if reproduces {
-            Some(drive(bootstrap, script, lens, target)?)
+            Some(drive(bootstrap, script, lens, target.name())?)
         } else {
             None
         };
-        let guarded = drive(bootstrap, script, Lens::HighWatermark, target)?;
+        let guarded = drive(bootstrap, script, Lens::HighWatermark, target.name())?;
         // The design's replay is a trace of its own, held to the design's model.
         result.tally(&design(script.env), &guarded.events);
         result.steps += path.len() * if reproduces { 2 } else { 1 };
@@ -285,7 +286,7 @@ mod on_the_broker {
             max_poll_interval: Duration::from_secs(60),
         };
         RecoveryBudget::new(Duration::from_secs(8), deployment)
-            .map_err(|e| Error::Harness(format!("the harness's recovery budget: {e}")))
+            .map_err(HarnessError::failed("the harness's recovery budget"))
     }
 
     /// How long the harness waits for the read to end once the script is done: the stall
@@ -361,9 +362,10 @@ mod on_the_broker {
             let deadline = Instant::now() + WAIT;
             while self.ends.read(WAIT).map_err(log_failed)?.high <= position + 1 {
                 if Instant::now() > deadline {
-                    return Err(Error::Harness(format!(
-                        "the commit marker after position {position} never landed"
-                    )));
+                    return Err(HarnessError::timed_out(
+                        format!("the commit marker after position {position} landing"),
+                        WAIT,
+                    ));
                 }
                 thread::sleep(Duration::from_millis(10));
             }
@@ -391,7 +393,7 @@ mod on_the_broker {
     }
 
     fn log_failed(e: LogError) -> Error {
-        Error::Harness(format!("{}: {}", e.what, e.reason))
+        HarnessError::failed(e.what)(e.reason)
     }
 
     fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
@@ -450,12 +452,12 @@ mod on_the_broker {
         fn producer(&self, who: &str) -> Result<KafkaTxnProducer, Error> {
             let id = format!("{}-{who}", self.run);
             KafkaTxnProducer::with_txn_timeout(self.bootstrap, &id, self.topic, 0, TXN_TIMEOUT)
-                .map_err(|e| Error::Harness(format!("producer {who}: {e:?}")))
+                .map_err(|e| HarnessError::failed(format!("producer {who}"))(format!("{e:?}")))
         }
 
         /// Take `step`.
         fn take(&mut self, step: EnvAction) -> Result<(), Error> {
-            let failed = |e| Error::Harness(format!("{step:?}: {e:?}"));
+            let failed = |e| HarnessError::failed(format!("{step:?}"))(format!("{e:?}"));
             let key = key_of(step).unwrap_or_default();
             let write = SnapshotWrite::persist(key, 1, key.as_bytes());
             let open = |p: &mut KafkaTxnProducer| -> Result<(), Error> {
@@ -474,7 +476,7 @@ mod on_the_broker {
                 step: EnvAction,
             ) -> Result<&mut KafkaTxnProducer, Error> {
                 b.as_mut()
-                    .ok_or_else(|| Error::Harness(format!("{step:?} before BInit")))
+                    .ok_or_else(|| HarnessError::out_of_order(step, "it comes before BInit"))
             }
             match step {
                 EnvAction::AWriteS1 => commit(&mut self.a)?,
@@ -492,7 +494,7 @@ mod on_the_broker {
                 EnvAction::BWriteS3 => commit(b(&mut self.b, step)?)?,
                 EnvAction::BOpenT2 => open(b(&mut self.b, step)?)?,
                 EnvAction::TimeoutAbort(_) | EnvAction::Truncate(_) => {
-                    return Err(Error::Harness(format!("{step:?} is the broker's")))
+                    return Err(HarnessError::out_of_order(step, "it is the broker's"))
                 }
             }
             Ok(())
@@ -509,9 +511,10 @@ mod on_the_broker {
         let deadline = Instant::now() + WAIT;
         while !seen.contains_key(key) {
             if Instant::now() > deadline {
-                return Err(Error::Harness(format!(
-                    "the record {key} never showed in the partition"
-                )));
+                return Err(HarnessError::timed_out(
+                    format!("the record {key} showing in the partition"),
+                    WAIT,
+                ));
             }
             if let Some((k, position)) =
                 scan.next(Duration::from_millis(100)).map_err(log_failed)?
@@ -552,7 +555,7 @@ mod on_the_broker {
                 0,
                 TXN_TIMEOUT,
             )
-            .map_err(|e| Error::Harness(format!("producer A: {e:?}")))?,
+            .map_err(|e| HarnessError::failed("producer A")(format!("{e:?}")))?,
             f: None,
             b: None,
         };
@@ -598,25 +601,26 @@ mod on_the_broker {
         let deadline = Instant::now() + READ_PATIENCE;
         while !reader.is_finished() {
             if Instant::now() > deadline {
-                return Err(Error::Harness(format!(
-                    "the recovery read of {topic} did not end within {READ_PATIENCE:?}"
-                )));
+                return Err(HarnessError::timed_out(
+                    format!("the recovery read of {topic} ending"),
+                    READ_PATIENCE,
+                ));
             }
             thread::sleep(Duration::from_millis(100));
             lock(&ledger).sync()?;
         }
         let outcome = reader
             .join()
-            .map_err(|_| Error::Harness("the reader panicked".into()))?;
+            .map_err(|_| HarnessError::failed("the reader")("it panicked"))?;
         let mut l = lock(&ledger);
         l.sync()?;
         let result = match outcome {
             Ok(read) => {
                 let mut set = Indexes::EMPTY;
                 for key in read.keys() {
-                    let i = l.index_of(key).ok_or_else(|| {
-                        Error::Harness(format!("the read returned {key:?}, which nobody wrote"))
-                    })?;
+                    let i = l
+                        .index_of(key)
+                        .ok_or_else(|| HarnessError::outside("a key nobody wrote", key))?;
                     set.insert(usize::from(i));
                 }
                 let indexes: Vec<u8> = set.iter().map(|i| i as u8).collect();
@@ -627,7 +631,7 @@ mod on_the_broker {
                 l.events.push(ReadEvent::TripFail);
                 None
             }
-            Err(e) => return Err(Error::Harness(format!("the recovery read: {e}"))),
+            Err(e) => return Err(HarnessError::failed("the recovery read")(e)),
         };
         drop(writers);
         Ok(Run {
@@ -676,7 +680,7 @@ mod on_the_broker {
             thread::spawn(move || read_to_target(&mut log, &WallClock::default(), &budget));
         on_capture
             .recv_timeout(WAIT)
-            .map_err(|_| Error::Harness("the read never captured its target".into()))?;
+            .map_err(|_| HarnessError::timed_out("the read capturing its target", WAIT))?;
         Ok(reader)
     }
 }

@@ -1,15 +1,19 @@
 //! Which must-fail configs a target drives, read from the suite's replay data
 //! (`expected/replays.toml`), and the typed outcome of each replay.
 
+use loadbearing_expected::replays;
 pub use loadbearing_expected::replays::Violation;
-use loadbearing_expected::replays::{self, ReplaySpec};
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::mismatch::{Mismatch, Side};
+use crate::target_id::TargetId;
 
-/// The shipped replays, checked against the suite. Their target names are checked against the
-/// target table by the table's module (`replays` there, and its test): the table sits above
-/// the targets, which read this module, so that check cannot live here.
+/// A must-fail config's replay, its targets named by id.
+pub type ReplaySpec = replays::ReplaySpec<TargetId>;
+
+/// The shipped replays, checked against the suite; a target name that is no [`TargetId`] fails
+/// the parse.
 pub fn all() -> Result<&'static [ReplaySpec], Error> {
     // Each target reads the replays it drives: parse them (and the suite) once per process.
     static ALL: std::sync::OnceLock<Vec<ReplaySpec>> = std::sync::OnceLock::new();
@@ -17,22 +21,22 @@ pub fn all() -> Result<&'static [ReplaySpec], Error> {
         return Ok(all);
     }
     let suite = loadbearing_expected::suite::built_in_shared()?;
-    let all = replays::load_for(replays::DEFAULT, suite)?;
+    let all = replays::load::<TargetId>(replays::DEFAULT, suite)?;
     Ok(ALL.get_or_init(|| all))
 }
 
 /// The counterexamples `target` drives, in the data's order.
-pub fn driven_by(target: &str) -> Result<Vec<ReplaySpec>, Error> {
+pub fn driven_by(target: TargetId) -> Result<Vec<ReplaySpec>, Error> {
     Ok(all()?
         .iter()
-        .filter(|r| r.driven_by(target))
+        .filter(|r| r.driven_by(&target))
         .cloned()
         .collect())
 }
 
 /// Whether `target` must reproduce `spec`'s violation (it drives the broken implementation).
-pub fn reproduces(spec: &ReplaySpec, target: &str) -> bool {
-    spec.reproduced_by.iter().any(|t| t == target)
+pub fn reproduces(spec: &ReplaySpec, target: TargetId) -> bool {
+    spec.reproduced_by(&target)
 }
 
 /// What one implementation did with a must-fail config's counterexample.
@@ -62,21 +66,28 @@ impl ReplayOutcome {
 /// reproduced the config's violation, and the guarded one (when it is asked to) must have
 /// refused it. Each failure is
 /// a mismatch, named by the config and what was expected.
-pub fn judge(spec: &ReplaySpec, broken: ReplayOutcome, guarded: ReplayOutcome) -> Vec<String> {
+pub fn judge(spec: &ReplaySpec, broken: ReplayOutcome, guarded: ReplayOutcome) -> Vec<Mismatch> {
     let mut mismatches = Vec::new();
-    if broken != ReplayOutcome::NotDriven && broken != ReplayOutcome::Reproduced(spec.shows) {
-        mismatches.push(format!(
-            "{}: the broken implementation did not reproduce the violation ({:?} expected, {broken:?})",
-            spec.config, spec.shows
-        ));
+    let expected = ReplayOutcome::Reproduced(spec.shows);
+    if broken != ReplayOutcome::NotDriven && broken != expected {
+        mismatches.push(Mismatch::Replay {
+            config: spec.config.clone(),
+            side: Side::Broken,
+            expected,
+            got: broken,
+            context: None,
+        });
     }
     // NotDriven: the schedule is not one the designed implementation is asked to refuse (a
     // design limit such as a TTL reap, or a schedule the real flow never takes).
     if let ReplayOutcome::Reproduced(_) = guarded {
-        mismatches.push(format!(
-            "{}: the implementation as designed did not refuse it ({guarded:?})",
-            spec.config
-        ));
+        mismatches.push(Mismatch::Replay {
+            config: spec.config.clone(),
+            side: Side::Designed,
+            expected: ReplayOutcome::Refused,
+            got: guarded,
+            context: None,
+        });
     }
     mismatches
 }
@@ -86,14 +97,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_shipped_replays_load_against_the_target_table() {
-        let all = all().unwrap();
-        for r in all {
-            for t in r.reproduced_by.iter().chain(&r.refused_by) {
-                assert!(crate::targets::find(t).is_ok(), "{}: {t}", r.config);
-            }
-        }
-        assert!(driven_by("flow")
+    fn the_shipped_replays_load_with_target_ids() {
+        assert!(!all().unwrap().is_empty());
+        assert!(driven_by(TargetId::Flow)
             .unwrap()
             .iter()
             .any(|r| r.config == "cassandra_unguarded"));
@@ -103,7 +109,7 @@ mod tests {
     fn a_replay_is_judged_by_its_typed_outcomes() {
         let spec = ReplaySpec {
             config: "c".into(),
-            reproduced_by: vec!["t".into()],
+            reproduced_by: vec![TargetId::Replay],
             refused_by: vec![],
             shows: Violation::StaleOverwrite,
         };

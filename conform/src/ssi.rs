@@ -22,11 +22,13 @@ use stateright::Model;
 use crate::backend::BackendKind;
 use crate::counterexample_path;
 use crate::error::{ConfigProblem, Error};
+use crate::mismatch::Mismatch;
 use crate::paths::random_walk;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::ssi_engine::{committed, events, model_of, replay_path};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use loadbearing_expected::suite::Expected;
 
 /// Timing jitter of the tier's threads, in microseconds.
@@ -35,20 +37,20 @@ const JITTER_US: u64 = 20;
 /// The isolation tier's scenarios on one engine variant, against the fix's model; on the fixed
 /// engine, seeded model paths and every must-fail `ssi_*` counterexample driven through it too.
 pub struct SsiTarget {
-    name: &'static str,
+    id: TargetId,
     /// The engine variant's name (`Variant::named`).
     engine: &'static str,
 }
 
 /// The SSI engine with the #136 fix.
 pub static SSI: SsiTarget = SsiTarget {
-    name: "ssi",
+    id: TargetId::Ssi,
     engine: "fix",
 };
 
 /// The pre-fix SSI engine (the #136 bug, kept as a variant).
 pub static SSI_PREFIX: SsiTarget = SsiTarget {
-    name: "ssi-prefix",
+    id: TargetId::SsiPrefix,
     engine: "prefix",
 };
 
@@ -65,12 +67,12 @@ impl SsiTarget {
 }
 
 impl Target for SsiTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "SSI"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<Ssi>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -100,7 +102,7 @@ impl Target for SsiTarget {
         }
         if self.fixed() {
             replay_random_paths(settings, &mut schedule, result)?;
-            replay_counterexamples(self.name, result)?;
+            replay_counterexamples(self.id, result)?;
         }
         Ok(())
     }
@@ -115,21 +117,26 @@ fn replay_random_paths(
 ) -> Result<(), Error> {
     for &name in workload::NAMES {
         let model = model_of(Variant::FIX, workload::named(name).expect("named workload"));
-        let program =
-            script(name).ok_or_else(|| Error::Harness(format!("no engine script for {name}")))?;
+        let program = script(name)
+            .ok_or_else(|| Error::config(name, ConfigProblem::NoScript(name.to_string())))?;
         for _ in 0..settings.traces {
             let init = model.init_states().remove(0);
             let (actions, states) = random_walk(&model, init, schedule, usize::MAX, |_| false);
             let state = states.last().expect("starts with init");
             let path: Vec<String> = actions.iter().map(|a| model.format_action(a)).collect();
             result.steps += path.len();
-            let run = replay_path(&program, Variant::FIX, &model, &actions)
-                .map_err(|e| Error::Harness(format!("{name}: the fixed engine cannot take {e}")))?;
+            let run = replay_path(&program, Variant::FIX, &model, &actions).map_err(|e| {
+                Error::config(
+                    name,
+                    ConfigProblem::Engine(format!("the fixed engine: {e}")),
+                )
+            })?;
             let verdict = validate(&model, &events(&run.trace), Limits::default());
             if verdict.witness.as_ref() != Some(&path) {
-                result.mismatches.push(format!(
-                    "{name}: the engine's trace of {path:?} is not that path in the model"
-                ));
+                result.mismatches.push(Mismatch::NotFollowed {
+                    on: format!("{name} {path:?}"),
+                    divergence: verdict.divergence.map(|d| d.text()),
+                });
             }
             let engine_state: Vec<(String, i64)> = run
                 .outcome
@@ -140,16 +147,20 @@ fn replay_random_paths(
             let mut model_state = committed(&model, state);
             model_state.sort();
             if engine_state != model_state {
-                result.mismatches.push(format!(
-                    "{name} {path:?}: the engine committed {engine_state:?}, the model {model_state:?}"
-                ));
+                result.mismatches.push(Mismatch::Differs {
+                    on: format!("{name} {path:?}"),
+                    what: "committed",
+                    implementation: format!("{engine_state:?}"),
+                    model: format!("{model_state:?}"),
+                });
             }
             if run.outcome.serializable != model.serializable(state) {
-                result.mismatches.push(format!(
-                    "{name} {path:?}: serializable {} on the engine, {} in the model",
-                    run.outcome.serializable,
-                    model.serializable(state)
-                ));
+                result.mismatches.push(Mismatch::Differs {
+                    on: format!("{name} {path:?}"),
+                    what: "serializable",
+                    implementation: run.outcome.serializable.to_string(),
+                    model: model.serializable(state).to_string(),
+                });
             }
         }
     }
@@ -166,7 +177,7 @@ fn variant_of(model: &Ssi) -> Option<Variant> {
 
 /// Every must-fail `ssi_*` config: its counterexample on its own engine variant, and on the
 /// fixed engine.
-fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(), Error> {
+fn replay_counterexamples(target: TargetId, result: &mut TargetResult) -> Result<(), Error> {
     for spec in replays::driven_by(target)? {
         let config = crate::suite_config(&spec.config)?;
         let Expected::Violates(property) = &config.expected else {
@@ -183,7 +194,10 @@ fn replay_counterexamples(target: &str, result: &mut TargetResult) -> Result<(),
         let (path, _) = counterexample_path(&model, &config.name)?;
         let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
         let program = script(&model.workload.name).ok_or_else(|| {
-            Error::Harness(format!("no engine script for {}", model.workload.name))
+            Error::config(
+                &config.name,
+                ConfigProblem::NoScript(model.workload.name.clone()),
+            )
         })?;
         result.steps += 2 * shown.len();
         let broken = replay_path(&program, variant, &model, &path)

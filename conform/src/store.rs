@@ -6,8 +6,9 @@
 use std::sync::{Arc, Mutex};
 
 use loadbearing_impls::sqlite::SqliteStore;
-use loadbearing_impls::trace::{SharedTracer, StatementOutcome, Step, Tracer};
+use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
+use loadbearing_refinement::conform::{Timed, TraceEvent as _};
 use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
@@ -15,11 +16,13 @@ use stateright::Model;
 
 use crate::backend::{Backend, BackendKind};
 use crate::driver::{self, Applied, Compare, Harness};
-use crate::error::Error;
+use crate::error::{Error, ValueError};
+use crate::mismatch::Mismatch;
 use crate::paths::{all_paths, random_walk};
 use crate::replays::{self, ReplayOutcome, Violation};
-use crate::schedule::{Schedule, Scheduler, Seeded, Turnstile};
-use crate::target::{Expect, Replay, Settings, Target, TargetResult};
+use crate::schedule::{Schedule, Scheduler, Seeded};
+use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{atomic_schedule, AtomicSchedule};
 
 /// Offsets the writers draw from: small, so that races on one key collide often.
@@ -271,46 +274,132 @@ pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
     }
 }
 
-/// One round: `offsets.len()` threads race to persist their offset to a fresh key. A
-/// turnstile around each call makes the recorded order the order the database applied the
-/// writes (SQLite serializes writers anyway); which thread goes next is up to the OS.
+/// A writer's step as its store traced it, stamped with the time on the race's clock (after
+/// the statement returned: the tracer is called once its outcome is known).
+pub(crate) struct ClockedTracer {
+    pub(crate) writer: Writer,
+    pub(crate) clock: Clock,
+    pub(crate) sink: Arc<Mutex<Vec<(Writer, u64, Step)>>>,
+}
+
+impl Tracer for ClockedTracer {
+    fn step(&self, step: &Step) {
+        let at = self.clock.now();
+        self.sink
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((self.writer, at, step.clone()));
+    }
+}
+
+/// One clock every thread of a race reads: nanoseconds since the race began.
+#[derive(Clone, Copy)]
+pub(crate) struct Clock(std::time::Instant);
+
+impl Clock {
+    pub(crate) fn start() -> Clock {
+        Clock(std::time::Instant::now())
+    }
+
+    pub(crate) fn now(self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
+
+/// One round: `offsets.len()` threads race to persist their offset to a fresh key, truly
+/// concurrently: nothing orders their calls to the database but the database. What each did
+/// is a history, not a sequence: a statement was called when its writer called `persist` (or
+/// its previous statement returned) and returned when the store traced its outcome; the
+/// checker finds an order of the overlapping statements that the model allows, if any.
 pub fn race(
     factory: &StoreFactory,
     key: &str,
     offsets: &[u64],
     jitter: &[u64],
-) -> Result<Vec<FirstWriteEvent>, Error> {
+) -> Result<Vec<Timed<FirstWriteEvent>>, Error> {
     let sink = Arc::new(Mutex::new(Vec::new()));
-    let turnstile = Turnstile::default();
+    let clock = Clock::start();
     let stores = offsets
         .iter()
         .enumerate()
         .map(|(w, _)| {
-            factory.open(Arc::new(ActorTracer {
+            factory.open(Arc::new(ClockedTracer {
                 writer: Writer(w as u8),
+                clock,
                 sink: sink.clone(),
             }))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let barrier = std::sync::Barrier::new(offsets.len());
-    std::thread::scope(|scope| {
-        for (w, store) in stores.iter().enumerate() {
-            let (barrier, turnstile) = (&barrier, &turnstile);
-            let (offset, pause) = (offsets[w], jitter[w]);
-            scope.spawn(move || {
-                barrier.wait();
-                std::thread::sleep(std::time::Duration::from_micros(pause));
-                turnstile.step(w, || {
+    let called: Vec<u64> = std::thread::scope(|scope| {
+        let threads: Vec<_> = stores
+            .iter()
+            .enumerate()
+            .map(|(w, store)| {
+                let barrier = &barrier;
+                let (offset, pause) = (offsets[w], jitter[w]);
+                scope.spawn(move || {
+                    barrier.wait();
+                    std::thread::sleep(std::time::Duration::from_micros(pause));
+                    let call = clock.now();
                     let _ = store.persist(key, offset, format!("w{}@{offset}", w + 1).as_bytes());
-                });
-            });
-        }
+                    call
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a racing writer panicked"))
+            .collect()
     });
-    let steps = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(steps
-        .iter()
-        .filter_map(|(writer, step)| event_of(*writer, step))
-        .collect())
+    let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut history = history_of(&steps, &called);
+    // The key read once every writer returned: what a lost or stale write would leave there
+    // (without it, overlapping writes may be ordered to explain any outcome they report).
+    let call = clock.now();
+    let stored = stored_offset(&factory.open(no_trace())?.read(key)?);
+    history.push(Timed {
+        call,
+        ret: Some(clock.now()),
+        event: FirstWriteEvent::Read { stored },
+        line: history.len() + 1,
+    });
+    Ok(history)
+}
+
+/// The offset a read shows (a tombstone's too), as the implementation gave it.
+pub(crate) fn stored_offset(read: &Read) -> Option<u64> {
+    match read {
+        Read::Live { offset, .. } | Read::Tombstone { offset } => Some(*offset),
+        Read::Absent => None,
+    }
+}
+
+/// The history of a race's traced steps: each writer's statements in its own order, the first
+/// called when the writer called `persist` (`called[w]`), each later one when the one before it
+/// returned; a statement sent and never answered never returned.
+pub(crate) fn history_of(
+    steps: &[(Writer, u64, Step)],
+    called: &[u64],
+) -> Vec<Timed<FirstWriteEvent>> {
+    let mut since: Vec<u64> = called.to_vec();
+    let mut history = Vec::new();
+    for (writer, at, step) in steps {
+        let Some(event) = event_of(*writer, step) else {
+            continue;
+        };
+        let w = usize::from(writer.0);
+        let call = since[w];
+        since[w] = *at;
+        let ret = event.has_outcome().then_some(*at);
+        history.push(Timed {
+            call,
+            ret,
+            event,
+            line: history.len() + 1,
+        });
+    }
+    history
 }
 
 /// The guarded atomic upsert of `writers` writers: what every store race is held to.
@@ -336,12 +425,15 @@ pub(crate) fn guarded_compound(writers: usize) -> CasFirstWrite {
     }
 }
 
-/// The store's row as the model sees it.
-pub(crate) fn row_of(read: &Read) -> Row {
-    match read {
-        Read::Live { offset, .. } | Read::Tombstone { offset } => Row::present(*offset as u8),
-        Read::Absent => Row::ABSENT,
-    }
+/// The store's row as the model sees it; an offset past the model's range is an error naming
+/// it, never clamped.
+pub(crate) fn row_of(read: &Read) -> Result<Row, ValueError> {
+    Ok(match stored_offset(read) {
+        Some(offset) => {
+            Row::present(u8::try_from(offset).map_err(|_| ValueError::OffsetOutOfRange(offset))?)
+        }
+        None => Row::ABSENT,
+    })
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -349,35 +441,35 @@ pub(crate) fn row_of(read: &Read) -> Row {
 
 /// Writers racing on one store, built `mode`.
 pub struct StoreRace {
-    name: &'static str,
+    id: TargetId,
     mode: Mode,
     expect: Expect,
 }
 
 /// The guarded store: every trace must be a behaviour of the guarded model.
 pub static STORE: StoreRace = StoreRace {
-    name: "store",
+    id: TargetId::Store,
     mode: Mode::Guarded,
     expect: Expect::Conforms,
 };
 
 /// The planted mutant, last-write-wins: conformance must catch it.
 pub static STORE_LWW: StoreRace = StoreRace {
-    name: "store-lww",
+    id: TargetId::StoreLww,
     mode: Mode::LastWriteWins,
     expect: Expect::Diverges,
 };
 
 impl Target for StoreRace {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, backend: BackendKind) -> &'static str {
+    fn model(&self, backend: BackendKind) -> ModelName {
         // Cassandra's persist is the three-LWT compound: its events are CasFirstWrite's.
         match backend {
-            BackendKind::Cassandra => "CasFirstWrite",
-            _ => "CasFirstWriteAtomic",
+            BackendKind::Cassandra => ModelName::of::<CasFirstWrite>(),
+            _ => ModelName::of::<CasFirstWriteAtomic>(),
         }
     }
 
@@ -390,7 +482,7 @@ impl Target for StoreRace {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.name)?;
+        let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.id.name())?;
         let compound = settings.backend.kind() == BackendKind::Cassandra;
         let atomic = guarded_atomic(settings.writers);
         let three_statements = guarded_compound(settings.writers);
@@ -400,11 +492,11 @@ impl Target for StoreRace {
                 .map(|_| schedule.below(MAX_OFFSET as u64 + 1))
                 .collect();
             let jitter: Vec<u64> = (0..settings.writers).map(|_| schedule.below(200)).collect();
-            let events = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
+            let history = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
             if compound {
-                result.tally(&three_statements, &events);
+                result.tally_history(&three_statements, &history);
             } else {
-                result.tally(&atomic, &events);
+                result.tally_history(&atomic, &history);
             }
         }
         Ok(())
@@ -417,12 +509,12 @@ pub struct ModelPaths;
 pub static REPLAY: ModelPaths = ModelPaths;
 
 impl Target for ModelPaths {
-    fn name(&self) -> &'static str {
-        "replay"
+    fn id(&self) -> TargetId {
+        TargetId::Replay
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "CasFirstWriteAtomic"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<CasFirstWriteAtomic>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -467,7 +559,7 @@ impl Harness for StoreHarness {
     }
 
     fn observe(&mut self) -> Result<Row, Error> {
-        Ok(row_of(&self.store.read(&self.key)?))
+        Ok(row_of(&self.store.read(&self.key)?)?)
     }
 }
 
@@ -479,7 +571,7 @@ pub fn replay(
     model: &CasFirstWriteAtomic,
     init: &AtomicState,
     path: &[AtomicAction],
-) -> Result<(Vec<String>, bool), Error> {
+) -> Result<(Vec<Mismatch>, bool), Error> {
     let mut harness = StoreHarness {
         store: factory.open(loadbearing_impls::trace::no_trace())?,
         key: key.to_string(),
@@ -496,12 +588,7 @@ pub fn replay(
     let regressed = driven
         .transitions()
         .any(|(before, after)| before.present && after.present && after.offset < before.offset);
-    let mismatches = driven
-        .mismatches
-        .iter()
-        .map(|m| format!("{key}: {m}"))
-        .collect();
-    Ok((mismatches, regressed))
+    Ok((driven.records(key), regressed))
 }
 
 fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
@@ -552,7 +639,7 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Erro
     }
     // The must-fail configs (the replay data's for this target), mapped onto the store: each
     // must reproduce on the broken store and be refused on the guarded one.
-    for spec in replays::driven_by(REPLAY.name())? {
+    for spec in replays::driven_by(TargetId::Replay)? {
         let AtomicSchedule {
             model,
             init,

@@ -33,31 +33,36 @@ use std::time::Duration;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
 use loadbearing_impls::trace::{no_trace, Step};
 use loadbearing_impls::{Mode, Read, SnapshotStore};
+use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
 
 use crate::backend::{Backend, BackendKind};
 use crate::error::Error;
+use crate::mismatch::Mismatch;
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{event_of, guarded_atomic, row_of, ActorTracer, StoreFactory, MAX_OFFSET};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::store::{
+    event_of, guarded_atomic, stored_offset, ActorTracer, StoreFactory, MAX_OFFSET,
+};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 
 /// Writers racing through a faulty network on PostgreSQL, built `mode`.
 pub struct StoreFaults {
-    name: &'static str,
+    id: TargetId,
     mode: Mode,
     expect: Expect,
 }
 
 /// The guarded store: every faulted history must be a behaviour of the guarded model.
 pub static STORE_FAULTS: StoreFaults = StoreFaults {
-    name: "store-faults",
+    id: TargetId::StoreFaults,
     mode: Mode::Guarded,
     expect: Expect::Conforms,
 };
 
 /// Last-write-wins through the same faults: the model must catch it.
 pub static STORE_FAULTS_LWW: StoreFaults = StoreFaults {
-    name: "store-faults-lww",
+    id: TargetId::StoreFaultsLww,
     mode: Mode::LastWriteWins,
     expect: Expect::Diverges,
 };
@@ -66,12 +71,12 @@ pub static STORE_FAULTS_LWW: StoreFaults = StoreFaults {
 const PROXIED: &[BackendKind] = &[BackendKind::Postgres];
 
 impl Target for StoreFaults {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "CasFirstWriteAtomic"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<CasFirstWriteAtomic>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -86,12 +91,12 @@ impl Target for StoreFaults {
         let (upstream, proxied) = proxied_conn_str(settings.backend.address()?)?;
         let toxiproxy = Toxiproxy::start().map_err(Error::open("starting Toxiproxy"))?;
         let proxy = toxiproxy
-            .proxy(self.name, &upstream)
+            .proxy(self.id.name(), &upstream)
             .map_err(Error::open("creating the proxy"))?;
         let factory = StoreFactory::new(
             Backend::at(BackendKind::Postgres, proxied(proxy.port())),
             self.mode,
-            self.name,
+            self.id.name(),
         )?;
         let model = guarded_atomic(settings.writers);
         let mut schedule = Seeded::new(settings.seed);
@@ -121,10 +126,9 @@ impl Target for StoreFaults {
             .take(settings.traces)
             .filter(|(_, hit)| *hit == 0)
         {
-            result.mismatches.push(format!(
-                "{}: no statement was left unresolved or unsent, so no faulted history was judged",
-                fault.describe()
-            ));
+            result.mismatches.push(Mismatch::FaultMissed {
+                fault: fault.describe(),
+            });
         }
         Ok(())
     }
@@ -298,9 +302,8 @@ fn faulted_round(
         .filter_map(|(writer, step)| event_of(*writer, step))
         .collect();
     let read = read_back(&*factory.open(no_trace())?, key)?;
-    let row = row_of(&read);
     events.push(FirstWriteEvent::Read {
-        stored: row.present.then_some(u64::from(row.offset)),
+        stored: stored_offset(&read),
     });
     Ok(events)
 }

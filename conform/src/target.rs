@@ -4,13 +4,20 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loadbearing_refinement::conform::{validate, Conform, Divergence, Limits};
+use loadbearing_refinement::conform::history::ModelSteps;
+use loadbearing_refinement::conform::{
+    check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
+    HistoryVerdict, Limits, Timed,
+};
 use loadbearing_refinement::progress::{grouped, Progress};
 use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};
 use crate::error::Error;
+use crate::mismatch::Mismatch;
 use crate::replays::ReplayOutcome;
+use crate::target_id::TargetId;
+use loadbearing_specs::Configured;
 
 /// What a target must show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -34,11 +41,18 @@ impl Expect {
 
 /// One conformance target. The table of them is `targets::ALL`.
 pub trait Target: Sync {
-    /// The name `conform` takes and reports.
-    fn name(&self) -> &'static str;
+    /// Which target this is.
+    fn id(&self) -> TargetId;
 
-    /// The model the implementation's traces are validated against, on `backend`.
-    fn model(&self, backend: BackendKind) -> &'static str;
+    /// The name `conform` takes and reports.
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
+
+    /// The model the implementation's traces are validated against, on `backend`: named by its
+    /// type ([`ModelName::of`]), and held to it by [`TargetResult::tally`], which refuses a
+    /// trace validated against any other.
+    fn model(&self, backend: BackendKind) -> ModelName;
 
     /// The backends it runs on; the first is its default.
     fn backends(&self) -> &'static [BackendKind];
@@ -51,6 +65,29 @@ pub trait Target: Sync {
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error>;
 }
 
+/// A model, named by its type: what a target declares it is validated against, and what its
+/// result reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct ModelName(&'static str);
+
+impl ModelName {
+    /// The name of model `M`.
+    pub fn of<M: Configured>() -> ModelName {
+        ModelName(M::NAME)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::fmt::Display for ModelName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 /// How a target runs.
 pub struct Settings {
     pub backend: Backend,
@@ -59,12 +96,15 @@ pub struct Settings {
     /// Concurrent writers in the store races and group commits.
     pub writers: usize,
     pub seed: u64,
+    /// Where to write every trace validated (`conform --save DIR`): `DIR/<target>/NNNN.ndjson`,
+    /// each one `conform --trace FILE --model <the target's model>` reads back.
+    pub save: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TargetResult {
-    pub target: &'static str,
-    pub model: &'static str,
+    pub target: TargetId,
+    pub model: ModelName,
     pub backend: &'static str,
     pub seed: u64,
     pub traces: usize,
@@ -73,6 +113,10 @@ pub struct TargetResult {
     pub divergences: Vec<Divergence>,
     /// Divergences found in all (only the first few are kept in `divergences`).
     pub divergent_traces: usize,
+    /// Histories (of writers that ran concurrently) that no order of the model explains: the
+    /// first few, each with the search's verdict. Absent from the JSON when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub histories: Vec<FailedHistory>,
     /// What this target must show.
     pub expected: Expect,
     pub ok: bool,
@@ -82,7 +126,7 @@ pub struct TargetResult {
     /// Model → implementation: model steps driven, and the mismatches between the
     /// implementation and the model.
     pub steps: usize,
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
     /// Must-fail configs whose counterexample was driven through the implementation.
     pub replays: Vec<Replay>,
     /// Why the target could not run to its end (its server did not start, its harness failed):
@@ -93,6 +137,27 @@ pub struct TargetResult {
     /// The live line of a long run (stderr; not part of the result).
     #[serde(skip)]
     progress: Line,
+    /// Where each trace validated is written, and the first write that failed.
+    #[serde(skip)]
+    saving: Option<Saving>,
+}
+
+/// A run's traces written as they are validated.
+#[derive(Clone, Debug)]
+struct Saving {
+    dir: std::path::PathBuf,
+    failed: Option<Arc<std::io::Error>>,
+}
+
+impl Saving {
+    /// Writes trace number `n` (1-based); a failed write is kept and ends the run.
+    fn write(&mut self, n: usize, ndjson: &str) {
+        if self.failed.is_none() {
+            if let Err(e) = std::fs::write(self.dir.join(format!("{n:04}.ndjson")), ndjson) {
+                self.failed = Some(Arc::new(e));
+            }
+        }
+    }
 }
 
 /// The progress line a result carries while its target runs; a copy of a result has none.
@@ -109,6 +174,15 @@ impl std::fmt::Debug for Line {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Line")
     }
+}
+
+/// A history no order of the model explains: the operations as NDJSON (what `conform --trace`
+/// reads back), and the search's verdict, as data and for people.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailedHistory {
+    pub history: String,
+    pub verdict: HistoryVerdict,
+    pub text: String,
 }
 
 /// A must-fail config's counterexample driven through the broken and the guarded
@@ -131,7 +205,7 @@ impl TargetResult {
     /// A target's result before it has run on `backend`: nothing seen yet.
     fn new(target: &dyn Target, backend: BackendKind, seed: u64) -> TargetResult {
         TargetResult {
-            target: target.name(),
+            target: target.id(),
             model: target.model(backend),
             backend: backend.name(),
             seed,
@@ -140,6 +214,7 @@ impl TargetResult {
             conforming: 0,
             divergences: Vec::new(),
             divergent_traces: 0,
+            histories: Vec::new(),
             expected: target.expect(),
             ok: false,
             seconds: 0.0,
@@ -149,6 +224,7 @@ impl TargetResult {
             replays: Vec::new(),
             error: None,
             progress: Line(None),
+            saving: None,
         }
     }
 
@@ -172,7 +248,7 @@ impl TargetResult {
     /// broken implementation.
     pub fn replayed(
         &mut self,
-        spec: &loadbearing_expected::replays::ReplaySpec,
+        spec: &crate::replays::ReplaySpec,
         steps: Vec<String>,
         broken: Option<(bool, String)>,
         guarded: (bool, String),
@@ -194,10 +270,20 @@ impl TargetResult {
         });
     }
 
-    /// Validates one trace and counts it; the first few divergences are kept.
-    pub fn tally<M: Conform>(&mut self, model: &M, events: &[M::Event]) {
+    /// Validates one trace and counts it; the first few divergences are kept. A trace validated
+    /// against another model than the one the target declares is a mismatch.
+    pub fn tally<M: Conform + Configured>(&mut self, model: &M, events: &[M::Event]) {
+        if ModelName::of::<M>() != self.model {
+            self.mismatches.push(Mismatch::ModelDiffers {
+                declared: self.model,
+                validated: ModelName::of::<M>(),
+            });
+        }
         self.traces += 1;
         self.events += events.len();
+        if let Some(saving) = &mut self.saving {
+            saving.write(self.traces, &to_ndjson(events));
+        }
         let validating = Instant::now();
         let verdict = validate(model, events, Limits::default());
         self.validation_seconds += validating.elapsed().as_secs_f64();
@@ -222,6 +308,45 @@ impl TargetResult {
         }
     }
 
+    /// Judges one history (operations with call and return times: writers that really ran
+    /// concurrently) and counts it; the first few that are not linearizable are kept. A search
+    /// that runs out of its budget counts against the target: unknown is never conforming.
+    pub fn tally_history<M: Conform + Configured>(&mut self, model: &M, history: &[Timed<M::Event>])
+    where
+        M::State: std::hash::Hash + Eq,
+    {
+        if ModelName::of::<M>() != self.model {
+            self.mismatches.push(Mismatch::ModelDiffers {
+                declared: self.model,
+                validated: ModelName::of::<M>(),
+            });
+        }
+        self.traces += 1;
+        self.events += history.len();
+        if let Some(saving) = &mut self.saving {
+            saving.write(self.traces, &to_history_ndjson(history));
+        }
+        let validating = Instant::now();
+        let steps = ModelSteps {
+            model,
+            events: history.iter().map(|op| op.event.clone()).collect(),
+        };
+        let verdict = check_history(&steps, history, Budget::default());
+        self.validation_seconds += validating.elapsed().as_secs_f64();
+        if verdict.conforming() {
+            self.conforming += 1;
+        } else {
+            self.divergent_traces += 1;
+            if self.histories.len() < 3 {
+                self.histories.push(FailedHistory {
+                    history: to_history_ndjson(history),
+                    text: verdict.text(&|op| history[op].line),
+                    verdict,
+                });
+            }
+        }
+    }
+
     /// The verdict, the same for every target: no mismatch between a driven model path and
     /// the implementation (a replayed counterexample that did not do what it must is one),
     /// and the traces show what the target must show: all of them conform, or at least one
@@ -230,9 +355,7 @@ impl TargetResult {
         // A target that must conform and checked nothing (no trace validated, no model step
         // driven) would pass vacuously: that is a mismatch, not a pass.
         if self.expected == Expect::Conforms && self.traces == 0 && self.steps == 0 {
-            self.mismatches.push(
-                "nothing was checked: no trace was validated and no model step driven".into(),
-            );
+            self.mismatches.push(Mismatch::NothingChecked);
         }
         let traces_as_expected = match self.expected {
             Expect::Conforms => self.conforming == self.traces,
@@ -271,7 +394,15 @@ pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Err
     let started = Instant::now();
     let mut result = TargetResult::new(target, settings.backend.kind(), settings.seed);
     result.progress.0 = Some(Progress::new(""));
+    if let Some(dir) = &settings.save {
+        let dir = dir.join(target.name());
+        std::fs::create_dir_all(&dir)?;
+        result.saving = Some(Saving { dir, failed: None });
+    }
     target.run(settings, &mut result)?;
+    if let Some(failed) = result.saving.take().and_then(|s| s.failed) {
+        return Err(Error::Save(failed));
+    }
     // Dropping the line erases it from the terminal, before the result is printed.
     result.progress.0 = None;
     result.judge();

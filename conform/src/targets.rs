@@ -3,6 +3,7 @@
 
 use crate::error::Error;
 use crate::target::Target;
+use crate::target_id::TargetId;
 
 pub use crate::cassandra_835::{
     CASSANDRA_835, CASSANDRA_835_FIX_OFF, CASSANDRA_835_HARD_DELETE, CASSANDRA_835_LWW,
@@ -77,24 +78,20 @@ pub static ALL: &[&dyn Target] = &[
 
 /// The target of this name.
 pub fn find(name: &str) -> Result<&'static dyn Target, Error> {
+    let id: TargetId = name.parse()?;
+    Ok(get(id))
+}
+
+/// The target of this id: the table holds every id (its test says so).
+pub fn get(id: TargetId) -> &'static dyn Target {
     ALL.iter()
         .copied()
-        .find(|t| t.name() == name)
-        .ok_or_else(|| Error::UnknownTarget {
-            name: name.to_string(),
-            known: names(),
-        })
+        .find(|t| t.id() == id)
+        .expect("the table holds every target id")
 }
 
 pub fn names() -> Vec<&'static str> {
-    ALL.iter().map(|t| t.name()).collect()
-}
-
-/// The shipped replays, every target they name checked against this table.
-pub fn replays() -> Result<&'static [loadbearing_expected::replays::ReplaySpec], Error> {
-    let specs = crate::replays::all()?;
-    loadbearing_expected::replays::check_targets(specs, &names())?;
-    Ok(specs)
+    crate::target_id::names()
 }
 
 #[cfg(test)]
@@ -102,19 +99,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_found() {
-        let mut seen = std::collections::HashSet::new();
+    fn the_table_holds_every_id_once_in_order_and_names_are_found() {
+        let ids: Vec<TargetId> = ALL.iter().map(|t| t.id()).collect();
+        assert_eq!(ids, TargetId::ALL, "the table and the ids differ");
         for &t in ALL {
-            assert!(seen.insert(t.name()), "{} twice", t.name());
-            assert_eq!(find(t.name()).unwrap().name(), t.name());
+            assert_eq!(find(t.name()).unwrap().id(), t.id());
             assert!(!t.backends().is_empty(), "{} runs nowhere", t.name());
         }
-        assert!(matches!(find("nope"), Err(Error::UnknownTarget { .. })));
-    }
-
-    #[test]
-    fn every_replay_names_targets_of_this_table() {
-        let specs = replays().expect("the shipped replays name known targets");
-        assert!(!specs.is_empty());
+        assert!(matches!(find("nope"), Err(Error::UnknownTarget(_))));
     }
 }

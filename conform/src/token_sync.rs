@@ -34,11 +34,12 @@ use loadbearing_specs::flows::token_sync::{TokenAction, TokenSync};
 use loadbearing_specs::flows::token_sync_trace::TokenEvent;
 
 use crate::backend::BackendKind;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
 use crate::group_commit::PRODUCERS;
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::target::{Expect, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// How the owner comes by its token.
@@ -53,7 +54,7 @@ pub enum Sync {
 }
 
 pub struct TokenSyncTarget {
-    name: &'static str,
+    id: TargetId,
     sync: Sync,
     backends: &'static [BackendKind],
 }
@@ -61,30 +62,30 @@ pub struct TokenSyncTarget {
 const IN_MEMORY: &[BackendKind] = &[BackendKind::Memory];
 
 pub static TOKEN_SYNC: TokenSyncTarget = TokenSyncTarget {
-    name: "token-sync",
+    id: TargetId::TokenSync,
     sync: Sync::Live,
     backends: PRODUCERS,
 };
 
 pub static TOKEN_SYNC_CAPTURED: TokenSyncTarget = TokenSyncTarget {
-    name: "token-sync-captured",
+    id: TargetId::TokenSyncCaptured,
     sync: Sync::Captured,
     backends: IN_MEMORY,
 };
 
 pub static TOKEN_SYNC_FROZEN: TokenSyncTarget = TokenSyncTarget {
-    name: "token-sync-frozen",
+    id: TargetId::TokenSyncFrozen,
     sync: Sync::Frozen,
     backends: PRODUCERS,
 };
 
 impl Target for TokenSyncTarget {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> TargetId {
+        self.id
     }
 
-    fn model(&self, _: BackendKind) -> &'static str {
-        "TokenSync"
+    fn model(&self, _: BackendKind) -> ModelName {
+        ModelName::of::<TokenSync>()
     }
 
     fn backends(&self) -> &'static [BackendKind] {
@@ -114,7 +115,7 @@ impl Target for TokenSyncTarget {
                 }
             }
         }
-        replay_counterexamples(self.name, self.sync, result)
+        replay_counterexamples(self.id, self.sync, result)
     }
 }
 
@@ -221,9 +222,7 @@ impl Trace {
                 .iter()
                 .position(|&r| r == g)
                 .map(|i| i as u16 + 1)
-                .ok_or_else(|| {
-                    Error::Harness(format!("the token read generation {g}, which never was"))
-                })?;
+                .ok_or_else(|| HarnessError::outside("the token's generation", g))?;
             if model != self.token {
                 self.token = model;
                 self.events
@@ -233,7 +232,7 @@ impl Trace {
         let accepted = match outcome {
             Ok(()) => true,
             Err(CommitError::Fenced { .. } | CommitError::AlreadyFenced { .. }) => false,
-            Err(e) => return Err(Error::Harness(format!("the owner's commit: {e}"))),
+            Err(e) => return Err(HarnessError::failed("the owner's commit")(e)),
         };
         self.events.push(TokenEvent::Commit { accepted });
         Ok(())
@@ -386,7 +385,7 @@ fn describe(trace: &Trace) -> String {
 }
 
 fn replay_counterexamples(
-    target: &str,
+    target: TargetId,
     sync: Sync,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
@@ -444,11 +443,11 @@ mod on_the_broker {
         let mut settled = Settled::default();
         settled.poll_until(&a, &[], |owned| owned.len() == 2)?;
         let first = settled.generation.ok_or_else(|| {
-            Error::Harness("member A has no generation after its assignment".into())
+            HarnessError::not_recorded("generation of member A after its assignment")
         })?;
         let token = Token::new(Arc::new(LiveGroupMetadata(a.consumer.clone())), sync);
         let producer = KafkaTxnProducer::new(bootstrap, &format!("{run}-txn"), &snapshots, 0)
-            .map_err(|e| Error::Harness(format!("init_transactions: {e}")))?;
+            .map_err(HarnessError::failed("init_transactions"))?;
         let gc = GroupCommit::new(
             producer,
             GroupCommitConfig::new(InputPartition::new(&input, 0), 0),
@@ -513,11 +512,13 @@ mod on_the_broker {
                     return Ok(());
                 }
                 if Instant::now() > deadline {
-                    return Err(Error::Harness(format!(
-                        "member A's assignment did not move as expected within {PATIENCE:?} \
-                         (now {:?})",
-                        self.owned
-                    )));
+                    return Err(HarnessError::timed_out(
+                        format!(
+                            "member A's assignment moving as expected (now {:?})",
+                            self.owned
+                        ),
+                        PATIENCE,
+                    ));
                 }
             }
         }

@@ -1,8 +1,9 @@
 //! Which implementation reproduces which must-fail config: `replays.toml` beside this crate,
-//! compiled in, validated on load against the suite and the conformance targets' names.
+//! compiled in, validated on load against the suite; the targets are read as the caller's ids.
 
 use std::collections::HashSet;
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::suite::{Config, Expected};
@@ -58,38 +59,41 @@ pub enum Violation {
     StaleToken,
 }
 
-/// One must-fail config's replay.
+/// One must-fail config's replay. `T` names a conformance target: the conformance crate reads
+/// the data with its own target ids, so a name that is no target's fails the parse.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplaySpec {
+pub struct ReplaySpec<T> {
     pub config: String,
     /// The targets whose broken implementation must reproduce it.
-    pub reproduced_by: Vec<String>,
+    pub reproduced_by: Vec<T>,
     /// Targets as designed that drive it too: their implementation must refuse it.
-    pub refused_by: Vec<String>,
+    pub refused_by: Vec<T>,
     pub shows: Violation,
 }
 
-impl ReplaySpec {
+impl<T: PartialEq> ReplaySpec<T> {
     /// Whether `target` drives this counterexample (to reproduce it, or to refuse it).
-    pub fn driven_by(&self, target: &str) -> bool {
-        self.reproduced_by
-            .iter()
-            .chain(&self.refused_by)
-            .any(|t| t == target)
+    pub fn driven_by(&self, target: &T) -> bool {
+        self.reproduced_by.contains(target) || self.refused_by.contains(target)
+    }
+
+    /// Whether `target` must reproduce the violation (it drives the broken implementation).
+    pub fn reproduced_by(&self, target: &T) -> bool {
+        self.reproduced_by.contains(target)
     }
 }
 
 /// Why the replays could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplaysError {
+    /// Not TOML of this shape, or a target or violation that is none (the parser's message
+    /// names it, with its line).
     #[error("replays.toml: {0}")]
     Parse(#[from] toml::de::Error),
     #[error("replays.toml: `{0}` is not a config of the suite")]
     UnknownConfig(String),
     #[error("replays.toml: `{0}` is not a must-fail config: there is no violation to reproduce")]
     NotMustFail(String),
-    #[error("replays.toml: `{config}` names `{target}`, which is not a conformance target")]
-    UnknownTarget { config: String, target: String },
     #[error("replays.toml: `{0}` is listed twice")]
     Twice(String),
     #[error("replays.toml: `{0}` names no target that reproduces it")]
@@ -98,53 +102,27 @@ pub enum ReplaysError {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    replay: Vec<Raw>,
+struct File<T> {
+    replay: Vec<Raw<T>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Raw {
+struct Raw<T> {
     config: String,
-    reproduced_by: Vec<String>,
-    #[serde(default)]
-    refused_by: Vec<String>,
+    reproduced_by: Vec<T>,
+    #[serde(default = "Vec::new")]
+    refused_by: Vec<T>,
     shows: Violation,
 }
 
-/// Parses `text` and checks it against `suite` and the names of the conformance `targets`.
-pub fn load(
+/// Parses `text`, its targets read as `T` (a name that is no `T` fails the parse), and checks
+/// it against `suite`.
+pub fn load<T: DeserializeOwned>(
     text: &str,
     suite: &[Config],
-    targets: &[&str],
-) -> Result<Vec<ReplaySpec>, ReplaysError> {
-    let specs = load_for(text, suite)?;
-    check_targets(&specs, targets)?;
-    Ok(specs)
-}
-
-/// Every target a replay names is one of `targets`.
-pub fn check_targets(specs: &[ReplaySpec], targets: &[&str]) -> Result<(), ReplaysError> {
-    for spec in specs {
-        if let Some(unknown) = spec
-            .reproduced_by
-            .iter()
-            .chain(&spec.refused_by)
-            .find(|t| !targets.contains(&t.as_str()))
-        {
-            return Err(ReplaysError::UnknownTarget {
-                config: spec.config.clone(),
-                target: unknown.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Parses `text` and checks it against `suite`; the target names are left to
-/// [`check_targets`], for a caller that cannot name the targets where it loads the data.
-pub fn load_for(text: &str, suite: &[Config]) -> Result<Vec<ReplaySpec>, ReplaysError> {
-    let file: File = toml::from_str(text)?;
+) -> Result<Vec<ReplaySpec<T>>, ReplaysError> {
+    let file: File<T> = toml::from_str(text)?;
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for raw in file.replay {
@@ -177,52 +155,45 @@ mod tests {
         crate::suite::built_in().unwrap()
     }
 
-    const TARGETS: &[&str] = &["replay", "flow", "flow-lww"];
+    /// Three targets, read by name as the conformance crate reads its own.
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum Target {
+        Replay,
+        Flow,
+        FlowLww,
+    }
 
     #[test]
     fn a_replay_of_a_config_the_suite_lacks_or_of_an_unknown_target_is_refused() {
+        let load = |text: &str| load::<Target>(text, &suite());
         let unknown_config = "[[replay]]\nconfig = \"nope\"\nreproduced_by = [\"replay\"]\nshows = \"stale-overwrite\"\n";
         assert!(matches!(
-            load(unknown_config, &suite(), TARGETS),
+            load(unknown_config),
             Err(ReplaysError::UnknownConfig(c)) if c == "nope"
         ));
         let unknown_target = "[[replay]]\nconfig = \"cassandra_unguarded\"\nreproduced_by = [\"flow-lww\"]\nrefused_by = [\"flw\"]\nshows = \"stale-overwrite\"\n";
-        assert!(matches!(
-            load(unknown_target, &suite(), TARGETS),
-            Err(ReplaysError::UnknownTarget { target, .. }) if target == "flw"
-        ));
+        match load(unknown_target) {
+            Err(ReplaysError::Parse(e)) => assert!(e.to_string().contains("flw"), "{e}"),
+            other => panic!("an unknown target must fail the parse: {other:?}"),
+        }
         let holding = "[[replay]]\nconfig = \"casfw_guarded\"\nreproduced_by = [\"replay\"]\nshows = \"stale-overwrite\"\n";
-        assert!(matches!(
-            load(holding, &suite(), TARGETS),
-            Err(ReplaysError::NotMustFail(_))
-        ));
+        assert!(matches!(load(holding), Err(ReplaysError::NotMustFail(_))));
         let twice = "[[replay]]\nconfig = \"casfw_unguarded\"\nreproduced_by = [\"replay\"]\nshows = \"stale-overwrite\"\n".repeat(2);
-        assert!(matches!(
-            load(&twice, &suite(), TARGETS),
-            Err(ReplaysError::Twice(_))
-        ));
+        assert!(matches!(load(&twice), Err(ReplaysError::Twice(_))));
         let bad_violation = "[[replay]]\nconfig = \"casfw_unguarded\"\nreproduced_by = [\"replay\"]\nshows = \"stale\"\n";
-        assert!(matches!(
-            load(bad_violation, &suite(), TARGETS),
-            Err(ReplaysError::Parse(_))
-        ));
+        assert!(matches!(load(bad_violation), Err(ReplaysError::Parse(_))));
+        let fine = "[[replay]]\nconfig = \"cassandra_unguarded\"\nreproduced_by = [\"flow-lww\"]\nrefused_by = [\"flow\"]\nshows = \"stale-overwrite\"\n";
+        let spec = &load(fine).unwrap()[0];
+        assert!(spec.reproduced_by(&Target::FlowLww) && spec.driven_by(&Target::Flow));
+        assert!(!spec.driven_by(&Target::Replay));
     }
 
     #[test]
     fn the_shipped_replays_name_must_fail_configs_of_the_suite() {
-        // The targets are conform's; here any name passes, conform checks them against its table.
-        let all: Vec<String> = load_names(DEFAULT);
-        let names: Vec<&str> = all.iter().map(String::as_str).collect();
-        let replays = load(DEFAULT, &suite(), &names).unwrap();
+        // The targets are conform's (its tests read them as its ids); here any name passes.
+        let replays = load::<String>(DEFAULT, &suite()).unwrap();
         assert!(replays.iter().any(|r| r.config == "casfw_unguarded"));
         assert!(replays.iter().all(|r| !r.reproduced_by.is_empty()));
-    }
-
-    fn load_names(text: &str) -> Vec<String> {
-        let file: File = toml::from_str(text).unwrap();
-        file.replay
-            .into_iter()
-            .flat_map(|r| r.reproduced_by.into_iter().chain(r.refused_by))
-            .collect()
     }
 }

@@ -48,6 +48,10 @@ pub struct Args {
     /// Seed of the offsets, the jitter and the random walks (printed when not given).
     #[arg(long)]
     seed: Option<u64>,
+    /// Write every trace a target validates to DIR/<target>/NNNN.ndjson (histories with their
+    /// call and return times), for `conform --trace FILE --model MODEL` or another checker.
+    #[arg(long, value_name = "DIR")]
+    save: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value_t = ResultFormat::Table)]
     format: ResultFormat,
     /// Validate this NDJSON trace file instead (with --model).
@@ -95,7 +99,19 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if let (Some(kind), Some(address)) = (args.backend, args.server) {
         servers.attach(kind, address)?;
     }
-    let results = plan.run(&mut servers, args.traces, args.writers, seed);
+    let results = plan.run(
+        &mut servers,
+        args.traces,
+        args.writers,
+        seed,
+        args.save.as_deref(),
+    );
+    if let Some(dir) = &args.save {
+        eprintln!(
+            "conform: traces saved under {} (one folder a target; read one back with `conform --trace FILE --model MODEL`)",
+            dir.display()
+        );
+    }
     match args.format {
         ResultFormat::Table => print!("{}", conform_table::table(&results)),
         ResultFormat::Json => println!(

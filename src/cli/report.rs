@@ -97,6 +97,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         args.traces,
         CONFORM_WRITERS,
         args.seed,
+        None,
     );
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let inputs = loadbearing::report::Inputs {

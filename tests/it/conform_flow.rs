@@ -52,7 +52,7 @@ fn overlapping_owner_and_zombie_flows_on_the_guarded_store_conform() {
     let result = conform::run(&targets::FLOW, &sqlite(30, 7)).unwrap();
     // 30 seeded schedules, then 30 runs with the flows racing on threads.
     assert_conforms(&result, 60);
-    assert_eq!(result.model, "Cassandra");
+    assert_eq!(result.model.name(), "Cassandra");
     assert!(result.events > 60 * 5, "every owner fold is an event");
     assert!(result.steps > 0, "the counterexamples were replayed");
 }
@@ -164,7 +164,7 @@ fn the_hard_delete_flows_are_caught_at_the_delete() {
 fn the_restarted_owner_with_the_fence_conforms() {
     let result = conform::run(&targets::FENCE, &sqlite(30, 7)).unwrap();
     assert_conforms(&result, 30);
-    assert_eq!(result.model, "ReplayFence");
+    assert_eq!(result.model.name(), "ReplayFence");
 }
 
 #[test]

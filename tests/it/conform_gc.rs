@@ -192,7 +192,7 @@ fn the_store_targets_run_on_cassandra() {
         "{:?}",
         store.divergences.first().map(|d| d.text())
     );
-    assert_eq!(store.model, "CasFirstWrite");
+    assert_eq!(store.model.name(), "CasFirstWrite");
     let lww = conform::run(&targets::STORE_LWW, &settings).unwrap();
     assert!(lww.ok && lww.divergent_traces > 0);
     let compound = conform::run(&targets::COMPOUND, &settings).unwrap();

@@ -25,6 +25,7 @@ fn memory(traces: usize, seed: u64) -> Settings {
         traces,
         writers: 2,
         seed,
+        save: None,
     }
 }
 

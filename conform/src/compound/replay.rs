@@ -17,12 +17,13 @@ use loadbearing_specs::first_write::compound::{CasFirstWrite, CasFwAction, MAX_W
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 use stateright::Model;
 
-use super::COMPOUND;
-use crate::error::Error;
+use crate::error::{Error, HarnessError};
+use crate::mismatch::Mismatch;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Scheduler, Scripted};
 use crate::store::{event_of, row_of, StoreFactory};
-use crate::target::{Replay, Settings, Target, TargetResult};
+use crate::target::{Replay, Settings, TargetResult};
+use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
 
 /// The scheduler's actor index of the reaper (after the writers).
@@ -95,9 +96,10 @@ fn scripted(
                     let reaped = reaper.reap(key).map_err(Error::open("reaping the row"))?;
                     if !reaped {
                         scheduler.finished(REAPER);
-                        return Err(Error::Harness(format!(
-                            "{key}: the scripted reap found no row"
-                        )));
+                        return Err(HarnessError::out_of_order(
+                            format!("the scripted reap of {key}"),
+                            "it found no row",
+                        ));
                     }
                 }
                 scheduler.finished(REAPER);
@@ -129,7 +131,7 @@ fn scripted(
 /// The compound's must-fail configs (the replay data's for `compound`) on PostgreSQL, each on
 /// the matching broken store and on the guarded one.
 pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-    for spec in replays::driven_by(COMPOUND.name())? {
+    for spec in replays::driven_by(TargetId::Compound)? {
         let config = spec.config.as_str();
         let Cx {
             model,
@@ -153,18 +155,20 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
         result.steps += path.len();
         let verdict = validate(&model, &run.events, Limits::default());
         if verdict.witness.as_ref() != Some(&shown) || run.early.is_some() {
-            result.mismatches.push(format!(
-                "{config}: the store did not follow the counterexample ({:?})",
-                verdict.divergence.map(|d| d.text())
-            ));
+            result.mismatches.push(Mismatch::NotFollowed {
+                on: config.to_string(),
+                divergence: verdict.divergence.map(|d| d.text()),
+            });
         }
         let last = states.last().expect("a path has states");
-        if row_of(&run.row) != last.stored {
-            result.mismatches.push(format!(
-                "{config}: after the counterexample the store holds {}, the model {}",
-                row_of(&run.row),
-                last.stored
-            ));
+        let row = row_of(&run.row)?;
+        if row != last.stored {
+            result.mismatches.push(Mismatch::Differs {
+                on: format!("{config}: after the counterexample"),
+                what: "the row is",
+                implementation: row.to_string(),
+                model: last.stored.to_string(),
+            });
         }
         let evidence = violation_on_store(spec.shows, &run, off);
         let broken_outcome = ReplayOutcome::of(spec.shows, evidence.is_some());
@@ -191,10 +195,10 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
             };
             let verdict = validate(&guarded_model, &run.events, Limits::default());
             if !verdict.conforming {
-                result.mismatches.push(format!(
-                    "{config} on the guarded store: {:?}",
-                    verdict.divergence.map(|d| d.text())
-                ));
+                result.mismatches.push(Mismatch::NotFollowed {
+                    on: format!("{config} on the guarded store"),
+                    divergence: verdict.divergence.map(|d| d.text()),
+                });
             }
             match violation_on_store(spec.shows, &run, off) {
                 Some(fact) => (ReplayOutcome::Reproduced(spec.shows), fact),

@@ -22,6 +22,7 @@ pub fn settings(backend: Backend, traces: usize, writers: usize, seed: u64) -> S
         traces,
         writers,
         seed,
+        save: None,
     }
 }
 
