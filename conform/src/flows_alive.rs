@@ -80,7 +80,7 @@ impl Target for FlowsAliveTarget {
     fn expect(&self) -> Expect {
         match self.mode {
             TeardownMode::Awaited => Expect::Conforms,
-            TeardownMode::Deferred(_) => Expect::Diverges,
+            TeardownMode::Deferred(_) | TeardownMode::Detached => Expect::Diverges,
         }
     }
 

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use loadbearing_impls::store::Read;
 use loadbearing_impls::trace::{Step, Tracer};
-use loadbearing_impls_kafka::flow::KafkaFlow;
+use loadbearing_impls_kafka::flow::{FlowRegistry, KafkaFlow, TeardownMode};
 #[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::flow::{Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{
@@ -105,6 +105,15 @@ pub struct Variant {
 }
 
 impl Variant {
+    /// How this build's rebalance callback tears a revoked flow down.
+    pub fn teardown(self) -> TeardownMode {
+        if self.coupled {
+            TeardownMode::Awaited
+        } else {
+            TeardownMode::Detached
+        }
+    }
+
     pub const GUARDED: Variant = Variant {
         coupled: true,
         seeded: true,
@@ -535,6 +544,10 @@ pub struct World {
     owner_pos: u8,
     rebalanced: bool,
     zombie: Option<Arc<GroupCommit<Producer>>>,
+    /// The member's flows: the zombie's is registered on its partition, and the rebalance
+    /// callback revokes it through this registry, built as the variant says (the design tears
+    /// the flow down in the revoke; the decoupled mutant does not).
+    flows: FlowRegistry,
 }
 
 impl World {
@@ -575,6 +588,7 @@ impl World {
         let owner = KafkaFlow::new(owner_commit.clone(), 0, generation, sink.clone())
             .without_replay_filter();
         let captured = Arc::new(Mutex::new(GroupMetadata::group_only(&log.group_id())));
+        let flows = FlowRegistry::new("A", variant.teardown(), sink.clone());
         Ok(World {
             variant,
             ops,
@@ -589,6 +603,7 @@ impl World {
             owner_pos: 0,
             rebalanced: false,
             zombie: None,
+            flows,
         })
     }
 
@@ -840,11 +855,8 @@ impl World {
         let live = self.log.live_meta();
         let generation = live.generation_id;
         *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = live;
-        let mut torn_down = Vec::new();
-        if self.variant.coupled {
-            zombie.tear_down();
-            torn_down.push(0);
-        }
+        self.flows.register(0, zombie);
+        let torn_down = self.flows.revoke(&[0]);
         self.sink.kafka(&KafkaStep::Poll {
             member: "A".into(),
             generation,

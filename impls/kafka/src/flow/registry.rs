@@ -24,6 +24,10 @@ pub enum TeardownMode {
     /// teardown to a thread and returns; the flow stays live until the thread runs, this long
     /// after.
     Deferred(Duration),
+    /// TEST-ONLY PLANTED MUTANT (Kafka `CoupledTeardown = false`): the revoke captures the new
+    /// generation and tears nothing down; the revoked flow stays live (a zombie) until its
+    /// owner drops it.
+    Detached,
 }
 
 /// The member's flows.
@@ -91,6 +95,7 @@ impl FlowRegistry {
                     });
                     lock(&self.deferred).push(handle);
                 }
+                TeardownMode::Detached => {}
             }
         }
         torn
@@ -155,6 +160,14 @@ mod tests {
 
     #[test]
     fn s3_an_awaited_revoke_returns_with_the_revoked_flows_torn_down() {
+        let (detached, _) = registry(TeardownMode::Detached);
+        let flow = Arc::new(Flow::default());
+        detached.register(0, flow.clone());
+        assert!(detached.revoke(&[0]).is_empty());
+        assert!(
+            !flow.is_torn_down() && detached.is_live(0),
+            "the mutant tears nothing down"
+        );
         let (r, _) = registry(TeardownMode::Awaited);
         r.register(0, Arc::new(Flow::default()));
         r.register(1, Arc::new(Flow::default()));
