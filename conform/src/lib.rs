@@ -70,5 +70,7 @@ pub use suite::{
     atomic_schedule, counterexample, counterexample_path, suite_config, suite_model,
     AtomicSchedule, Cx,
 };
-pub use target::{run, Expect, ModelName, Replay, Settings, Target, TargetResult};
+pub use target::{
+    run, Expect, FailedHistory, Interval, ModelName, Replay, Settings, Target, TargetResult,
+};
 pub use target_id::TargetId;

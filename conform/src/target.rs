@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use loadbearing_refinement::conform::history::ModelSteps;
 use loadbearing_refinement::conform::{
     check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
-    HistoryVerdict, Limits, Timed,
+    HistoryVerdict, Limits, Sequential as _, Timed,
 };
 use loadbearing_refinement::progress::{grouped, Progress};
 use serde::Serialize;
@@ -181,8 +181,19 @@ impl std::fmt::Debug for Line {
 #[derive(Clone, Debug, Serialize)]
 pub struct FailedHistory {
     pub history: String,
+    /// Each operation's interval and what it did, in the history's order (what the verdict's
+    /// operation indexes point into): the data a timeline is drawn from.
+    pub operations: Vec<Interval>,
     pub verdict: HistoryVerdict,
     pub text: String,
+}
+
+/// One operation of a history: called at `call`, returned at `ret` (never: `None`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Interval {
+    pub call: u64,
+    pub ret: Option<u64>,
+    pub what: String,
 }
 
 /// A must-fail config's counterexample driven through the broken and the guarded
@@ -340,6 +351,14 @@ impl TargetResult {
             if self.histories.len() < 3 {
                 self.histories.push(FailedHistory {
                     history: to_history_ndjson(history),
+                    operations: history
+                        .iter()
+                        .map(|op| Interval {
+                            call: op.call,
+                            ret: op.ret,
+                            what: steps.describe(&op.event),
+                        })
+                        .collect(),
                     text: verdict.text(&|op| history[op].line),
                     verdict,
                 });

@@ -259,9 +259,75 @@ fn conformance_section(body: &mut String, results: &[TargetResult]) {
                 "<tr class=\"red\"><td colspan=\"10\"><pre>{}</pre></td></tr>",
                 escape(&d.text())
             );
+        } else if let Some(h) = r.histories.first() {
+            let _ = writeln!(
+                body,
+                "<tr><td colspan=\"10\">{}<pre>{}</pre></td></tr>",
+                history_timeline(h),
+                escape(&h.text)
+            );
         }
     }
     body.push_str("</tbody>\n</table>\n");
+}
+
+/// A failed history as a timeline (after Porcupine's visualizer): one row an operation, its
+/// bar from call to return (to the right edge when it never returned); the longest order the
+/// model allows numbered on its bars in green, the operations that could not come next in red,
+/// the rest grey.
+fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
+    use loadbearing_refinement::conform::HistoryOutcome;
+    let HistoryOutcome::NotLinearizable(why) = &h.verdict.outcome else {
+        return String::new();
+    };
+    let (row, width, left) = (18.0, 720.0, 8.0);
+    let end = h
+        .operations
+        .iter()
+        .map(|op| op.ret.unwrap_or(op.call))
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let x = |t: u64| left + width * t as f64 / end;
+    let order: std::collections::HashMap<usize, usize> = why
+        .placed
+        .iter()
+        .filter_map(|p| p.op)
+        .enumerate()
+        .map(|(n, op)| (op, n + 1))
+        .collect();
+    let refused: std::collections::HashSet<usize> = why.refused.iter().map(|r| r.op).collect();
+    let mut rows: Vec<usize> = why.ops.clone();
+    rows.sort_by_key(|&i| h.operations[i].call);
+    let mut svg = format!(
+        "<svg class=\"timeline\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"the history's operations over time\">",
+        width + 2.0 * left + 320.0,
+        row * rows.len() as f64 + 4.0
+    );
+    for (y, &i) in rows.iter().enumerate() {
+        let op = &h.operations[i];
+        let (from, to) = (x(op.call), op.ret.map_or(left + width, x));
+        let (fill, label) = match (order.get(&i), refused.contains(&i)) {
+            (Some(n), _) => ("#2e7d32", format!("{n}. ")),
+            (None, true) => ("#c62828", "refused: ".to_string()),
+            (None, false) => ("#9e9e9e", String::new()),
+        };
+        let top = y as f64 * row + 2.0;
+        let _ = write!(
+            svg,
+            "<rect x=\"{from:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"{}><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}{}</text>",
+            (to - from).max(2.0),
+            row - 4.0,
+            if op.ret.is_none() { " fill-opacity=\"0.4\"" } else { "" },
+            escape(&op.what),
+            width + 2.0 * left,
+            top + row - 6.0,
+            escape(&label),
+            escape(&op.what.chars().take(48).collect::<String>())
+        );
+    }
+    svg.push_str("</svg>");
+    svg
 }
 
 /// One config: what it checks, what it did, and its counterexample drawn.
@@ -326,5 +392,30 @@ mod tests {
     fn names_become_safe_file_names() {
         assert_eq!(safe("kafka-flow-835"), "kafka-flow-835");
         assert_eq!(safe("a/b c"), "a_b_c");
+    }
+}
+
+#[cfg(test)]
+mod timeline_tests {
+    use loadbearing_conform::{targets, Backend, Settings};
+
+    /// The last-write-wins store's racing writers: a history with no order the model allows,
+    /// drawn with its longest allowed order numbered (green) and the refused operation (red).
+    #[test]
+    fn a_failed_history_is_drawn_as_a_timeline() {
+        let settings = Settings {
+            backend: Backend::SQLITE,
+            traces: 20,
+            writers: 8,
+            seed: 3,
+            save: None,
+        };
+        let result = loadbearing_conform::run(&targets::STORE_LWW, &settings).unwrap();
+        let failed = result.histories.first().expect("the mutant's histories fail");
+        let svg = super::history_timeline(failed);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+        assert_eq!(svg.matches("<rect").count(), failed.operations.len(), "{svg}");
+        assert!(svg.contains("#c62828") && svg.contains("refused: "), "{svg}");
+        assert!(svg.contains(">1. "), "the allowed order is numbered: {svg}");
     }
 }
