@@ -187,21 +187,6 @@ impl Drop for StoreFactory {
     }
 }
 
-/// Records each step with the writer that took it, in the order the steps happened.
-pub(crate) struct ActorTracer {
-    pub(crate) writer: Writer,
-    pub(crate) sink: Arc<Mutex<Vec<(Writer, Step)>>>,
-}
-
-impl Tracer for ActorTracer {
-    fn step(&self, step: &Step) {
-        self.sink
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((self.writer, step.clone()));
-    }
-}
-
 /// One round of the compound: each writer persists its offset to a fresh key, one statement
 /// at a time in the seeded order, so the three statements of different writers interleave.
 pub fn scheduled_round(

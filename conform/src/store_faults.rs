@@ -4,9 +4,12 @@
 //! with what its client was told, then a read of the key once the network is back — must be a
 //! behaviour of CasFirstWriteAtomic.
 //!
-//! Each round, `writers` sessions persist one offset each to a fresh key, one at a time in a
-//! seeded order (so the recorded order is the order the statements reached the server), and a
-//! fault covers a seeded window of one or two of them:
+//! Each round, `writers` sessions persist one offset each to a fresh key in a seeded order cut
+//! in three: the writers before a seeded window of one or two race together, then the window's
+//! writers race while a fault breaks the network under them, then the rest race once it is
+//! back. Nothing orders the statements of a group but the database: the round is a history
+//! (each statement's call and return times; an unanswered one never returned), judged by the
+//! linearizability checker. The faults:
 //!
 //! | fault | what the statements in the window meet |
 //! |---|---|
@@ -18,7 +21,7 @@
 //! How the model reads what the clients were told (`store::event_of`): an applied or refused
 //! upsert is the model's `Persist`, which must have done the same; one never sent (the session
 //! was lost before it) is the writer's `GiveUp`; one sent and never answered is unresolved: the
-//! model may place its `Persist` silently anywhere in the round, since such a write may land
+//! model may place its `Persist` anywhere after its call, or never, since such a write may land
 //! after its client gave up, and nothing is inferred from it. The final read is a stutter
 //! whose row must be the model's. So a stale write that lands, an acknowledged write the read
 //! does not show, a refused or unsent write that the read does show, and an unknown outcome
@@ -31,8 +34,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
-use loadbearing_impls::trace::{no_trace, Step};
+use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::{Mode, Read, SnapshotStore};
+use loadbearing_refinement::conform::Timed;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
 
@@ -41,7 +45,7 @@ use crate::error::Error;
 use crate::mismatch::Mismatch;
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{
-    event_of, guarded_atomic, stored_offset, ActorTracer, StoreFactory, MAX_OFFSET,
+    guarded_atomic, history_of, stored_offset, Clock, ClockedTracer, StoreFactory, MAX_OFFSET,
 };
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
@@ -105,18 +109,18 @@ impl Target for StoreFaults {
         for round in 0..settings.traces {
             let fault = round % FAULTS.len();
             let plan = RoundPlan::draw(&mut schedule, settings.writers);
-            let events = faulted_round(
+            let history = faulted_round(
                 &factory,
                 &proxy,
                 FAULTS[fault],
                 &format!("key{round}"),
                 &plan,
             )?;
-            hit[fault] += events
+            hit[fault] += history
                 .iter()
-                .filter(|e| e.is_unresolved() || e.not_sent())
+                .filter(|op| op.event.is_unresolved() || op.event.not_sent())
                 .count();
-            result.tally(&model, &events);
+            result.tally_history(&model, &history);
         }
         // A fault that never left a statement unresolved or unsent was judged on no faulted
         // history: the run shows nothing about it.
@@ -257,55 +261,83 @@ impl RoundPlan {
     }
 }
 
-/// One round (see the module's doc): the statements' events, then the final read's.
+/// One round (see the module's doc): the writers before the fault's window race together,
+/// then the window's writers race while the network breaks under them, then the rest; the
+/// round's history is every statement with its call and return times (an unanswered one never
+/// returned), then the read of the key once the network is back.
 fn faulted_round(
     factory: &StoreFactory,
     proxy: &Proxy<'_>,
     fault: Fault,
     key: &str,
     plan: &RoundPlan,
-) -> Result<Vec<FirstWriteEvent>, Error> {
+) -> Result<Vec<Timed<FirstWriteEvent>>, Error> {
     let sink = Arc::new(Mutex::new(Vec::new()));
+    let clock = Clock::start();
     let stores = (0..plan.offsets.len())
         .map(|w| {
-            factory.open(Arc::new(ActorTracer {
+            factory.open(Arc::new(ClockedTracer {
                 writer: Writer(w as u8),
+                clock,
                 sink: sink.clone(),
             }))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    for (position, &w) in plan.order.iter().enumerate() {
-        let first = position == plan.window.start;
-        if first {
+    let mut called = vec![0; plan.offsets.len()];
+    let window = plan.window.clone();
+    let groups = [
+        &plan.order[..window.start],
+        &plan.order[window.clone()],
+        &plan.order[window.end..],
+    ];
+    for (g, group) in groups.into_iter().enumerate() {
+        let faulted = g == 1;
+        if faulted {
             fault.begin(proxy)?;
         }
-        let offset = plan.offsets[w];
-        let value = format!("w{}@{offset}", w + 1);
         std::thread::scope(|scope| {
-            let hit = (first && fault.acts_in_flight()).then(|| {
+            let hit = (faulted && fault.acts_in_flight()).then(|| {
                 scope.spawn(|| {
                     std::thread::sleep(IN_FLIGHT);
                     fault.in_flight(proxy)
                 })
             });
-            // Its outcome is in the trace, whatever it is.
-            let _ = stores[w].persist(key, offset, value.as_bytes());
+            let writers: Vec<_> = group
+                .iter()
+                .map(|&w| {
+                    let (store, offset) = (&stores[w], plan.offsets[w]);
+                    scope.spawn(move || {
+                        let call = clock.now();
+                        // Its outcome is in the trace, whatever it is.
+                        let value = format!("w{}@{offset}", w + 1);
+                        let _ = store.persist(key, offset, value.as_bytes());
+                        (w, call)
+                    })
+                })
+                .collect();
+            for writer in writers {
+                let (w, call) = writer.join().expect("a writer of the round panicked");
+                called[w] = call;
+            }
             hit.map_or(Ok(()), |h| h.join().expect("the fault's thread"))
         })?;
-        if position + 1 == plan.window.end {
+        if faulted {
             fault.end(proxy)?;
         }
     }
-    let steps: Vec<(Writer, Step)> = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut events: Vec<FirstWriteEvent> = steps
-        .iter()
-        .filter_map(|(writer, step)| event_of(*writer, step))
-        .collect();
+    let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut history = history_of(&steps, &called);
+    let call = clock.now();
     let read = read_back(&*factory.open(no_trace())?, key)?;
-    events.push(FirstWriteEvent::Read {
-        stored: stored_offset(&read),
+    history.push(Timed {
+        call,
+        ret: Some(clock.now()),
+        event: FirstWriteEvent::Read {
+            stored: stored_offset(&read),
+        },
+        line: history.len() + 1,
     });
-    Ok(events)
+    Ok(history)
 }
 
 /// The key's row once the network is back (a session may take a few tries to reconnect).

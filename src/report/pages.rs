@@ -411,11 +411,21 @@ mod timeline_tests {
             save: None,
         };
         let result = loadbearing_conform::run(&targets::STORE_LWW, &settings).unwrap();
-        let failed = result.histories.first().expect("the mutant's histories fail");
+        let failed = result
+            .histories
+            .first()
+            .expect("the mutant's histories fail");
         let svg = super::history_timeline(failed);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
-        assert_eq!(svg.matches("<rect").count(), failed.operations.len(), "{svg}");
-        assert!(svg.contains("#c62828") && svg.contains("refused: "), "{svg}");
+        assert_eq!(
+            svg.matches("<rect").count(),
+            failed.operations.len(),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("#c62828") && svg.contains("refused: "),
+            "{svg}"
+        );
         assert!(svg.contains(">1. "), "the allowed order is numbered: {svg}");
     }
 }

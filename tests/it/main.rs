@@ -22,6 +22,7 @@ mod fuzz;
 mod isolation;
 mod junit;
 mod mutate;
+mod own_store;
 mod registry;
 mod report;
 mod scale;
