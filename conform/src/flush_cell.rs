@@ -22,13 +22,13 @@ use stateright::Model as _;
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
 use crate::mismatch::Mismatch;
+use crate::must_fail::{replay_each, Build, Showed};
 use crate::paths::random_walk;
-use crate::replays::{self, ReplayOutcome, Violation};
+use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{StoreFactory, STORES};
-use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
+use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
-use crate::{counterexample, Cx};
 
 pub struct FlushCellTarget {
     id: TargetId,
@@ -287,42 +287,21 @@ fn replay_counterexamples(
     key: &mut dyn FnMut() -> String,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for spec in replays::driven_by(target)? {
-        let Cx { path, .. } = counterexample::<FlushCell>(&spec.config)?;
-        let mut drive = |mark: Mark| -> Result<Option<String>, Error> {
-            let mut cell = Cell::new(factory, &key())?;
-            for action in &path {
-                cell.apply(*action, mark)?;
-            }
-            cell.lost_write()
+    replay_each::<FlushCell>(target, result, |spec, cx, build, _| {
+        let mark = match build {
+            Build::Broken => Mark::Unconditional,
+            Build::Designed => Mark::Conditional,
         };
-        let reproduces = replays::reproduces(&spec, target);
-        let broken = if reproduces {
-            Some(drive(Mark::Unconditional)?)
-        } else {
-            None
-        };
-        let guarded = drive(Mark::Conditional)?;
-        result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let broken_outcome = broken.as_ref().map_or(ReplayOutcome::NotDriven, |lost| {
-            ReplayOutcome::of(Violation::LostWrite, lost.is_some())
-        });
-        let guarded_outcome = ReplayOutcome::of(Violation::LostWrite, guarded.is_some());
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
-        let kept = "the key stayed dirty: the next flush writes the new value";
-        result.replays.push(Replay {
-            config: spec.config.clone(),
-            steps: path.iter().map(|a| format!("{a:?}")).collect(),
-            broken: match broken {
-                None => "not driven".into(),
-                Some(lost) => lost.unwrap_or_else(|| kept.into()),
-            },
-            guarded: guarded.unwrap_or_else(|| kept.into()),
-            broken_outcome,
-            guarded_outcome,
-        });
-    }
-    Ok(())
+        let mut cell = Cell::new(factory, &key())?;
+        for action in &cx.path {
+            cell.apply(*action, mark)?;
+        }
+        let lost = cell.lost_write()?;
+        Ok(Showed {
+            violation: spec.shows == Violation::LostWrite && lost.is_some(),
+            did: lost.unwrap_or_else(|| {
+                "the key stayed dirty: the next flush writes the new value".into()
+            }),
+        })
+    })
 }

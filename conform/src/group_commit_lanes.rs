@@ -38,11 +38,11 @@ use loadbearing_specs::group_commit::lanes_trace::LanesEvent;
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
 use crate::group_commit::{memory_commit, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
-use crate::replays::{self, Violation};
+use crate::must_fail::{replay_each, Build, Showed};
+use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
-use crate::{counterexample, Cx};
 
 pub struct LanesTarget {
     id: TargetId,
@@ -415,25 +415,17 @@ fn replay_counterexamples(
     lanes: Lanes,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for spec in replays::driven_by(target)? {
-        let Cx { model, path, .. } = counterexample::<GroupCommitLanes>(&spec.config)?;
-        let reproduces = replays::reproduces(&spec, target);
-        let broken = if reproduces {
-            Some(drive(&model, &path, lanes)?)
-        } else {
-            None
+    replay_each::<GroupCommitLanes>(target, result, |spec, cx, build, _| {
+        let lanes = match build {
+            Build::Broken => lanes,
+            Build::Designed => Lanes::Own,
         };
-        let guarded = drive(&model, &path, Lanes::Own)?;
-        result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let judged = |d: &Driven| (d.shows(spec.shows), d.describe());
-        result.replayed(
-            &spec,
-            path.iter().map(|a| format!("{a:?}")).collect(),
-            broken.as_ref().map(judged),
-            judged(&guarded),
-        );
-    }
-    Ok(())
+        let driven = drive(&cx.model, &cx.path, lanes)?;
+        Ok(Showed {
+            violation: driven.shows(spec.shows),
+            did: driven.describe(),
+        })
+    })
 }
 
 #[cfg(test)]

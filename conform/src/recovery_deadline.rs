@@ -27,11 +27,11 @@ use loadbearing_specs::recovery::deadline_trace::DeadlineEvent;
 
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
-use crate::replays::{self, Violation};
+use crate::must_fail::{self, replay_each, Showed};
+use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
-use crate::{counterexample, Cx};
 
 /// One model tick of the read's clock.
 pub const TICK: Duration = Duration::from_secs(10);
@@ -370,36 +370,25 @@ fn replay_counterexamples(
     build: Build,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for spec in replays::driven_by(target)? {
-        let Cx { model, path, .. } = counterexample::<RecoveryDeadline>(&spec.config)?;
-        let script = script_of(&path);
-        let drive = |build: Build| -> Result<Result<Run, String>, Error> {
-            match build.budget(model.trip_at) {
-                Err(refused) => Ok(Err(refused)),
-                Ok(budget) => Ok(Ok(run_padded(&script, &budget, model.healthy_progress)?)),
-            }
+    replay_each::<RecoveryDeadline>(target, result, |spec, cx, replayed, _| {
+        let build = match replayed {
+            must_fail::Build::Broken => build,
+            must_fail::Build::Designed => Build::Guarded,
         };
-        let reproduces = replays::reproduces(&spec, target);
-        let broken = if reproduces {
-            Some(drive(build)?)
-        } else {
-            None
-        };
-        let guarded = drive(Build::Guarded)?;
-        result.steps += path.len() * if reproduces { 2 } else { 1 };
         // A budget the design refuses is a refusal: nothing ran to show anything.
-        let judged = |run: &Result<Run, String>| {
-            let showed = run.as_ref().is_ok_and(|run| shows(spec.shows, run));
-            (showed, describe(run))
+        let run = match build.budget(cx.model.trip_at) {
+            Err(refused) => Err(refused),
+            Ok(budget) => Ok(run_padded(
+                &script_of(&cx.path),
+                &budget,
+                cx.model.healthy_progress,
+            )?),
         };
-        result.replayed(
-            &spec,
-            path.iter().map(|a| format!("{a:?}")).collect(),
-            broken.as_ref().map(judged),
-            judged(&guarded),
-        );
-    }
-    Ok(())
+        Ok(Showed {
+            violation: run.as_ref().is_ok_and(|run| shows(spec.shows, run)),
+            did: describe(&run),
+        })
+    })
 }
 
 /// A healthy path's read must not complete within the path: one more record is due, far past

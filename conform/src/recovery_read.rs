@@ -34,11 +34,11 @@ use loadbearing_specs::recovery::read_trace::ReadEvent;
 
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
-use crate::replays::{self, Violation};
+use crate::must_fail::{replay_each, Build, Showed};
+use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
-use crate::{counterexample, Cx};
 
 /// Every transaction's `transaction.timeout.ms` in the harness: the broker aborts an open one
 /// this long after it began, plus up to one abort scan. Longer than the script takes from any
@@ -223,28 +223,22 @@ fn replay_counterexamples(
     lens: Lens,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for spec in replays::driven_by(target)? {
-        let Cx { model, path, .. } = counterexample::<RecoveryRead>(&spec.config)?;
-        let script = Script::of_path(&model, &path)?;
-        let reproduces = replays::reproduces(&spec, target);
-        let broken = if reproduces {
-            Some(drive(bootstrap, script, lens, target.name())?)
-        } else {
-            None
+    replay_each::<RecoveryRead>(target, result, |spec, cx, build, result| {
+        let script = Script::of_path(&cx.model, &cx.path)?;
+        let run = match build {
+            Build::Broken => drive(bootstrap, script, lens, target.name())?,
+            Build::Designed => {
+                let run = drive(bootstrap, script, Lens::HighWatermark, target.name())?;
+                // The design's replay is a trace of its own, held to the design's model.
+                result.tally(&design(script.env), &run.events);
+                run
+            }
         };
-        let guarded = drive(bootstrap, script, Lens::HighWatermark, target.name())?;
-        // The design's replay is a trace of its own, held to the design's model.
-        result.tally(&design(script.env), &guarded.events);
-        result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let judged = |run: &Run| (run.shows(spec.shows), run.describe());
-        result.replayed(
-            &spec,
-            path.iter().map(|a| format!("{a:?}")).collect(),
-            broken.as_ref().map(judged),
-            judged(&guarded),
-        );
-    }
-    Ok(())
+        Ok(Showed {
+            violation: run.shows(spec.shows),
+            did: run.describe(),
+        })
+    })
 }
 
 #[cfg(feature = "kafka")]

@@ -36,11 +36,11 @@ use loadbearing_specs::flows::token_sync_trace::TokenEvent;
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
 use crate::group_commit::PRODUCERS;
-use crate::replays::{self, Violation};
+use crate::must_fail::{replay_each, Build, Showed};
+use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
-use crate::{counterexample, Cx};
 
 /// How the owner comes by its token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,25 +389,16 @@ fn replay_counterexamples(
     sync: Sync,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for spec in replays::driven_by(target)? {
-        let Cx { path, .. } = counterexample::<TokenSync>(&spec.config)?;
-        let reproduces = replays::reproduces(&spec, target);
-        let broken = if reproduces {
-            Some(drive(&path, sync)?)
-        } else {
-            None
+    replay_each::<TokenSync>(target, result, |spec, cx, build, _| {
+        let trace = match build {
+            Build::Broken => drive(&cx.path, sync)?,
+            Build::Designed => drive(&cx.path, Sync::Live)?,
         };
-        let guarded = drive(&path, Sync::Live)?;
-        result.steps += path.len() * if reproduces { 2 } else { 1 };
-        let judged = |t: &Trace| (shows(spec.shows, t), describe(t));
-        result.replayed(
-            &spec,
-            path.iter().map(|a| format!("{a:?}")).collect(),
-            broken.as_ref().map(judged),
-            judged(&guarded),
-        );
-    }
-    Ok(())
+        Ok(Showed {
+            violation: shows(spec.shows, &trace),
+            did: describe(&trace),
+        })
+    })
 }
 
 /// On a real Kafka 4.4 broker: member A alone on a two-partition topic; B joins (the
