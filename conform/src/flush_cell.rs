@@ -20,8 +20,8 @@ use loadbearing_specs::flows::flush_cell_trace::FlushEvent;
 use stateright::Model as _;
 
 use crate::backend::BackendKind;
+use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::{Error, HarnessError};
-use crate::mismatch::Mismatch;
 use crate::must_fail::{replay_each, Build, Showed};
 use crate::paths::random_walk;
 use crate::replays::Violation;
@@ -237,18 +237,6 @@ impl Cell {
             .then(|| format!("the key reads persisted with {buffered}, the store holds {durable}")))
     }
 
-    /// The difference between the cell and the model's `state` after `action`, if any.
-    fn matches(&self, action: FlushAction, state: &FlushState) -> Result<Option<Mismatch>, Error> {
-        let seen = (self.buffered()?, !self.dirty(), self.durable()?);
-        let model = (state.buffer.value, state.buffer.persisted, state.durable);
-        Ok((seen != model).then(|| Mismatch::Differs {
-            on: format!("after {action:?}"),
-            what: "(value, persisted, durable) =",
-            implementation: format!("{seen:?}"),
-            model: format!("{model:?}"),
-        }))
-    }
-
     fn apply(&mut self, action: FlushAction, mark: Mark) -> Result<(), Error> {
         match action {
             FlushAction::Append(v) => self.append(v),
@@ -258,6 +246,57 @@ impl Cell {
     }
 }
 
+/// The cell as the model sees it: the buffered value, whether the key reads persisted, and
+/// the store's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seen {
+    value: u8,
+    persisted: bool,
+    durable: u8,
+}
+
+impl Seen {
+    fn of(state: &FlushState) -> Seen {
+        Seen {
+            value: state.buffer.value,
+            persisted: state.buffer.persisted,
+            durable: state.durable,
+        }
+    }
+}
+
+impl std::fmt::Display for Seen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "value {}, {}, durable {}",
+            self.value,
+            if self.persisted { "persisted" } else { "dirty" },
+            self.durable
+        )
+    }
+}
+
+/// The design's cell under the model's steps: the flow's conditional mark.
+impl Harness for Cell {
+    type Step = FlushAction;
+    type Observed = Seen;
+
+    fn apply(&mut self, action: &FlushAction) -> Result<Applied, Error> {
+        Cell::apply(self, *action, Mark::Conditional)?;
+        Ok(Applied::Taken)
+    }
+
+    fn observe(&mut self) -> Result<Seen, Error> {
+        Ok(Seen {
+            value: self.buffered()?,
+            persisted: !self.dirty(),
+            durable: self.durable()?,
+        })
+    }
+}
+
+/// Random walks of the design driven through the cell, through the one path driver.
 fn drive_walks(
     factory: &StoreFactory,
     settings: &Settings,
@@ -265,18 +304,15 @@ fn drive_walks(
     key: &mut dyn FnMut() -> String,
     result: &mut TargetResult,
 ) -> Result<(), Error> {
-    for _ in 0..settings.traces {
+    for walk in 0..settings.traces {
         let init = DESIGN.init_states().remove(0);
-        let (path, states) = random_walk(&DESIGN, init, schedule, 8, |_| false);
+        let (path, _) = random_walk(&DESIGN, init.clone(), schedule, 8, |_| false);
         let mut cell = Cell::new(factory, &key())?;
-        for (action, state) in path.iter().zip(&states[1..]) {
-            result.steps += 1;
-            cell.apply(*action, Mark::Conditional)?;
-            if let Some(mismatch) = cell.matches(*action, state)? {
-                result.mismatches.push(mismatch);
-                break;
-            }
-        }
+        let driven = driver::drive(&DESIGN, &init, &path, &mut cell, Seen::of, Compare::Always)?;
+        result.steps += driven.steps;
+        result
+            .mismatches
+            .extend(driven.records(format!("walk {}", walk + 1)));
     }
     Ok(())
 }
