@@ -18,9 +18,9 @@ else
   log="$(mktemp)"
   keep_log=
   echo "running the fault tests (about five minutes); output in $log" >&2
-  cargo test -p loadbearing-conform --features postgres,cassandra \
-    --test postgres_kill --test postgres_faults --test cassandra_kill -- --test-threads 1 >"$log" 2>&1
-  cargo test -p loadbearing-impls-kafka --features kafka --test kafka_faults -- --test-threads 1 >>"$log" 2>&1
+  cargo test -p loadbearing-conform --features postgres,cassandra,kafka \
+    --test postgres_kill --test postgres_faults --test cassandra_kill --test kafka_faults \
+    -- --test-threads 1 >"$log" 2>&1
 fi
 # (A failed run keeps its output, for the message to point at.)
 tmp="$(mktemp)"

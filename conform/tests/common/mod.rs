@@ -21,8 +21,13 @@ pub const BUDGET: Budget = Budget {
 
 /// A run's whole history judged by the model, with what it cost (printed beside the run).
 pub fn judge(what: &str, report: &StressReport) -> HistoryVerdict {
+    judge_history(what, &report.history)
+}
+
+/// A history judged by the model, with what it cost (printed beside the run).
+pub fn judge_history(what: &str, history: &stress::History) -> HistoryVerdict {
     let started = Instant::now();
-    let verdict = reliability::judge(&report.history, BUDGET);
+    let verdict = reliability::judge(history, BUDGET);
     say(&format!(
         "judged[{what}]: {} operations over {} keys, {} configurations in {:.2?}: {}",
         verdict.operations,

@@ -3,12 +3,19 @@
 //! paused longer than a member's session timeout, and the network between clients and broker
 //! broken through Toxiproxy. Each run records what every writer sent and was told (committed,
 //! known not committed, unknown), and once the broker is back a recovery read must return
-//! exactly the committed snapshots.
+//! exactly the committed snapshots. The whole run — every write and every recovery read, with
+//! their times — is then judged by the model (`loadbearing_conform::reliability`: each key a
+//! guarded register, the history linearizable), so a stale or lost write during the fault is
+//! caught even when later writes bury it.
 //!
 //! This binary starts its own broker (with a second, proxied listener) and runs its tests one
 //! at a time, since each one faults the broker the others would use.
 
 mod common;
+// The broker scenarios the Kafka implementation's own tests use, shared by path (this binary
+// lives here, beside the model's judge, since an implementation crate knows no model).
+#[path = "../../impls/kafka/tests/common/mod.rs"]
+mod scenarios;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -16,15 +23,15 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::*;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
-use loadbearing_impls::kit::stress::{count, Violation, Wrong};
+use loadbearing_impls::kit::stress::{self, count, Asked, Violation, Wrong};
 use loadbearing_impls::store::Read;
 use loadbearing_impls_kafka::flow::{KafkaFlow, Member, MemberConfig};
 use loadbearing_impls_kafka::group_commit::{CommitError, GroupCommit, SnapshotWrite};
 use loadbearing_impls_kafka::harness::{self, BrokerOptions, KafkaBroker};
 use loadbearing_impls_kafka::kafka::{self, KafkaTxnProducer, LiveGroupMetadata};
 use loadbearing_impls_kafka::recovery::{RecoveryError, StallCause};
+use scenarios::*;
 
 /// The proxy in front of the broker's proxied listener.
 const PROXY: &str = "kafka";
@@ -265,9 +272,13 @@ fn faulted_run(
     before: Duration,
     after: Duration,
     fault: &(dyn Fn() + Sync),
+    mutant: Option<Mutant>,
 ) -> History {
     let t0 = Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // Whether the fault began: the planted mutant misbehaves once, then (each writer's write
+    // held up by the fault is already sent, so its next one is the first the fault can shape).
+    let faulting = std::sync::atomic::AtomicBool::new(false);
     // Nanoseconds since t0 at which the fault ended (MAX while it has not), and the writes
     // sent after it that committed.
     let fault_over = AtomicU64::new(u64::MAX);
@@ -278,15 +289,23 @@ fn faulted_run(
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let (stop, fault_over, landed_after) = (&stop, &fault_over, &landed_after);
-                let writers_done = &writers_done;
+                let (writers_done, faulting) = (&writers_done, &faulting);
                 scope.spawn(move || {
                     let mut rng = fastrand::Rng::with_seed(w as u64 + 1);
                     let mut attempts = Vec::new();
                     let mut offset = 0i64;
+                    let mut stale_sent = false;
                     while !stop.load(Relaxed) {
                         offset += 1 + rng.i64(0..3);
                         let key = format!("w{w}-k{}", rng.usize(0..KEYS_PER_WRITER));
-                        let write = if rng.u8(0..8) == 0 {
+                        let stale = mutant == Some(Mutant::StaleWritesLand)
+                            && faulting.load(Relaxed)
+                            && !std::mem::replace(&mut stale_sent, true);
+                        let write = if stale {
+                            // Offset 1, below what its key holds by now: Kafka keeps the last
+                            // record of a key, so the stale write lands.
+                            SnapshotWrite::persist(&key, 1, format!("w{w}@1 (stale)").as_bytes())
+                        } else if rng.u8(0..8) == 0 {
                             SnapshotWrite::delete(&key, offset)
                         } else {
                             SnapshotWrite::persist(
@@ -338,6 +357,7 @@ fn faulted_run(
         };
         std::thread::sleep(before);
         let start = t0.elapsed();
+        faulting.store(true, Relaxed);
         fault();
         let end = t0.elapsed();
         fault_over.store(end.as_nanos() as u64, Relaxed);
@@ -360,6 +380,15 @@ fn faulted_run(
         reads,
         fault,
     }
+}
+
+/// A planted mutant that misbehaves only while the fault lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mutant {
+    /// Each writer's first write sent after the fault began carries offset 1, below what its
+    /// key holds: a stale write, which lands (Kafka keeps a key's last record) and is buried by
+    /// the writer's next, higher write.
+    StaleWritesLand,
 }
 
 /// The recovery read once the run is over. A read that stalls at a transaction open past
@@ -451,13 +480,14 @@ fn judge<'h>(s: &Scenario, what: &str, h: &'h History) -> Judged<'h> {
     });
     // After every answer: held to exactly the committed snapshots.
     violations.extend(check_read(&by_key, Duration::MAX, Duration::MAX, &last));
+    let verdict = common::judge_history(what, &as_history(h, &last));
     let tally = tally(h);
     let (start, end) = h.fault;
     // docs/reliability.md's Kafka table: fault, writes, committed, known not committed,
     // indeterminate, recovery reads (failed; across the fault), hanging transactions aborted,
-    // stale, lost, verdict.
+    // stale, lost, verdict, the whole run judged by the model.
     let row = format!(
-        "| {what} ({:.1} s) | {} | {} | {} | {} | {} ({} failed, {} across the fault) | {} | {} | {} | {} |",
+        "| {what} ({:.1} s) | {} | {} | {} | {} | {} ({} failed, {} across the fault) | {} | {} | {} | {} | {} ({} operations) |",
         (end - start).as_secs_f64(),
         h.attempts.len(),
         tally.committed,
@@ -470,6 +500,8 @@ fn judge<'h>(s: &Scenario, what: &str, h: &'h History) -> Judged<'h> {
         count(&violations, Wrong::Stale),
         count(&violations, Wrong::LostAck),
         if violations.is_empty() { "holds" } else { "FAILS" },
+        common::outcome(&verdict),
+        verdict.operations,
     );
     loadbearing_impls::kit::reliability_row("kafka", &row);
     Judged {
@@ -477,7 +509,67 @@ fn judge<'h>(s: &Scenario, what: &str, h: &'h History) -> Judged<'h> {
         tally,
         violations,
         hanging,
+        verdict,
     }
+}
+
+/// The run as the stress kit's history, which the model judges: every write with when it was
+/// sent and answered (an unknown one never answered), and every recovery read that returned as
+/// a read of each key the run wrote, over its interval; last, the read after the fault, once
+/// every write was answered.
+fn as_history(h: &History, last: &HashMap<String, Read>) -> stress::History {
+    let us = |d: Duration| d.as_micros() as u64;
+    let keys: std::collections::BTreeSet<&str> =
+        h.attempts.iter().map(|a| a.write.key.as_str()).collect();
+    let mut ops = Vec::new();
+    for a in &h.attempts {
+        let offset = a.write.offset as u64;
+        ops.push(stress::Op {
+            session: 0,
+            key: a.write.key.clone(),
+            call_us: us(a.sent),
+            ret_us: match a.told {
+                Told::Unknown(_) => None,
+                _ => Some(us(a.answered)),
+            },
+            asked: match &a.write.value {
+                Some(value) => Asked::Persist {
+                    offset,
+                    value: value.clone(),
+                },
+                None => Asked::Delete { offset },
+            },
+            told: match a.told {
+                Told::Committed => stress::Told::Applied,
+                Told::NotCommitted(_) => stress::Told::Failed,
+                Told::Unknown(_) => stress::Told::Indeterminate,
+            },
+        });
+    }
+    let end = ops
+        .iter()
+        .map(|op| op.ret_us.unwrap_or(op.call_us))
+        .chain(h.reads.iter().map(|r| us(r.ended)))
+        .max()
+        .unwrap_or(0);
+    let reads = h
+        .reads
+        .iter()
+        .filter_map(|r| Some((us(r.started), us(r.ended), r.result.as_ref().ok()?)))
+        .chain([(end + 1, end + 2, last)]);
+    for (call, ret, read) in reads {
+        for key in &keys {
+            ops.push(stress::Op {
+                session: 1,
+                key: key.to_string(),
+                call_us: call,
+                ret_us: Some(ret),
+                asked: Asked::Read,
+                told: stress::Told::Read(read.get(*key).cloned().unwrap_or(Read::Absent)),
+            });
+        }
+    }
+    stress::History { ops }
 }
 
 /// A run's counts and what its recovery reads got wrong.
@@ -487,6 +579,8 @@ struct Judged<'h> {
     violations: Vec<Violation>,
     /// The offsets of the hanging transactions the final read met and had aborted.
     hanging: Vec<i64>,
+    /// The whole run judged by the model.
+    verdict: loadbearing_refinement::conform::HistoryVerdict,
 }
 
 impl Judged<'_> {
@@ -501,6 +595,11 @@ impl Judged<'_> {
             outcomes_in_order(&self.history.attempts),
             self.hanging,
             keep_broker_log(),
+        );
+        assert!(
+            self.verdict.conforming(),
+            "the run is no behaviour of the model:\n{}",
+            self.verdict.text(&|op| op + 1)
         );
         self.tally
     }
@@ -566,6 +665,7 @@ fn broker_killed_mid_group_commit_and_mid_recovery_read() {
         Duration::from_secs(4),
         Duration::from_secs(6),
         &kill,
+        None,
     );
     let t = judge(&s, "broker killed (`kill -9`) and restarted", &h).clean();
     assert!(
@@ -620,6 +720,7 @@ fn broker_killed_past_the_timeouts_fences_the_owner_and_can_hang_a_transaction()
         Duration::from_secs(3),
         Duration::from_secs(3),
         &kill,
+        None,
     );
     let judged = judge(
         &s,
@@ -646,6 +747,16 @@ fn broker_killed_past_the_timeouts_fences_the_owner_and_can_hang_a_transaction()
 /// A network fault between every client of the run (the member, the producer, the recovery
 /// reads) and the broker, through the proxy: `break_` for 1.5 s, then `heal`.
 fn proxied_run(test: &str, what: &str, break_: fn(&Proxy<'_>), heal: fn(&Proxy<'_>)) {
+    proxied_run_of(test, what, break_, heal, None);
+}
+
+fn proxied_run_of(
+    test: &str,
+    what: &str,
+    break_: fn(&Proxy<'_>),
+    heal: fn(&Proxy<'_>),
+    mutant: Option<Mutant>,
+) {
     let Some((servers, _one)) = servers_or_skip(test) else {
         return;
     };
@@ -668,8 +779,20 @@ fn proxied_run(test: &str, what: &str, break_: fn(&Proxy<'_>), heal: fn(&Proxy<'
         Duration::from_secs(3),
         Duration::from_secs(6),
         &fault,
+        mutant,
     );
-    let t = judge(&s, what, &h).clean();
+    let judged = judge(&s, what, &h);
+    if mutant.is_some() {
+        // The stale writes were buried by later, higher ones before the final read: the
+        // model, judging the whole run, must still catch them.
+        assert!(
+            !judged.verdict.conforming(),
+            "the model let the mutant's stale writes pass: {}",
+            judged.verdict.text(&|op| op + 1)
+        );
+        return;
+    }
+    let t = judged.clean();
     assert!(
         t.committed_after_fault > 0,
         "no write committed after the network healed: {t:?}"
@@ -697,6 +820,21 @@ fn proxy_cut_with_a_transaction_in_flight() {
         "proxy cut with transactions in flight, then restored",
         |p| p.set_enabled(false).expect("cut the proxy"),
         |p| p.set_enabled(true).expect("restore the proxy"),
+    );
+}
+
+/// A planted mutant caught by the model during a fault: once the proxy is cut, each writer's
+/// next write carries a stale offset (below what its key holds); Kafka keeps a key's last
+/// record, so it lands once the network is back, and the writer's next write buries it before
+/// the final read. The whole run, judged by the model, is not linearizable.
+#[test]
+fn a_stale_write_landing_during_the_cut_is_caught_by_the_model() {
+    proxied_run_of(
+        "a_stale_write_landing_during_the_cut_is_caught_by_the_model",
+        "mutant StaleWritesLand: each writer's first write once the proxy is cut",
+        |p| p.set_enabled(false).expect("cut the proxy"),
+        |p| p.set_enabled(true).expect("restore the proxy"),
+        Some(Mutant::StaleWritesLand),
     );
 }
 
@@ -766,13 +904,57 @@ fn broker_paused_past_a_session_makes_a_zombie_that_cannot_write() {
         b_records.extend(b.poll_records(1, Duration::from_secs(20)).expect("B polls"));
     }
     fold_records(&mut owner, &b_records, EVENTS);
+    // The run's clock for the model's history: the owner's write, a read, the zombie's
+    // write, a read.
+    let clock = Instant::now();
+    let owner_sent = clock.elapsed();
     owner.flush().expect("the owner's flush");
     owner.commit_offset().expect("the owner's offset commit");
+    let owner_answered = clock.elapsed();
     let owners = Some(((EVENTS - 1) as u64, fold_upto(EVENTS - 1)));
+    let read_started = clock.elapsed();
     let after_owner = s.recovered_key();
+    let read_ended = clock.elapsed();
+    let zombie_sent = clock.elapsed();
     let stale = zombie.flush();
+    let zombie_answered = clock.elapsed();
     eprintln!("the zombie's flush: {stale:?}");
     let after_zombie = s.recovered_key();
+    let as_read = |got: &Option<(u64, String)>| -> HashMap<String, Read> {
+        got.iter()
+            .map(|(offset, fold)| {
+                let read = Read::Live {
+                    offset: *offset,
+                    value: fold.clone().into_bytes(),
+                };
+                (KEY.to_string(), read)
+            })
+            .collect()
+    };
+    let write = |upto: i64, sent, answered, told| Attempt {
+        write: SnapshotWrite::persist(KEY, upto, fold_upto(upto).as_bytes()),
+        sent,
+        answered,
+        told,
+    };
+    let run = History {
+        attempts: vec![
+            write(EVENTS - 1, owner_sent, owner_answered, Told::Committed),
+            write(
+                ZOMBIE_UPTO - 1,
+                zombie_sent,
+                zombie_answered,
+                Told::of(&stale),
+            ),
+        ],
+        reads: vec![ReadAttempt {
+            started: read_started,
+            ended: read_ended,
+            result: Ok(as_read(&after_owner)),
+        }],
+        fault: (Duration::ZERO, Duration::ZERO),
+    };
+    let verdict = common::judge_history("pause", &as_history(&run, &as_read(&after_zombie)));
     // The row of docs/reliability.md's Kafka table, from what this run saw: one write judged
     // (the zombie's flush), whether it committed, the two recovery reads, and what they found.
     let committed = usize::from(stale.is_ok());
@@ -782,15 +964,18 @@ fn broker_paused_past_a_session_makes_a_zombie_that_cannot_write() {
         "kafka",
         &format!(
             "| broker's JVM paused (`SIGSTOP`) 4 s, past member A's 1.5 s session; B assigned \
-             {waited:.1?} after the thaw; A's stale flush | 1 | {committed} | {} | 0 | 2 (0 failed) | 0 | {stale_landed} | {owner_lost} | {} |",
+             {waited:.1?} after the thaw; A's stale flush | 1 | {committed} | {} | 0 | 2 (0 failed) | 0 | {stale_landed} | {owner_lost} | {} | {} ({} operations) |",
             1 - committed,
             if committed + stale_landed + owner_lost == 0 {
                 "holds"
             } else {
                 "FAILS"
-            }
+            },
+            common::outcome(&verdict),
+            verdict.operations,
         ),
     );
+    assert!(verdict.conforming(), "{}", verdict.text(&|op| op + 1));
     assert_eq!(after_owner, owners, "the owner's snapshot is durable");
     assert!(stale.is_err(), "the zombie's stale flush committed");
     assert_eq!(
@@ -850,4 +1035,40 @@ fn the_history_check_catches_stale_and_lost_writes() {
             (Wrong::Stale, "z".to_string()),
         ]
     );
+    // The model judges the same histories: the right read is linearizable, and each wrong
+    // key alone is not (an aborted write read back; a committed write lost).
+    let history = |reads: Vec<ReadAttempt>| History {
+        attempts: attempts.clone(),
+        reads,
+        fault: (at(0), at(0)),
+    };
+    let read = |pairs: &[(&str, Read)]| ReadAttempt {
+        started: at(100),
+        ended: at(110),
+        result: Ok(pairs
+            .iter()
+            .map(|(k, r)| (k.to_string(), r.clone()))
+            .collect()),
+    };
+    let judged = |h: &History, last: &HashMap<String, Read>| {
+        common::judge_history("hand-made", &as_history(h, last))
+    };
+    let fine = history(vec![read(&[
+        ("a", live("a", 1)),
+        ("b", live("b", 3)),
+        ("c", live("c", 5)),
+    ])]);
+    assert!(judged(&fine, &right).conforming());
+    let aborted_read_back = history(vec![read(&[
+        ("a", live("a", 2)),
+        ("b", live("b", 3)),
+        ("c", live("c", 5)),
+    ])]);
+    assert!(!judged(&aborted_read_back, &right).conforming());
+    let committed_lost = history(vec![read(&[
+        ("a", live("a", 1)),
+        ("b", Read::Absent),
+        ("c", live("c", 5)),
+    ])]);
+    assert!(!judged(&committed_lost, &right).conforming());
 }
