@@ -636,7 +636,7 @@ impl Target for FlowTarget {
             };
             result
                 .mismatches
-                .extend(replays::judge(&spec, judged_broken, guarded));
+                .extend(crate::mismatch::judge_replay(&spec, judged_broken, guarded));
             result.replays.push(r.record(broken, guarded));
         }
         Ok(())
@@ -1064,7 +1064,7 @@ impl Target for FenceTarget {
             };
             result
                 .mismatches
-                .extend(replays::judge(&spec, judged_broken, guarded));
+                .extend(crate::mismatch::judge_replay(&spec, judged_broken, guarded));
         }
         Ok(())
     }

@@ -645,7 +645,7 @@ fn reproduce(spec: &ReplaySpec, result: &mut TargetResult) -> Result<(), Error> 
         } else {
             ReplayOutcome::NotDriven
         };
-        for m in replays::judge(spec, broken_outcome, judged_guarded) {
+        for m in crate::mismatch::judge_replay(spec, broken_outcome, judged_guarded) {
             result
                 .mismatches
                 .push(m.with_context(format!("on the schedule {name}")));

@@ -1230,7 +1230,7 @@ fn judge_cx(cx: &CxReplay, result: &mut TargetResult) {
     let shown: Vec<String> = cx.path.iter().map(|m| format!("{m:?}")).collect();
     let schedule = format!("{} ({}, log {})", cx.spec.config, shown.join(", "), cx.log);
     let (broken, guarded) = (cx.broken.reproduced(), cx.guarded.refused());
-    for m in replays::judge(&cx.spec, broken, guarded) {
+    for m in crate::mismatch::judge_replay(&cx.spec, broken, guarded) {
         result.mismatches.push(m.with_context(format!(
             "{schedule}: on the broken variant zombie commit landed {}, topic regressed {}; on the guarded design {}, {}",
             cx.broken.zombie_landed, cx.broken.regressed, cx.guarded.zombie_landed, cx.guarded.regressed

@@ -40,6 +40,7 @@ pub mod group_commit;
 pub mod group_commit_lanes;
 pub mod kafka;
 pub mod mismatch;
+pub mod model_name;
 pub mod must_fail;
 pub mod observe;
 pub mod paths;

@@ -7,8 +7,8 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use crate::replays::{ReplayOutcome, Violation};
-use crate::target::ModelName;
+use crate::model_name::ModelName;
+use crate::replays::{ReplayOutcome, ReplaySpec, Violation};
 
 /// Which implementation of a replayed must-fail config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,5 +216,72 @@ impl fmt::Display for Mismatch {
 impl Serialize for Mismatch {
     fn serialize<S: Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
         out.collect_str(self)
+    }
+}
+
+/// The judge of one replay: the broken implementation (when the target drives it) must have
+/// reproduced the config's violation, and the guarded one (when it is asked to) must have
+/// refused it. Each failure is
+/// a mismatch, named by the config and what was expected.
+pub fn judge_replay(
+    spec: &ReplaySpec,
+    broken: ReplayOutcome,
+    guarded: ReplayOutcome,
+) -> Vec<Mismatch> {
+    let mut mismatches = Vec::new();
+    let expected = ReplayOutcome::Reproduced(spec.shows);
+    if broken != ReplayOutcome::NotDriven && broken != expected {
+        mismatches.push(Mismatch::Replay {
+            config: spec.config.clone(),
+            side: Side::Broken,
+            expected,
+            got: broken,
+            context: None,
+        });
+    }
+    // NotDriven: the schedule is not one the designed implementation is asked to refuse (a
+    // design limit such as a TTL reap, or a schedule the real flow never takes).
+    if let ReplayOutcome::Reproduced(_) = guarded {
+        mismatches.push(Mismatch::Replay {
+            config: spec.config.clone(),
+            side: Side::Designed,
+            expected: ReplayOutcome::Refused,
+            got: guarded,
+            context: None,
+        });
+    }
+    mismatches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target_id::TargetId;
+
+    #[test]
+    fn a_replay_is_judged_by_its_typed_outcomes() {
+        let spec = ReplaySpec {
+            config: "c".into(),
+            reproduced_by: vec![TargetId::Replay],
+            refused_by: vec![],
+            shows: Violation::StaleOverwrite,
+        };
+        let reproduced = ReplayOutcome::Reproduced(Violation::StaleOverwrite);
+        assert!(judge_replay(&spec, reproduced, ReplayOutcome::Refused).is_empty());
+        assert_eq!(
+            judge_replay(&spec, ReplayOutcome::Refused, ReplayOutcome::Refused).len(),
+            1
+        );
+        assert_eq!(
+            judge_replay(
+                &spec,
+                ReplayOutcome::Reproduced(Violation::RowVanished),
+                reproduced
+            )
+            .len(),
+            2
+        );
+        assert!(judge_replay(&spec, ReplayOutcome::NotDriven, ReplayOutcome::Refused).is_empty());
+        assert!(judge_replay(&spec, reproduced, ReplayOutcome::NotDriven).is_empty());
     }
 }

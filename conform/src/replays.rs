@@ -6,7 +6,6 @@ pub use loadbearing_expected::replays::Violation;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::mismatch::{Mismatch, Side};
 use crate::target_id::TargetId;
 
 /// A must-fail config's replay, its targets named by id.
@@ -62,36 +61,6 @@ impl ReplayOutcome {
     }
 }
 
-/// The judge of one replay: the broken implementation (when the target drives it) must have
-/// reproduced the config's violation, and the guarded one (when it is asked to) must have
-/// refused it. Each failure is
-/// a mismatch, named by the config and what was expected.
-pub fn judge(spec: &ReplaySpec, broken: ReplayOutcome, guarded: ReplayOutcome) -> Vec<Mismatch> {
-    let mut mismatches = Vec::new();
-    let expected = ReplayOutcome::Reproduced(spec.shows);
-    if broken != ReplayOutcome::NotDriven && broken != expected {
-        mismatches.push(Mismatch::Replay {
-            config: spec.config.clone(),
-            side: Side::Broken,
-            expected,
-            got: broken,
-            context: None,
-        });
-    }
-    // NotDriven: the schedule is not one the designed implementation is asked to refuse (a
-    // design limit such as a TTL reap, or a schedule the real flow never takes).
-    if let ReplayOutcome::Reproduced(_) = guarded {
-        mismatches.push(Mismatch::Replay {
-            config: spec.config.clone(),
-            side: Side::Designed,
-            expected: ReplayOutcome::Refused,
-            got: guarded,
-            context: None,
-        });
-    }
-    mismatches
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,32 +72,5 @@ mod tests {
             .unwrap()
             .iter()
             .any(|r| r.config == "cassandra_unguarded"));
-    }
-
-    #[test]
-    fn a_replay_is_judged_by_its_typed_outcomes() {
-        let spec = ReplaySpec {
-            config: "c".into(),
-            reproduced_by: vec![TargetId::Replay],
-            refused_by: vec![],
-            shows: Violation::StaleOverwrite,
-        };
-        let reproduced = ReplayOutcome::Reproduced(Violation::StaleOverwrite);
-        assert!(judge(&spec, reproduced, ReplayOutcome::Refused).is_empty());
-        assert_eq!(
-            judge(&spec, ReplayOutcome::Refused, ReplayOutcome::Refused).len(),
-            1
-        );
-        assert_eq!(
-            judge(
-                &spec,
-                ReplayOutcome::Reproduced(Violation::RowVanished),
-                reproduced
-            )
-            .len(),
-            2
-        );
-        assert!(judge(&spec, ReplayOutcome::NotDriven, ReplayOutcome::Refused).is_empty());
-        assert!(judge(&spec, reproduced, ReplayOutcome::NotDriven).is_empty());
     }
 }

@@ -238,9 +238,11 @@ fn replay_counterexamples(target: TargetId, result: &mut TargetResult) -> Result
             Violation::NonSerializableHistory,
             !fixed.outcome.serializable,
         );
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
+        result.mismatches.extend(crate::mismatch::judge_replay(
+            &spec,
+            broken_outcome,
+            guarded_outcome,
+        ));
         let refusals: Vec<String> = fixed
             .steps
             .iter()

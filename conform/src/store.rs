@@ -648,9 +648,11 @@ fn replay_all(settings: &Settings, result: &mut TargetResult) -> Result<(), Erro
         // What this store can show of a must-fail config: a lower offset over a higher one.
         let seen = |regressed: bool| ReplayOutcome::of(Violation::StaleOverwrite, regressed);
         let (broken_outcome, guarded_outcome) = (seen(regressed_lww), seen(regressed_guarded));
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
+        result.mismatches.extend(crate::mismatch::judge_replay(
+            &spec,
+            broken_outcome,
+            guarded_outcome,
+        ));
         result.replays.push(Replay {
             config: spec.config.clone(),
             steps: schedule.iter().map(|a| format!("{a:?}")).collect(),

@@ -19,6 +19,8 @@ use crate::replays::ReplayOutcome;
 use crate::target_id::TargetId;
 use loadbearing_specs::Configured;
 
+pub use crate::model_name::ModelName;
+
 /// What a target must show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -63,29 +65,6 @@ pub trait Target: Sync {
     /// Exercises the implementation, both ways, and records what it saw in `result` (the
     /// verdict is [`TargetResult::judge`]'s, from what was recorded).
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error>;
-}
-
-/// A model, named by its type: what a target declares it is validated against, and what its
-/// result reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct ModelName(&'static str);
-
-impl ModelName {
-    /// The name of model `M`.
-    pub fn of<M: Configured>() -> ModelName {
-        ModelName(M::NAME)
-    }
-
-    pub fn name(self) -> &'static str {
-        self.0
-    }
-}
-
-impl std::fmt::Display for ModelName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
 }
 
 /// How a target runs.
@@ -269,8 +248,11 @@ impl TargetResult {
             .as_ref()
             .map_or(ReplayOutcome::NotDriven, |(showed, _)| outcome(*showed));
         let guarded_outcome = outcome(guarded.0);
-        self.mismatches
-            .extend(crate::replays::judge(spec, broken_outcome, guarded_outcome));
+        self.mismatches.extend(crate::mismatch::judge_replay(
+            spec,
+            broken_outcome,
+            guarded_outcome,
+        ));
         self.replays.push(Replay {
             config: spec.config.clone(),
             steps,

@@ -208,9 +208,11 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
                 ),
             }
         };
-        result
-            .mismatches
-            .extend(replays::judge(&spec, broken_outcome, guarded_outcome));
+        result.mismatches.extend(crate::mismatch::judge_replay(
+            &spec,
+            broken_outcome,
+            guarded_outcome,
+        ));
         result.replays.push(Replay {
             config: config.into(),
             steps: shown,
