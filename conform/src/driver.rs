@@ -74,30 +74,6 @@ pub enum StepMismatch<O> {
     },
 }
 
-impl<O: Display> Display for StepMismatch<O> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StepMismatch::State {
-                step,
-                action,
-                implementation,
-                model,
-            } => write!(
-                f,
-                "after step {step} {action} the implementation holds {implementation}, the model {model}"
-            ),
-            StepMismatch::CannotTake {
-                step,
-                action,
-                reason,
-            } => write!(
-                f,
-                "step {step} {action}: the implementation cannot take it: {reason}"
-            ),
-        }
-    }
-}
-
 impl<O: Display> StepMismatch<O> {
     /// This difference as a target's record, found on `on` (the key, path or config driven).
     pub fn record(&self, on: impl fmt::Display) -> crate::mismatch::Mismatch {

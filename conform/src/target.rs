@@ -263,9 +263,9 @@ impl TargetResult {
         });
     }
 
-    /// Validates one trace and counts it; the first few divergences are kept. A trace validated
-    /// against another model than the one the target declares is a mismatch.
-    pub fn tally<M: Conform + Configured>(&mut self, model: &M, events: &[M::Event]) {
+    /// Counts one trace of `events` events validated against model `M` (a mismatch when the
+    /// target declares another), and saves it (`ndjson`) when the run saves its traces.
+    fn count<M: Configured>(&mut self, events: usize, ndjson: impl FnOnce() -> String) {
         if ModelName::of::<M>() != self.model {
             self.mismatches.push(Mismatch::ModelDiffers {
                 declared: self.model,
@@ -273,10 +273,16 @@ impl TargetResult {
             });
         }
         self.traces += 1;
-        self.events += events.len();
+        self.events += events;
         if let Some(saving) = &mut self.saving {
-            saving.write(self.traces, &to_ndjson(events));
+            saving.write(self.traces, &ndjson());
         }
+    }
+
+    /// Validates one trace and counts it; the first few divergences are kept. A trace validated
+    /// against another model than the one the target declares is a mismatch.
+    pub fn tally<M: Conform + Configured>(&mut self, model: &M, events: &[M::Event]) {
+        self.count::<M>(events.len(), || to_ndjson(events));
         let validating = Instant::now();
         let verdict = validate(model, events, Limits::default());
         self.validation_seconds += validating.elapsed().as_secs_f64();
@@ -308,17 +314,7 @@ impl TargetResult {
     where
         M::State: std::hash::Hash + Eq,
     {
-        if ModelName::of::<M>() != self.model {
-            self.mismatches.push(Mismatch::ModelDiffers {
-                declared: self.model,
-                validated: ModelName::of::<M>(),
-            });
-        }
-        self.traces += 1;
-        self.events += history.len();
-        if let Some(saving) = &mut self.saving {
-            saving.write(self.traces, &to_history_ndjson(history));
-        }
+        self.count::<M>(history.len(), || to_history_ndjson(history));
         let validating = Instant::now();
         let steps = ModelSteps {
             model,
