@@ -28,11 +28,6 @@ pub enum DocsError {
     NotASnapshot { path: PathBuf },
     /// A config names a model the registry does not have.
     UnknownModel(String),
-    /// A model's view (where its refinement targets are read) could not be built.
-    View {
-        config: String,
-        source: trace::UnknownModel,
-    },
     /// The counterexample guide has a `{{snapshot:` without its closing `}}`.
     UnclosedSnapshotTag,
     /// The counterexample guide names a config that is not one.
@@ -55,7 +50,6 @@ impl fmt::Display for DocsError {
                 write!(f, "{}: not an insta snapshot", path.display())
             }
             DocsError::UnknownModel(model) => write!(f, "unknown model {model}"),
-            DocsError::View { config, source } => write!(f, "{config}: {source}"),
             DocsError::UnclosedSnapshotTag => write!(f, "unclosed {{{{snapshot: in the guide"),
             DocsError::GuideConfig(e) => write!(f, "the counterexample guide: {e}"),
             DocsError::Svg(reason) => write!(f, "docs/tower.svg: {reason}"),
@@ -68,7 +62,6 @@ impl std::error::Error for DocsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DocsError::Snapshot { source, .. } | DocsError::Io { source, .. } => Some(source),
-            DocsError::View { source, .. } => Some(source),
             DocsError::Svg(source) => Some(source),
             _ => None,
         }
@@ -201,7 +194,7 @@ fn removed_guards(entry: &ModelEntry, flipped: &[String]) -> Vec<&'static str> {
         .collect()
 }
 
-fn entry(model: &str) -> Result<ModelEntry, DocsError> {
+fn entry(model: &str) -> Result<&'static ModelEntry, DocsError> {
     registry::find(model).ok_or_else(|| DocsError::UnknownModel(model.to_string()))
 }
 
@@ -248,10 +241,7 @@ struct Refines<'a> {
 fn refinements(configs: &[Config]) -> Result<Vec<Refines<'_>>, DocsError> {
     let mut out = Vec::new();
     for (model, cs) in by_model(configs) {
-        let view = trace::view_of(cs[0]).map_err(|source| DocsError::View {
-            config: cs[0].name.clone(),
-            source,
-        })?;
+        let view = trace::view_of(cs[0]);
         for (property, target) in view.refinement_targets() {
             let checking: Vec<&Config> = cs
                 .iter()
@@ -624,7 +614,7 @@ fn model_md(
             .as_ref()
             .map(|(_, d)| d.clone())
             .unwrap_or_default();
-        let guards = removed_guards(&entry, &flipped);
+        let guards = removed_guards(entry, &flipped);
         let what = match (&reference, guards.len()) {
             (None, _) => "the design itself: no config of this model holds".to_string(),
             (Some(_), 0) if flipped.is_empty() => "another property of a design that holds".into(),

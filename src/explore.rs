@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use loadbearing_refinement::view::ViewError;
 use loadbearing_refinement::Options;
 
-use crate::trace::{self, config_line, explorer_fragment, TraceError, UnknownModel};
+use crate::trace::{self, config_line, explorer_fragment, TraceError};
 use loadbearing_expected::suite::Config;
 
 /// Why the explorer could not be served.
@@ -22,8 +22,6 @@ pub enum ExploreError {
     },
     #[error(transparent)]
     Trace(#[from] TraceError),
-    #[error(transparent)]
-    UnknownModel(#[from] UnknownModel),
     #[error(transparent)]
     Serve(#[from] ViewError),
 }
@@ -69,7 +67,7 @@ pub fn serve(config: &Config, port: u16) -> Result<(), ExploreError> {
     let plan = plan(config, port)?;
     match &plan.traced {
         Some(t) => serve_view(config, &plan, t.view.as_ref())?,
-        None => serve_view(config, &plan, trace::view_of(config)?.as_ref())?,
+        None => serve_view(config, &plan, trace::view_of(config).as_ref())?,
     }
     Ok(())
 }

@@ -24,9 +24,6 @@ pub enum MutateError {
         origin: String,
         problem: ExplanationProblem,
     },
-    /// A config names a model the registry does not have.
-    #[error("{config}: unknown model `{model}`")]
-    UnknownModel { config: String, model: String },
     /// The guard's knob could not be set to its removed value.
     #[error("{config}: {reason}")]
     Removal { config: String, reason: String },
@@ -205,10 +202,7 @@ pub fn mutate(
     let mut mutants = Vec::new();
     let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
-        let entry = registry::find(config.model).ok_or_else(|| MutateError::UnknownModel {
-            config: config.label.clone(),
-            model: config.model.to_string(),
-        })?;
+        let entry = config.entry;
         checked
             .entry(config.model.to_string())
             .or_default()

@@ -7,7 +7,6 @@ use std::process::{Command, Stdio};
 
 use loadbearing_refinement::view::{ShownGraph, View, ViewError};
 use loadbearing_refinement::{Options, ShownPath};
-use loadbearing_registry as registry;
 use petgraph::dot::{Config as DotConfig, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};
@@ -16,18 +15,11 @@ use crate::render;
 use loadbearing_expected::run::{check_spec, run, Judged, RunError};
 use loadbearing_expected::suite::{Config, Expected};
 
-/// A config whose model the registry does not have.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown model {0}")]
-pub struct UnknownModel(pub &'static str);
-
 /// Why a config could not be traced.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error(transparent)]
     Run(#[from] RunError),
-    #[error(transparent)]
-    UnknownModel(#[from] UnknownModel),
     /// The counterexample could not be placed in the explorer.
     #[error(transparent)]
     ExplorerPath(ViewError),
@@ -85,14 +77,13 @@ impl Traced {
 }
 
 /// The config's model for people (explorer, paths, state graph).
-pub fn view_of(config: &Config) -> Result<Box<dyn View>, UnknownModel> {
-    let entry = registry::find(config.model).ok_or(UnknownModel(config.model))?;
-    Ok((entry.view)(&config.constants, &check_spec(config)))
+pub fn view_of(config: &Config) -> Box<dyn View> {
+    (config.entry.view)(&config.constants, &check_spec(config))
 }
 
 pub fn trace(config: &Config, options: &Options) -> Result<Traced, TraceError> {
     let judged = run(config, options)?;
-    let view = view_of(config)?;
+    let view = view_of(config);
     let explorer_path = view
         .explorer_path(judged.report.as_ref())
         .map_err(TraceError::ExplorerPath)?;

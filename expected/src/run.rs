@@ -6,7 +6,6 @@ use loadbearing_refinement::distributed::Worker;
 use loadbearing_refinement::{
     check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
 };
-use loadbearing_registry as registry;
 use loadbearing_specs::infra::knobs::KnobError;
 use loadbearing_specs::Configured;
 
@@ -57,8 +56,6 @@ impl fmt::Display for Mismatch {
 /// Why a config could not be checked at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("unknown model {0}")]
-    UnknownModel(String),
     #[error("{config} is a {model} config, not {wanted}")]
     OtherModel {
         config: String,
@@ -87,9 +84,7 @@ pub fn check_spec(config: &Config) -> CheckSpec {
 }
 
 pub fn run(config: &Config, options: &Options) -> Result<Judged, RunError> {
-    let entry = registry::find(config.model)
-        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
-    let report = (entry.check)(&config.constants, &check_spec(config), options)?;
+    let report = (config.entry.check)(&config.constants, &check_spec(config), options)?;
     Ok(judged(config, report))
 }
 
@@ -97,8 +92,7 @@ pub fn run(config: &Config, options: &Options) -> Result<Judged, RunError> {
 /// processes and it asks no temporal property. Asked of every config before a distributed run
 /// starts, so none is refused halfway.
 pub fn distributable(config: &Config) -> Result<(), RunError> {
-    let entry = registry::find(config.model)
-        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
+    let entry = config.entry;
     if entry.distributed.is_none() {
         return Err(RunError::NotDistributable {
             model: config.model.to_string(),
@@ -121,10 +115,9 @@ pub fn run_distributed(
     config: &Config,
     options: &Options,
 ) -> Result<Judged, RunError> {
-    let entry = registry::find(config.model)
-        .ok_or_else(|| RunError::UnknownModel(config.model.to_string()))?;
     // A temporal property is refused by the check itself (SpecError::DistributedLiveness).
-    let check = entry
+    let check = config
+        .entry
         .distributed
         .ok_or_else(|| RunError::NotDistributable {
             model: config.model.to_string(),

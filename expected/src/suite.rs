@@ -87,7 +87,10 @@ pub struct Config {
     /// How people are shown it: its name, or its address where an earlier suite has the same
     /// name (what [`find`] takes back to this config).
     pub label: String,
+    /// Its model's name (`entry.name`).
     pub model: &'static str,
+    /// Its model, as the registry has it: a validated config names a model that exists.
+    pub entry: &'static ModelEntry,
     /// The constants as the suite file sets them, before defaults: what `--set` changes, so a
     /// knob that follows another (its default is the other's value) follows the changed value.
     pub given: Constants,
@@ -333,7 +336,7 @@ fn join(suites: Vec<Suite>, source: Source) -> Result<Vec<Config>, SuiteError> {
     Ok(configs)
 }
 
-fn model_entry(name: &str) -> Result<ModelEntry, UnknownModel> {
+fn model_entry(name: &str) -> Result<&'static ModelEntry, UnknownModel> {
     registry::find(name).ok_or_else(|| UnknownModel {
         name: name.to_string(),
         known: registry::models().iter().map(|m| m.name).collect(),
@@ -385,6 +388,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
         label: raw.name.clone(),
         name: raw.name,
         model: entry.name,
+        entry,
         given,
         constants,
         properties: raw.properties,

@@ -34,7 +34,7 @@ pub fn run(
         // Not a config: perhaps a model's name.
         Err(LookupError::NotFound { .. }) => (model.to_string(), Constants::new()),
     };
-    let (resolve, validate) = loadbearing_registry::conformance(&model_name).ok_or_else(|| {
+    let entry = loadbearing_registry::conformance(&model_name).ok_or_else(|| {
         BadInput::NotAConformanceModel {
             name: model.to_string(),
             known: loadbearing_registry::conformance_models(),
@@ -43,11 +43,12 @@ pub fn run(
     for (name, value) in configs::parse_sets(sets)? {
         given.insert(name, value);
     }
-    let constants = resolve(&given)?;
-    let report = validate(&constants, &text, options).map_err(|source| BadInput::TraceFile {
-        path: file.to_path_buf(),
-        source,
-    })?;
+    let constants = (entry.resolve)(&given)?;
+    let report =
+        (entry.conform)(&constants, &text, options).map_err(|source| BadInput::TraceFile {
+            path: file.to_path_buf(),
+            source,
+        })?;
     let decision = report.decision();
     match format {
         ResultFormat::Json => println!(

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use loadbearing_conform::TargetResult;
 use loadbearing_expected::run::Judged;
 use loadbearing_expected::suite::Config;
-use loadbearing_registry as registry;
 
 use super::html::{escape, markdown, page};
 use super::Inputs;
@@ -369,17 +368,15 @@ pub fn config_page(j: &Judged) -> String {
             escape(&render::swimlane(cx, ""))
         );
     }
-    if let Some(entry) = registry::find(config.model) {
-        let (model_text, configs_text) = docs::split_description(entry.doc);
-        let _ = writeln!(
-            body,
-            "<h2>What {} checks</h2>\n{}",
-            escape(config.model),
-            markdown(model_text)
-        );
-        if let Some(text) = configs_text {
-            body.push_str(&markdown(text));
-        }
+    let (model_text, configs_text) = docs::split_description(config.entry.doc);
+    let _ = writeln!(
+        body,
+        "<h2>What {} checks</h2>\n{}",
+        escape(config.model),
+        markdown(model_text)
+    );
+    if let Some(text) = configs_text {
+        body.push_str(&markdown(text));
     }
     page(&format!("{} · loadbearing", config.name), &body, "")
 }

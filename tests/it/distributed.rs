@@ -90,9 +90,7 @@ fn agrees_with_the_local_engine(suite: &str) {
     // Refused are exactly the configs with a temporal property: every safety and refinement
     // config of the suite is checked distributed.
     for config in &configs {
-        let temporal = loadbearing_registry::find(config.model)
-            .map(|entry| (entry.temporal)(&config.constants))
-            .unwrap();
+        let temporal = (config.entry.temporal)(&config.constants);
         let asks_temporal = config.properties.iter().any(|p| temporal.contains(p));
         assert_eq!(
             refused.contains(&config.name.as_str()),

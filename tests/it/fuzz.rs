@@ -132,9 +132,9 @@ proptest! {
         let text = mutate(ssi_trace(), &edits);
         let lines = text.lines().count();
         for name in registry::conformance_models() {
-            let (resolve, validate) = registry::conformance(name).unwrap();
-            let Ok(constants) = resolve(&Constants::new()) else { continue };
-            if let Err(e) = validate(&constants, &text, &Default::default()) {
+            let entry = registry::conformance(name).unwrap();
+            let Ok(constants) = (entry.resolve)(&Constants::new()) else { continue };
+            if let Err(e) = (entry.conform)(&constants, &text, &Default::default()) {
                 let message = e.to_string();
                 prop_assert!(!message.is_empty());
                 if let Some(n) = named_line(&message) {
@@ -147,9 +147,9 @@ proptest! {
     /// Arbitrary text as a trace: no panic.
     #[test]
     fn arbitrary_text_is_no_trace_panic(text in ".{0,400}") {
-        let (resolve, validate) = registry::conformance("SSI").unwrap();
-        let constants = resolve(&Constants::new()).unwrap();
-        let _ = validate(&constants, &text, &Default::default());
+        let entry = registry::conformance("SSI").unwrap();
+        let constants = (entry.resolve)(&Constants::new()).unwrap();
+        let _ = (entry.conform)(&constants, &text, &Default::default());
     }
 
     /// A mangled workload file: a workload, or an error naming a line of the file.

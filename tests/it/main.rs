@@ -21,6 +21,7 @@ mod explorer;
 mod fuzz;
 mod isolation;
 mod junit;
+mod lists;
 mod mutate;
 mod own_store;
 mod registry;

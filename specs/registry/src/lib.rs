@@ -7,7 +7,8 @@
 //! once: the models' own unit tests (`loadbearing-specs`) do not compile it again, and its tests
 //! live with the CLI's (`tests/it/registry.rs`), which link this library as it is built.
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, LazyLock};
 
 pub mod trace;
 
@@ -84,6 +85,15 @@ pub struct ModelEntry {
     pub view: fn(&Resolved, &CheckSpec) -> Box<dyn View>,
 }
 
+/// A model's entry as a validated config's debug output shows it: its name.
+impl fmt::Debug for ModelEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The model that constants made by its own [`ModelEntry::resolve`] describe. That already built
 /// its parameters from them once, so building it again cannot fail.
 fn model<M: Configured>(knobs: &Resolved) -> M {
@@ -133,8 +143,8 @@ where
     }
 }
 
-/// The models a config may name. CasFirstWriteAtomic is a refinement target only.
-pub fn models() -> Vec<ModelEntry> {
+/// The models a config may name, built once. CasFirstWriteAtomic is a refinement target only.
+static MODELS: LazyLock<Vec<ModelEntry>> = LazyLock::new(|| {
     vec![
         shardable::<SingleWriterStore>(),
         shardable::<Cassandra>(),
@@ -160,6 +170,11 @@ pub fn models() -> Vec<ModelEntry> {
         shardable::<Cassandra835>(),
         shardable::<Kafka835>(),
     ]
+});
+
+/// The models a config may name, in the registry's order.
+pub fn models() -> &'static [ModelEntry] {
+    &MODELS
 }
 
 /// Reads an NDJSON trace in the model's vocabulary, a sequence or a history, and judges it
@@ -169,10 +184,12 @@ pub fn models() -> Vec<ModelEntry> {
 pub type ConformFn = fn(&Resolved, &str, &TraceOptions) -> Result<TraceReport, TraceProblem>;
 
 /// A model an implementation trace can be checked against, with its constants.
-struct ConformEntry {
-    name: &'static str,
-    resolve: Resolve,
-    conform: ConformFn,
+pub struct ConformEntry {
+    pub name: &'static str,
+    /// Checks constants against the model's knobs.
+    pub resolve: Resolve,
+    /// Reads a trace and judges it against the model the constants build.
+    pub conform: ConformFn,
 }
 
 /// A model's entry with the validator `conform` (a non-capturing closure over its types).
@@ -210,8 +227,8 @@ where
 }
 
 /// The one list of models that read implementation traces (in `models()` order, then the
-/// refinement-only CasFirstWriteAtomic).
-fn conformance_entries() -> [ConformEntry; 20] {
+/// refinement-only CasFirstWriteAtomic), built once.
+static CONFORMANCE: LazyLock<[ConformEntry; 20]> = LazyLock::new(|| {
     [
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
@@ -234,24 +251,22 @@ fn conformance_entries() -> [ConformEntry; 20] {
         conform_entry::<SsiActors>(),
         fitted_entry::<CasFirstWriteAtomic>(),
     ]
-}
+});
 
-/// The models an implementation trace can be checked against: how to resolve their constants,
-/// and the validator.
-pub fn conformance(name: &str) -> Option<(Resolve, ConformFn)> {
-    conformance_entries()
-        .into_iter()
-        .find(|e| e.name == name)
-        .map(|e| (e.resolve, e.conform))
+/// The model an implementation trace can be checked against by this name: how to resolve its
+/// constants, and the validator.
+pub fn conformance(name: &str) -> Option<&'static ConformEntry> {
+    CONFORMANCE.iter().find(|e| e.name == name)
 }
 
 /// The models that read implementation traces.
 pub fn conformance_models() -> Vec<&'static str> {
-    conformance_entries().into_iter().map(|e| e.name).collect()
+    CONFORMANCE.iter().map(|e| e.name).collect()
 }
 
-pub fn find(name: &str) -> Option<ModelEntry> {
-    models().into_iter().find(|m| m.name == name)
+/// The model a config may name by this name.
+pub fn find(name: &str) -> Option<&'static ModelEntry> {
+    models().iter().find(|m| m.name == name)
 }
 
 /// The description of a model no config names, which is only the abstract side of a

@@ -3,24 +3,30 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
+use stateright::actor::{Actor, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
-use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
-use crate::infra::actors::systems::{self, Actors, Systems};
+use crate::infra::actors::owner::{
+    cancel_timers, key_variables, owner_reaches_end, owner_refinements, owner_system, set_timers,
+    Flow, OwnerNext, OwnerView,
+};
+use crate::infra::actors::systems::{Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{lossy_network, messages};
+use crate::infra::actors::{knobs, lossy_network, messages};
 
 use crate::cassandra::model::{Cassandra, CassandraState};
-use crate::infra::knobs::{Choice, Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Op, Ops};
+use crate::infra::knobs::{Flag, Nat};
+use crate::infra::vocab::{Cell, Offsets, Op};
 use crate::one_key;
 use crate::{Configured, Guard};
 
 // The store node, the owner flow and the zombie flow, by actor id.
 crate::actor_ids!(STORE = "store", OWNER = "owner", ZOMBIE = "zombie");
+
+// ActorState and ActorAction, and the nodes' accessors.
+crate::owner_nodes!(CassandraActors, store: Store(StoreDisk) at STORE);
 
 /// A row on the wire: a [`Cell`] that messages can order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -165,9 +171,8 @@ pub enum Phase {
 
 crate::owner_flow_state! {
     pub struct FlowState {
-        pub phase: Phase,
         /// The flow restarted after a crash.
-        pub restarted: bool,
+        pub restarted: bool = false,
     }
 }
 
@@ -187,19 +192,13 @@ pub enum Disk {
 /// One actor of the system, with the design's switches it reads.
 #[derive(Clone, Debug)]
 pub enum Node {
-    Store {
-        guarded: bool,
-    },
-    Flow {
-        zombie: bool,
-        op: Ops,
-        max_offset: u8,
-        tombstone: bool,
-        compound: bool,
-        retries: u8,
-        zombie_writes: u8,
-        durable_pos: bool,
-    },
+    Store { guarded: bool },
+    Flow(Flow<CassandraActorsParams>),
+}
+
+/// The owner flow keeps its acknowledged offset on disk when the config lets it crash.
+fn durable_pos(flow: &Flow<CassandraActorsParams>) -> bool {
+    flow.params.crash_flow && !flow.zombie
 }
 
 crate::owner_history! {
@@ -244,28 +243,16 @@ impl Node {
     }
 
     /// The flow's next move when it has no request outstanding.
-    fn proceed(&self, st: &mut FlowState, o: &mut Out<Self>) {
-        let Node::Flow {
-            zombie,
-            op,
-            max_offset,
-            tombstone,
-            compound,
-            retries,
-            zombie_writes,
-            ..
-        } = *self
-        else {
-            return;
-        };
+    fn proceed(flow: &Flow<CassandraActorsParams>, st: &mut FlowState, o: &mut Out<Self>) {
+        let Flow { zombie, op, params } = flow;
         st.phase = Phase::Idle;
-        if zombie {
-            if st.pos < zombie_writes {
-                set_timers(o, max_offset, Timer::ZombieWrite);
+        if *zombie {
+            if st.pos < params.zombie_writes {
+                set_timers(o, params.max_offset, Timer::ZombieWrite);
             }
             return;
         }
-        let (offset, event) = match st.memory().next(op, max_offset) {
+        let (offset, event) = match st.memory().next(*op, params.max_offset) {
             OwnerNext::Write(offset, event) => (offset, event),
             OwnerNext::Done => return,
             OwnerNext::Reload => {
@@ -276,15 +263,15 @@ impl Node {
         let row = match event {
             // The owner writes what it holds in memory, as the shared-state spec does.
             Op::Persist => Cell::snap(offset, st.contents),
-            Op::Delete => delete_row(tombstone, offset),
+            Op::Delete => delete_row(params.tombstone, offset),
         };
         Self::send_write(
             st,
-            Self::first_round(compound),
+            Self::first_round(params.compound),
             offset,
             row.into(),
             0,
-            retries,
+            params.retries,
             o,
         );
     }
@@ -325,8 +312,7 @@ impl Actor for Node {
     fn name(&self) -> String {
         match self {
             Node::Store { .. } => "store".into(),
-            Node::Flow { zombie: false, .. } => "owner".into(),
-            Node::Flow { zombie: true, .. } => "zombie".into(),
+            Node::Flow(flow) => flow.name().into(),
         }
     }
 
@@ -339,26 +325,23 @@ impl Actor for Node {
                     overwrote: false,
                 },
             }),
-            Node::Flow { durable_pos, .. } => {
+            Node::Flow(flow) => {
                 let restart = match storage {
                     Some(Disk::Flow(pos)) => Some(*pos),
                     _ => None,
                 };
-                if *durable_pos && restart.is_none() {
+                if durable_pos(flow) && restart.is_none() {
                     // Offset 0 acknowledged: a restart then knows it is one.
                     o.save(Disk::Flow(0));
                 }
                 let mut st = FlowState {
                     pos: restart.unwrap_or(0),
-                    contents: Offsets::EMPTY,
                     // A restarted flow reloads the row before it folds.
                     loaded: restart.is_none(),
-                    before: Offsets::EMPTY,
-                    before_loaded: true,
-                    phase: Phase::Idle,
                     restarted: restart.is_some(),
+                    ..FlowState::start()
                 };
-                self.proceed(&mut st, o);
+                Self::proceed(flow, &mut st, o);
                 NodeState::Flow(st)
             }
         }
@@ -393,15 +376,7 @@ impl Actor for Node {
                 Msg::Read => o.send(src, Msg::RowIs(disk.row.into())),
                 _ => {}
             },
-            (
-                &Node::Flow {
-                    retries,
-                    durable_pos,
-                    ..
-                },
-                NodeState::Flow(mut st),
-                msg,
-            ) => match (st.phase, msg) {
+            (Node::Flow(flow), NodeState::Flow(mut st), msg) => match (st.phase, msg) {
                 (
                     Phase::Writing {
                         round, offset, row, ..
@@ -414,20 +389,21 @@ impl Actor for Node {
                 ) if r == round && off == offset => {
                     o.cancel_timer(Timer::Retry);
                     match round.after(outcome) {
-                        Some(next) => Self::send_write(&mut st, next, offset, row, 0, retries, o),
+                        Some(next) => {
+                            Self::send_write(&mut st, next, offset, row, 0, flow.params.retries, o)
+                        }
                         None => {
-                            if durable_pos && st.phase != Phase::Idle {
+                            if durable_pos(flow) && st.phase != Phase::Idle {
                                 o.save(Disk::Flow(st.pos));
                             }
-                            self.proceed(&mut st, o);
+                            Self::proceed(flow, &mut st, o);
                         }
                     }
                     *state.to_mut() = NodeState::Flow(st);
                 }
                 (Phase::Reading, Msg::RowIs(row)) => {
-                    st.contents = Cell::from(row).live_contents();
-                    st.loaded = true;
-                    self.proceed(&mut st, o);
+                    st.reloaded(row.into());
+                    Self::proceed(flow, &mut st, o);
                     *state.to_mut() = NodeState::Flow(st);
                 }
                 // A reply to a request the flow no longer waits for.
@@ -438,20 +414,10 @@ impl Actor for Node {
     }
 
     fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
-        let (
-            &Node::Flow {
-                op,
-                tombstone,
-                compound,
-                retries,
-                max_offset,
-                ..
-            },
-            NodeState::Flow(mut st),
-        ) = (self, **state)
-        else {
+        let (Node::Flow(Flow { op, params, .. }), NodeState::Flow(mut st)) = (self, **state) else {
             return;
         };
+        let retries = params.retries;
         match (*timer, st.phase) {
             (
                 Timer::Retry,
@@ -466,15 +432,15 @@ impl Actor for Node {
                 Self::send_write(&mut st, round, offset, row, attempt + 1, retries, o);
             }
             (Timer::ZombieWrite(m), Phase::Idle) => {
-                cancel_timers(o, max_offset, Timer::ZombieWrite);
+                cancel_timers(o, params.max_offset, Timer::ZombieWrite);
                 let row = match op.at(m) {
                     Op::Persist => Cell::snap(m, op.correct_contents(m)),
-                    Op::Delete => delete_row(tombstone, m),
+                    Op::Delete => delete_row(params.tombstone, m),
                 };
                 st.pos += 1;
                 Self::send_write(
                     &mut st,
-                    Self::first_round(compound),
+                    Self::first_round(params.compound),
                     m,
                     row.into(),
                     0,
@@ -488,23 +454,25 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = systems::State<Node, History>;
-pub type ActorAction = systems::Action<Node>;
-
 crate::knob_params! {
     /// The constants of the actor model, one field a knob (declared below, as the spec names
     /// them).
     pub struct CassandraActorsParams {
-        max_offset: u8 = MAX_OFFSET, guarded: bool = GUARDED, tombstone: bool = TOMBSTONE,
-        compound: bool = COMPOUND, network: NetKind = NETWORK, lossy: bool = LOSSY,
-        retries: u8 = RETRIES, crash_flow: bool = CRASH_FLOW, crash_store: bool = CRASH_STORE,
-        zombie_writes: u8 = ZOMBIE_WRITES,
+        max_offset: u8 = knobs::MAX_OFFSET, guarded: bool = Self::GUARDED,
+        tombstone: bool = Self::TOMBSTONE, compound: bool = Self::COMPOUND,
+        network: NetKind = knobs::NETWORK, lossy: bool = Self::LOSSY, retries: u8 = Self::RETRIES,
+        crash_flow: bool = Self::CRASH_FLOW, crash_store: bool = Self::CRASH_STORE,
+        zombie_writes: u8 = Self::ZOMBIE_WRITES,
     }
 }
 
 /// The constants, as the model's write-up names them.
 impl CassandraActorsParams {
-    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
+    /// The crashes a run may have: one, if the flow or the store may crash.
+    fn max_crashes(&self) -> usize {
+        usize::from(self.crash_flow || self.crash_store)
+    }
+
     pub const GUARDED: Flag = Flag::new(
         "Guarded",
         true,
@@ -520,7 +488,6 @@ impl CassandraActorsParams {
         false,
         "a write is CasFirstWrite's three LWT rounds (UPDATE, INSERT IF NOT EXISTS, retry UPDATE), not one",
     );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
     pub const LOSSY: Flag = Flag::new("Lossy", false, "LWT requests and replies may be lost");
     pub const RETRIES: Nat = Nat::new(
         "Retries",
@@ -591,62 +558,18 @@ fn record_in(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
 
 impl CassandraActors {
     pub fn new(params: CassandraActorsParams) -> CassandraActors {
-        let CassandraActorsParams {
-            max_offset,
-            guarded,
-            tombstone,
-            compound,
-            network,
-            lossy,
-            retries,
-            crash_flow,
-            crash_store,
-            zombie_writes,
-        } = params;
+        let store = Node::Store {
+            guarded: params.guarded,
+        };
         let system = |op| {
-            let flow = |zombie| Node::Flow {
-                zombie,
-                op,
-                max_offset,
-                tombstone,
-                compound,
-                retries,
-                zombie_writes,
-                durable_pos: crash_flow && !zombie,
-            };
-            ActorModel::new((), History::of_log(op))
-                .actor(Node::Store { guarded })
-                .actor(flow(false))
-                .actor(flow(true))
-                .lossy_network(lossy_network(lossy))
-                .max_crashes(usize::from(crash_flow || crash_store))
+            owner_system(op, &params, [store.clone()], Node::Flow)
+                .lossy_network(lossy_network(params.lossy))
+                .max_crashes(params.max_crashes())
                 .record_msg_in(record_in)
                 .record_msg_out(record_out)
         };
-        CassandraActors {
-            systems: Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name),
-            params,
-        }
-    }
-
-    /// The actors of the system over the log `op`, as the model runs them (what
-    /// `run-actors` runs for real).
-    pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems.actors_for_log(op)
-    }
-
-    pub fn store(s: &ActorState) -> StoreDisk {
-        match *s.actor_states[STORE] {
-            NodeState::Store(disk) => disk,
-            NodeState::Flow(_) => unreachable!("actor 0 is the store"),
-        }
-    }
-
-    pub fn flow(s: &ActorState, id: usize) -> FlowState {
-        match *s.actor_states[id] {
-            NodeState::Flow(st) => st,
-            NodeState::Store(_) => unreachable!("actors 1 and 2 are flows"),
-        }
+        let systems = Systems::per_owner_log(params.max_offset, params.network, actor_name, system);
+        CassandraActors { systems, params }
     }
 
     /// The owner as the shared-state spec sees it: `(ownerPos, ownerLoaded, ownerState)`.
@@ -757,26 +680,16 @@ impl Model for CassandraActors {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
-                one_key::ref_durable_ok(m, s)
-            }),
-            Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
-                !Self::store(s).overwrote
-            }),
-            Property::always("INV_NoCorruptDurable", |m: &Self, s: &ActorState| {
-                one_key::no_corrupt_durable(m, s)
-            }),
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
+            Property::always("INV_NoStaleOverwrite", Self::no_stale_overwrite),
+            Property::always("INV_NoCorruptDurable", one_key::no_corrupt_durable::<Self>),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
                 let max = m.params.max_offset;
-                let owner = Self::flow(s, OWNER);
                 one_key::row_in_range(Self::store(s).row, max)
-                    && owner.pos <= max
-                    && owner.contents.within(1, max)
+                    && Self::flow(s, OWNER).memory_in_range(max)
                     && Self::flow(s, ZOMBIE).pos <= m.params.zombie_writes
             }),
-            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
-                s.history.decided == m.params.max_offset
-            }),
+            Property::sometimes("OwnerReachesEnd", owner_reaches_end),
             Property::sometimes("StaleDeliveredAfterOwner", |_, s: &ActorState| {
                 s.history.stale_after_owner
             }),
@@ -832,9 +745,7 @@ impl Model for CassandraActors {
 crate::one_key_actors!(CassandraActors, row: |s: &ActorState| CassandraActors::store(s).row);
 
 impl Spec for CassandraActors {
-    fn actor(&self, action: &ActorAction) -> String {
-        self.systems.swimlane(action)
-    }
+    crate::actor_swimlanes!(systems);
 
     fn variables(&self, s: &ActorState) -> Variables {
         let disk = Self::store(s);
@@ -860,14 +771,7 @@ impl Spec for CassandraActors {
     }
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
-        vec![
-            Box::new(MappedRefinement::new(
-                "RefCassandra",
-                self.shipped(),
-                Self::image,
-            )),
-            one_key::ref_safe_spec(self),
-        ]
+        owner_refinements(self, "RefCassandra", self.shipped(), Self::image)
     }
 }
 

@@ -3,20 +3,22 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
+use stateright::actor::{model_timeout, Actor, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
-use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
-use crate::infra::actors::systems::{self, Actors, Systems};
+use crate::infra::actors::owner::{
+    cancel_timers, key_variables, owner_reaches_end, owner_refinements, owner_system, set_timers,
+    Flow, OwnerNext, OwnerView,
+};
+use crate::infra::actors::systems::{Actors, Systems};
 pub use crate::infra::actors::NetKind;
-use crate::infra::actors::{lossy_network, messages};
+use crate::infra::actors::{knobs, lossy_network, messages};
 
 use crate::cassandra::actors::Row;
 use crate::epoch::model::{Epoch, EpochState};
-use crate::infra::knobs::{Choice, Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Ops};
+use crate::infra::vocab::{Cell, Ops};
 use crate::one_key;
 use crate::Configured;
 
@@ -26,6 +28,9 @@ crate::actor_ids!(
     OWNER = "owner",
     ZOMBIE = "zombie",
 );
+
+// ActorState and ActorAction, and the nodes' accessors.
+crate::owner_nodes!(EpochActors, broker: Broker(BrokerState) at BROKER);
 
 /// The owner's producer epoch: it initialised before the behaviour starts (the shared-state
 /// spec's `maxEpoch = 1`).
@@ -60,11 +65,12 @@ impl fmt::Display for Msg {
                 write!(f, "Commit({offset}, {}, epoch {epoch})", Cell::from(*row))
             }
             Msg::Committed { offset, accepted } => {
-                if *accepted {
-                    write!(f, "Committed({offset})")
+                let outcome = if *accepted {
+                    "Committed"
                 } else {
-                    write!(f, "ProducerFenced({offset})")
-                }
+                    "ProducerFenced"
+                };
+                write!(f, "{outcome}({offset})")
             }
             Msg::RecordIs(row) => write!(f, "RecordIs({})", Cell::from(*row)),
             // The rest show as they are spelled.
@@ -104,11 +110,10 @@ pub enum Phase {
 
 crate::owner_flow_state! {
     pub struct FlowState {
-        pub phase: Phase,
         /// Zombie: revoked and still running.
-        pub active: bool,
+        pub active: bool = false,
         /// The producer epoch it commits with (the zombie's: 0 until initialised).
-        pub epoch: u8,
+        pub epoch: u8 = 0,
     }
 }
 
@@ -123,12 +128,7 @@ pub enum NodeState {
 pub enum Node {
     Broker,
     Coordinator,
-    Flow {
-        zombie: bool,
-        op: Ops,
-        max_offset: u8,
-        zombie_commits: u8,
-    },
+    Flow(Flow<EpochActorsParams>),
 }
 
 crate::owner_history! {
@@ -143,29 +143,21 @@ crate::owner_history! {
 }
 
 impl Node {
-    fn proceed(&self, st: &mut FlowState, o: &mut Out<Self>) {
-        let Node::Flow {
-            zombie,
-            op,
-            max_offset,
-            zombie_commits,
-        } = *self
-        else {
-            return;
-        };
+    fn proceed(flow: &Flow<EpochActorsParams>, st: &mut FlowState, o: &mut Out<Self>) {
+        let Flow { zombie, op, params } = flow;
         st.phase = Phase::Idle;
-        if zombie {
-            if st.active && st.epoch > 0 && st.pos < zombie_commits {
-                set_timers(o, max_offset, Timer::ZombieCommit);
+        if *zombie {
+            if st.active && st.epoch > 0 && st.pos < params.zombie_commits {
+                set_timers(o, params.max_offset, Timer::ZombieCommit);
             }
             return;
         }
-        let next = st.memory().next(op, max_offset);
+        let next = st.memory().next(*op, params.max_offset);
         if next == OwnerNext::Reload {
             st.phase = Phase::Reading;
             o.send(Id::from(BROKER), Msg::Read);
         } else if let OwnerNext::Write(offset, _) = next {
-            Self::start_commit(st, op, offset, o);
+            Self::start_commit(st, *op, offset, o);
         }
     }
 
@@ -183,10 +175,14 @@ impl Node {
         );
     }
 
-    fn on_flow_msg(&self, st: &mut FlowState, msg: Msg, o: &mut Out<Self>) -> bool {
-        let zombie = matches!(self, Node::Flow { zombie: true, .. });
+    fn on_flow_msg(
+        flow: &Flow<EpochActorsParams>,
+        st: &mut FlowState,
+        msg: Msg,
+        o: &mut Out<Self>,
+    ) -> bool {
         match (st.phase, msg) {
-            (Phase::Idle, Msg::Revoked) if zombie && !st.active => {
+            (Phase::Idle, Msg::Revoked) if flow.zombie && !st.active => {
                 // The revoked owner's producer initialises again (a restart after the
                 // rebalance): with the stable id it gets the next epoch.
                 st.active = true;
@@ -195,20 +191,19 @@ impl Node {
             }
             (Phase::Initialising, Msg::ProducerEpoch(e)) => {
                 st.epoch = e;
-                self.proceed(st, o);
+                Self::proceed(flow, st, o);
             }
             (Phase::Committing(p), Msg::Committed { offset, accepted }) if p == offset => {
                 if accepted {
-                    self.proceed(st, o);
+                    Self::proceed(flow, st, o);
                 } else {
                     // ProducerFenced is fatal to a producer: the flow stops.
                     st.phase = Phase::Fenced;
                 }
             }
             (Phase::Reading, Msg::RecordIs(row)) => {
-                st.contents = Cell::from(row).live_contents();
-                st.loaded = true;
-                self.proceed(st, o);
+                st.reloaded(row.into());
+                Self::proceed(flow, st, o);
             }
             _ => return false,
         }
@@ -248,8 +243,7 @@ impl Actor for Node {
         match self {
             Node::Broker => "broker".into(),
             Node::Coordinator => "coordinator".into(),
-            Node::Flow { zombie: false, .. } => "owner".into(),
-            Node::Flow { zombie: true, .. } => "zombie".into(),
+            Node::Flow(flow) => flow.name().into(),
         }
     }
 
@@ -265,19 +259,11 @@ impl Actor for Node {
                 o.set_timer(Timer::Rebalance, model_timeout());
                 NodeState::Coordinator { rebalanced: false }
             }
-            Node::Flow { zombie, .. } => {
-                let mut st = FlowState {
-                    pos: 0,
-                    contents: Offsets::EMPTY,
-                    loaded: true,
-                    before: Offsets::EMPTY,
-                    before_loaded: true,
-                    phase: Phase::Idle,
-                    active: false,
-                    epoch: if *zombie { 0 } else { OWNER_EPOCH },
-                };
-                if !zombie {
-                    self.proceed(&mut st, o);
+            Node::Flow(flow) => {
+                let mut st = FlowState::start();
+                if !flow.zombie {
+                    st.epoch = OWNER_EPOCH;
+                    Self::proceed(flow, &mut st, o);
                 }
                 NodeState::Flow(st)
             }
@@ -285,19 +271,20 @@ impl Actor for Node {
     }
 
     fn on_msg(&self, _id: Id, state: &mut Cow<NodeState>, src: Id, msg: Msg, o: &mut Out<Self>) {
-        match **state {
-            NodeState::Broker(mut b) => {
+        match (self, **state) {
+            (_, NodeState::Broker(mut b)) => {
                 Self::on_broker_msg(&mut b, src, msg, o);
                 if NodeState::Broker(b) != **state {
                     *state.to_mut() = NodeState::Broker(b);
                 }
             }
-            NodeState::Flow(mut st) => {
-                if self.on_flow_msg(&mut st, msg, o) {
+            (Node::Flow(flow), NodeState::Flow(mut st)) => {
+                let handled = Self::on_flow_msg(flow, &mut st, msg, o);
+                if handled {
                     *state.to_mut() = NodeState::Flow(st);
                 }
             }
-            NodeState::Coordinator { .. } => {}
+            _ => {}
         }
     }
 
@@ -308,13 +295,13 @@ impl Actor for Node {
                 *state.to_mut() = NodeState::Coordinator { rebalanced: true };
             }
             (
-                &Node::Flow { op, max_offset, .. },
+                Node::Flow(Flow { op, params, .. }),
                 NodeState::Flow(mut st),
                 Timer::ZombieCommit(m),
             ) if st.phase == Phase::Idle && st.active => {
-                cancel_timers(o, max_offset, Timer::ZombieCommit);
+                cancel_timers(o, params.max_offset, Timer::ZombieCommit);
                 st.pos += 1;
-                Self::start_commit(&mut st, op, m, o);
+                Self::start_commit(&mut st, *op, m, o);
                 *state.to_mut() = NodeState::Flow(st);
             }
             _ => {}
@@ -322,24 +309,13 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = systems::State<Node, History>;
-pub type ActorAction = systems::Action<Node>;
-
 crate::knob_params! {
     /// The constants of the actor model, one field a knob (declared below, as the spec names
     /// them).
     pub struct EpochActorsParams {
-        max_offset: u8 = MAX_OFFSET, network: NetKind = NETWORK, lossy: bool = LOSSY,
-        zombie_commits: u8 = ZOMBIE_COMMITS,
+        max_offset: u8 = knobs::MAX_OFFSET, network: NetKind = knobs::NETWORK,
+        lossy: bool = knobs::LOSSY, zombie_commits: u8 = knobs::ZOMBIE_COMMITS,
     }
-}
-
-/// The constants, as the model's write-up names them.
-impl EpochActorsParams {
-    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-    pub const LOSSY: Flag = crate::infra::actors::LOSSY;
-    pub const ZOMBIE_COMMITS: Nat = crate::infra::actors::knobs::ZOMBIE_COMMITS;
 }
 
 pub type EpochActors = Actors<EpochActorsParams, Node, History>;
@@ -369,51 +345,13 @@ fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
 
 impl EpochActors {
     pub fn new(params: EpochActorsParams) -> EpochActors {
-        let EpochActorsParams {
-            max_offset,
-            network,
-            lossy,
-            zombie_commits,
-        } = params;
         let system = |op| {
-            let flow = |zombie| Node::Flow {
-                zombie,
-                op,
-                max_offset,
-                zombie_commits,
-            };
-            ActorModel::new((), History::of_log(op))
-                .actor(Node::Broker)
-                .actor(Node::Coordinator)
-                .actor(flow(false))
-                .actor(flow(true))
-                .lossy_network(lossy_network(lossy))
+            owner_system(op, &params, [Node::Broker, Node::Coordinator], Node::Flow)
+                .lossy_network(lossy_network(params.lossy))
                 .record_msg_out(record_out)
         };
-        EpochActors {
-            params,
-            systems: Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name),
-        }
-    }
-
-    /// The actors of the system over the log `op`, as the model runs them (what
-    /// `run-actors` runs for real).
-    pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems.actors_for_log(op)
-    }
-
-    pub fn broker(s: &ActorState) -> BrokerState {
-        match *s.actor_states[BROKER] {
-            NodeState::Broker(b) => b,
-            _ => unreachable!("actor 0 is the broker"),
-        }
-    }
-
-    pub fn flow(s: &ActorState, id: usize) -> FlowState {
-        match *s.actor_states[id] {
-            NodeState::Flow(st) => st,
-            _ => unreachable!("actors 2 and 3 are flows"),
-        }
+        let systems = Systems::per_owner_log(params.max_offset, params.network, actor_name, system);
+        EpochActors { params, systems }
     }
 
     /// The refinement mapping onto the shared-state Epoch spec: the owner's transaction is
@@ -476,25 +414,19 @@ impl Model for EpochActors {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
-                one_key::ref_durable_ok(m, s)
-            }),
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
                 let max = m.params.max_offset;
                 let b = Self::broker(s);
-                let owner = Self::flow(s, OWNER);
                 one_key::row_in_range(b.topic, max)
-                    && owner.pos <= max
-                    && owner.contents.within(1, max)
+                    && Self::flow(s, OWNER).memory_in_range(max)
                     && b.max_epoch <= max + 2
             }),
             // The late initialiser wins: its transaction lands, the live owner's are fenced.
             Property::sometimes("LateInitWins", |_, s: &ActorState| {
                 s.history.zombie_landed && Self::flow(s, OWNER).phase == Phase::Fenced
             }),
-            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
-                s.history.decided == m.params.max_offset
-            }),
+            Property::sometimes("OwnerReachesEnd", owner_reaches_end),
             // A lossy network lost the answer to a request the broker decided.
             Property::sometimes("ZombieReplyLost", |_, s: &ActorState| {
                 Self::zombie_reply_lost(s)
@@ -507,9 +439,7 @@ impl Model for EpochActors {
 crate::one_key_actors!(EpochActors, row: |s: &ActorState| EpochActors::broker(s).topic);
 
 impl Spec for EpochActors {
-    fn actor(&self, action: &ActorAction) -> String {
-        self.systems.swimlane(action)
-    }
+    crate::actor_swimlanes!(systems);
 
     fn variables(&self, s: &ActorState) -> Variables {
         let b = Self::broker(s);
@@ -556,10 +486,7 @@ impl Spec for EpochActors {
         let epoch = Epoch {
             max_offset: self.params.max_offset,
         };
-        vec![
-            Box::new(MappedRefinement::new("RefEpoch", epoch, Self::image)),
-            one_key::ref_safe_spec(self),
-        ]
+        owner_refinements(self, "RefEpoch", epoch, Self::image)
     }
 }
 

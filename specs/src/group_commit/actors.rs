@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Id, Out};
 use stateright::{Model, Property};
 
-use crate::infra::actors::named;
 use crate::infra::actors::owner::cancel_timers;
 use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;
+use crate::infra::actors::{knobs, named};
 
 use crate::group_commit::model::{
     GcState, GroupCommit, Pc, CAP_LIMIT, MAX_CAP, MAX_WRITERS, WRITERS_LIMIT,
 };
-use crate::infra::knobs::{Choice, Flag, Nat};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
 
 pub const PRODUCER: usize = 0;
@@ -331,7 +331,8 @@ crate::knob_params! {
     /// The constants of the actor model, one field a knob (declared below, as the spec names
     /// them).
     pub struct GroupCommitActorsParams {
-        n: u8 = N, cap: u8 = CAP, gated: bool = GATED, network: NetKind = NETWORK,
+        n: u8 = Self::N, cap: u8 = Self::CAP, gated: bool = Self::GATED,
+        network: NetKind = knobs::NETWORK,
     }
 }
 
@@ -358,7 +359,6 @@ impl GroupCommitActorsParams {
         true,
         "the flow schedules offset o only once it was told 1..o are durable",
     );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
 }
 
 pub type GroupCommitActors = Actors<GroupCommitActorsParams, Node, ()>;

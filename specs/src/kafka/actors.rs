@@ -3,23 +3,30 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Envelope, Id, Out};
+use stateright::actor::{model_timeout, Actor, ActorModelAction, Envelope, Id, Out};
 use stateright::{Model, Property};
 
-use crate::infra::actors::owner::{cancel_timers, key_variables, set_timers, OwnerNext, OwnerView};
-use crate::infra::actors::systems::{self, Actors, Systems};
+use crate::infra::actors::knobs;
+use crate::infra::actors::owner::{
+    cancel_timers, key_variables, owner_reaches_end, owner_refinements, owner_system, set_timers,
+    Flow, OwnerNext, OwnerView,
+};
+use crate::infra::actors::systems::{Actors, Systems};
 pub use crate::infra::actors::NetKind;
 
 use crate::cassandra::actors::Row;
-use crate::infra::knobs::{Choice, Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Ops};
+use crate::infra::knobs::Flag;
+use crate::infra::vocab::{Cell, Ops};
 use crate::kafka::model::{Kafka, KafkaState};
 use crate::one_key;
 use crate::{Configured, Guard};
 
 crate::actor_ids!(BROKER = "broker", OWNER = "owner", ZOMBIE = "zombie");
+
+// ActorState and ActorAction, and the nodes' accessors.
+crate::owner_nodes!(KafkaActors, broker: Broker(BrokerState) at BROKER);
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Msg {
@@ -44,6 +51,18 @@ pub enum Msg {
     RecordIs(Row),
 }
 
+impl Msg {
+    /// The transaction that writes the correct fold at `offset`.
+    fn commit(op: Ops, offset: u8, gen: Option<u8>, carries: bool) -> Msg {
+        Msg::Commit {
+            offset,
+            row: Cell::correct_fold(op, offset).into(),
+            gen,
+            carries,
+        }
+    }
+}
+
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,11 +73,8 @@ impl fmt::Display for Msg {
                 None => write!(f, "Commit({offset}, {})", Cell::from(*row)),
             },
             Msg::Committed { offset, accepted } => {
-                if *accepted {
-                    write!(f, "Committed({offset})")
-                } else {
-                    write!(f, "Fenced({offset})")
-                }
+                let outcome = if *accepted { "Committed" } else { "Fenced" };
+                write!(f, "{outcome}({offset})")
             }
             Msg::RecordIs(row) => write!(f, "RecordIs({})", Cell::from(*row)),
             // The rest show as they are spelled.
@@ -92,12 +108,11 @@ pub enum Phase {
 
 crate::owner_flow_state! {
     pub struct FlowState {
-        pub phase: Phase,
         /// Zombie: revoked and still running; torn down once it captures the new generation
         /// (if coupled).
-        pub active: bool,
-        pub alive: bool,
-        pub captured: u8,
+        pub active: bool = false,
+        pub alive: bool = true,
+        pub captured: u8 = 1,
     }
 }
 
@@ -109,17 +124,8 @@ pub enum NodeState {
 
 #[derive(Clone, Debug)]
 pub enum Node {
-    Broker {
-        generation_check: bool,
-    },
-    Flow {
-        zombie: bool,
-        op: Ops,
-        max_offset: u8,
-        coupled: bool,
-        seeded: bool,
-        zombie_commits: u8,
-    },
+    Broker { generation_check: bool },
+    Flow(Flow<KafkaActorsParams>),
 }
 
 crate::owner_history! {
@@ -127,28 +133,19 @@ crate::owner_history! {
 }
 
 impl Node {
-    fn proceed(&self, st: &mut FlowState, o: &mut Out<Self>) {
-        let Node::Flow {
-            zombie,
-            op,
-            max_offset,
-            zombie_commits,
-            ..
-        } = *self
-        else {
-            return;
-        };
+    fn proceed(flow: &Flow<KafkaActorsParams>, st: &mut FlowState, o: &mut Out<Self>) {
+        let Flow { zombie, op, params } = flow;
         st.phase = Phase::Idle;
-        if zombie {
+        if *zombie {
             if st.alive && st.active {
                 o.set_timer(Timer::ZombiePoll, model_timeout());
-                if st.pos < zombie_commits {
-                    set_timers(o, max_offset, Timer::ZombieCommit);
+                if st.pos < params.zombie_commits {
+                    set_timers(o, params.max_offset, Timer::ZombieCommit);
                 }
             }
             return;
         }
-        match st.memory().next(op, max_offset) {
+        match st.memory().next(*op, params.max_offset) {
             OwnerNext::Reload => {
                 st.phase = Phase::Reading;
                 o.send(Id::from(BROKER), Msg::Read);
@@ -156,19 +153,9 @@ impl Node {
             OwnerNext::Write(offset, _) => {
                 st.phase = Phase::Committing(offset);
                 // The live owner's transaction writes the correct fold and is accepted.
-                o.send(Id::from(BROKER), Self::commit(op, offset, None, true));
+                o.send(Id::from(BROKER), Msg::commit(*op, offset, None, true));
             }
             OwnerNext::Done => {}
-        }
-    }
-
-    /// The transaction that writes the correct fold at `offset`.
-    fn commit(op: Ops, offset: u8, gen: Option<u8>, carries: bool) -> Msg {
-        Msg::Commit {
-            offset,
-            row: Cell::correct_fold(op, offset).into(),
-            gen,
-            carries,
         }
     }
 
@@ -184,8 +171,7 @@ impl Actor for Node {
     fn name(&self) -> String {
         match self {
             Node::Broker { .. } => "broker".into(),
-            Node::Flow { zombie: false, .. } => "owner".into(),
-            Node::Flow { zombie: true, .. } => "zombie".into(),
+            Node::Flow(flow) => flow.name().into(),
         }
     }
 
@@ -200,20 +186,10 @@ impl Actor for Node {
                     rebalanced: false,
                 })
             }
-            Node::Flow { zombie, .. } => {
-                let mut st = FlowState {
-                    pos: 0,
-                    contents: Offsets::EMPTY,
-                    loaded: true,
-                    before: Offsets::EMPTY,
-                    before_loaded: true,
-                    phase: Phase::Idle,
-                    active: false,
-                    alive: true,
-                    captured: 1,
-                };
-                if !zombie {
-                    self.proceed(&mut st, o);
+            Node::Flow(flow) => {
+                let mut st = FlowState::start();
+                if !flow.zombie {
+                    Self::proceed(flow, &mut st, o);
                 }
                 NodeState::Flow(st)
             }
@@ -247,39 +223,30 @@ impl Actor for Node {
                     *state.to_mut() = NodeState::Broker(b);
                 }
             }
-            (
-                &Node::Flow {
-                    zombie, max_offset, ..
-                },
-                NodeState::Flow(mut st),
-                msg,
-            ) => {
+            (Node::Flow(flow), NodeState::Flow(mut st), msg) => {
+                let max_offset = flow.params.max_offset;
                 match (st.phase, msg) {
-                    (_, Msg::Revoked) if zombie => {
+                    (_, Msg::Revoked) if flow.zombie => {
                         st.active = true;
-                        self.proceed(&mut st, o);
+                        Self::proceed(flow, &mut st, o);
                     }
                     (Phase::Committing(p), Msg::Committed { offset, .. }) if p == offset => {
-                        self.proceed(&mut st, o);
+                        Self::proceed(flow, &mut st, o);
                     }
                     (Phase::Polling, Msg::Generation(g)) => {
-                        let Node::Flow { coupled, .. } = *self else {
-                            return;
-                        };
                         if g != st.captured {
                             // The rebalance callback runs: capture, and (coupled) tear down.
                             st.captured = g;
-                            st.alive = !coupled;
+                            st.alive = !flow.params.coupled;
                         }
                         if !st.alive {
                             Self::cancel_zombie_timers(max_offset, o);
                         }
-                        self.proceed(&mut st, o);
+                        Self::proceed(flow, &mut st, o);
                     }
                     (Phase::Reading, Msg::RecordIs(row)) => {
-                        st.contents = Cell::from(row).live_contents();
-                        st.loaded = true;
-                        self.proceed(&mut st, o);
+                        st.reloaded(row.into());
+                        Self::proceed(flow, &mut st, o);
                     }
                     _ => return,
                 }
@@ -297,17 +264,10 @@ impl Actor for Node {
                 o.send(Id::from(ZOMBIE), Msg::Revoked);
                 *state.to_mut() = NodeState::Broker(b);
             }
-            (
-                &Node::Flow {
-                    op,
-                    max_offset,
-                    seeded,
-                    ..
-                },
-                NodeState::Flow(mut st),
-                t,
-            ) if st.phase == Phase::Idle && st.alive && st.active => {
-                Self::cancel_zombie_timers(max_offset, o);
+            (Node::Flow(Flow { op, params, .. }), NodeState::Flow(mut st), t)
+                if st.phase == Phase::Idle && st.alive && st.active =>
+            {
+                Self::cancel_zombie_timers(params.max_offset, o);
                 match t {
                     Timer::ZombiePoll => {
                         st.phase = Phase::Polling;
@@ -316,7 +276,7 @@ impl Actor for Node {
                     Timer::ZombieCommit(m) => {
                         st.pos += 1;
                         st.phase = Phase::Committing(m);
-                        let commit = Self::commit(op, m, Some(st.captured), seeded);
+                        let commit = Msg::commit(*op, m, Some(st.captured), params.seeded);
                         o.send(Id::from(BROKER), commit);
                     }
                     Timer::Rebalance => return,
@@ -328,27 +288,18 @@ impl Actor for Node {
     }
 }
 
-pub type ActorState = systems::State<Node, History>;
-pub type ActorAction = systems::Action<Node>;
-
 crate::knob_params! {
     /// The constants of the actor model, one field a knob (declared below, as the spec names
     /// them).
     pub struct KafkaActorsParams {
-        max_offset: u8 = MAX_OFFSET, coupled: bool = COUPLED, seeded: bool = SEEDED,
-        generation_check: bool = GENERATION_CHECK, network: NetKind = NETWORK,
-        zombie_commits: u8 = ZOMBIE_COMMITS,
+        max_offset: u8 = knobs::MAX_OFFSET, coupled: bool = Kafka::COUPLED,
+        seeded: bool = Self::SEEDED, generation_check: bool = Self::GENERATION_CHECK,
+        network: NetKind = knobs::NETWORK, zombie_commits: u8 = knobs::ZOMBIE_COMMITS,
     }
 }
 
-/// The constants, as the model's write-up names them.
+/// The constants, as the model's write-up names them (`Coupled` is the shared-state spec's).
 impl KafkaActorsParams {
-    pub const MAX_OFFSET: Nat = crate::infra::actors::knobs::MAX_OFFSET;
-    pub const COUPLED: Flag = Flag::new(
-        "Coupled",
-        true,
-        "capturing the new generation tears the revoked flow down",
-    );
     pub const SEEDED: Flag = Flag::new(
         "Seeded",
         true,
@@ -359,8 +310,6 @@ impl KafkaActorsParams {
         true,
         "the transaction coordinator rejects an offset commit from a stale generation",
     );
-    pub const NETWORK: Choice<NetKind> = crate::infra::actors::NETWORK;
-    pub const ZOMBIE_COMMITS: Nat = crate::infra::actors::knobs::ZOMBIE_COMMITS;
 }
 
 pub type KafkaActors = Actors<KafkaActorsParams, Node, History>;
@@ -377,51 +326,13 @@ fn record_out(_: &(), h: &History, env: Envelope<&Msg>) -> Option<History> {
 
 impl KafkaActors {
     pub fn new(params: KafkaActorsParams) -> KafkaActors {
-        let KafkaActorsParams {
-            max_offset,
-            coupled,
-            seeded,
-            generation_check,
-            network,
-            zombie_commits,
-        } = params;
-        let system = |op| {
-            let flow = |zombie| Node::Flow {
-                zombie,
-                op,
-                max_offset,
-                coupled,
-                seeded,
-                zombie_commits,
-            };
-            ActorModel::new((), History::of_log(op))
-                .actor(Node::Broker { generation_check })
-                .actor(flow(false))
-                .actor(flow(true))
-                .record_msg_out(record_out)
+        let broker = Node::Broker {
+            generation_check: params.generation_check,
         };
-        let systems = Systems::per_log(max_offset, system, |h: &History| h.op, network, actor_name);
+        let system =
+            |op| owner_system(op, &params, [broker.clone()], Node::Flow).record_msg_out(record_out);
+        let systems = Systems::per_owner_log(params.max_offset, params.network, actor_name, system);
         KafkaActors { params, systems }
-    }
-
-    /// The actors of the system over the log `op`, as the model runs them (what
-    /// `run-actors` runs for real).
-    pub fn nodes(&self, op: Ops) -> Vec<Node> {
-        self.systems.actors_for_log(op)
-    }
-
-    pub fn broker(s: &ActorState) -> BrokerState {
-        match *s.actor_states[BROKER] {
-            NodeState::Broker(b) => b,
-            NodeState::Flow(_) => unreachable!("actor 0 is the broker"),
-        }
-    }
-
-    pub fn flow(s: &ActorState, id: usize) -> FlowState {
-        match *s.actor_states[id] {
-            NodeState::Flow(st) => st,
-            NodeState::Broker(_) => unreachable!("actors 1 and 2 are flows"),
-        }
     }
 
     /// The refinement mapping onto the shared-state Kafka spec.
@@ -481,30 +392,22 @@ impl Model for KafkaActors {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("RefDurableOK", |m: &Self, s: &ActorState| {
-                one_key::ref_durable_ok(m, s)
-            }),
-            Property::always("INV_NoStaleOverwrite", |_, s: &ActorState| {
-                !Self::broker(s).overwrote
-            }),
+            Property::always("RefDurableOK", one_key::ref_durable_ok::<Self>),
+            Property::always("INV_NoStaleOverwrite", Self::no_stale_overwrite),
             Property::always("INV_CaptureCoupled", |m: &Self, s: &ActorState| {
                 let k = Self::image(m.params.seeded, s);
                 !k.z_alive || k.z_captured_gen != k.live_gen
             }),
             Property::always("TypeOK", |m: &Self, s: &ActorState| {
                 let max = m.params.max_offset;
-                let owner = Self::flow(s, OWNER);
                 one_key::row_in_range(Self::broker(s).topic, max)
-                    && owner.pos <= max
-                    && owner.contents.within(1, max)
+                    && Self::flow(s, OWNER).memory_in_range(max)
                     && Self::broker(s).live_gen <= max + 2
             }),
             Property::sometimes("ZombieFenced", |_, s: &ActorState| {
                 Self::broker(s).rebalanced && !Self::flow(s, ZOMBIE).alive
             }),
-            Property::sometimes("OwnerReachesEnd", |m: &Self, s: &ActorState| {
-                s.history.decided == m.params.max_offset
-            }),
+            Property::sometimes("OwnerReachesEnd", owner_reaches_end),
         ]
     }
 }
@@ -514,9 +417,7 @@ impl Model for KafkaActors {
 crate::one_key_actors!(KafkaActors, row: |s: &ActorState| KafkaActors::broker(s).topic);
 
 impl Spec for KafkaActors {
-    fn actor(&self, action: &ActorAction) -> String {
-        self.systems.swimlane(action)
-    }
+    crate::actor_swimlanes!(systems);
 
     fn variables(&self, s: &ActorState) -> Variables {
         let b = Self::broker(s);
@@ -556,14 +457,9 @@ impl Spec for KafkaActors {
 
     fn refinements(&self) -> Vec<Box<dyn Refinement<ActorState>>> {
         let seeded = self.params.seeded;
-        vec![
-            Box::new(MappedRefinement::new(
-                "RefKafka",
-                self.shipped(),
-                move |s: &ActorState| Self::image(seeded, s),
-            )),
-            one_key::ref_safe_spec(self),
-        ]
+        owner_refinements(self, "RefKafka", self.shipped(), move |s| {
+            Self::image(seeded, s)
+        })
     }
 }
 
@@ -572,7 +468,7 @@ impl Configured for KafkaActors {
     const DOC: &'static str = include_str!("actors.md");
     type Params = KafkaActorsParams;
     const GUARDS: &'static [Guard] = &[
-        Guard::off("capture coupling", KafkaActorsParams::COUPLED),
+        Guard::off("capture coupling", Kafka::COUPLED),
         Guard::off("seed", KafkaActorsParams::SEEDED),
         Guard::off(
             "generation check in the coordinator",

@@ -45,15 +45,15 @@ pub fn knob_defaults<P: Params>() -> P {
     P::from_resolved(&defaults).expect("a model reads its knobs' defaults")
 }
 
-/// A model's parameters, one field a knob (an associated const of the params, declared
-/// beside them): the struct, and its `Params` with `KNOBS` in the fields' order and
-/// `from_resolved` reading each, and `Default` at the knobs' defaults. One list, so a knob
-/// cannot be declared and not read.
+/// A model's parameters, one field a knob (an associated const of the params declared beside
+/// them, `Self::COUPLED`, or one the actor models share, `knobs::MAX_OFFSET`): the struct, and
+/// its `Params` with `KNOBS` in the fields' order and `from_resolved` reading each, and
+/// `Default` at the knobs' defaults. One list, so a knob cannot be declared and not read.
 #[macro_export]
 macro_rules! knob_params {
     (
         $(#[$meta:meta])*
-        pub struct $params:ident { $($field:ident: $ty:ty = $knob:ident),+ $(,)? }
+        pub struct $params:ident { $($field:ident: $ty:ty = $knob:path),+ $(,)? }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,13 +62,13 @@ macro_rules! knob_params {
         }
 
         impl $crate::infra::knobs::Params for $params {
-            const KNOBS: &'static [$crate::infra::knobs::Knob] = &[$(Self::$knob.knob()),+];
+            const KNOBS: &'static [$crate::infra::knobs::Knob] = &[$($knob.knob()),+];
 
             fn from_resolved(
                 k: &$crate::infra::knobs::Resolved,
             ) -> Result<Self, $crate::infra::knobs::KnobError> {
                 Ok($params {
-                    $($field: k.get(Self::$knob)?,)+
+                    $($field: k.get($knob)?,)+
                 })
             }
         }

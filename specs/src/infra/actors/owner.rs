@@ -1,11 +1,101 @@
 //! The owner and zombie flows of the actor models over one key: what the owner holds of the
 //! key, and its next move.
 
-use stateright::actor::{model_timeout, Actor, Out};
+use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelState, Out};
 
-use loadbearing_refinement::Variables;
+use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 
 use crate::infra::vocab::{Cell, Offsets, Op, Ops};
+use crate::one_key::{self, OneKey};
+
+/// An owner or a zombie flow of an actor model over one key, as its `Node::Flow` holds it:
+/// which of the two it is, the event log it folds, and the config's parameters, which it reads
+/// as its switches.
+#[derive(Clone, Debug)]
+pub struct Flow<P> {
+    pub zombie: bool,
+    pub op: Ops,
+    pub params: P,
+}
+
+impl<P> Flow<P> {
+    /// The flow's actor name: `owner` or `zombie`.
+    pub fn name(&self) -> &'static str {
+        if self.zombie {
+            "zombie"
+        } else {
+            "owner"
+        }
+    }
+}
+
+/// The system over the log `op`: the `servers` (every node but the flows, in id order), then
+/// the owner flow and the zombie flow over `op` with `params`, each a `flow` node; its history
+/// that of the log, before the first step.
+pub fn owner_system<N, H, P>(
+    op: Ops,
+    params: &P,
+    servers: impl IntoIterator<Item = N>,
+    flow: fn(Flow<P>) -> N,
+) -> ActorModel<N, (), H>
+where
+    N: Actor,
+    N::Msg: Ord,
+    N::Timer: Ord,
+    H: OwnerHistory + Clone + std::fmt::Debug + std::hash::Hash,
+    P: Clone,
+{
+    let flow_of = |zombie| {
+        flow(Flow {
+            zombie,
+            op,
+            params: params.clone(),
+        })
+    };
+    ActorModel::new((), H::of_log(op))
+        .actors(servers)
+        .actor(flow_of(false))
+        .actor(flow_of(true))
+}
+
+/// The history an actor model over one key keeps (see [`owner_history!`](crate::owner_history)),
+/// as the core reads it.
+pub trait OwnerHistory {
+    /// The history of a run over the log `op`, before its first step.
+    fn of_log(op: Ops) -> Self;
+    /// The log of the run.
+    fn log(&self) -> Ops;
+    /// The highest offset of an owner write the server decided.
+    fn decided(&self) -> u8;
+}
+
+/// The refinements of an actor model over one key: onto its shared-state spec `spec` by
+/// `image` (named `name`), and onto SingleWriterStore (`RefSafeSpec`).
+pub fn owner_refinements<M, A>(
+    model: &M,
+    name: &'static str,
+    spec: A,
+    image: impl Fn(&M::State) -> A::State + Send + Sync + 'static,
+) -> Vec<Box<dyn Refinement<M::State>>>
+where
+    M: OneKey,
+    A: Spec + 'static,
+{
+    vec![
+        Box::new(MappedRefinement::new(name, spec, image)),
+        one_key::ref_safe_spec(model),
+    ]
+}
+
+/// `OwnerReachesEnd`: the server decided the owner's write of the log's last event.
+pub fn owner_reaches_end<M, N, H>(model: &M, s: &ActorModelState<N, H>) -> bool
+where
+    M: OneKey,
+    N: Actor,
+    H: OwnerHistory,
+{
+    s.history.decided() == model.max_offset()
+}
 
 /// What an actor owner holds of the key, as its flow state keeps it: events folded (the pending
 /// one included), the contents and whether the key is loaded, and the same two before the
@@ -77,16 +167,16 @@ pub struct OwnerView {
     pub read: Option<Offsets>,
 }
 
-/// The fields of a flow state that the owner keeps its memory in, and the owner's view of them.
-/// A macro, not a generic struct: each model's flow state stays one flat struct of its own,
-/// the fields in the same order, so its states hash as before.
+/// The fields of a flow state that the owner keeps its memory in, its phase (the model's
+/// `Phase`, which starts `Idle`), the model's own fields with their values at the start, and
+/// the owner's view of them. A macro, not a generic struct: each model's flow state stays one
+/// flat struct of its own, the fields in the same order, so its states hash as before.
 #[macro_export]
 macro_rules! owner_flow_state {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
-            pub phase: $phase:ty,
-            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty = $init:expr,)*
         }
     ) => {
         $(#[$meta])*
@@ -100,11 +190,37 @@ macro_rules! owner_flow_state {
             /// write is decided.
             pub before: $crate::infra::vocab::Offsets,
             pub before_loaded: bool,
-            pub phase: $phase,
+            pub phase: Phase,
             $($(#[$field_meta])* pub $field: $ty,)*
         }
 
         impl $name {
+            /// A flow's state at its start: nothing folded, the key loaded (and empty), idle,
+            /// and the model's own fields at the values declared beside them.
+            pub fn start() -> Self {
+                $name {
+                    pos: 0,
+                    contents: $crate::infra::vocab::Offsets::EMPTY,
+                    loaded: true,
+                    before: $crate::infra::vocab::Offsets::EMPTY,
+                    before_loaded: true,
+                    phase: Phase::Idle,
+                    $($field: $init,)*
+                }
+            }
+
+            /// The server served the reload `row`: the owner holds its live contents, the
+            /// key loaded.
+            pub fn reloaded(&mut self, row: $crate::infra::vocab::Cell) {
+                self.contents = row.live_contents();
+                self.loaded = true;
+            }
+
+            /// The owner's memory is within the log of `max` events (a part of `TypeOK`).
+            pub fn memory_in_range(&self, max: u8) -> bool {
+                self.pos <= max && self.contents.within(1, max)
+            }
+
             /// The owner's memory, to fold into.
             pub fn memory(&mut self) -> $crate::infra::actors::owner::OwnerMemory<'_> {
                 $crate::infra::actors::owner::OwnerMemory {
@@ -200,9 +316,8 @@ macro_rules! owner_history {
             $($(#[$field_meta])* pub $flag: bool,)*
         }
 
-        impl $name {
-            /// The history of a run over the log `op`, before its first step.
-            pub fn of_log(op: $crate::infra::vocab::Ops) -> Self {
+        impl $crate::infra::actors::owner::OwnerHistory for $name {
+            fn of_log(op: $crate::infra::vocab::Ops) -> Self {
                 $name {
                     op,
                     decided: 0,
@@ -210,6 +325,17 @@ macro_rules! owner_history {
                     $($flag: false,)*
                 }
             }
+
+            fn log(&self) -> $crate::infra::vocab::Ops {
+                self.op
+            }
+
+            fn decided(&self) -> u8 {
+                self.decided
+            }
+        }
+
+        impl $name {
 
             /// The server decided the owner's write at `offset`: the history with it, if it is
             /// news.
@@ -252,4 +378,43 @@ pub fn key_variables(
         (name, cell.to_string()),
         ("overwrote", overwrote.to_string()),
     ]
+}
+
+/// The state and step types of an actor model over one key, `ActorState` and `ActorAction`
+/// (of its `Node` and `History`), and the accessors of its nodes (their `NodeState` and
+/// `FlowState` in scope): `nodes(op)`, the actors of the system over the log `op` as the
+/// model runs them (what `run-actors` runs for real); `$server(s)`, the state of the node that
+/// holds the key (actor `$id`, a `NodeState::$variant`, with an `overwrote` flag);
+/// `flow(s, id)`, the state of a flow; and `no_stale_overwrite`, the invariant that no write
+/// landed on a row with a higher offset (`INV_NoStaleOverwrite`).
+#[macro_export]
+macro_rules! owner_nodes {
+    ($model:ty, $server:ident: $variant:ident($state:ty) at $id:ident) => {
+        pub type ActorState = $crate::infra::actors::systems::State<Node, History>;
+        pub type ActorAction = $crate::infra::actors::systems::Action<Node>;
+
+        impl $model {
+            pub fn nodes(&self, op: $crate::infra::vocab::Ops) -> Vec<Node> {
+                self.systems.actors_for_log(op)
+            }
+
+            pub fn $server(s: &ActorState) -> $state {
+                match *s.actor_states[$id] {
+                    NodeState::$variant(server) => server,
+                    _ => unreachable!(concat!(stringify!($id), " is the ", stringify!($server))),
+                }
+            }
+
+            pub fn flow(s: &ActorState, id: usize) -> FlowState {
+                match *s.actor_states[id] {
+                    NodeState::Flow(st) => st,
+                    _ => unreachable!("actor {id} is not a flow"),
+                }
+            }
+
+            pub fn no_stale_overwrite(&self, s: &ActorState) -> bool {
+                !Self::$server(s).overwrote
+            }
+        }
+    };
 }

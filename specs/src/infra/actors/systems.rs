@@ -13,6 +13,7 @@ use std::hash::Hash;
 use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id};
 use stateright::{Model, Path};
 
+use super::owner::OwnerHistory;
 use super::{in_flight, message_step, swimlane, NetKind};
 use crate::infra::vocab::Ops;
 
@@ -97,6 +98,21 @@ where
             network,
             name,
         }
+    }
+
+    /// One system per event log of `Ops::all(max_offset)` for a model over one key, whose
+    /// history keeps the log ([`OwnerHistory`]): each built by `build`, on `network`, its actors
+    /// named by `name`.
+    pub fn per_owner_log(
+        max_offset: u8,
+        network: NetKind,
+        name: fn(Id) -> &'static str,
+        build: impl Fn(Ops) -> ActorModel<N, (), H>,
+    ) -> Self
+    where
+        H: OwnerHistory,
+    {
+        Self::per_log(max_offset, build, H::log, network, name)
     }
 
     /// The actors of the single system, as the model runs them (what `run-actors` runs for
@@ -201,5 +217,16 @@ macro_rules! actor_model_steps {
         }
 
         $crate::actor_model_steps!(@rest $systems, $own_step);
+    };
+}
+
+/// `Spec::actor` of an actor model: the party a step belongs to, as its [`Systems`] (the field
+/// named) say.
+#[macro_export]
+macro_rules! actor_swimlanes {
+    ($systems:ident) => {
+        fn actor(&self, action: &ActorAction) -> String {
+            self.$systems.swimlane(action)
+        }
     };
 }
