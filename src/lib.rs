@@ -2,9 +2,11 @@
 //! rendering results for people and for machines.
 
 pub mod bench;
+pub mod bench_histories;
 pub mod conform_table;
 pub mod docs;
 pub mod explore;
+pub mod histories;
 pub mod isolation;
 pub mod junit;
 pub mod mutate;

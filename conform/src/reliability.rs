@@ -273,6 +273,8 @@ pub fn timed(history: &History) -> Vec<Timed<Op>> {
         .map(|(i, op)| Timed {
             call: op.call_us,
             ret: op.ret_us,
+            // The model keys the operations itself (`GuardedRows::key`).
+            key: None,
             event: op.clone(),
             line: i + 1,
         })

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use loadbearing::bench;
+use loadbearing::bench_histories;
 use loadbearing::tlc::Tlc;
 use loadbearing::Verdict;
 
@@ -34,10 +35,35 @@ pub struct Args {
     /// TLC's worker threads.
     #[arg(long, default_value_t = 2)]
     tlc_workers: usize,
+    /// Measure the history checker instead: generated first-write histories (10,000
+    /// operations on one key, the same as a sequence, 100,000 over 1,000 keys) judged as
+    /// `conform --trace FILE --model CasFirstWriteAtomic` judges them.
+    #[arg(long, conflicts_with_all = ["filters", "tlc"])]
+    histories: bool,
+    /// With --histories: run Porcupine on the same files too (bench/porcupine, built with
+    /// `go build` beside this binary when missing).
+    #[arg(long, requires = "histories")]
+    porcupine: bool,
+    /// With --histories: where the generated history files are written.
+    #[arg(long, requires = "histories", value_name = "DIR")]
+    histories_dir: Option<PathBuf>,
 }
 
 /// A measurement, not a judgement: as expected once it has run.
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
+    if args.histories {
+        let dir = args
+            .histories_dir
+            .unwrap_or_else(|| std::env::temp_dir().join("loadbearing-histories"));
+        let porcupine = args
+            .porcupine
+            .then(bench_histories::porcupine_runner)
+            .transpose()?;
+        let rows = bench_histories::measure(&dir, porcupine.as_deref())?;
+        print!("{}", bench_histories::table(&rows));
+        println!("(files in {})", dir.display());
+        return Ok(Verdict::AsExpected);
+    }
     let configs = suite.load()?;
     let tlc = args.tla2tools.map(|jar| Tlc {
         jar,

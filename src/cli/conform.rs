@@ -68,6 +68,10 @@ pub struct Args {
     /// (exit 2).
     #[arg(long, value_name = "N", default_value_t = Budget::default().configurations)]
     max_configurations: u64,
+    /// With --trace: read a sequence as a history (each event returns before the next is
+    /// called; one with no outcome never returns) and judge it by the history search.
+    #[arg(long, requires = "trace")]
+    as_history: bool,
 }
 
 /// `--backend`: the conformance crate's backend kinds, parsed in one place; clap lists them.
@@ -82,6 +86,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
                 configurations: args.max_configurations,
                 time: None,
             },
+            as_history: args.as_history,
             ..TraceOptions::default()
         };
         return conform_trace::run(suite, file, model, &args.sets, &options, args.format);

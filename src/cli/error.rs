@@ -86,4 +86,6 @@ pub enum BadInput {
     RunActors(#[from] RunActorsError),
     #[error(transparent)]
     Bench(#[from] BenchError),
+    #[error(transparent)]
+    HistoryBench(#[from] loadbearing::bench_histories::HistoryBenchError),
 }

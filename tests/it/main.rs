@@ -19,6 +19,7 @@ mod distributed;
 mod docs;
 mod explorer;
 mod fuzz;
+mod history_bench;
 mod isolation;
 mod junit;
 mod lists;

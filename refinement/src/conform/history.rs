@@ -10,8 +10,10 @@
 //!
 //! The search is Wing and Gong's, with Lowe's memoisation: a configuration is the set of
 //! operations placed and the model state, and a configuration already explored is not explored
-//! again. The history is split by [`Sequential::key`] and each part judged alone (Horn and
-//! Kroening's P-compositionality): operations on different keys never constrain each other.
+//! again. The history is split by the key each operation names ([`Timed::key`]) and by
+//! [`Sequential::key`], and each part judged alone (Horn and Kroening's P-compositionality:
+//! linearizability is local, so a history is linearizable iff each key's is): operations on
+//! different keys never constrain each other.
 //! A search that runs out of its budget answers [`HistoryOutcome::Unknown`], never a verdict.
 //!
 //! What a model contributes is a [`Sequential`] face: the states an operation may lead to from
@@ -62,6 +64,14 @@ pub trait Sequential {
     /// that can only grow). Such an operation is not tracked as placed, which keeps a history
     /// with many unanswered operations from the exponential search over which of them landed.
     fn repeatable(&self, _op: &Self::Op) -> bool {
+        false
+    }
+
+    /// Whether a repeatable operation changes nothing from `state`, nor from any state the
+    /// model reaches from it (a guarded write below a row that can only grow). The search then
+    /// stops offering it below this point, which keeps the operations still to choose from
+    /// few when many unanswered ones are pending.
+    fn settled(&self, _state: &Self::State, _op: &Self::Op) -> bool {
         false
     }
 
@@ -259,6 +269,7 @@ pub fn sequence_as_history<E: super::TraceEvent>(events: &[E]) -> Vec<Timed<E>> 
         .map(|(i, e)| Timed {
             call: 2 * i as u64,
             ret: e.has_outcome().then_some(2 * i as u64),
+            key: None,
             event: e.clone(),
             line: i + 1,
         })
@@ -272,9 +283,14 @@ pub fn check_history<S: Sequential>(
     budget: Budget,
 ) -> HistoryVerdict {
     let started = Instant::now();
-    let mut parts: BTreeMap<S::Key, Vec<usize>> = BTreeMap::new();
+    // A part is one key's operations: the key the history names (`Timed::key`), and within it
+    // the model's own (`Sequential::key`).
+    let mut parts: BTreeMap<(Option<&str>, S::Key), Vec<usize>> = BTreeMap::new();
     for (i, op) in history.iter().enumerate() {
-        parts.entry(model.key(&op.event)).or_default().push(i);
+        parts
+            .entry((op.key.as_deref(), model.key(&op.event)))
+            .or_default()
+            .push(i);
     }
     let mut verdict = HistoryVerdict {
         operations: history.len(),
@@ -291,7 +307,7 @@ pub fn check_history<S: Sequential>(
             budget,
             started,
         };
-        let found = search.run(key);
+        let found = search.run(&key.0, &key.1);
         verdict.configurations = search.explored;
         match found {
             Found::Order => {}
@@ -306,6 +322,16 @@ pub fn check_history<S: Sequential>(
         }
     }
     verdict
+}
+
+/// A part as people read it: the key the history names, the model's key, or both.
+fn part_name<K: fmt::Debug>(named: &Option<&str>, key: &K) -> String {
+    let model = format!("{key:?}");
+    match (named, model.as_str()) {
+        (None, _) => model,
+        (Some(named), "()") => format!("{named:?}"),
+        (Some(named), _) => format!("{named:?} {model}"),
+    }
 }
 
 enum Found {
@@ -438,6 +464,9 @@ struct Frame<St> {
     next: usize,
     /// The choice this frame took to reach the frame above it, undone when it is popped.
     taken: Option<Option<usize>>,
+    /// Repeatable operations settled in this frame's state, taken out of the entries here and
+    /// put back when it is popped.
+    settled: Vec<usize>,
 }
 
 struct Search<'a, S: Sequential> {
@@ -490,6 +519,11 @@ impl<S: Sequential> Search<'_, S> {
                 let _ = self.model.step(state, self.op(k), after);
             } else {
                 self.model.step_unknown(state, self.op(k), after);
+                // A repeatable operation that changes nothing leads back to this very
+                // configuration (nothing placed, the same state): no choice.
+                if !self.tracked(k) {
+                    after.retain(|next| next != state);
+                }
             }
             for next in after.drain(..) {
                 choices.push(Choice {
@@ -509,14 +543,51 @@ impl<S: Sequential> Search<'_, S> {
         choices
     }
 
-    fn run(&mut self, key: &S::Key) -> Found {
+    /// The operations that may take effect next from `state`, after taking out of the entries
+    /// every repeatable one settled there (returned, to put back).
+    fn candidates(
+        &self,
+        entries: &mut Entries,
+        state: &S::State,
+        candidates: &mut Vec<usize>,
+    ) -> Vec<usize> {
+        entries.candidates(candidates);
+        let mut settled = Vec::new();
+        candidates.retain(|&k| {
+            let settles = !self.tracked(k) && self.model.settled(state, self.op(k));
+            if settles {
+                entries.lift(k);
+                settled.push(k);
+            }
+            !settles
+        });
+        settled
+    }
+
+    fn run(&mut self, named: &Option<&str>, key: &S::Key) -> Found {
         let n = self.ops.len();
         let part: Vec<&S::Op> = (0..n).map(|k| self.op(k)).collect();
         let initial = self.model.init(key, &part);
         let mut entries = Entries::new(self.history, self.ops);
         let mut known_left = (0..n).filter(|&k| self.known(k)).count();
-        if known_left == 0 || initial.is_empty() {
+        if known_left == 0 {
             return Found::Order;
+        }
+        if initial.is_empty() {
+            // No state of the model starts this part: no order of it is a behaviour.
+            let none = "(no initial state of the model fits this part's operations)".to_string();
+            return Found::None(Box::new(NotLinearizable {
+                key: part_name(named, key),
+                ops: self.ops.to_vec(),
+                initial: none.clone(),
+                placed: Vec::new(),
+                state: none,
+                refused: Vec::new(),
+                unplaced: (0..n)
+                    .filter(|&k| self.known(k))
+                    .map(|k| self.ops[k])
+                    .collect(),
+            }));
         }
         let mut seen: HashSet<(Placement, S::State)> = HashSet::new();
         let mut placement = Placement::new(n);
@@ -532,12 +603,13 @@ impl<S: Sequential> Search<'_, S> {
             if !seen.insert((placement.clone(), start.clone())) {
                 continue;
             }
-            entries.candidates(&mut candidates);
+            let settled = self.candidates(&mut entries, start, &mut candidates);
             let mut stack = vec![Frame {
                 state: start.clone(),
                 choices: self.choices(start, &candidates, &mut after),
                 next: 0,
                 taken: None,
+                settled,
             }];
             while let Some(top) = stack.last_mut() {
                 let Some(choice) = top.choices.get(top.next) else {
@@ -554,6 +626,9 @@ impl<S: Sequential> Search<'_, S> {
                         };
                     }
                     let frame = stack.pop().expect("the top frame");
+                    for &k in frame.settled.iter().rev() {
+                        entries.unlift(k);
+                    }
                     if let Some(Some(k)) = frame.taken {
                         if self.tracked(k) {
                             entries.unlift(k);
@@ -590,22 +665,28 @@ impl<S: Sequential> Search<'_, S> {
                 if known_left == 0 {
                     return Found::Order;
                 }
-                entries.candidates(&mut candidates);
+                let settled = self.candidates(&mut entries, &next, &mut candidates);
                 let choices = self.choices(&next, &candidates, &mut after);
                 stack.push(Frame {
                     state: next,
                     choices,
                     next: 0,
                     taken: Some(op),
+                    settled,
                 });
             }
         }
-        Found::None(Box::new(self.explain(key, best)))
+        Found::None(Box::new(self.explain(named, key, best)))
     }
 
     /// The report of a part with no order: the longest order found, with the state after each
     /// step, and why each operation that could come next was refused there.
-    fn explain(&self, key: &S::Key, best: Deepest<S::State>) -> NotLinearizable {
+    fn explain(
+        &self,
+        named: &Option<&str>,
+        key: &S::Key,
+        best: Deepest<S::State>,
+    ) -> NotLinearizable {
         let mut entries = Entries::new(self.history, self.ops);
         let placed: Vec<Placed> = best
             .order
@@ -647,7 +728,7 @@ impl<S: Sequential> Search<'_, S> {
             .collect();
         let placed_ops: Vec<usize> = best.order.iter().filter_map(|(op, _)| *op).collect();
         NotLinearizable {
-            key: format!("{key:?}"),
+            key: part_name(named, key),
             ops: self.ops.to_vec(),
             initial: self.model.describe_state(&best.initial),
             placed,
@@ -671,12 +752,11 @@ struct Deepest<St> {
 /// Any [`Conform`] model as a sequential object: an operation's steps are the model actions its
 /// event reports whose observation fits (a stutter where the event reports none), an unknown
 /// operation's steps are the actions the model would place silently for it
-/// ([`Conform::unresolved`]), and the model's silent actions may happen anywhere. The whole
-/// history is one part.
+/// ([`Conform::unresolved`]), and the model's silent actions may happen anywhere. A part (the
+/// operations on one key the history names, or the whole history) starts from the states the
+/// model builds from that part's events.
 pub struct ModelSteps<'a, M: Conform> {
     pub model: &'a M,
-    /// Every event of the history: what a model builds its initial states from.
-    pub events: Vec<M::Event>,
 }
 
 impl<M: Conform> Sequential for ModelSteps<'_, M>
@@ -690,8 +770,9 @@ where
 
     fn key(&self, _op: &M::Event) {}
 
-    fn init(&self, _key: &(), _ops: &[&M::Event]) -> Vec<M::State> {
-        self.model.initial_candidates(&self.events)
+    fn init(&self, _key: &(), ops: &[&M::Event]) -> Vec<M::State> {
+        let events: Vec<M::Event> = ops.iter().map(|&op| op.clone()).collect();
+        self.model.initial_candidates(&events)
     }
 
     fn step(
@@ -834,10 +915,58 @@ mod tests {
         }
     }
 
+    /// A register that keeps the largest value written: a write of unknown outcome may be
+    /// taken any number of times, and one at or below the register never changes it again.
+    struct MaxRegister;
+
+    impl Sequential for MaxRegister {
+        type Op = RegOp;
+        type State = u8;
+        type Key = u8;
+        type Why = String;
+
+        fn key(&self, op: &RegOp) -> u8 {
+            Register.key(op)
+        }
+
+        fn init(&self, _key: &u8, _ops: &[&RegOp]) -> Vec<u8> {
+            vec![0]
+        }
+
+        fn step(&self, state: &u8, op: &RegOp, after: &mut Vec<u8>) -> Result<(), String> {
+            match op {
+                RegOp::Write { value, .. } => {
+                    after.push(*value.max(state));
+                    Ok(())
+                }
+                read => Register.step(state, read, after),
+            }
+        }
+
+        fn step_unknown(&self, state: &u8, op: &RegOp, after: &mut Vec<u8>) {
+            if let RegOp::Write { value, .. } = op {
+                after.push(*value.max(state));
+            }
+        }
+
+        fn repeatable(&self, op: &RegOp) -> bool {
+            matches!(op, RegOp::Write { .. })
+        }
+
+        fn settled(&self, state: &u8, op: &RegOp) -> bool {
+            matches!(op, RegOp::Write { value, .. } if value <= state)
+        }
+
+        fn describe(&self, op: &RegOp) -> String {
+            format!("{op:?}")
+        }
+    }
+
     fn op(call: u64, ret: Option<u64>, event: RegOp) -> Timed<RegOp> {
         Timed {
             call,
             ret,
+            key: None,
             event,
             line: 0,
         }
@@ -939,9 +1068,77 @@ mod tests {
         );
     }
 
+    #[test]
+    fn keys_the_history_names_are_judged_apart() {
+        // The model's key is one (0); the history's keys split it.
+        let named = |key: &str, o: Timed<RegOp>| Timed {
+            key: Some(key.to_string()),
+            ..o
+        };
+        let h = [
+            named("a", op(0, Some(1), w(1))),
+            named("b", op(2, Some(3), r(0))),
+            named("a", op(4, Some(5), r(1))),
+        ];
+        let v = verdict(&h);
+        assert!(v.conforming(), "{v:?}");
+        assert_eq!(v.parts, 2);
+        let h = [
+            named("a", op(0, Some(1), w(1))),
+            named("a", op(2, Some(3), r(0))),
+        ];
+        let HistoryOutcome::NotLinearizable(why) = verdict(&h).outcome else {
+            panic!("a stale read on one key");
+        };
+        // The history's key, then the model's own.
+        assert_eq!(why.key, "\"a\" 0");
+    }
+
+    #[test]
+    fn a_part_the_model_cannot_start_is_no_behaviour() {
+        struct NoStart;
+        impl Sequential for NoStart {
+            type Op = RegOp;
+            type State = u8;
+            type Key = u8;
+            type Why = String;
+            fn key(&self, op: &RegOp) -> u8 {
+                Register.key(op)
+            }
+            fn init(&self, _key: &u8, _ops: &[&RegOp]) -> Vec<u8> {
+                Vec::new()
+            }
+            fn step(&self, s: &u8, op: &RegOp, after: &mut Vec<u8>) -> Result<(), String> {
+                Register.step(s, op, after)
+            }
+            fn step_unknown(&self, s: &u8, op: &RegOp, after: &mut Vec<u8>) {
+                Register.step_unknown(s, op, after)
+            }
+            fn describe(&self, op: &RegOp) -> String {
+                format!("{op:?}")
+            }
+        }
+        let v = check_history(&NoStart, &[op(0, Some(1), w(1))], Budget::default());
+        assert!(
+            matches!(v.outcome, HistoryOutcome::NotLinearizable(_)),
+            "{v:?}"
+        );
+        // With nothing known to place there is nothing to refuse.
+        let v = check_history(&NoStart, &[op(0, None, w(1))], Budget::default());
+        assert!(v.conforming(), "{v:?}");
+    }
+
     /// Every order of a small history, tried by brute force, agrees with the search.
     #[test]
     fn the_search_agrees_with_brute_force_on_random_histories() {
+        for max in [false, true] {
+            agrees_with_brute_force(max);
+        }
+    }
+
+    /// `max`: the register keeps the largest value, whose unknown writes are repeatable and
+    /// settle (the search's shortcuts for them are checked too).
+    fn agrees_with_brute_force(max: bool) {
         let mut rng = fastrand::Rng::with_seed(7);
         let mut seen = [0; 2];
         for _ in 0..400 {
@@ -959,8 +1156,13 @@ mod tests {
                     op(call, ret, event)
                 })
                 .collect();
-            let expected = brute_force(&h);
-            assert_eq!(verdict(&h).conforming(), expected, "{h:?}");
+            let expected = brute_force(&h, max);
+            let found = if max {
+                check_history(&MaxRegister, &h, Budget::default())
+            } else {
+                verdict(&h)
+            };
+            assert_eq!(found.conforming(), expected, "max {max}: {h:?}");
             seen[expected as usize] += 1;
         }
         // Both verdicts were exercised, often.
@@ -969,7 +1171,7 @@ mod tests {
 
     /// Some subset of the unknown operations and some order of it with every known operation,
     /// respecting precedence and the register.
-    fn brute_force(h: &[Timed<RegOp>]) -> bool {
+    fn brute_force(h: &[Timed<RegOp>], max: bool) -> bool {
         let unknown: Vec<usize> = (0..h.len()).filter(|&i| h[i].ret.is_none()).collect();
         for mask in 0..(1u32 << unknown.len()) {
             let chosen: Vec<usize> = (0..h.len())
@@ -981,7 +1183,7 @@ mod tests {
                             .is_some_and(|p| mask & (1 << p) != 0)
                 })
                 .collect();
-            if permutations_fit(h, &chosen, &mut Vec::new(), 0) {
+            if permutations_fit(h, &chosen, &mut Vec::new(), 0, max) {
                 return true;
             }
         }
@@ -993,6 +1195,7 @@ mod tests {
         left: &[usize],
         order: &mut Vec<usize>,
         state: u8,
+        max: bool,
     ) -> bool {
         if left.is_empty() {
             return true;
@@ -1003,6 +1206,7 @@ mod tests {
                 continue;
             }
             let next = match &h[i].event {
+                RegOp::Write { value, .. } if max => *value.max(&state),
                 RegOp::Write { value, .. } => *value,
                 RegOp::Read { value, .. } if *value == state => state,
                 RegOp::Read { .. } => continue,
@@ -1014,7 +1218,7 @@ mod tests {
                 .map(|(_, &j)| j)
                 .collect();
             order.push(i);
-            if permutations_fit(h, &rest, order, next) {
+            if permutations_fit(h, &rest, order, next, max) {
                 return true;
             }
             order.pop();

@@ -95,6 +95,8 @@ pub enum LineError {
     /// A history's times: `call` and `ret` missing, not whole numbers, `ret` before `call`, or
     /// at odds with the outcome (the message says which).
     Time(String),
+    /// A history's `key`: not a string or a whole number, or on a sequence.
+    Key(String),
     /// The file holds no event at all: nothing to judge, which is no conformance.
     NoEvents,
 }
@@ -124,7 +126,7 @@ impl fmt::Display for LineError {
                 }
             ),
             LineError::Event(e) => write!(f, "not a step event: {e}"),
-            LineError::Time(e) => write!(f, "{e}"),
+            LineError::Time(e) | LineError::Key(e) => write!(f, "{e}"),
             LineError::NoEvents => write!(f, "the trace holds no event: there is nothing to judge"),
         }
     }
@@ -169,6 +171,10 @@ pub fn to_ndjson<E: TraceEvent>(events: &[E]) -> String {
 pub struct Timed<E> {
     pub call: u64,
     pub ret: Option<u64>,
+    /// The key the operation is on (the envelope's `key`; `None`: the history's one key).
+    /// Operations on different keys never constrain each other: each key's operations are
+    /// judged apart, each against a model of its own.
+    pub key: Option<String>,
     pub event: E,
     /// Its 1-based line in the trace file, for reports.
     pub line: usize,
@@ -219,6 +225,7 @@ pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
             serde_json::from_str(line).map_err(|e| at(LineError::NotJson(e.to_string())))?;
         let call = fields.remove("call");
         let ret = fields.remove("ret");
+        let key = fields.remove("key");
         let timed = call.is_some();
         match first_kind {
             None => first_kind = Some((timed, i + 1)),
@@ -237,6 +244,11 @@ pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
                     "`ret` without `call`: an operation of a history carries both".into(),
                 )));
             }
+            if key.is_some() {
+                return Err(at(LineError::Key(
+                    "a `key` in a sequence: a sequence is one key's events (a history, whose events carry `call` and `ret`, may name many keys)".into(),
+                )));
+            }
             sequence.push(E::from_fields(fields).map_err(at)?);
             continue;
         }
@@ -249,6 +261,16 @@ pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
             }
             Some(Value::Null) => None,
             Some(v) => Some(time(Some(&v), "ret").map_err(at)?),
+        };
+        let key = match key {
+            None => None,
+            Some(Value::String(k)) => Some(k),
+            Some(Value::Number(n)) if n.is_u64() => Some(n.to_string()),
+            Some(other) => {
+                return Err(at(LineError::Key(format!(
+                    "`key` is {other}, not a string or a whole number"
+                ))))
+            }
         };
         let event = E::from_fields(fields).map_err(at)?;
         match ret {
@@ -272,6 +294,7 @@ pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
         history.push(Timed {
             call,
             ret,
+            key,
             event,
             line: i + 1,
         });
@@ -302,6 +325,8 @@ struct TimedLine<'a, E> {
     vocabulary: &'static str,
     call: u64,
     ret: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
     #[serde(flatten)]
     event: &'a E,
 }
@@ -313,6 +338,7 @@ pub fn to_history_line<E: TraceEvent>(op: &Timed<E>) -> String {
         vocabulary: E::VOCABULARY,
         call: op.call,
         ret: op.ret,
+        key: op.key.as_deref(),
         event: &op.event,
     })
     .expect("trace events serialize")
@@ -379,6 +405,37 @@ mod tests {
             [(3, Some(5)), (4, None)]
         );
         assert!(to_history_line(&ops[1]).contains(r#""call":4,"ret":null"#));
+    }
+
+    #[test]
+    fn a_history_names_its_keys_and_a_sequence_none() {
+        let text = [
+            line(r#","ok":true,"call":3,"ret":5,"key":"k1""#),
+            line(r#","ok":true,"call":3,"ret":5,"key":17"#),
+            line(r#","ok":true,"call":3,"ret":5"#),
+        ]
+        .join("\n");
+        let Trace::History(ops) = parse_trace::<Ev>(&text).unwrap() else {
+            panic!("a history");
+        };
+        let keys: Vec<Option<&str>> = ops.iter().map(|o| o.key.as_deref()).collect();
+        assert_eq!(keys, [Some("k1"), Some("17"), None]);
+        assert!(to_history_line(&ops[0]).contains(r#""key":"k1""#));
+        assert!(!to_history_line(&ops[2]).contains("key"));
+        let Trace::History(again) = parse_trace::<Ev>(&to_history_ndjson(&ops)).unwrap() else {
+            panic!("a history");
+        };
+        assert_eq!(again, ops);
+
+        let (at, message) = error(&line(r#","ok":true,"call":3,"ret":5,"key":[1]"#));
+        assert_eq!(at, 1);
+        assert!(
+            message.contains("not a string or a whole number"),
+            "{message}"
+        );
+        let (at, message) = error(&line(r#","ok":true,"key":"k1""#));
+        assert_eq!(at, 1);
+        assert!(message.contains("a `key` in a sequence"), "{message}");
     }
 
     #[test]

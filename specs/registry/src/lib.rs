@@ -12,7 +12,10 @@ use std::sync::{Arc, LazyLock};
 
 pub mod trace;
 
-use trace::{fit_trace, judge, FitsFirstWrites, TraceOptions, TraceProblem, TraceReport};
+use trace::{
+    judge, judge_atomic, judge_fitted, read_trace, FitsFirstWrites, TraceOptions, TraceProblem,
+    TraceReport,
+};
 
 use loadbearing_refinement::check::{property_names, temporal_property_names};
 use loadbearing_refinement::distributed::{self, Worker};
@@ -21,7 +24,7 @@ use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecEr
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use loadbearing_refinement::conform::{parse_trace, Conform};
+use loadbearing_refinement::conform::Conform;
 use loadbearing_specs::cassandra::actors::CassandraActors;
 use loadbearing_specs::cassandra::model::Cassandra;
 use loadbearing_specs::cassandra::model_835::Cassandra835;
@@ -29,6 +32,7 @@ use loadbearing_specs::epoch::actors::EpochActors;
 use loadbearing_specs::epoch::model::Epoch;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
+use loadbearing_specs::first_write::trace::FirstWriteEvent;
 use loadbearing_specs::flows::alive::FlowsAlive;
 use loadbearing_specs::flows::flush_cell::FlushCell;
 use loadbearing_specs::flows::token_sync::TokenSync;
@@ -206,7 +210,7 @@ where
     M::State: Eq,
 {
     trace_entry::<M>(|knobs, ndjson, options| {
-        let trace = parse_trace::<M::Event>(ndjson)?;
+        let trace = read_trace::<M::Event>(ndjson, options)?;
         Ok(judge(&model::<M>(knobs), trace, options, None))
     })
 }
@@ -218,11 +222,21 @@ where
     M::State: Eq,
 {
     trace_entry::<M>(|knobs, ndjson, options| {
-        let mut trace = parse_trace::<M::Event>(ndjson)?;
-        let fitting = fit_trace(&mut trace)?;
-        let mut model = model::<M>(knobs);
-        model.size_to(&fitting);
-        Ok(judge(&model, trace, options, Some(fitting)))
+        let trace = read_trace::<M::Event>(ndjson, options)?;
+        Ok(judge_fitted(model::<M>(knobs), trace, options)?)
+    })
+}
+
+/// CasFirstWriteAtomic: a history is judged on each key's row (`judge_atomic`), a sequence
+/// fitted as the compound's.
+fn atomic_entry() -> ConformEntry {
+    trace_entry::<CasFirstWriteAtomic>(|knobs, ndjson, options| {
+        let trace = read_trace::<FirstWriteEvent>(ndjson, options)?;
+        Ok(judge_atomic(
+            model::<CasFirstWriteAtomic>(knobs),
+            trace,
+            options,
+        )?)
     })
 }
 
@@ -249,7 +263,7 @@ static CONFORMANCE: LazyLock<[ConformEntry; 20]> = LazyLock::new(|| {
         conform_entry::<EpochActors>(),
         conform_entry::<GroupCommitActors>(),
         conform_entry::<SsiActors>(),
-        fitted_entry::<CasFirstWriteAtomic>(),
+        atomic_entry(),
     ]
 });
 

@@ -4,13 +4,15 @@
 //! The first-write models are fitted to the trace first, so a real store's offsets and writers
 //! reach them in the model's terms, or as an error naming the bound they exceed.
 
-use loadbearing_refinement::conform::history::{check_history, ModelSteps};
+use loadbearing_refinement::conform::history::{check_history, sequence_as_history, ModelSteps};
 use loadbearing_refinement::conform::{
-    validate, Budget, Conform, HistoryOutcome, HistoryVerdict, Limits, Trace, TraceError, Verdict,
+    parse_trace, validate, Budget, Conform, HistoryOutcome, HistoryVerdict, Limits, Timed, Trace,
+    TraceError, TraceEvent, Verdict,
 };
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::real::{fit, Fitting, Unrepresentable};
+use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::FirstWriteEvent;
 use serde::Serialize;
 
@@ -21,6 +23,23 @@ pub struct TraceOptions {
     pub limits: Limits,
     /// For a history: how much of the search it may spend before it answers unknown.
     pub budget: Budget,
+    /// Read a sequence as a history (each event returns before the next is called; one with
+    /// no outcome never returns) and judge it by the history search.
+    pub as_history: bool,
+}
+
+/// Reads an NDJSON trace: a sequence, a history, or a sequence read as a history when the
+/// options say so.
+pub fn read_trace<E: TraceEvent>(
+    ndjson: &str,
+    options: &TraceOptions,
+) -> Result<Trace<E>, TraceError> {
+    Ok(match parse_trace::<E>(ndjson)? {
+        Trace::Sequence(events) if options.as_history => {
+            Trace::History(sequence_as_history(&events))
+        }
+        trace => trace,
+    })
 }
 
 /// What a trace file was found to be.
@@ -117,18 +136,53 @@ where
 {
     let judgement = match trace {
         Trace::Sequence(events) => Judgement::Sequence(validate(model, &events, options.limits)),
-        Trace::History(ops) => {
-            let steps = ModelSteps {
-                model,
-                events: ops.iter().map(|op| op.event.clone()).collect(),
-            };
-            Judgement::History {
-                verdict: check_history(&steps, &ops, options.budget),
-                lines: ops.iter().map(|op| op.line).collect(),
-            }
-        }
+        Trace::History(ops) => judge_history(&ModelSteps { model }, &ops, options),
     };
     TraceReport { judgement, fitting }
+}
+
+fn judge_history<S: loadbearing_refinement::conform::Sequential>(
+    face: &S,
+    ops: &[Timed<S::Op>],
+    options: &TraceOptions,
+) -> Judgement {
+    Judgement::History {
+        verdict: check_history(face, ops, options.budget),
+        lines: ops.iter().map(|op| op.line).collect(),
+    }
+}
+
+/// Judges a first-write trace against CasFirstWriteAtomic. A history (or a sequence read as
+/// one) is judged on each key's row with the store's own offsets (`AtomicRow`: the model's
+/// steps, with no bound on writes or offsets); a sequence is fitted to the model and validated
+/// as before.
+pub fn judge_atomic(
+    model: CasFirstWriteAtomic,
+    trace: Trace<FirstWriteEvent>,
+    options: &TraceOptions,
+) -> Result<TraceReport, Unrepresentable> {
+    match trace {
+        Trace::History(ops) => Ok(TraceReport {
+            judgement: judge_history(&AtomicRow { model: &model }, &ops, options),
+            fitting: None,
+        }),
+        sequence => judge_fitted(model, sequence, options),
+    }
+}
+
+/// Fits a first-write trace to the model (offsets by rank, a model writer per write), sizes
+/// the model to it, and judges it.
+pub fn judge_fitted<M: FitsFirstWrites>(
+    mut model: M,
+    mut trace: Trace<FirstWriteEvent>,
+    options: &TraceOptions,
+) -> Result<TraceReport, Unrepresentable>
+where
+    M::State: Eq,
+{
+    let fitting = fit_trace(&mut trace)?;
+    model.size_to(&fitting);
+    Ok(judge(&model, trace, options, Some(fitting)))
 }
 
 /// A first-write model sized to a fitted trace: as many writers as the trace has writes, as
@@ -158,6 +212,13 @@ pub fn fit_trace(trace: &mut Trace<FirstWriteEvent>) -> Result<Fitting, Unrepres
     match trace {
         Trace::Sequence(events) => fit(events),
         Trace::History(ops) => {
+            // The fitting gives the trace's writes the model's writers: one key's writes.
+            let mut keys: Vec<&str> = ops.iter().filter_map(|op| op.key.as_deref()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            if keys.len() > 1 {
+                return Err(Unrepresentable::Keys { keys: keys.len() });
+            }
             let mut order: Vec<usize> = (0..ops.len()).collect();
             order.sort_by_key(|&i| (ops[i].call, i));
             let mut events: Vec<FirstWriteEvent> =

@@ -259,7 +259,17 @@ impl CasFirstWriteAtomic {
 
     /// The guard of `Persist`: the conditional upsert applies offset `o` over `row`.
     pub fn persist_applies(&self, row: Row, o: u8) -> bool {
-        !row.present || !self.guarded || row.offset <= o
+        self.applies(row.present.then_some(row.offset), o)
+    }
+
+    /// The guard of `Persist` over any offsets compared by order (the model's ranks, or a
+    /// store's own offsets: `register::AtomicRow`): with no row it applies; guarded, only an
+    /// offset at or above the stored one does (`IF offset <= o`); unguarded, always.
+    pub fn applies<T: Ord>(&self, stored: Option<T>, o: T) -> bool {
+        match stored {
+            None => true,
+            Some(stored) => !self.guarded || stored <= o,
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod atomic;
 pub mod compound;
 pub mod contradiction;
 pub mod real;
+pub mod register;
 pub mod trace;
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};

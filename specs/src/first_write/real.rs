@@ -88,6 +88,10 @@ pub enum Unrepresentable {
         "the trace has {writes} writes; the model holds at most {MAX_WRITERS} writers, one write each (Writers ≤ {MAX_WRITERS})"
     )]
     Writes { writes: usize },
+    #[error(
+        "the history names {keys} keys; the fitted model holds one key's writes (judge a history over many keys against CasFirstWriteAtomic, which reads each key's row apart)"
+    )]
+    Keys { keys: usize },
 }
 
 /// Fits `events` (in the order their writers made them) to the models: every offset replaced
