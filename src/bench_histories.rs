@@ -96,8 +96,8 @@ pub fn write_files(dir: &Path) -> Result<Vec<(String, usize, PathBuf)>, HistoryB
 /// Judges a file as `conform --trace FILE --model CasFirstWriteAtomic` does (a sequence read as
 /// a history: the fitted sequence validator holds 8 writes).
 pub fn judge_file(path: &Path) -> Result<Timing, HistoryBenchError> {
-    let (resolve, validate) =
-        loadbearing_registry::conformance(MODEL).expect("CasFirstWriteAtomic reads traces");
+    let entry = loadbearing_registry::conformance(MODEL).expect("CasFirstWriteAtomic reads traces");
+    let (resolve, validate) = (entry.resolve, entry.conform);
     let constants =
         resolve(&Constants::new()).map_err(|e| HistoryBenchError::Judge(e.to_string()))?;
     let options = TraceOptions {

@@ -346,6 +346,7 @@ pub fn race(
     history.push(Timed {
         call,
         ret: Some(clock.now()),
+        key: None,
         event: FirstWriteEvent::Read { stored },
         line: history.len() + 1,
     });
@@ -380,6 +381,7 @@ pub(crate) fn history_of(
         history.push(Timed {
             call,
             ret,
+            key: None,
             event,
             line: history.len() + 1,
         });

@@ -332,6 +332,7 @@ fn faulted_round(
     history.push(Timed {
         call,
         ret: Some(clock.now()),
+        key: None,
         event: FirstWriteEvent::Read {
             stored: stored_offset(&read),
         },

@@ -316,10 +316,7 @@ impl TargetResult {
     {
         self.count::<M>(history.len(), || to_history_ndjson(history));
         let validating = Instant::now();
-        let steps = ModelSteps {
-            model,
-            events: history.iter().map(|op| op.event.clone()).collect(),
-        };
+        let steps = ModelSteps { model };
         let verdict = check_history(&steps, history, Budget::default());
         self.validation_seconds += validating.elapsed().as_secs_f64();
         if verdict.conforming() {

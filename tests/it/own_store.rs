@@ -68,7 +68,7 @@ impl<S: SnapshotStore> Recorded<S> {
     }
 }
 
-/// Four writers, each flushing real offsets (tens of thousands) twice to one key, truly
+/// Four writers, each flushing real offsets (tens of thousands) three times to one key, truly
 /// concurrently through the wrapper; then a read. Returns the history as NDJSON.
 fn history_of(options: StoreOptions, file: &std::path::Path) -> String {
     let db = file.with_extension("sqlite");
@@ -84,7 +84,7 @@ fn history_of(options: StoreOptions, file: &std::path::Path) -> String {
                 lines: lines.clone(),
             };
             scope.spawn(move || {
-                for flush in 0..2u64 {
+                for flush in 0..3u64 {
                     let offset = 41_000 + 10 * flush + (w * 7) % 10;
                     let _ = store.persist("user-42", offset, b"snapshot");
                 }
@@ -126,7 +126,7 @@ fn a_store_recorded_by_a_decorating_wrapper_is_judged_from_its_history() {
     std::fs::create_dir_all(&dir).unwrap();
     let guarded = dir.join("guarded.ndjson");
     let text = history_of(StoreOptions::guarded(), &guarded);
-    assert_eq!(text.lines().count(), 4 * 2 + 1, "{text}");
+    assert_eq!(text.lines().count(), 4 * 3 + 1, "{text}");
     let (code, said) = judged(&guarded);
     assert_eq!(code, Some(0), "the guarded store conforms:\n{text}\n{said}");
     // The last-write-wins store, recorded the same way, with its flushes in every order: some
