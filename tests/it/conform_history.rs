@@ -41,21 +41,7 @@ fn timed(line: &str, call: u64, ret: Option<u64>) -> String {
 
 /// Runs `conform --trace` against the atomic upsert model; the exit code and stdout + stderr.
 fn conform(path: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let mut args = vec![
-        "conform",
-        "--trace",
-        path.to_str().unwrap(),
-        "--model",
-        "CasFirstWriteAtomic",
-    ];
-    args.extend_from_slice(extra);
-    let out = loadbearing(&args);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    crate::common::conform_first_write(path, extra)
 }
 
 /// Real offsets (tens of thousands) from five writers, one of them flushing three times: a

@@ -13,7 +13,6 @@ use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::real::Unrepresentable;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 
-use crate::common::loadbearing;
 
 fn model(guarded: bool, reap: bool) -> CasFirstWriteAtomic {
     CasFirstWriteAtomic {
@@ -155,21 +154,7 @@ fn conform_text(name: &str, text: &str, extra: &[&str]) -> (Option<i32>, String)
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("trace.ndjson");
     std::fs::write(&path, text).unwrap();
-    let mut args = vec![
-        "conform",
-        "--trace",
-        path.to_str().unwrap(),
-        "--model",
-        "CasFirstWriteAtomic",
-    ];
-    args.extend_from_slice(extra);
-    let out = loadbearing(&args);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    crate::common::conform_first_write(&path, extra)
 }
 
 /// The generator's histories (one key with more writes than the fitted model's 8 writers and

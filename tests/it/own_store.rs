@@ -10,8 +10,6 @@ use std::time::Instant;
 use loadbearing_impls::sqlite::SqliteStore;
 use loadbearing_impls::{SnapshotStore, StoreOptions, WriteError};
 
-use crate::common::loadbearing;
-
 /// The wrapper: the store it decorates, the writer it records as, and where the lines go.
 struct Recorded<S> {
     inner: S,
@@ -105,19 +103,7 @@ fn history_of(options: StoreOptions, file: &std::path::Path) -> String {
 
 /// What `conform --trace` made of the file: its exit code and what it printed.
 fn judged(file: &std::path::Path) -> (Option<i32>, String) {
-    let out = loadbearing(&[
-        "conform",
-        "--trace",
-        file.to_str().unwrap(),
-        "--model",
-        "CasFirstWriteAtomic",
-    ]);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), said)
+    crate::common::conform_first_write(file, &[])
 }
 
 #[test]

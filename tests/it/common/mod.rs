@@ -110,3 +110,23 @@ impl Explorer {
             .map(str::to_string)
     }
 }
+
+/// `conform --trace FILE --model CasFirstWriteAtomic` (and `extra` arguments) on `path`: the
+/// exit code, and stdout then stderr.
+pub fn conform_first_write(path: &std::path::Path, extra: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec![
+        "conform",
+        "--trace",
+        path.to_str().expect("a UTF-8 path"),
+        "--model",
+        "CasFirstWriteAtomic",
+    ];
+    args.extend_from_slice(extra);
+    let out = loadbearing(&args);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
