@@ -13,7 +13,6 @@ use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::real::Unrepresentable;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
 
-
 fn model(guarded: bool, reap: bool) -> CasFirstWriteAtomic {
     CasFirstWriteAtomic {
         writers: 2,
