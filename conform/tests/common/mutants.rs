@@ -22,6 +22,9 @@ pub struct DuringFault<'a> {
     pub inner: &'a dyn Backend,
     pub misbehaviour: Misbehaviour,
     pub during: Arc<AtomicBool>,
+    /// Writes the sessions answered as the mutant (through last-write-wins, or acknowledged
+    /// and dropped): how the run knows the mutant really misbehaved.
+    pub misbehaved: Arc<AtomicU64>,
 }
 
 impl Backend for DuringFault<'_> {
@@ -39,6 +42,7 @@ impl Backend for DuringFault<'_> {
             misbehaviour: self.misbehaviour,
             during: self.during.clone(),
             writes: AtomicU64::new(0),
+            misbehaved: self.misbehaved.clone(),
         })
     }
 }
@@ -49,6 +53,7 @@ struct Session {
     misbehaviour: Misbehaviour,
     during: Arc<AtomicBool>,
     writes: AtomicU64,
+    misbehaved: Arc<AtomicU64>,
 }
 
 impl Session {
@@ -73,16 +78,26 @@ impl SnapshotStore for Session {
         self.guarded.read(key)
     }
     fn persist(&self, key: &str, offset: u64, value: &[u8]) -> Result<(), WriteError> {
-        match self.writer() {
+        let misbehaving = self.during.load(Ordering::Relaxed);
+        let answer = match self.writer() {
             Some(store) => store.persist(key, offset, value),
             None => Ok(()),
+        };
+        if misbehaving && answer.is_ok() {
+            self.misbehaved.fetch_add(1, Ordering::Relaxed);
         }
+        answer
     }
     fn delete(&self, key: &str, offset: u64) -> Result<(), WriteError> {
-        match self.writer() {
+        let misbehaving = self.during.load(Ordering::Relaxed);
+        let answer = match self.writer() {
             Some(store) => store.delete(key, offset),
             None => Ok(()),
+        };
+        if misbehaving && answer.is_ok() {
+            self.misbehaved.fetch_add(1, Ordering::Relaxed);
         }
+        answer
     }
     fn options(&self) -> StoreOptions {
         self.guarded.options()
@@ -92,8 +107,12 @@ impl SnapshotStore for Session {
     }
 }
 
-/// A 4 s stress through `inner` whose sessions misbehave while `fault` lasts (and half a second
-/// past it, while they reconnect), `fault` done a third into the run. The run is printed with
+/// How many writes the mutant must have answered its way before it stops misbehaving.
+const MISBEHAVED: u64 = 20;
+
+/// A 4 s stress through `inner` whose sessions misbehave while `fault` lasts (and past it,
+/// while they reconnect, until they answered [`MISBEHAVED`] writes the mutant's way or 3 s
+/// passed), `fault` done a third into the run. The run is printed with
 /// what the end-state check found; the caller holds its history to the model.
 pub fn run_misbehaving(
     inner: &dyn Backend,
@@ -102,15 +121,25 @@ pub fn run_misbehaving(
     fault: &(dyn Fn() + Sync),
 ) -> super::stress::StressReport {
     let during = Arc::new(AtomicBool::new(false));
+    let misbehaved = Arc::new(AtomicU64::new(0));
     let mutant = DuringFault {
         inner,
         misbehaviour,
         during: during.clone(),
+        misbehaved: misbehaved.clone(),
     };
+    // The mutant misbehaves while the fault lasts and past it, until its sessions (which
+    // reconnect at their own pace) have answered a few writes its way, or a few seconds: a
+    // run whose mutant never misbehaved would show nothing.
     let misbehaving = || {
         during.store(true, Ordering::Relaxed);
         fault();
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        let past = std::time::Instant::now();
+        while misbehaved.load(Ordering::Relaxed) < MISBEHAVED
+            && past.elapsed() < std::time::Duration::from_secs(3)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         during.store(false, Ordering::Relaxed);
     };
     let what = format!("mutant {misbehaviour:?} while {fault_named}");
