@@ -18,7 +18,6 @@ use loadbearing_impls::kit::stress::{Asked, History, Op, Told};
 use loadbearing_impls::store::Read;
 use loadbearing_refinement::conform::{check_history, Budget, HistoryVerdict, Sequential, Timed};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
-use loadbearing_specs::first_write::Row as ModelRow;
 
 /// A key's row as a real store holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -127,16 +126,10 @@ impl GuardedRows {
         }
     }
 
-    /// Whether the model's Persist of `offset` applies on `row`, by the model's own guard: the
-    /// two offsets mapped onto the model's by order (all the guard compares).
+    /// Whether the model's Persist of `offset` applies on `row`, by the model's own guard over
+    /// the store's offsets (compared by order, as the model compares its ranks).
     fn applies(&self, row: &Row, offset: u64) -> bool {
-        let (stored, off) = match row.offset() {
-            None => (ModelRow::ABSENT, 0),
-            Some(r) if r < offset => (ModelRow::present(0), 1),
-            Some(r) if r == offset => (ModelRow::present(0), 0),
-            Some(_) => (ModelRow::present(1), 0),
-        };
-        self.model.persist_applies(stored, off)
+        self.model.applies(row.offset(), offset)
     }
 
     /// The row after a write of `op` lands.
