@@ -12,7 +12,9 @@
 //! took effect at its instant or never, and its client moves on after a timeout.
 
 use loadbearing_refinement::conform::{to_history_ndjson, to_ndjson, Timed};
-use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
+use loadbearing_specs::first_write::trace::{
+    FirstWriteEvent, Outcome, Statement, StoreRow, Writer,
+};
 
 /// The shape of a generated history.
 #[derive(Clone, Copy, Debug)]
@@ -153,7 +155,7 @@ fn simulate_key(
     for i in order {
         let p = &planned[i];
         let event = if p.read {
-            FirstWriteEvent::Read { stored: row }
+            FirstWriteEvent::Read(StoreRow::at(row))
         } else {
             let applies = row.is_none_or(|stored| stored <= p.offset);
             let (outcome, stored) = match (p.ret, applies) {
@@ -164,12 +166,12 @@ fn simulate_key(
             if applies && p.lands {
                 row = Some(p.offset);
             }
-            FirstWriteEvent::Persist(Statement {
-                writer: Writer(p.writer as u8),
-                offset: p.offset,
+            FirstWriteEvent::Persist(Statement::new(
+                Writer(p.writer as u8),
+                p.offset,
                 outcome,
                 stored,
-            })
+            ))
         };
         out.push(Simulated {
             op: Timed {

@@ -95,6 +95,7 @@ pub(crate) fn written(steps: &[Step]) -> Option<Written> {
             Step::Update1 { .. }
             | Step::Insert { .. }
             | Step::RetryUpdate { .. }
+            | Step::Repair { .. }
             | Step::Persist { .. }
             | Step::ReapRow { .. }
             | Step::Fold { .. }

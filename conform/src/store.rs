@@ -6,12 +6,14 @@
 use std::sync::{Arc, Mutex};
 
 use loadbearing_impls::sqlite::SqliteStore;
-use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer};
+use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer, WriteKind};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_refinement::conform::{Timed, TraceEvent as _};
 use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
-use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
+use loadbearing_specs::first_write::trace::{
+    FirstWriteEvent, Outcome, Payload, Statement, StoreRow, Writer,
+};
 use stateright::Model;
 
 use crate::backend::{Backend, BackendKind};
@@ -220,35 +222,56 @@ pub fn scheduled_round(
 /// The first-write models' reading of a store's step, or `None` for the steps of the
 /// partition flow (other vocabularies). Every step kind is named, so a new one must be placed.
 pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
-    let statement = |offset: u64, outcome: &StatementOutcome| {
+    let statement = |offset: u64, kind: &WriteKind, outcome: &StatementOutcome| {
         let (outcome, stored) = match outcome {
             StatementOutcome::Applied => (Some(Outcome::Applied), None),
             StatementOutcome::NotApplied { stored } => (Some(Outcome::NotApplied), Some(*stored)),
             StatementOutcome::RowAbsent => (Some(Outcome::RowAbsent), None),
+            StatementOutcome::GuardExpired => (Some(Outcome::GuardExpired), None),
             StatementOutcome::Failed(_) => (Some(Outcome::NotSent), None),
             // Sent and never answered: unresolved, the model's to place.
             StatementOutcome::Indeterminate(_) => (None, None),
         };
-        Statement {
-            writer,
-            offset,
-            outcome,
-            stored,
-        }
+        // The step names a tombstone, not the value (the race knows its writers' values).
+        let payload = match kind {
+            WriteKind::Persist => Payload::Unsaid,
+            WriteKind::Delete => Payload::Tombstone,
+        };
+        Statement::new(writer, offset, outcome, stored).writing(payload)
     };
     match step {
         Step::Persist {
-            offset, outcome, ..
-        } => Some(FirstWriteEvent::Persist(statement(*offset, outcome))),
+            offset,
+            kind,
+            outcome,
+            ..
+        } => Some(FirstWriteEvent::Persist(statement(*offset, kind, outcome))),
         Step::Update1 {
-            offset, outcome, ..
-        } => Some(FirstWriteEvent::Update1(statement(*offset, outcome))),
+            offset,
+            kind,
+            outcome,
+            ..
+        } => Some(FirstWriteEvent::Update1(statement(*offset, kind, outcome))),
         Step::Insert {
-            offset, outcome, ..
-        } => Some(FirstWriteEvent::Insert(statement(*offset, outcome))),
+            offset,
+            kind,
+            outcome,
+            ..
+        } => Some(FirstWriteEvent::Insert(statement(*offset, kind, outcome))),
         Step::RetryUpdate {
-            offset, outcome, ..
-        } => Some(FirstWriteEvent::RetryUpdate(statement(*offset, outcome))),
+            offset,
+            kind,
+            outcome,
+            ..
+        } => Some(FirstWriteEvent::RetryUpdate(statement(
+            *offset, kind, outcome,
+        ))),
+        Step::Repair {
+            offset,
+            kind,
+            outcome,
+            ..
+        } => Some(FirstWriteEvent::Repair(statement(*offset, kind, outcome))),
         Step::ReapRow { .. } => Some(FirstWriteEvent::ReapRow {}),
         Step::Fold { .. }
         | Step::Write { .. }
@@ -291,16 +314,52 @@ impl Clock {
     }
 }
 
+/// The value writer `w` (0-based) persists at `offset` in a race: each write's own, so a read
+/// names the write it found.
+pub(crate) fn race_value(w: usize, offset: u64) -> String {
+    format!("w{}@{offset}", w + 1)
+}
+
+/// A store's value as the trace spells it: the text when it is UTF-8 and does not start with
+/// `0x`, else `0x` and its bytes in hex, so two different values never read alike.
+pub fn value_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.starts_with("0x") => text.to_string(),
+        _ => {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            format!("0x{hex}")
+        }
+    }
+}
+
+/// A read as the first-write vocabulary spells it: the whole row (`whole`: its value and
+/// whether it is a tombstone, for the row judge) or its offset alone (for the compound model,
+/// which holds offsets only).
+pub(crate) fn read_event(read: &Read, whole: bool) -> FirstWriteEvent {
+    FirstWriteEvent::Read(match read {
+        Read::Live { offset, value } if whole => StoreRow::Live {
+            offset: *offset,
+            value: Some(value_text(value)),
+        },
+        Read::Tombstone { offset } if whole => StoreRow::Tombstone { offset: *offset },
+        read => StoreRow::at(stored_offset(read)),
+    })
+}
+
 /// One round: `offsets.len()` threads race to persist their offset to a fresh key, truly
 /// concurrently: nothing orders their calls to the database but the database. What each did
 /// is a history, not a sequence: a statement was called when its writer called `persist` (or
 /// its previous statement returned) and returned when the store traced its outcome; the
 /// checker finds an order of the overlapping statements that the model allows, if any.
+///
+/// With `whole`, each write carries its value and the last read the whole row, for the row
+/// judge; without, the read carries the row's offset alone (for the compound model).
 pub fn race(
     factory: &StoreFactory,
     key: &str,
     offsets: &[u64],
     jitter: &[u64],
+    whole: bool,
 ) -> Result<Vec<Timed<FirstWriteEvent>>, Error> {
     let sink = Arc::new(Mutex::new(Vec::new()));
     let clock = Clock::start();
@@ -327,7 +386,7 @@ pub fn race(
                     barrier.wait();
                     std::thread::sleep(std::time::Duration::from_micros(pause));
                     let call = clock.now();
-                    let _ = store.persist(key, offset, format!("w{}@{offset}", w + 1).as_bytes());
+                    let _ = store.persist(key, offset, race_value(w, offset).as_bytes());
                     call
                 })
             })
@@ -338,16 +397,21 @@ pub fn race(
             .collect()
     });
     let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut history = history_of(&steps, &called);
+    let values: Vec<String> = offsets
+        .iter()
+        .enumerate()
+        .map(|(w, &offset)| race_value(w, offset))
+        .collect();
+    let mut history = history_of(&steps, &called, &values);
     // The key read once every writer returned: what a lost or stale write would leave there
     // (without it, overlapping writes may be ordered to explain any outcome they report).
     let call = clock.now();
-    let stored = stored_offset(&factory.open(no_trace())?.read(key)?);
+    let read = factory.open(no_trace())?.read(key)?;
     history.push(Timed {
         call,
         ret: Some(clock.now()),
         key: None,
-        event: FirstWriteEvent::Read { stored },
+        event: read_event(&read, whole),
         line: history.len() + 1,
     });
     Ok(history)
@@ -363,17 +427,24 @@ pub(crate) fn stored_offset(read: &Read) -> Option<u64> {
 
 /// The history of a race's traced steps: each writer's statements in its own order, the first
 /// called when the writer called `persist` (`called[w]`), each later one when the one before it
-/// returned; a statement sent and never answered never returned.
+/// returned; a statement sent and never answered never returned. A persist's statements carry
+/// their writer's value (`values[w]`).
 pub(crate) fn history_of(
     steps: &[(Writer, u64, Step)],
     called: &[u64],
+    values: &[String],
 ) -> Vec<Timed<FirstWriteEvent>> {
     let mut since: Vec<u64> = called.to_vec();
     let mut history = Vec::new();
     for (writer, at, step) in steps {
-        let Some(event) = event_of(*writer, step) else {
+        let Some(mut event) = event_of(*writer, step) else {
             continue;
         };
+        if let Some(s) = event.statement_mut() {
+            if s.payload == Payload::Unsaid {
+                s.payload = Payload::Value(values[writer.index()].clone());
+            }
+        }
         let w = usize::from(writer.0);
         let call = since[w];
         since[w] = *at;
@@ -479,11 +550,17 @@ impl Target for StoreRace {
                 .map(|_| schedule.below(MAX_OFFSET as u64 + 1))
                 .collect();
             let jitter: Vec<u64> = (0..settings.writers).map(|_| schedule.below(200)).collect();
-            let history = race(&factory, &format!("key{round}"), &offsets, &jitter)?;
+            let history = race(
+                &factory,
+                &format!("key{round}"),
+                &offsets,
+                &jitter,
+                !compound,
+            )?;
             if compound {
                 result.tally_history(&three_statements, &history);
             } else {
-                result.tally_history(&atomic, &history);
+                result.tally_rows(&atomic, &history);
             }
         }
         Ok(())

@@ -45,7 +45,8 @@ use crate::error::Error;
 use crate::mismatch::Mismatch;
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{
-    guarded_atomic, history_of, stored_offset, Clock, ClockedTracer, StoreFactory, MAX_OFFSET,
+    guarded_atomic, history_of, race_value, read_event, Clock, ClockedTracer, StoreFactory,
+    MAX_OFFSET,
 };
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
@@ -120,7 +121,7 @@ impl Target for StoreFaults {
                 .iter()
                 .filter(|op| op.event.is_unresolved() || op.event.not_sent())
                 .count();
-            result.tally_history(&model, &history);
+            result.tally_rows(&model, &history);
         }
         // A fault that never left a statement unresolved or unsent was judged on no faulted
         // history: the run shows nothing about it.
@@ -309,7 +310,7 @@ fn faulted_round(
                     scope.spawn(move || {
                         let call = clock.now();
                         // Its outcome is in the trace, whatever it is.
-                        let value = format!("w{}@{offset}", w + 1);
+                        let value = race_value(w, offset);
                         let _ = store.persist(key, offset, value.as_bytes());
                         (w, call)
                     })
@@ -326,16 +327,20 @@ fn faulted_round(
         }
     }
     let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut history = history_of(&steps, &called);
+    let values: Vec<String> = plan
+        .offsets
+        .iter()
+        .enumerate()
+        .map(|(w, &offset)| race_value(w, offset))
+        .collect();
+    let mut history = history_of(&steps, &called, &values);
     let call = clock.now();
     let read = read_back(&*factory.open(no_trace())?, key)?;
     history.push(Timed {
         call,
         ret: Some(clock.now()),
         key: None,
-        event: FirstWriteEvent::Read {
-            stored: stored_offset(&read),
-        },
+        event: read_event(&read, true),
         line: history.len() + 1,
     });
     Ok(history)

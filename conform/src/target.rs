@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 use loadbearing_refinement::conform::history::ModelSteps;
 use loadbearing_refinement::conform::{
     check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
-    HistoryVerdict, Limits, Sequential as _, Timed,
+    HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
 };
 use loadbearing_refinement::progress::{grouped, Progress};
+use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
+use loadbearing_specs::first_write::register::AtomicRow;
+use loadbearing_specs::first_write::trace::FirstWriteEvent;
 use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};
@@ -314,10 +317,23 @@ impl TargetResult {
     where
         M::State: std::hash::Hash + Eq,
     {
+        self.tally_judged::<M, _>(&ModelSteps { model }, history);
+    }
+
+    /// Judges one first-write history by the atomic model's row judge, which compares what a
+    /// read found whole (value and tombstone too, which the model's own state does not hold).
+    pub fn tally_rows(&mut self, model: &CasFirstWriteAtomic, history: &[Timed<FirstWriteEvent>]) {
+        self.tally_judged::<CasFirstWriteAtomic, _>(&AtomicRow { model }, history);
+    }
+
+    /// Judges one history by `steps`, a sequential face of model `M`, and counts it.
+    fn tally_judged<M: Configured, S: Sequential>(&mut self, steps: &S, history: &[Timed<S::Op>])
+    where
+        S::Op: TraceEvent,
+    {
         self.count::<M>(history.len(), || to_history_ndjson(history));
         let validating = Instant::now();
-        let steps = ModelSteps { model };
-        let verdict = check_history(&steps, history, Budget::default());
+        let verdict = check_history(steps, history, Budget::default());
         self.validation_seconds += validating.elapsed().as_secs_f64();
         if verdict.conforming() {
             self.conforming += 1;

@@ -336,6 +336,10 @@ impl CassandraStore {
                     Ok(Lwt::NotApplied(Some(o))),
                     StatementOutcome::NotApplied { stored: o as u64 },
                 ),
+                // An insert finds no stored offset only on a row whose guard expired.
+                Ok(Lwt::NotApplied(None)) if action == CompoundStep::Insert => {
+                    (Ok(Lwt::NotApplied(None)), StatementOutcome::GuardExpired)
+                }
                 Ok(Lwt::NotApplied(None)) => {
                     (Ok(Lwt::NotApplied(None)), StatementOutcome::RowAbsent)
                 }
@@ -450,7 +454,7 @@ impl CassandraStore {
             // conditioned on the expired guard, else every write of the key ends here (C-6).
             Lwt::NotApplied(None) => {
                 let repair = session.execute_unpaged(&s.repair, (ttl, &value, signed, key));
-                self.lwt(CompoundStep::RetryUpdate, key, offset, kind, repair)?
+                self.lwt(CompoundStep::Repair, key, offset, kind, repair)?
             }
             Lwt::NotApplied(Some(_)) => {
                 self.lwt(CompoundStep::RetryUpdate, key, offset, kind, update())?

@@ -44,6 +44,9 @@ pub enum StatementOutcome {
     /// A conditional UPDATE (`Update1`/`RetryUpdate`) found no row. (An `Insert` that finds
     /// a row is `NotApplied` with that row's offset.)
     RowAbsent,
+    /// An `INSERT … IF NOT EXISTS` lost to a row that is there with its guard expired (a
+    /// TTL is per cell): the row fences nothing, and the writer claims it with a repair.
+    GuardExpired,
     /// Sent, outcome unknown.
     Indeterminate(String),
     /// Known not applied (not sent, or refused before execution).
@@ -111,6 +114,15 @@ pub enum Step {
     },
     /// CasFirstWrite `RetryUpdate`: the one retry after a lost insert race.
     RetryUpdate {
+        backend: &'static str,
+        key: String,
+        offset: Offset,
+        kind: WriteKind,
+        outcome: StatementOutcome,
+    },
+    /// The compound's `UPDATE … IF offset = null`: the claim of a row whose guard expired
+    /// (the model's `Insert`: to it the row is absent).
+    Repair {
         backend: &'static str,
         key: String,
         offset: Offset,
@@ -185,6 +197,7 @@ pub enum CompoundStep {
     Update1,
     Insert,
     RetryUpdate,
+    Repair,
 }
 
 impl CompoundStep {
@@ -219,6 +232,13 @@ impl CompoundStep {
                 kind,
                 outcome,
             },
+            CompoundStep::Repair => Step::Repair {
+                backend,
+                key,
+                offset,
+                kind,
+                outcome,
+            },
         }
     }
 }
@@ -230,6 +250,7 @@ impl Step {
             Step::Update1 { .. } => "Update1",
             Step::Insert { .. } => "Insert",
             Step::RetryUpdate { .. } => "RetryUpdate",
+            Step::Repair { .. } => "Repair",
             Step::Persist { .. } => "Persist",
             Step::ReapRow { .. } => "ReapRow",
             Step::Fold { .. } => "Fold",

@@ -98,10 +98,9 @@ fn c6_a_row_whose_guard_expired_reads_absent_and_the_next_write_repairs_it() {
 
 fn guard_expired_row_is_repaired(backend: &dyn Backend) {
     use loadbearing_impls::store::{Read, WriteError};
-    let immortal = backend.open(
-        StoreOptions::guarded(),
-        loadbearing_impls::trace::no_trace(),
-    );
+    use loadbearing_impls::trace::{Recorder, StatementOutcome, Step};
+    let recorder = Recorder::new();
+    let immortal = backend.open(StoreOptions::guarded(), recorder.clone());
     let expiring = backend.open(
         StoreOptions {
             ttl: Some(Duration::from_secs(1)),
@@ -124,9 +123,29 @@ fn guard_expired_row_is_repaired(backend: &dyn Backend) {
         Read::Absent,
         "the guard expired"
     );
+    let before = recorder.steps().len();
     immortal
         .persist(&k, 1, b"repaired")
         .expect("a persist claims a row whose guard expired");
+    // The trace says it as the first-write vocabulary does: the update finds no guarded row,
+    // the insert loses to the visible row whose guard expired, the repair claims it.
+    let outcomes: Vec<(&str, StatementOutcome)> = recorder.steps()[before..]
+        .iter()
+        .filter_map(|step| match step {
+            Step::Update1 { outcome, .. }
+            | Step::Insert { outcome, .. }
+            | Step::Repair { outcome, .. } => Some((step.action(), outcome.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("Update1", StatementOutcome::RowAbsent),
+            ("Insert", StatementOutcome::GuardExpired),
+            ("Repair", StatementOutcome::Applied),
+        ]
+    );
     assert_eq!(
         immortal.read(&k).unwrap(),
         Read::Live {

@@ -184,11 +184,8 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
     std::fs::create_dir_all(&dir).unwrap();
     let fits = dir.join("fits.ndjson");
     use loadbearing_specs::first_write::trace::{FirstWriteEvent as E, Outcome, Statement, Writer};
-    let st = |w: u8, offset: u64, outcome: Outcome, stored: Option<u64>| Statement {
-        writer: Writer(w - 1),
-        offset,
-        outcome: Some(outcome),
-        stored,
+    let st = |w: u8, offset: u64, outcome: Outcome, stored: Option<u64>| {
+        Statement::new(Writer(w - 1), offset, Some(outcome), stored)
     };
     let events = vec![
         E::Update1(st(1, 2, Outcome::RowAbsent, None)),
@@ -243,8 +240,8 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
             "a `kafka` event, this model reads `first_write` events",
         ),
         (
-            line(r#""action":"Delete","writer":"w1","offset":1"#),
-            "unknown variant `Delete`",
+            line(r#""action":"Erase","writer":"w1","offset":1"#),
+            "unknown variant `Erase`",
         ),
         (
             line(r#""action":"Insert","writer":"w1""#),

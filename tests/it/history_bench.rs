@@ -11,7 +11,9 @@ use loadbearing_registry::trace::{
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::real::Unrepresentable;
-use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
+use loadbearing_specs::first_write::trace::{
+    FirstWriteEvent, Outcome, Statement, StoreRow, Writer,
+};
 
 fn model(guarded: bool, reap: bool) -> CasFirstWriteAtomic {
     CasFirstWriteAtomic {
@@ -32,7 +34,7 @@ fn random_history(rng: &mut fastrand::Rng) -> Vec<Timed<FirstWriteEvent>> {
             let ret = call + rng.u64(0..6);
             let (event, ret) = if rng.u8(0..4) == 0 {
                 let stored = rng.bool().then(|| offset(rng));
-                (FirstWriteEvent::Read { stored }, Some(ret))
+                (FirstWriteEvent::Read(StoreRow::at(stored)), Some(ret))
             } else {
                 let outcome = match rng.u8(0..8) {
                     0..=2 => Some(Outcome::Applied),
@@ -42,12 +44,12 @@ fn random_history(rng: &mut fastrand::Rng) -> Vec<Timed<FirstWriteEvent>> {
                 };
                 let stored =
                     (outcome == Some(Outcome::NotApplied) && rng.bool()).then(|| offset(rng));
-                let event = FirstWriteEvent::Persist(Statement {
-                    writer: Writer(i as u8),
-                    offset: offset(rng),
+                let event = FirstWriteEvent::Persist(Statement::new(
+                    Writer(i as u8),
+                    offset(rng),
                     outcome,
                     stored,
-                });
+                ));
                 (event, outcome.map(|_| ret))
             };
             Timed {
@@ -100,12 +102,12 @@ fn keys_are_judged_apart_and_the_fitted_model_refuses_many() {
         call,
         ret: Some(call + 1),
         key: Some(key.to_string()),
-        event: FirstWriteEvent::Persist(Statement {
-            writer: Writer(0),
+        event: FirstWriteEvent::Persist(Statement::new(
+            Writer(0),
             offset,
-            outcome: Some(Outcome::Applied),
-            stored: None,
-        }),
+            Some(Outcome::Applied),
+            None,
+        )),
         line: 1,
     };
     // Offset 5 after 9 applies on another key, not on the same one.

@@ -14,6 +14,7 @@ mod conform_flow;
 mod conform_gc;
 mod conform_history;
 mod conform_kafka;
+mod conform_payloads;
 mod conform_servers;
 mod distributed;
 mod docs;

@@ -67,6 +67,13 @@ pub trait Sequential {
         false
     }
 
+    /// Which of a part's operations are repeatable: each by [`Sequential::repeatable`] unless
+    /// the answer depends on the part's other operations (two writes of one offset with
+    /// different values, say), which a model says by overriding this.
+    fn repeatable_in(&self, part: &[&Self::Op]) -> Vec<bool> {
+        part.iter().map(|op| self.repeatable(op)).collect()
+    }
+
     /// Whether a repeatable operation changes nothing from `state`, nor from any state the
     /// model reaches from it (a guarded write below a row that can only grow). The search then
     /// stops offering it below this point, which keeps the operations still to choose from
@@ -303,6 +310,7 @@ pub fn check_history<S: Sequential>(
             model,
             history,
             ops,
+            repeatable: Vec::new(),
             explored: verdict.configurations,
             budget,
             started,
@@ -474,6 +482,8 @@ struct Search<'a, S: Sequential> {
     history: &'a [Timed<S::Op>],
     /// The part: indices into `history`.
     ops: &'a [usize],
+    /// Per operation of the part, whether it is repeatable (`Sequential::repeatable_in`).
+    repeatable: Vec<bool>,
     explored: u64,
     budget: Budget,
     started: Instant,
@@ -490,7 +500,7 @@ impl<S: Sequential> Search<'_, S> {
 
     /// Whether operation `k` is placed once (tracked) or may be taken again (repeatable).
     fn tracked(&self, k: usize) -> bool {
-        self.known(k) || !self.model.repeatable(self.op(k))
+        self.known(k) || !self.repeatable[k]
     }
 
     fn out_of_budget(&self) -> Option<Spent> {
@@ -566,7 +576,9 @@ impl<S: Sequential> Search<'_, S> {
 
     fn run(&mut self, named: &Option<&str>, key: &S::Key) -> Found {
         let n = self.ops.len();
-        let part: Vec<&S::Op> = (0..n).map(|k| self.op(k)).collect();
+        let history = self.history;
+        let part: Vec<&S::Op> = self.ops.iter().map(|&i| &history[i].event).collect();
+        self.repeatable = self.model.repeatable_in(&part);
         let initial = self.model.init(key, &part);
         let mut entries = Entries::new(self.history, self.ops);
         let mut known_left = (0..n).filter(|&k| self.known(k)).count();

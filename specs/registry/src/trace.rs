@@ -153,21 +153,26 @@ fn judge_history<S: loadbearing_refinement::conform::Sequential>(
 }
 
 /// Judges a first-write trace against CasFirstWriteAtomic. A history (or a sequence read as
-/// one) is judged on each key's row with the store's own offsets (`AtomicRow`: the model's
-/// steps, with no bound on writes or offsets); a sequence is fitted to the model and validated
-/// as before.
+/// one) is judged on each key's row with the store's own offsets and payloads (`AtomicRow`:
+/// the model's steps, with no bound on writes or offsets); so is a sequence that says what the
+/// row holds beyond its offset (a value, a tombstone, a delete), which the model's own state
+/// cannot; any other sequence is fitted to the model and validated as before.
 pub fn judge_atomic(
     model: CasFirstWriteAtomic,
     trace: Trace<FirstWriteEvent>,
     options: &TraceOptions,
 ) -> Result<TraceReport, Unrepresentable> {
-    match trace {
-        Trace::History(ops) => Ok(TraceReport {
-            judgement: judge_history(&AtomicRow { model: &model }, &ops, options),
-            fitting: None,
-        }),
-        sequence => judge_fitted(model, sequence, options),
-    }
+    let ops = match trace {
+        Trace::History(ops) => ops,
+        Trace::Sequence(events) if events.iter().any(FirstWriteEvent::says_payload) => {
+            sequence_as_history(&events)
+        }
+        sequence => return judge_fitted(model, sequence, options),
+    };
+    Ok(TraceReport {
+        judgement: judge_history(&AtomicRow { model: &model }, &ops, options),
+        fitting: None,
+    })
 }
 
 /// Fits a first-write trace to the model (offsets by rank, a model writer per write), sizes

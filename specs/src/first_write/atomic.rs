@@ -179,8 +179,8 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         _after: &AtomicState,
         event: &FirstWriteEvent,
     ) -> Result<(), FirstWriteContradiction> {
-        if let FirstWriteEvent::Read { stored } = event {
-            return crate::first_write::read_matches(*stored, before.stored);
+        if let FirstWriteEvent::Read(read) = event {
+            return crate::first_write::read_matches(read.offset(), before.stored);
         }
         let s = event
             .statement()
@@ -288,7 +288,7 @@ impl AtomicState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::first_write::trace::{Statement, Writer};
+    use crate::first_write::trace::{Statement, StoreRow, Writer};
     use loadbearing_refinement::conform::{validate, Limits};
 
     fn model() -> CasFirstWriteAtomic {
@@ -306,16 +306,11 @@ mod tests {
         outcome: Option<Outcome>,
         stored: Option<u64>,
     ) -> FirstWriteEvent {
-        FirstWriteEvent::Persist(Statement {
-            writer: Writer(w),
-            offset,
-            outcome,
-            stored,
-        })
+        FirstWriteEvent::Persist(Statement::new(Writer(w), offset, outcome, stored))
     }
 
     fn read(stored: Option<u64>) -> FirstWriteEvent {
-        FirstWriteEvent::Read { stored }
+        FirstWriteEvent::Read(StoreRow::at(stored))
     }
 
     fn conforms(events: &[FirstWriteEvent]) -> Result<(), String> {

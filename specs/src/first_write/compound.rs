@@ -392,10 +392,17 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         match (action, event) {
             (CasFwAction::Update1(w), FirstWriteEvent::Update1(s))
             | (CasFwAction::Insert(w), FirstWriteEvent::Insert(s))
+            // The repair claims a row whose guard expired: to the model the row is absent,
+            // and the claim is its first write.
+            | (CasFwAction::Insert(w), FirstWriteEvent::Repair(s))
             | (CasFwAction::RetryUpdate(w), FirstWriteEvent::RetryUpdate(s)) => by(s, w),
             (CasFwAction::ReapRow, FirstWriteEvent::ReapRow {}) => true,
-            // The atomic upsert is not a statement of the compound; a read is a stutter.
-            (_, FirstWriteEvent::Persist(_) | FirstWriteEvent::Read { .. }) => false,
+            // The atomic upsert and delete are not statements of the compound; a read is a
+            // stutter.
+            (
+                _,
+                FirstWriteEvent::Persist(_) | FirstWriteEvent::Delete(_) | FirstWriteEvent::Read(_),
+            ) => false,
             (
                 CasFwAction::Update1(_)
                 | CasFwAction::Insert(_)
@@ -403,6 +410,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
                 | CasFwAction::ReapRow,
                 FirstWriteEvent::Update1(_)
                 | FirstWriteEvent::Insert(_)
+                | FirstWriteEvent::Repair(_)
                 | FirstWriteEvent::RetryUpdate(_)
                 | FirstWriteEvent::ReapRow {},
             ) => false,
@@ -422,16 +430,21 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         }
         let (insert, s) = match event {
             FirstWriteEvent::ReapRow {} => return Ok(()),
-            FirstWriteEvent::Read { stored } => {
-                return crate::first_write::read_matches(*stored, before.stored)
+            FirstWriteEvent::Read(read) => {
+                return crate::first_write::read_matches(read.offset(), before.stored)
             }
-            FirstWriteEvent::Insert(s) => (true, s),
+            FirstWriteEvent::Insert(s) | FirstWriteEvent::Repair(s) => (true, s),
             FirstWriteEvent::Update1(s)
             | FirstWriteEvent::RetryUpdate(s)
-            | FirstWriteEvent::Persist(s) => (false, s),
+            | FirstWriteEvent::Persist(s)
+            | FirstWriteEvent::Delete(Deletion(s)) => (false, s),
         };
         let offset = before.off[s.writer.index()];
         let row = before.stored;
+        if event.is_guard_expired() && !row.present {
+            // The insert lost to a row whose guard expired: absent to the model, a stutter.
+            return Ok(());
+        }
         let expected = match (insert, row.present) {
             (true, false) => Outcome::Applied,
             (false, false) => Outcome::RowAbsent,
@@ -471,22 +484,26 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             .filter(|e| e.is_unresolved())
             .filter_map(|e| match e {
                 FirstWriteEvent::Update1(s) => Some(CasFwAction::Update1(s.writer.0)),
-                FirstWriteEvent::Insert(s) => Some(CasFwAction::Insert(s.writer.0)),
+                FirstWriteEvent::Insert(s) | FirstWriteEvent::Repair(s) => {
+                    Some(CasFwAction::Insert(s.writer.0))
+                }
                 FirstWriteEvent::RetryUpdate(s) => Some(CasFwAction::RetryUpdate(s.writer.0)),
                 FirstWriteEvent::Persist(_)
+                | FirstWriteEvent::Delete(_)
                 | FirstWriteEvent::ReapRow {}
-                | FirstWriteEvent::Read { .. } => None,
+                | FirstWriteEvent::Read(_) => None,
             })
             .collect()
     }
 }
 
 use crate::first_write::contradiction::FirstWriteContradiction;
-use crate::first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome, Statement};
+use crate::first_write::trace::{revealed_offsets, Deletion, FirstWriteEvent, Outcome, Statement};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::first_write::trace::StoreRow;
     use loadbearing_refinement::conform::{validate, Limits};
 
     fn compound() -> CasFirstWrite {
@@ -502,12 +519,7 @@ mod tests {
     }
 
     fn statement(w: u8, offset: u64, outcome: Option<Outcome>) -> Statement {
-        Statement {
-            writer: crate::first_write::trace::Writer(w),
-            offset,
-            outcome,
-            stored: None,
-        }
+        Statement::new(crate::first_write::trace::Writer(w), offset, outcome, None)
     }
 
     fn diverges(events: &[FirstWriteEvent]) -> Option<String> {
@@ -522,7 +534,7 @@ mod tests {
             FirstWriteEvent::Update1(statement(0, 2, Some(Outcome::RowAbsent))),
             FirstWriteEvent::Insert(statement(0, 2, Some(Outcome::Applied))),
             FirstWriteEvent::Update1(statement(1, 4, w2)),
-            FirstWriteEvent::Read { stored: Some(read) },
+            FirstWriteEvent::Read(StoreRow::at(Some(read))),
         ]
     }
 

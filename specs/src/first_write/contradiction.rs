@@ -64,12 +64,7 @@ mod tests {
 
     #[test]
     fn an_applied_older_offset_is_reported_as_a_stale_write() {
-        let insert = |outcome| Statement {
-            writer: Writer(0),
-            offset: 2,
-            outcome: Some(outcome),
-            stored: None,
-        };
+        let insert = |outcome| Statement::new(Writer(0), 2, Some(outcome), None);
         let why = |got, expected| {
             FirstWriteContradiction::Outcome {
                 event: FirstWriteEvent::Insert(insert(got)),

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::trace::{FirstWriteEvent, Writer};
+use super::trace::{Deletion, FirstWriteEvent, StoreRow, Writer};
 use super::MAX_WRITERS;
 
 /// How a trace was fitted: the real offset of each model offset (by rank), and the trace
@@ -92,12 +92,23 @@ pub enum Unrepresentable {
         "the history names {keys} keys; the fitted model holds one key's writes (judge a history over many keys against CasFirstWriteAtomic, which reads each key's row apart)"
     )]
     Keys { keys: usize },
+    #[error(
+        "event {event} reads a value or a tombstone; the fitted model holds offsets only (judge whole writes, `Persist` and `Delete`, against CasFirstWriteAtomic, whose row judge compares them)"
+    )]
+    ReadPayload { event: usize },
 }
 
 /// Fits `events` (in the order their writers made them) to the models: every offset replaced
-/// by its rank, every write given its own model writer. A write starts at a writer's `Persist`
-/// or `Update1`; its `Insert` and `RetryUpdate` continue it.
+/// by its rank, every write given its own model writer. A write starts at a writer's `Persist`,
+/// `Delete` or `Update1`; its `Insert`, `Repair` and `RetryUpdate` continue it.
 pub fn fit(events: &mut [FirstWriteEvent]) -> Result<Fitting, Unrepresentable> {
+    // A read compared by its offset alone would pass a wrong value silently.
+    if let Some(at) = events
+        .iter()
+        .position(|e| matches!(e, FirstWriteEvent::Read(row) if row.says_payload()))
+    {
+        return Err(Unrepresentable::ReadPayload { event: at + 1 });
+    }
     let offsets: Vec<u64> = offsets_of(events).into_iter().collect();
     if offsets.len() > u8::MAX as usize + 1 {
         return Err(Unrepresentable::Offsets {
@@ -111,13 +122,15 @@ pub fn fit(events: &mut [FirstWriteEvent]) -> Result<Fitting, Unrepresentable> {
     for event in events.iter_mut() {
         let starts = matches!(
             event,
-            FirstWriteEvent::Persist(_) | FirstWriteEvent::Update1(_)
+            FirstWriteEvent::Persist(_) | FirstWriteEvent::Delete(_) | FirstWriteEvent::Update1(_)
         );
         match event {
             FirstWriteEvent::Update1(s)
             | FirstWriteEvent::Insert(s)
+            | FirstWriteEvent::Repair(s)
             | FirstWriteEvent::RetryUpdate(s)
-            | FirstWriteEvent::Persist(s) => {
+            | FirstWriteEvent::Persist(s)
+            | FirstWriteEvent::Delete(Deletion(s)) => {
                 let slot = &mut current[s.writer.index()];
                 let model_writer = match *slot {
                     Some(w) if !starts => w,
@@ -138,7 +151,12 @@ pub fn fit(events: &mut [FirstWriteEvent]) -> Result<Fitting, Unrepresentable> {
                 }
                 s.writer = Writer(model_writer as u8);
             }
-            FirstWriteEvent::Read { stored } => *stored = stored.map(rank),
+            FirstWriteEvent::Read(row) => match row {
+                StoreRow::Absent => {}
+                StoreRow::Live { offset, .. } | StoreRow::Tombstone { offset } => {
+                    *offset = rank(*offset)
+                }
+            },
             FirstWriteEvent::ReapRow {} => {}
         }
     }
@@ -158,8 +176,8 @@ fn offsets_of(events: &[FirstWriteEvent]) -> BTreeSet<u64> {
             offsets.insert(s.offset);
             offsets.extend(s.stored);
         }
-        if let FirstWriteEvent::Read { stored } = event {
-            offsets.extend(*stored);
+        if let FirstWriteEvent::Read(row) = event {
+            offsets.extend(row.offset());
         }
     }
     offsets
@@ -176,12 +194,7 @@ mod tests {
         outcome: Option<Outcome>,
         stored: Option<u64>,
     ) -> FirstWriteEvent {
-        FirstWriteEvent::Persist(Statement {
-            writer: Writer(w),
-            offset,
-            outcome,
-            stored,
-        })
+        FirstWriteEvent::Persist(Statement::new(Writer(w), offset, outcome, stored))
     }
 
     #[test]
@@ -190,9 +203,7 @@ mod tests {
             persist(4, 41_000, Some(Outcome::Applied), None),
             persist(4, 41_007, Some(Outcome::Applied), None),
             persist(0, 300, Some(Outcome::NotApplied), Some(41_007)),
-            FirstWriteEvent::Read {
-                stored: Some(41_007),
-            },
+            FirstWriteEvent::Read(StoreRow::at(Some(41_007))),
         ];
         let fitting = fit(&mut events).unwrap();
         assert_eq!(fitting.offsets, [300, 41_000, 41_007]);
@@ -202,7 +213,7 @@ mod tests {
                 persist(0, 1, Some(Outcome::Applied), None),
                 persist(1, 2, Some(Outcome::Applied), None),
                 persist(2, 0, Some(Outcome::NotApplied), Some(2)),
-                FirstWriteEvent::Read { stored: Some(2) },
+                FirstWriteEvent::Read(StoreRow::at(Some(2))),
             ]
         );
         assert_eq!(fitting.writers(), 3);
@@ -242,7 +253,7 @@ mod tests {
         assert_eq!(err, Unrepresentable::Writes { writes: 9 });
         assert!(err.to_string().contains("Writers ≤ 8"), "{err}");
         let mut events: Vec<_> = (0..300)
-            .map(|i| FirstWriteEvent::Read { stored: Some(i) })
+            .map(|i| FirstWriteEvent::Read(StoreRow::at(Some(i))))
             .collect();
         let err = fit(&mut events).unwrap_err();
         assert_eq!(err, Unrepresentable::Offsets { distinct: 300 });

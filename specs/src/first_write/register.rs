@@ -7,9 +7,17 @@
 //! row. This face keeps only the row, with the store's own offsets (any `u64`, compared by
 //! order as the model compares its ranks), so a history of any number of writes and offsets is
 //! judged without fitting it into the model's 8 writers and 256 offsets; what it cannot hold
-//! does not exist. Each step is the model's:
+//! does not exist.
 //!
-//! - a `Persist` that applied: `Persist(w)` with the guard holding; the row becomes its offset;
+//! The model's row is an offset; the store's row is an offset with what the write put there
+//! (a value, or a tombstone), which this face keeps beside the offset so a read is compared
+//! whole. The guard sees the offset only, as in the model. Each step is the model's:
+//!
+//! - a `Persist` that applied: `Persist(w)` with the guard holding; the row becomes its offset
+//!   and its payload;
+//! - a `Delete` that applied: guarded, the model's `Persist(w)` of a tombstone (the row keeps
+//!   the delete's offset and fences older writes); last-write-wins (`Guarded = false`), a plain
+//!   `DELETE`: the row is gone;
 //! - one not applied (`not_applied`, `row_absent`): `Persist(w)` with the guard failing, and a
 //!   reported `stored` must be the row's offset; the row is unchanged;
 //! - one never sent (`not_sent`): `GiveUp(w)`, the row unchanged;
@@ -21,17 +29,16 @@
 //! The compound's statements (`Update1`, `Insert`, `RetryUpdate`) and a reported `ReapRow` are
 //! no step of the atomic model, as in the model's own `Conform` adapter.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use loadbearing_refinement::conform::Sequential;
 
 use super::atomic::CasFirstWriteAtomic;
-use super::trace::{FirstWriteEvent, Outcome};
+use super::trace::{Deletion, FirstWriteEvent, Outcome, Payload, Statement, StoreRow};
 
-/// One key's row: the offset stored, `None` when there is no row.
-pub type Stored = Option<u64>;
-
-/// The row of `CasFirstWriteAtomic` over a store's own offsets (see the module's text).
+/// The row of `CasFirstWriteAtomic` over a store's own offsets and payloads (see the module's
+/// text).
 pub struct AtomicRow<'a> {
     pub model: &'a CasFirstWriteAtomic,
 }
@@ -39,23 +46,29 @@ pub struct AtomicRow<'a> {
 /// Why an operation cannot take effect on a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RowMisfit {
-    StaleWriteLanded { offset: u64, row: Stored },
-    WriteRefused { offset: u64, row: Stored },
-    StoredOffset { stored: u64, row: Stored },
-    ReadRow { read: Stored, row: Stored },
-    NoAtomicStep { action: &'static str },
-}
-
-/// A row in the model's words: `Present(41007)`, `Absent`.
-pub struct ShowRow(pub Stored);
-
-impl fmt::Display for ShowRow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(offset) => write!(f, "Present({offset})"),
-            None => write!(f, "Absent"),
-        }
-    }
+    StaleWriteLanded {
+        offset: u64,
+        row: StoreRow,
+    },
+    WriteRefused {
+        offset: u64,
+        row: StoreRow,
+    },
+    StoredOffset {
+        stored: u64,
+        row: StoreRow,
+    },
+    ReadRow {
+        read: StoreRow,
+        row: StoreRow,
+    },
+    NoAtomicStep {
+        action: String,
+    },
+    /// An answer only the compound's insert gives.
+    NoAtomicOutcome {
+        outcome: Outcome,
+    },
 }
 
 impl fmt::Display for RowMisfit {
@@ -63,133 +76,190 @@ impl fmt::Display for RowMisfit {
         match self {
             RowMisfit::StaleWriteLanded { offset, row } => write!(
                 f,
-                "the implementation applied offset {offset} over {}: a stale write landed",
-                ShowRow(*row)
+                "the implementation applied offset {offset} over {row}: a stale write landed"
             ),
             RowMisfit::WriteRefused { offset, row } => write!(
                 f,
-                "the implementation refused offset {offset}, but the row holds {}: the write should have applied",
-                ShowRow(*row)
+                "the implementation refused offset {offset}, but the row holds {row}: the write should have applied"
             ),
             RowMisfit::StoredOffset { stored, row } => write!(
                 f,
-                "the implementation reports stored offset {stored}, the model's row holds {}",
-                ShowRow(*row)
+                "the implementation reports stored offset {stored}, the model's row holds {row}"
             ),
-            RowMisfit::ReadRow { read, row } => write!(
-                f,
-                "the read found {}, the model's row holds {}",
-                match read {
-                    Some(offset) => format!("Present({offset})"),
-                    None => "no row".to_string(),
-                },
-                ShowRow(*row)
-            ),
+            RowMisfit::ReadRow { read, row } => {
+                let read = match read {
+                    StoreRow::Absent => "no row".to_string(),
+                    read => read.to_string(),
+                };
+                write!(f, "the read found {read}, the model's row holds {row}")
+            }
             RowMisfit::NoAtomicStep { action } => {
                 write!(f, "`{action}` is no step of the atomic upsert")
             }
+            RowMisfit::NoAtomicOutcome { outcome } => write!(
+                f,
+                "`{}` is an answer of the compound's insert, not of the atomic upsert",
+                outcome.name()
+            ),
         }
     }
 }
 
 impl AtomicRow<'_> {
-    fn applies(&self, row: Stored, offset: u64) -> bool {
-        self.model.applies(row, offset)
+    fn applies(&self, row: &StoreRow, offset: u64) -> bool {
+        self.model.applies(row.offset(), offset)
+    }
+
+    /// A whole write's statement and the row it leaves where it lands; `None` for a read and
+    /// for the compound's statements.
+    fn write<'e>(&self, op: &'e FirstWriteEvent) -> Option<(&'e Statement, StoreRow)> {
+        match op {
+            FirstWriteEvent::Persist(s) => Some((
+                s,
+                match &s.payload {
+                    Payload::Unsaid => StoreRow::Live {
+                        offset: s.offset,
+                        value: None,
+                    },
+                    Payload::Value(value) => StoreRow::Live {
+                        offset: s.offset,
+                        value: Some(value.clone()),
+                    },
+                    Payload::Tombstone => StoreRow::Tombstone { offset: s.offset },
+                },
+            )),
+            // Guarded, the delete writes an offset-carrying tombstone (a plain DELETE would
+            // disarm the fence); last-write-wins has no fence to keep and removes the row.
+            FirstWriteEvent::Delete(Deletion(s)) if self.model.guarded => {
+                Some((s, StoreRow::Tombstone { offset: s.offset }))
+            }
+            FirstWriteEvent::Delete(Deletion(s)) => Some((s, StoreRow::Absent)),
+            _ => None,
+        }
     }
 }
 
 impl Sequential for AtomicRow<'_> {
     type Op = FirstWriteEvent;
-    type State = Stored;
+    type State = StoreRow;
     /// The vocabulary names no key; a history's `key` splits it (`Timed::key`).
     type Key = ();
     type Why = RowMisfit;
 
     fn key(&self, _op: &FirstWriteEvent) {}
 
-    fn init(&self, _key: &(), _ops: &[&FirstWriteEvent]) -> Vec<Stored> {
-        vec![None]
+    fn init(&self, _key: &(), _ops: &[&FirstWriteEvent]) -> Vec<StoreRow> {
+        vec![StoreRow::Absent]
     }
 
     fn step(
         &self,
-        row: &Stored,
+        row: &StoreRow,
         op: &FirstWriteEvent,
-        after: &mut Vec<Stored>,
+        after: &mut Vec<StoreRow>,
     ) -> Result<(), RowMisfit> {
-        let row = *row;
-        let s = match op {
-            FirstWriteEvent::Read { stored } => {
-                if *stored != row {
-                    return Err(RowMisfit::ReadRow { read: *stored, row });
-                }
-                after.push(row);
-                return Ok(());
+        if let FirstWriteEvent::Read(read) = op {
+            if read != row {
+                return Err(RowMisfit::ReadRow {
+                    read: read.clone(),
+                    row: row.clone(),
+                });
             }
-            FirstWriteEvent::Persist(s) => s,
-            other => {
-                return Err(RowMisfit::NoAtomicStep {
-                    action: action_name(other),
-                })
-            }
+            after.push(row.clone());
+            return Ok(());
+        }
+        let Some((s, landed)) = self.write(op) else {
+            use loadbearing_refinement::conform::TraceEvent as _;
+            return Err(RowMisfit::NoAtomicStep {
+                action: op.action().to_string(),
+            });
         };
         let applies = self.applies(row, s.offset);
         match s.outcome {
             // A statement of unknown outcome is placed by `step_unknown`; one never sent is
             // the model's GiveUp.
-            None | Some(Outcome::NotSent) => after.push(row),
+            None | Some(Outcome::NotSent) => after.push(row.clone()),
             Some(Outcome::Applied) => {
                 if !applies {
                     return Err(RowMisfit::StaleWriteLanded {
                         offset: s.offset,
-                        row,
+                        row: row.clone(),
                     });
                 }
-                after.push(Some(s.offset));
+                after.push(landed);
             }
             Some(Outcome::NotApplied | Outcome::RowAbsent) => {
                 if applies {
                     return Err(RowMisfit::WriteRefused {
                         offset: s.offset,
-                        row,
+                        row: row.clone(),
                     });
                 }
-                if let Some(stored) = s.stored.filter(|&stored| Some(stored) != row) {
-                    return Err(RowMisfit::StoredOffset { stored, row });
+                if let Some(stored) = s.stored.filter(|&stored| Some(stored) != row.offset()) {
+                    return Err(RowMisfit::StoredOffset {
+                        stored,
+                        row: row.clone(),
+                    });
                 }
-                after.push(row);
+                after.push(row.clone());
+            }
+            Some(outcome @ Outcome::GuardExpired) => {
+                return Err(RowMisfit::NoAtomicOutcome { outcome })
             }
         }
         Ok(())
     }
 
-    fn step_unknown(&self, row: &Stored, op: &FirstWriteEvent, after: &mut Vec<Stored>) {
-        // Only an upsert is placed for an unanswered statement (the model's `unresolved`).
-        if let FirstWriteEvent::Persist(s) = op {
-            after.push(if self.applies(*row, s.offset) {
-                Some(s.offset)
+    fn step_unknown(&self, row: &StoreRow, op: &FirstWriteEvent, after: &mut Vec<StoreRow>) {
+        // Only a whole write is placed for an unanswered statement (the model's `unresolved`).
+        if let Some((s, landed)) = self.write(op) {
+            after.push(if self.applies(row, s.offset) {
+                landed
             } else {
-                *row
+                row.clone()
             });
         }
     }
 
-    /// A guarded upsert of unknown outcome taken twice leaves the row as taken once: the row
-    /// only grows (to the larger of the two), unless a reap empties it in between.
-    fn repeatable(&self, op: &FirstWriteEvent) -> bool {
-        self.model.guarded && !self.model.reap && matches!(op, FirstWriteEvent::Persist(_))
+    /// A guarded write of unknown outcome taken twice leaves the row as taken once: the row's
+    /// offset only grows (a guarded delete keeps its offset), unless a reap empties it in
+    /// between, and a second landing at the row's own offset rewrites the same payload unless
+    /// another write of the key carries that offset with another.
+    fn repeatable_in(&self, part: &[&FirstWriteEvent]) -> Vec<bool> {
+        if !self.model.guarded || self.model.reap {
+            return vec![false; part.len()];
+        }
+        let mut landing_at: HashMap<u64, Option<StoreRow>> = HashMap::new();
+        for (s, landed) in part.iter().filter_map(|op| self.write(op)) {
+            landing_at
+                .entry(s.offset)
+                .and_modify(|seen| {
+                    if seen.as_ref() != Some(&landed) {
+                        *seen = None;
+                    }
+                })
+                .or_insert(Some(landed));
+        }
+        part.iter()
+            .map(|op| {
+                self.write(op)
+                    .is_some_and(|(s, _)| matches!(landing_at.get(&s.offset), Some(Some(_))))
+            })
+            .collect()
     }
 
-    /// A guarded upsert at or below a row changes nothing, and never will: with no reap, the
-    /// row only grows.
-    fn settled(&self, row: &Stored, op: &FirstWriteEvent) -> bool {
-        self.repeatable(op)
-            && matches!((row, op), (Some(row), FirstWriteEvent::Persist(s)) if *row >= s.offset)
+    /// A repeatable write at or below a row changes nothing, and never will: with no reap,
+    /// the row only grows.
+    fn settled(&self, row: &StoreRow, op: &FirstWriteEvent) -> bool {
+        match (row.offset(), op.statement()) {
+            (Some(row), Some(s)) => row >= s.offset,
+            _ => false,
+        }
     }
 
-    fn silent(&self, row: &Stored, after: &mut Vec<Stored>) {
-        if self.model.reap && row.is_some() {
-            after.push(None);
+    fn silent(&self, row: &StoreRow, after: &mut Vec<StoreRow>) {
+        if self.model.reap && *row != StoreRow::Absent {
+            after.push(StoreRow::Absent);
         }
     }
 
@@ -198,18 +268,7 @@ impl Sequential for AtomicRow<'_> {
         op.to_line()
     }
 
-    fn describe_state(&self, row: &Stored) -> String {
-        format!("stored={}", ShowRow(*row))
-    }
-}
-
-fn action_name(event: &FirstWriteEvent) -> &'static str {
-    match event {
-        FirstWriteEvent::Update1(_) => "Update1",
-        FirstWriteEvent::Insert(_) => "Insert",
-        FirstWriteEvent::RetryUpdate(_) => "RetryUpdate",
-        FirstWriteEvent::Persist(_) => "Persist",
-        FirstWriteEvent::ReapRow {} => "ReapRow",
-        FirstWriteEvent::Read { .. } => "Read",
+    fn describe_state(&self, row: &StoreRow) -> String {
+        format!("stored={row}")
     }
 }
