@@ -1,18 +1,9 @@
 //! `conform --trace FILE --model M` on what a real store writes: real offsets, many writes a
 //! writer, concurrent operations with call and return times, answers that never came.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::common::loadbearing;
-
-/// A trace file of `lines` in a fresh directory of this test's.
-fn trace_file(test: &str, lines: &[String]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lb-history-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("trace.ndjson");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
-}
+use crate::common::{loadbearing, trace_file};
 
 fn persist(writer: &str, offset: u64, outcome: &str) -> String {
     format!(

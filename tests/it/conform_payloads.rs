@@ -3,9 +3,7 @@
 //! `IF offset = null` repair; each judged against the model that has it, each with the
 //! variant that must fail beside it.
 
-use std::path::PathBuf;
-
-use crate::common::loadbearing;
+use crate::common::{conform_trace, trace_file};
 
 /// A first-write line: `action` and the rest of its fields.
 fn line(action: &str, fields: &str) -> String {
@@ -13,32 +11,9 @@ fn line(action: &str, fields: &str) -> String {
     format!(r#"{{"v":2,"vocabulary":"first_write","action":"{action}"{sep}{fields}}}"#)
 }
 
-fn trace_file(test: &str, lines: &[String]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lb-payloads-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("trace.ndjson");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
-}
-
 /// `conform --trace` of `lines` against `model` (and `extra`): the exit code and what it said.
 fn conform(test: &str, model: &str, lines: &[String], extra: &[&str]) -> (Option<i32>, String) {
-    let path = trace_file(test, lines);
-    let mut args = vec![
-        "conform",
-        "--trace",
-        path.to_str().unwrap(),
-        "--model",
-        model,
-    ];
-    args.extend_from_slice(extra);
-    let out = loadbearing(&args);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), said)
+    conform_trace(&trace_file(test, lines), model, extra)
 }
 
 const ATOMIC: &str = "CasFirstWriteAtomic";

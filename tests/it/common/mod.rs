@@ -114,12 +114,18 @@ impl Explorer {
 /// `conform --trace FILE --model CasFirstWriteAtomic` (and `extra` arguments) on `path`: the
 /// exit code, and stdout then stderr.
 pub fn conform_first_write(path: &std::path::Path, extra: &[&str]) -> (Option<i32>, String) {
+    conform_trace(path, "CasFirstWriteAtomic", extra)
+}
+
+/// `conform --trace FILE --model MODEL` (and `extra` arguments) on `path`: the exit code, and
+/// stdout then stderr.
+pub fn conform_trace(path: &std::path::Path, model: &str, extra: &[&str]) -> (Option<i32>, String) {
     let mut args = vec![
         "conform",
         "--trace",
         path.to_str().expect("a UTF-8 path"),
         "--model",
-        "CasFirstWriteAtomic",
+        model,
     ];
     args.extend_from_slice(extra);
     let out = loadbearing(&args);
@@ -129,4 +135,13 @@ pub fn conform_first_write(path: &std::path::Path, extra: &[&str]) -> (Option<i3
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), said)
+}
+
+/// A trace file of `lines` in a fresh directory named for the test (`test`) and this process.
+pub fn trace_file(test: &str, lines: &[String]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lb-trace-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("trace.ndjson");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
 }
