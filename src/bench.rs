@@ -25,6 +25,13 @@ pub enum BenchError {
     Run { reason: String },
     #[error("{0}: its default backend is a server")]
     ServerBackend(&'static str),
+    /// Filters that select no run: an empty table would read as a bench that measured
+    /// nothing wrong.
+    #[error("no bench run matches {filters:?}; the runs are:\n  {}", .runs.join("\n  "))]
+    NoRunMatches {
+        filters: Vec<String>,
+        runs: Vec<String>,
+    },
 }
 
 /// A benchmark: a suite config at larger constants, reduced by a symmetry or not.
@@ -155,6 +162,7 @@ pub fn measure(
     tlc: Option<&crate::tlc::Tlc>,
 ) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
+    let (mut labels, mut matched) = (Vec::new(), false);
     for bench in RUNS {
         let name = bench.config;
         let mut config = loadbearing_expected::suite::find(configs, name)
@@ -177,9 +185,11 @@ pub fn measure(
                 .collect::<Vec<_>>()
                 .join(" ")
         );
+        labels.push(label.clone());
         if !filters.is_empty() && !filters.iter().any(|f| label.contains(f.as_str())) {
             continue;
         }
+        matched = true;
         override_constants(&mut config, &sets).map_err(|e| BenchError::Constants {
             config: name,
             reason: e.to_string(),
@@ -250,6 +260,12 @@ pub fn measure(
                 &tlc_run,
             ));
         }
+    }
+    if !matched {
+        return Err(BenchError::NoRunMatches {
+            filters: filters.to_vec(),
+            runs: labels,
+        });
     }
     Ok(results)
 }

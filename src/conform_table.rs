@@ -61,7 +61,27 @@ pub fn table(results: &[TargetResult]) -> String {
             let _ = writeln!(out, "    mismatch: {m}");
         }
     }
+    let _ = writeln!(out, "{}", summary(results));
     out
+}
+
+/// The run in one line: how many targets showed what they must, and which did not.
+fn summary(results: &[TargetResult]) -> String {
+    let missed: Vec<String> = results
+        .iter()
+        .filter(|r| !r.ok || r.error.is_some())
+        .map(|r| format!("{} on {}", r.target, r.backend))
+        .collect();
+    let line = format!(
+        "{} of {} targets as expected",
+        results.len() - missed.len(),
+        results.len()
+    );
+    if missed.is_empty() {
+        line
+    } else {
+        format!("{line}; not: {}", missed.join(", "))
+    }
 }
 
 /// `conform --list`: every target, what it must show and where it runs.

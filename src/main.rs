@@ -13,7 +13,12 @@ mod cli;
 
 /// The one place a verdict becomes an exit code.
 fn main() -> ExitCode {
-    let verdict = match cli::Cli::parse().run() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(advice) = cli::tlc_style_option(&args) {
+        eprintln!("error: {advice}");
+        return ExitCode::from(2);
+    }
+    let verdict = match cli::Cli::parse_from(args).run() {
         Ok(verdict) => verdict,
         Err(problem) => {
             eprintln!("error: {problem}");

@@ -18,6 +18,7 @@ mod list;
 mod mutate;
 mod report;
 mod run_actors;
+mod tlc_habits;
 mod trace;
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use clap::{Parser, Subcommand};
 use loadbearing::Verdict;
 
 pub use error::BadInput;
+pub use tlc_habits::tlc_style_option;
 
 #[derive(Parser)]
 #[command(

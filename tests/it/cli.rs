@@ -162,6 +162,12 @@ fn bad_input_is_a_clear_error_with_exit_two() {
             "takes true or false",
         ),
         (&["check", "gc_cap1", "--set", "N=99"], "outside"),
+        (&["bench", "zzz"], "no bench run matches [\"zzz\"]"),
+        (
+            &["check", "casfw_3w", "-workers", "2"],
+            "`-workers` is TLC's spelling: threads are `--threads N`",
+        ),
+        (&["check", "casfw_3w", "-deadlock"], "end_states = true"),
     ];
     for (args, message) in cases {
         let out = loadbearing(args);

@@ -544,5 +544,30 @@ fn conform_exits_two_when_a_target_cannot_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error: store"), "{stderr}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("store"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("0 of 1 targets as expected; not: store on postgres"),
+        "{stdout}"
+    );
+}
+
+/// The table ends with the run in one line.
+#[test]
+fn the_conform_table_ends_with_how_many_targets_were_as_expected() {
+    let out = loadbearing(&[
+        "conform",
+        "store",
+        "store-lww",
+        "--traces",
+        "2",
+        "--seed",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        stdout.lines().last(),
+        Some("2 of 2 targets as expected"),
+        "{stdout}"
+    );
 }
