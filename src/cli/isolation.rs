@@ -38,6 +38,13 @@ pub struct Args {
     /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
     #[arg(long, value_name = "FILE.toml")]
     workload: Option<PathBuf>,
+    /// With --workload --postgres: drive at most this many of the workload's interleavings on
+    /// PostgreSQL (each level); beyond it they are sampled with --seed, and the output says so.
+    #[arg(long, default_value_t = 1000, requires = "workload")]
+    interleavings: usize,
+    /// The seed of that sample.
+    #[arg(long, default_value_t = 1, requires = "workload")]
+    seed: u64,
 }
 
 pub fn run(args: Args) -> Result<Verdict, BadInput> {
@@ -54,5 +61,9 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         format,
         traces: args.traces,
         workload: args.workload,
+        interleave: isolation::Interleave {
+            bound: args.interleavings,
+            seed: args.seed,
+        },
     })?)
 }

@@ -10,6 +10,7 @@
 //! bad input or when PostgreSQL cannot be started.
 
 pub mod workload;
+pub use workload::Interleave;
 
 use std::path::{Path, PathBuf};
 
@@ -86,6 +87,8 @@ pub struct Options {
     pub traces: Option<PathBuf>,
     /// A workload file raced instead of the tier's scenarios.
     pub workload: Option<PathBuf>,
+    /// How far a workload is driven through its interleavings on PostgreSQL.
+    pub interleave: workload::Interleave,
 }
 
 /// The variant names `--variant` selects.
@@ -272,6 +275,7 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
         options.attempts,
         options.jitter_us,
         conn_str.as_deref(),
+        options.interleave,
     );
     #[cfg(feature = "postgres")]
     if let Some(server) = server {

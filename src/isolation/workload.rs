@@ -1,12 +1,16 @@
-//! `loadbearing isolation --workload FILE.toml`: a workload file's transactions raced on real
-//! stores — the engine's variants and PostgreSQL at SERIALIZABLE — and each store's histories
-//! classified as `check --workload` classifies the model's (docs/workloads.md).
+//! `loadbearing isolation --workload FILE.toml`: a workload file's transactions run on real
+//! stores — raced on the engine's variants; on PostgreSQL at SERIALIZABLE and at REPEATABLE
+//! READ, every interleaving driven step by step — and each store's histories classified as
+//! `check --workload` classifies the model's (docs/workloads.md).
 //!
 //! A store may show only what its model reaches: an engine variant the anomalies the model of
-//! that variant reaches for the file (explored here, every interleaving), PostgreSQL none. A
-//! race samples timings, so a reachable anomaly it does not show is no failure; one it shows
-//! that the model cannot reach is, as is a history the store's records cannot establish or a
-//! trace outside the model.
+//! that variant reaches for the file (explored here, every interleaving), PostgreSQL at
+//! SERIALIZABLE none, at REPEATABLE READ what snapshot isolation reaches (the `plainsi`
+//! model). A race samples timings, so a reachable anomaly it does not show is no failure; one
+//! it shows that the model cannot reach is, as is a history the store's records cannot
+//! establish or a trace outside the model. Where every interleaving was driven, a store must
+//! also show each anomaly its model reaches: snapshot isolation that never skews is not the
+//! snapshot isolation it claims.
 
 use std::path::Path;
 
@@ -27,6 +31,19 @@ pub struct StoreResult {
     /// Where the allowance comes from: `the fix model` / `SERIALIZABLE`.
     pub judged_by: String,
     pub problems: Vec<String>,
+    /// For a store driven through the interleavings (PostgreSQL): which, and how many steps
+    /// the store blocked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driven: Option<Driven>,
+}
+
+/// How a store was driven through a workload's interleavings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Driven {
+    pub interleavings: loadbearing_ssi_engine::interleave::Interleavings,
+    /// Steps the store blocked, over all interleavings (each waited for a bounded time, then
+    /// the next step went ahead).
+    pub blocked: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -76,17 +93,54 @@ fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -
         allowed,
         judged_by,
         problems,
+        driven: None,
     }
 }
 
-/// Races the file's workload on each engine variant (and on PostgreSQL, given its connection
-/// string) and judges every store.
+/// A store driven through the interleavings: judged as a race, and, where every interleaving
+/// ran and `must_show`, every anomaly its model reaches must have shown.
+#[cfg(feature = "postgres")]
+fn judged_every(
+    run: loadbearing_ssi_engine::postgres::EveryInterleaving,
+    allowed: Vec<String>,
+    judged_by: String,
+    complete: bool,
+    must_show: bool,
+) -> StoreResult {
+    let mut result = judged(run.race, allowed, judged_by, complete);
+    if must_show && complete && run.interleavings.every() {
+        for label in &result.allowed {
+            if !result.race.anomalies.contains_key(label) {
+                result.problems.push(format!(
+                    "{}: {} reaches {label} for this workload, yet none of its {} interleavings showed it",
+                    result.race.store, result.judged_by, run.interleavings.total
+                ));
+            }
+        }
+    }
+    result.driven = Some(Driven {
+        interleavings: run.interleavings,
+        blocked: run.blocked,
+    });
+    result
+}
+
+/// How far PostgreSQL is driven: at most `bound` interleavings, drawn with `seed` beyond it.
+#[derive(Clone, Copy, Debug)]
+pub struct Interleave {
+    pub bound: usize,
+    pub seed: u64,
+}
+
+/// Races the file's workload on each engine variant and (given its connection string) drives
+/// it on PostgreSQL through its interleavings at both levels, and judges every store.
 pub fn race_file(
     path: &Path,
     variants: &[&str],
     attempts: usize,
     jitter_us: u64,
     postgres: Option<&str>,
+    interleave: Interleave,
 ) -> Result<WorkloadRace, IsolationError> {
     let parsed =
         file::load_file(path, VARIANTS).map_err(|e| IsolationError::Workload(e.to_string()))?;
@@ -99,12 +153,27 @@ pub fn race_file(
     }
     #[cfg(feature = "postgres")]
     if let Some(conn_str) = postgres {
-        let mut tier = loadbearing_ssi_engine::postgres::PgTier::connect(conn_str)?;
-        let race = tier.race(w, attempts, jitter_us)?;
-        stores.push(judged(race, Vec::new(), "SERIALIZABLE".into(), true));
+        use loadbearing_ssi_engine::postgres::{Level, PgTier};
+        let mut tier = PgTier::connect(conn_str)?;
+        for level in Level::ALL {
+            let run = tier.every(w, level, interleave.bound, interleave.seed)?;
+            stores.push(match level {
+                Level::Serializable => {
+                    judged_every(run, Vec::new(), "SERIALIZABLE".into(), true, false)
+                }
+                Level::RepeatableRead => {
+                    // Snapshot isolation is the model's `plainsi` variant, explored here.
+                    let si = model_results(path, &parsed, &["plainsi"])?
+                        .pop()
+                        .expect("one variant asked, one result");
+                    let by = "snapshot isolation (the plainsi model)".to_string();
+                    judged_every(run, si.reached, by, si.summary.complete, true)
+                }
+            });
+        }
     }
     #[cfg(not(feature = "postgres"))]
-    let _ = postgres;
+    let _ = (postgres, interleave);
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),
@@ -125,9 +194,20 @@ fn labels_text(labels: &[String]) -> String {
 /// attempts ended), then each anomaly's first evidence, then the verdict.
 pub fn render(r: &WorkloadRace) -> String {
     let mut out = format!(
-        "{} ({}): {} free races per store (no waits, seeded jitter)\n\n",
+        "{} ({}): {} free races per engine variant (no waits, seeded jitter)\n",
         r.workload, r.file, r.attempts
     );
+    for s in &r.stores {
+        if let Some(d) = &s.driven {
+            out.push_str(&format!(
+                "{}: {}, driven step by step; {} steps blocked\n",
+                s.race.store,
+                d.interleavings.text(),
+                d.blocked
+            ));
+        }
+    }
+    out.push('\n');
     let rows: Vec<[String; 5]> = r
         .stores
         .iter()

@@ -14,12 +14,15 @@
 //! - [`judge`]: a verdict on an engine trace, given by the caller (the tier counts them).
 //! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
 //! - [`race`]: a workload file raced freely on a store, each history classified (G2-item…).
+//! - [`interleave`]: every interleaving of a workload's transactions, driven step by step.
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
-//! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE.
+//! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE, and a
+//!   workload's every interleaving at SERIALIZABLE and at REPEATABLE READ.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
 pub mod engine;
+pub mod interleave;
 pub mod judge;
 #[cfg(feature = "postgres")]
 pub mod postgres;

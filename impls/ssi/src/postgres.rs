@@ -13,7 +13,10 @@
 //! so the trigger's T2 writes after T1's last statement and before its `COMMIT`); `AppAbort`
 //! is `ROLLBACK`, cleanup a `ROLLBACK` of whatever is left.
 //!
-//! For classifying a raced workload ([`PgTier::race`]) the store itself says who wrote what:
+//! A workload's every interleaving ([`PgTier::every`]) runs at either level: SERIALIZABLE
+//! (PostgreSQL's SSI) or REPEATABLE READ (its snapshot isolation), [`Level`].
+//!
+//! For classifying a workload's runs the store itself says who wrote what:
 //! `w` is the writer of a row's version (0: the loaded data, t+1: transaction t), returned with
 //! every read, and a trigger appends each new version to `kv_versions (k, w, prev)` inside the
 //! writing transaction, so the committed rows of that log chain every key's versions in order.
@@ -30,6 +33,7 @@ use crate::engine::{CommitStep, Layout};
 use loadbearing_workload::anomaly::{TxnRecord, Writer};
 use loadbearing_workload::workload::Workload;
 
+use crate::interleave::{self, Interleavings};
 use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
 use crate::race::{self, LoggedRead, Race};
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
@@ -81,6 +85,43 @@ fn connect(conn_str: &str) -> Result<Client, PgTierError> {
     Ok(c)
 }
 
+/// The isolation level a tier's transactions begin at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// PostgreSQL's serializable snapshot isolation: it promises serializable histories.
+    Serializable,
+    /// PostgreSQL's snapshot isolation: it admits write skew and refuses lost updates (first
+    /// committer wins).
+    RepeatableRead,
+}
+
+impl Level {
+    pub const ALL: [Level; 2] = [Level::Serializable, Level::RepeatableRead];
+
+    /// The level as SQL names it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Level::Serializable => "SERIALIZABLE",
+            Level::RepeatableRead => "REPEATABLE READ",
+        }
+    }
+
+    /// The store's name in a workload's results.
+    pub fn store(self) -> &'static str {
+        match self {
+            Level::Serializable => "postgres (SERIALIZABLE)",
+            Level::RepeatableRead => "postgres (REPEATABLE READ)",
+        }
+    }
+
+    fn begin(self) -> &'static str {
+        match self {
+            Level::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1",
+            Level::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1",
+        }
+    }
+}
+
 /// A finished run: how each transaction ended, what each observed, every logged read.
 type Run = (Vec<TxnResult>, Vec<Vec<Observed>>, Vec<LoggedRead>);
 
@@ -91,6 +132,7 @@ pub struct PgConn<'c> {
     /// Transaction t of the script: its writes carry `w = t + 1`.
     txn: usize,
     reads: &'c Mutex<Vec<LoggedRead>>,
+    level: Level,
 }
 
 impl Conn for PgConn<'_> {
@@ -98,7 +140,7 @@ impl Conn for PgConn<'_> {
 
     fn begin(&mut self) -> Result<(), Refused> {
         self.client
-            .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")
+            .batch_execute(self.level.begin())
             .map_err(Refused)
     }
 
@@ -162,10 +204,20 @@ impl Conn for PgConn<'_> {
     }
 }
 
+/// A workload's interleavings driven on PostgreSQL at one level.
+pub struct EveryInterleaving {
+    pub race: Race,
+    pub interleavings: Interleavings,
+    /// Steps PostgreSQL blocked (waited for [`interleave::BLOCKED_AFTER`] before the next step
+    /// went ahead), over all interleavings.
+    pub blocked: usize,
+}
+
 /// A cluster's connections for the tier: one per transaction, plus one for setup.
 pub struct PgTier {
     admin: Client,
     clients: Vec<Client>,
+    level: Level,
 }
 
 impl PgTier {
@@ -191,7 +243,11 @@ impl PgTier {
         let clients = (0..3)
             .map(|_| connect(conn_str))
             .collect::<Result<_, _>>()?;
-        Ok(PgTier { admin, clients })
+        Ok(PgTier {
+            admin,
+            clients,
+            level: Level::Serializable,
+        })
     }
 
     fn reset(&mut self, script: &Script) -> Result<(), PgTierError> {
@@ -244,6 +300,7 @@ impl PgTier {
                 layout: layout.clone(),
                 txn,
                 reads: &reads,
+                level: self.level,
             })
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
@@ -287,19 +344,28 @@ impl PgTier {
             .collect())
     }
 
-    /// `attempts` free races of `workload`, each history classified (store name `postgres`).
-    pub fn race(
+    /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
+    /// with `seed`) driven step by step at `level`, each history classified (store name
+    /// [`Level::store`]); with how many steps PostgreSQL blocked, over all of them.
+    pub fn every(
         &mut self,
         workload: &Workload,
-        attempts: usize,
-        jitter_us: u64,
-    ) -> Result<Race, PgTierError> {
+        level: Level,
+        bound: usize,
+        seed: u64,
+    ) -> Result<EveryInterleaving, PgTierError> {
+        self.level = level;
         let script = Script::Model(workload.clone());
         let scenario = race::free_race();
-        let mut out = Race::new("postgres");
-        for i in 0..attempts {
-            let sched = race::schedule(i, jitter_us);
+        let steps = interleave::steps(&script);
+        let lens: Vec<usize> = steps.iter().map(Vec::len).collect();
+        let interleavings = interleave::interleavings(&lens, bound, seed);
+        let mut race = Race::new(level.store());
+        let mut blocked = 0;
+        for order in &interleavings.orders {
+            let sched = interleave::schedule(order, &steps);
             let (results, observed, reads) = self.run_once(&script, &scenario, &sched)?;
+            blocked += sched.timeouts();
             let state = self.state(&script)?;
             let versions = self.versions()?;
             let history = race::logged_history(
@@ -311,11 +377,20 @@ impl PgTier {
                 chained(&versions),
             );
             let outcome = Outcome::judge(&script, results, observed, state);
-            out.add(&outcome, history, || {
-                format!("{}; final {}", outcome.summary(), outcome.state_text())
+            race.add(&outcome, history, || {
+                format!(
+                    "{}; final {}; schedule: {}",
+                    outcome.summary(),
+                    outcome.state_text(),
+                    interleave::describe(order, &steps, &script)
+                )
             });
         }
-        Ok(out)
+        Ok(EveryInterleaving {
+            race,
+            interleavings,
+            blocked,
+        })
     }
 
     /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.

@@ -361,6 +361,11 @@ impl Schedule {
     pub fn timeouts(&self) -> usize {
         self.lock().timeouts
     }
+
+    /// The waits it holds the threads to.
+    pub fn waits(&self) -> &[Wait] {
+        &self.waits
+    }
 }
 
 /// Runs transaction t of `script` on `conn` under `sched`: what it observed, how it ended.

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, OnceLock};
 
 use loadbearing_impls::harness::postgres::find_bin;
-use loadbearing_ssi_engine::postgres::{PgServer, PgServerError, PgTier, PgTierError};
+use loadbearing_ssi_engine::postgres::{Level, PgServer, PgServerError, PgTier, PgTierError};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{run_engine, scenario, scenarios, Tally};
 
@@ -127,19 +127,29 @@ fn the_libdb_design_has_false_positives_that_postgres_commits() {
     assert_eq!(fp, ["aborted_peer", "pivot_commits_first"]);
 }
 
-/// A workload raced freely on PostgreSQL: every history established from the writer column
-/// and the version log, and none of them anomalous.
+/// Workloads driven through their interleavings on PostgreSQL at SERIALIZABLE: every history
+/// established from the writer column and the version log, and none of them anomalous; at
+/// REPEATABLE READ the write skew shows.
 #[test]
-fn raced_workloads_on_postgres_are_established_and_never_anomalous() {
-    let Some(tier) = tier_or_skip("postgres race") else {
+fn workloads_driven_on_postgres_are_established_and_serializable_only_at_serializable() {
+    let Some(tier) = tier_or_skip("postgres interleavings") else {
         return;
     };
     let mut tier = tier.lock().unwrap_or_else(|e| e.into_inner());
     for name in ["write_skew", "lost_update", "read_only", "read_your_writes"] {
         let w = loadbearing_workload::workload::named(name).unwrap();
-        let race = tier.race(&w, 6, 50).unwrap();
-        assert_eq!(race.attempts, 6);
+        let run = tier.every(&w, Level::Serializable, 12, 5).unwrap();
+        let race = &run.race;
+        assert_eq!(race.attempts, run.interleavings.orders.len(), "{name}");
         assert!(race.problems(&[]).is_empty(), "{name}: {race:?}");
-        assert_eq!(race.serializable, 6, "{name}: {race:?}");
+        assert_eq!(race.serializable, race.attempts, "{name}: {race:?}");
     }
+    let skew = loadbearing_workload::workload::named("write_skew").unwrap();
+    let run = tier.every(&skew, Level::RepeatableRead, 100, 5).unwrap();
+    assert!(run.interleavings.every(), "{}", run.interleavings.text());
+    assert!(
+        run.race.anomalies.contains_key("G2-item (write skew)"),
+        "{:?}",
+        run.race
+    );
 }
