@@ -38,8 +38,13 @@ pub struct Args {
     /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
     #[arg(long, value_name = "FILE.toml")]
     workload: Option<PathBuf>,
-    /// With --workload --postgres: drive at most this many of the workload's interleavings on
-    /// PostgreSQL (each level); beyond it they are sampled with --seed, and the output says so.
+    /// Drive the workload's every interleaving on SQLite too (serializable by locking), in a
+    /// database file of its own.
+    #[arg(long, requires = "workload")]
+    sqlite: bool,
+    /// With --workload: drive at most this many of the workload's interleavings on each of
+    /// PostgreSQL's levels and SQLite; beyond it they are sampled with --seed, and the output
+    /// says so.
     #[arg(long, default_value_t = 1000, requires = "workload")]
     interleavings: usize,
     /// The seed of that sample.
@@ -64,6 +69,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         interleave: isolation::Interleave {
             bound: args.interleavings,
             seed: args.seed,
+            sqlite: args.sqlite,
         },
     })?)
 }

@@ -32,7 +32,7 @@ pub enum IsolationError {
     NoScenario { filter: String, known: String },
     #[error("--attempts must be at least 1")]
     NoAttempts,
-    #[error("nothing to run: --variant none without --postgres")]
+    #[error("nothing to run: --variant none without --postgres or --sqlite")]
     NothingToRun,
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
@@ -44,6 +44,9 @@ pub enum IsolationError {
     #[cfg(feature = "postgres")]
     #[error(transparent)]
     Postgres(#[from] PgTierError),
+    /// The SQLite database file could not be set up or read.
+    #[error(transparent)]
+    Sqlite(#[from] loadbearing_ssi_engine::sqlite::SqliteTierError),
     #[error("cannot create {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,
@@ -159,7 +162,7 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
 /// An error unless some store is asked for and every store asked for is compiled in (checked
 /// before anything runs: a missing client is bad input, not a late surprise).
 fn something_to_run(options: &Options, variants: &[&str]) -> Result<(), IsolationError> {
-    if variants.is_empty() && !options.postgres {
+    if variants.is_empty() && !options.postgres && !options.interleave.sqlite {
         return Err(IsolationError::NothingToRun);
     }
     if options.postgres && !cfg!(feature = "postgres") {

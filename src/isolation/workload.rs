@@ -99,9 +99,8 @@ fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -
 
 /// A store driven through the interleavings: judged as a race, and, where every interleaving
 /// ran and `must_show`, every anomaly its model reaches must have shown.
-#[cfg(feature = "postgres")]
 fn judged_every(
-    run: loadbearing_ssi_engine::postgres::EveryInterleaving,
+    run: loadbearing_ssi_engine::interleave::EveryInterleaving,
     allowed: Vec<String>,
     judged_by: String,
     complete: bool,
@@ -125,11 +124,14 @@ fn judged_every(
     result
 }
 
-/// How far PostgreSQL is driven: at most `bound` interleavings, drawn with `seed` beyond it.
+/// Which stores are driven through the interleavings besides PostgreSQL, and how far: at most
+/// `bound` interleavings, drawn with `seed` beyond it.
 #[derive(Clone, Copy, Debug)]
 pub struct Interleave {
     pub bound: usize,
     pub seed: u64,
+    /// SQLite (serializable by locking), in a database file of its own.
+    pub sqlite: bool,
 }
 
 /// Races the file's workload on each engine variant and (given its connection string) drives
@@ -150,6 +152,19 @@ pub fn race_file(
         let race = race_engine(w, &model.variant, attempts, jitter_us, Some(&ModelJudge));
         let by = format!("the {} model", model.variant);
         stores.push(judged(race, model.reached, by, model.summary.complete));
+    }
+    if interleave.sqlite {
+        let path =
+            std::env::temp_dir().join(format!("loadbearing-isolation-{}.db", std::process::id()));
+        let mut tier = loadbearing_ssi_engine::sqlite::SqliteTier::create(path)?;
+        let run = tier.every(w, interleave.bound, interleave.seed)?;
+        stores.push(judged_every(
+            run,
+            Vec::new(),
+            "serializable (its claim)".into(),
+            true,
+            false,
+        ));
     }
     #[cfg(feature = "postgres")]
     if let Some(conn_str) = postgres {
@@ -173,7 +188,7 @@ pub fn race_file(
         }
     }
     #[cfg(not(feature = "postgres"))]
-    let _ = (postgres, interleave);
+    let _ = postgres;
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),
@@ -193,10 +208,13 @@ fn labels_text(labels: &[String]) -> String {
 /// The report for people: a row per store (what it showed, what its design reaches, how its
 /// attempts ended), then each anomaly's first evidence, then the verdict.
 pub fn render(r: &WorkloadRace) -> String {
-    let mut out = format!(
-        "{} ({}): {} free races per engine variant (no waits, seeded jitter)\n",
-        r.workload, r.file, r.attempts
-    );
+    let mut out = format!("{} ({})\n", r.workload, r.file);
+    if r.stores.iter().any(|s| s.driven.is_none()) {
+        out.push_str(&format!(
+            "engine variants: {} free races each (no waits, seeded jitter)\n",
+            r.attempts
+        ));
+    }
     for s in &r.stores {
         if let Some(d) = &s.driven {
             out.push_str(&format!(

@@ -11,13 +11,15 @@
 //! beyond a bound they are sampled with a seed (uniformly: the next transaction is drawn in
 //! proportion to the steps it has left), and the result says so.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
+use loadbearing_workload::workload::Workload;
 use serde::Serialize;
 
-use crate::program::{Script, StmtKind};
-use crate::tier::{Point, Schedule, Wait};
+use crate::program::{Outcome, Script, StmtKind};
+use crate::race::{self, Race, Run, VersionRow};
+use crate::tier::{Point, Scenario, Schedule, Wait};
 
 /// How long a step is waited for before the next one of the interleaving goes ahead: the
 /// store is then taken to have blocked it.
@@ -54,6 +56,85 @@ impl Interleavings {
     }
 }
 
+/// A store a workload's interleavings are driven on: each run on freshly loaded data, one
+/// connection a transaction, and the store's own record of who wrote what (a writer column
+/// returned with every read, and a log of versions written inside each writing transaction).
+pub trait Drivable {
+    type Error;
+
+    /// One run of `script` under `sched`'s waits on freshly loaded data: how each transaction
+    /// ended, what each observed, and every read with its version's writer.
+    fn run_once(
+        &mut self,
+        script: &Script,
+        scenario: &Scenario,
+        sched: &Schedule,
+    ) -> Result<Run, Self::Error>;
+
+    /// Each key's final value.
+    fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, Self::Error>;
+
+    /// The committed rows of the version log: (key, writer, previous writer).
+    fn versions(&mut self) -> Result<Vec<VersionRow>, Self::Error>;
+}
+
+/// A workload's interleavings driven on one store.
+pub struct EveryInterleaving {
+    pub race: Race,
+    pub interleavings: Interleavings,
+    /// Steps the store blocked (waited for [`BLOCKED_AFTER`] before the next step went ahead),
+    /// over all interleavings.
+    pub blocked: usize,
+}
+
+/// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn with
+/// `seed`) driven step by step on `store`, each history classified under the name `name`,
+/// each anomaly with the schedule that shows it.
+pub fn every<S: Drivable>(
+    store: &mut S,
+    name: &str,
+    workload: &Workload,
+    bound: usize,
+    seed: u64,
+) -> Result<EveryInterleaving, S::Error> {
+    let script = Script::Model(workload.clone());
+    let scenario = race::free_race();
+    let steps = steps(&script);
+    let lens: Vec<usize> = steps.iter().map(Vec::len).collect();
+    let interleavings = interleavings(&lens, bound, seed);
+    let mut out = Race::new(name);
+    let mut blocked = 0;
+    for order in &interleavings.orders {
+        let sched = schedule(order, &steps);
+        let (results, observed, reads) = store.run_once(&script, &scenario, &sched)?;
+        blocked += sched.timeouts();
+        let state = store.state(&script)?;
+        let versions = store.versions()?;
+        let history = race::logged_history(
+            &script,
+            workload,
+            &results,
+            &observed,
+            &reads,
+            race::chained(&versions),
+        );
+        let outcome = Outcome::judge(&script, results, observed, state);
+        out.add(&outcome, history, || {
+            format!(
+                "{}; final {}; schedule: {}",
+                outcome.summary(),
+                outcome.state_text(),
+                describe(order, &steps, &script)
+            )
+        });
+    }
+    Ok(EveryInterleaving {
+        race: out,
+        interleavings,
+        blocked,
+    })
+}
+
 /// Each transaction's steps, in its own order: `Begin`, its statements, `End`.
 pub fn steps(script: &Script) -> Vec<Vec<Point>> {
     (0..script.txn_count())
@@ -88,7 +169,7 @@ pub fn interleavings(lens: &[usize], bound: usize, seed: u64) -> Interleavings {
         let mut orders = Vec::new();
         let mut left = lens.to_vec();
         let mut order = Vec::with_capacity(lens.iter().sum());
-        every(&mut left, &mut order, &mut orders);
+        merges(&mut left, &mut order, &mut orders);
         return Interleavings {
             orders,
             total,
@@ -115,7 +196,7 @@ pub fn interleavings(lens: &[usize], bound: usize, seed: u64) -> Interleavings {
     }
 }
 
-fn every(left: &mut [usize], order: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+fn merges(left: &mut [usize], order: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
     if left.iter().all(|&n| n == 0) {
         out.push(order.clone());
         return;
@@ -124,7 +205,7 @@ fn every(left: &mut [usize], order: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) 
         if left[t] > 0 {
             left[t] -= 1;
             order.push(t);
-            every(left, order, out);
+            merges(left, order, out);
             order.pop();
             left[t] += 1;
         }

@@ -18,6 +18,7 @@
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
 //! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE, and a
 //!   workload's every interleaving at SERIALIZABLE and at REPEATABLE READ.
+//! - [`sqlite`]: SQLite (serializable by locking) under a workload's every interleaving.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
@@ -30,5 +31,6 @@ pub mod program;
 pub mod race;
 pub mod replay;
 pub mod report;
+pub mod sqlite;
 pub mod tier;
 pub mod trace;

@@ -30,12 +30,11 @@ use std::time::Duration;
 use postgres::{Client, NoTls};
 
 use crate::engine::{CommitStep, Layout};
-use loadbearing_workload::anomaly::{TxnRecord, Writer};
 use loadbearing_workload::workload::Workload;
 
-use crate::interleave::{self, Interleavings};
-use crate::program::{script, Observed, Outcome, Plan, Script, TxnResult};
-use crate::race::{self, LoggedRead, Race};
+use crate::interleave::{self, Drivable, EveryInterleaving};
+use crate::program::{script, Observed, Outcome, Plan, Script};
+use crate::race::{LoggedRead, Run, VersionRow};
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
 
 pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
@@ -122,9 +121,6 @@ impl Level {
     }
 }
 
-/// A finished run: how each transaction ended, what each observed, every logged read.
-type Run = (Vec<TxnResult>, Vec<Vec<Observed>>, Vec<LoggedRead>);
-
 /// One transaction's connection.
 pub struct PgConn<'c> {
     client: &'c mut Client,
@@ -204,15 +200,6 @@ impl Conn for PgConn<'_> {
     }
 }
 
-/// A workload's interleavings driven on PostgreSQL at one level.
-pub struct EveryInterleaving {
-    pub race: Race,
-    pub interleavings: Interleavings,
-    /// Steps PostgreSQL blocked (waited for [`interleave::BLOCKED_AFTER`] before the next step
-    /// went ahead), over all interleavings.
-    pub blocked: usize,
-}
-
 /// A cluster's connections for the tier: one per transaction, plus one for setup.
 pub struct PgTier {
     admin: Client,
@@ -267,6 +254,65 @@ impl PgTier {
         tx.commit().map_err(PgTierError::Reset)
     }
 
+    /// One attempt of `scenario`: the judged outcome and the waits that timed out.
+    pub fn attempt(
+        &mut self,
+        scenario: &Scenario,
+        seed: u64,
+        jitter_us: u64,
+    ) -> Result<(Outcome, usize), PgTierError> {
+        let script = script(scenario.script).expect("scenarios name known scripts");
+        let sched = Schedule::new(
+            scenario.waits.clone(),
+            Duration::from_secs(20),
+            jitter_us,
+            seed,
+        );
+        let (results, observed, _) = self.run_once(&script, scenario, &sched)?;
+        let state = self.state(&script)?;
+        Ok((
+            Outcome::judge(&script, results, observed, state),
+            sched.timeouts(),
+        ))
+    }
+
+    /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
+    /// with `seed`) driven step by step at `level` (store name [`Level::store`]).
+    pub fn every(
+        &mut self,
+        workload: &Workload,
+        level: Level,
+        bound: usize,
+        seed: u64,
+    ) -> Result<EveryInterleaving, PgTierError> {
+        self.level = level;
+        interleave::every(self, level.store(), workload, bound, seed)
+    }
+
+    /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.
+    pub fn run(
+        &mut self,
+        scenario: &Scenario,
+        attempts: usize,
+        jitter_us: u64,
+    ) -> Result<Tally, PgTierError> {
+        let mut tally = Tally::new(scenario.name, "postgres");
+        for i in 0..attempts {
+            let (outcome, timeouts) = self.attempt(scenario, attempt_seed(i), jitter_us)?;
+            tally.add(&outcome, || {
+                format!("{}; final {}", outcome.summary(), outcome.state_text())
+            });
+            tally.timeouts += timeouts;
+        }
+        Ok(tally)
+    }
+}
+
+/// The store the interleavings (and the tier's attempts) run on: a freshly loaded table, a
+/// connection a transaction, the writer column and the version log.
+impl Drivable for PgTier {
+    type Error = PgTierError;
+
     fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, PgTierError> {
         let mut state = BTreeMap::new();
         for (k, _) in script.keys() {
@@ -280,8 +326,6 @@ impl PgTier {
         Ok(state)
     }
 
-    /// One run of `script` under `scenario`'s waits on a freshly loaded table: how each
-    /// transaction ended, what each observed, and every read with its version's writer.
     fn run_once(
         &mut self,
         script: &Script,
@@ -311,30 +355,7 @@ impl PgTier {
         ))
     }
 
-    /// One attempt of `scenario`: the judged outcome and the waits that timed out.
-    pub fn attempt(
-        &mut self,
-        scenario: &Scenario,
-        seed: u64,
-        jitter_us: u64,
-    ) -> Result<(Outcome, usize), PgTierError> {
-        let script = script(scenario.script).expect("scenarios name known scripts");
-        let sched = Schedule::new(
-            scenario.waits.clone(),
-            Duration::from_secs(20),
-            jitter_us,
-            seed,
-        );
-        let (results, observed, _) = self.run_once(&script, scenario, &sched)?;
-        let state = self.state(&script)?;
-        Ok((
-            Outcome::judge(&script, results, observed, state),
-            sched.timeouts(),
-        ))
-    }
-
-    /// The committed rows of the version log: (key, writer, previous writer).
-    fn versions(&mut self) -> Result<Vec<(String, i32, Option<i32>)>, PgTierError> {
+    fn versions(&mut self) -> Result<Vec<VersionRow>, PgTierError> {
         Ok(self
             .admin
             .query("SELECT k, w, prev FROM kv_versions", &[])
@@ -342,114 +363,5 @@ impl PgTier {
             .iter()
             .map(|r| (r.get(0), r.get(1), r.get(2)))
             .collect())
-    }
-
-    /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
-    /// with `seed`) driven step by step at `level`, each history classified (store name
-    /// [`Level::store`]); with how many steps PostgreSQL blocked, over all of them.
-    pub fn every(
-        &mut self,
-        workload: &Workload,
-        level: Level,
-        bound: usize,
-        seed: u64,
-    ) -> Result<EveryInterleaving, PgTierError> {
-        self.level = level;
-        let script = Script::Model(workload.clone());
-        let scenario = race::free_race();
-        let steps = interleave::steps(&script);
-        let lens: Vec<usize> = steps.iter().map(Vec::len).collect();
-        let interleavings = interleave::interleavings(&lens, bound, seed);
-        let mut race = Race::new(level.store());
-        let mut blocked = 0;
-        for order in &interleavings.orders {
-            let sched = interleave::schedule(order, &steps);
-            let (results, observed, reads) = self.run_once(&script, &scenario, &sched)?;
-            blocked += sched.timeouts();
-            let state = self.state(&script)?;
-            let versions = self.versions()?;
-            let history = race::logged_history(
-                &script,
-                workload,
-                &results,
-                &observed,
-                &reads,
-                chained(&versions),
-            );
-            let outcome = Outcome::judge(&script, results, observed, state);
-            race.add(&outcome, history, || {
-                format!(
-                    "{}; final {}; schedule: {}",
-                    outcome.summary(),
-                    outcome.state_text(),
-                    interleave::describe(order, &steps, &script)
-                )
-            });
-        }
-        Ok(EveryInterleaving {
-            race,
-            interleavings,
-            blocked,
-        })
-    }
-
-    /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.
-    pub fn run(
-        &mut self,
-        scenario: &Scenario,
-        attempts: usize,
-        jitter_us: u64,
-    ) -> Result<Tally, PgTierError> {
-        let mut tally = Tally::new(scenario.name, "postgres");
-        for i in 0..attempts {
-            let (outcome, timeouts) = self.attempt(scenario, attempt_seed(i), jitter_us)?;
-            tally.add(&outcome, || {
-                format!("{}; final {}", outcome.summary(), outcome.state_text())
-            });
-            tally.timeouts += timeouts;
-        }
-        Ok(tally)
-    }
-}
-
-/// Each key's version order as PostgreSQL's version log chains it from the loaded version:
-/// the committed rows, a transaction's second write of a key (`prev = w`) no new version.
-fn chained(
-    versions: &[(String, i32, Option<i32>)],
-) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<usize>, String> + '_ {
-    move |name, txns| {
-        // New versions of this key: (writer, the writer it replaced; 0 for an insert).
-        let mut links: Vec<(i32, i32)> = versions
-            .iter()
-            .filter(|(vk, w, prev)| vk == name && *w != 0 && *prev != Some(*w))
-            .map(|(_, w, prev)| (*w, prev.unwrap_or(0)))
-            .collect();
-        let mut order = Vec::new();
-        let mut current = 0;
-        while !links.is_empty() {
-            let next: Vec<usize> = (0..links.len())
-                .filter(|&i| links[i].1 == current)
-                .collect();
-            let [i] = next[..] else {
-                let after = match current {
-                    0 => "the loaded version".to_string(),
-                    w => format!("T{w}'s"),
-                };
-                return Err(format!(
-                    "the version log of `{name}` does not chain: {} versions follow {after}",
-                    next.len()
-                ));
-            };
-            current = links.swap_remove(i).0;
-            match race::writer(current, txns.len())? {
-                Writer::Txn(t) if txns[t].committed => order.push(t),
-                _ => {
-                    return Err(format!(
-                        "the version log of `{name}` holds an uncommitted writer"
-                    ))
-                }
-            }
-        }
-        Ok(order)
     }
 }

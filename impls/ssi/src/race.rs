@@ -254,6 +254,57 @@ pub struct LoggedRead {
     pub writer: i32,
 }
 
+/// A finished run on a store: how each transaction ended, what each observed, every logged
+/// read.
+pub type Run = (Vec<TxnResult>, Vec<Vec<Observed>>, Vec<LoggedRead>);
+
+/// A row of a store's version log: the key, the writer of the new version, the writer of the
+/// version it replaced (none for an insert).
+pub type VersionRow = (String, i32, Option<i32>);
+
+/// Each key's version order as a store's version log chains it from the loaded version: the
+/// committed rows `(key, writer, previous writer)`, a transaction's second write of a key
+/// (`prev = w`) no new version.
+pub fn chained(
+    versions: &[VersionRow],
+) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<usize>, String> + '_ {
+    move |name, txns| {
+        // New versions of this key: (writer, the writer it replaced; 0 for an insert).
+        let mut links: Vec<(i32, i32)> = versions
+            .iter()
+            .filter(|(vk, w, prev)| vk == name && *w != 0 && *prev != Some(*w))
+            .map(|(_, w, prev)| (*w, prev.unwrap_or(0)))
+            .collect();
+        let mut order = Vec::new();
+        let mut current = 0;
+        while !links.is_empty() {
+            let next: Vec<usize> = (0..links.len())
+                .filter(|&i| links[i].1 == current)
+                .collect();
+            let [i] = next[..] else {
+                let after = match current {
+                    0 => "the loaded version".to_string(),
+                    w => format!("T{w}'s"),
+                };
+                return Err(format!(
+                    "the version log of `{name}` does not chain: {} versions follow {after}",
+                    next.len()
+                ));
+            };
+            current = links.swap_remove(i).0;
+            match writer(current, txns.len())? {
+                Writer::Txn(t) if txns[t].committed => order.push(t),
+                _ => {
+                    return Err(format!(
+                        "the version log of `{name}` holds an uncommitted writer"
+                    ))
+                }
+            }
+        }
+        Ok(order)
+    }
+}
+
 /// The writer a store's writer field names, among `txns` transactions.
 pub fn writer(w: i32, txns: usize) -> Result<Writer, String> {
     match w {
