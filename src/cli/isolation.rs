@@ -42,6 +42,10 @@ pub struct Args {
     /// database file of its own.
     #[arg(long, requires = "workload")]
     sqlite: bool,
+    /// Drive it on skipdb too (crates.io; its `serializable_write` transactions promise
+    /// serializable snapshot isolation), in memory.
+    #[arg(long, requires = "workload")]
+    skipdb: bool,
     /// With --workload: drive at most this many of the workload's interleavings on each of
     /// PostgreSQL's levels and SQLite; beyond it they are sampled with --seed, and the output
     /// says so.
@@ -70,6 +74,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
             bound: args.interleavings,
             seed: args.seed,
             sqlite: args.sqlite,
+            skipdb: args.skipdb,
         },
     })?)
 }

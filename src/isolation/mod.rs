@@ -32,7 +32,7 @@ pub enum IsolationError {
     NoScenario { filter: String, known: String },
     #[error("--attempts must be at least 1")]
     NoAttempts,
-    #[error("nothing to run: --variant none without --postgres or --sqlite")]
+    #[error("nothing to run: --variant none without --postgres, --sqlite or --skipdb")]
     NothingToRun,
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
@@ -47,6 +47,9 @@ pub enum IsolationError {
     /// The SQLite database file could not be set up or read.
     #[error(transparent)]
     Sqlite(#[from] loadbearing_ssi_engine::sqlite::SqliteTierError),
+    /// skipdb failed outside a transaction (loading the data).
+    #[error(transparent)]
+    Skipdb(#[from] loadbearing_ssi_engine::skipdb::Refused),
     #[error("cannot create {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,
@@ -162,7 +165,8 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
 /// An error unless some store is asked for and every store asked for is compiled in (checked
 /// before anything runs: a missing client is bad input, not a late surprise).
 fn something_to_run(options: &Options, variants: &[&str]) -> Result<(), IsolationError> {
-    if variants.is_empty() && !options.postgres && !options.interleave.sqlite {
+    let embedded = options.interleave.sqlite || options.interleave.skipdb;
+    if variants.is_empty() && !options.postgres && !embedded {
         return Err(IsolationError::NothingToRun);
     }
     if options.postgres && !cfg!(feature = "postgres") {

@@ -408,6 +408,38 @@ fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
     );
 }
 
+/// skipdb (crates.io) promises serializable snapshot isolation for `serializable_write`:
+/// over every interleaving of the write-skew pair it commits no anomaly, refusing one of the
+/// two at commit wherever they overlap.
+#[test]
+fn a_workload_is_driven_on_skipdb_through_every_interleaving() {
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/write_skew.toml"
+        ),
+        "--variant",
+        "none",
+        "--skipdb",
+        "--format",
+        "json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let skipdb = &v["stores"][0];
+    assert_eq!(skipdb["race"]["store"], "skipdb (serializable_write)");
+    assert_eq!(skipdb["race"]["attempts"], 70, "{skipdb}");
+    assert_eq!(skipdb["race"]["serializable"], 70, "{skipdb}");
+    assert_eq!(skipdb["race"]["anomalies"], serde_json::json!({}));
+    assert_eq!(
+        skipdb["race"]["outcomes"]["T1 skipdb conflict"], 34,
+        "{skipdb}"
+    );
+}
+
 /// Snapshot isolation refuses a lost update (first committer wins): in every interleaving of
 /// two read-modify-writes, PostgreSQL at REPEATABLE READ shows no anomaly, and some
 /// interleavings abort one of them (or block it until the other commits).

@@ -19,6 +19,7 @@
 //! - `postgres` (feature `postgres`): the same scenarios on PostgreSQL at SERIALIZABLE, and a
 //!   workload's every interleaving at SERIALIZABLE and at REPEATABLE READ.
 //! - [`sqlite`]: SQLite (serializable by locking) under a workload's every interleaving.
+//! - [`skipdb`]: skipdb's serializable transactions (crates.io) under the same.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
@@ -31,6 +32,7 @@ pub mod program;
 pub mod race;
 pub mod replay;
 pub mod report;
+pub mod skipdb;
 pub mod sqlite;
 pub mod tier;
 pub mod trace;
