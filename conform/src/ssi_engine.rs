@@ -235,8 +235,81 @@ impl Judge for ModelJudge {
     }
 }
 
+/// A model path's schedule as the steps an engine's API has: each transaction's `Begin`, its
+/// statements and its commit, in the order the path takes them, as the transaction of each
+/// step in turn (`impls/ssi`'s `interleave::schedule`). The model's check, commit record and
+/// `End` are one commit on an engine, placed where the model makes the transaction's versions
+/// visible: at `End`, or at the commit record where the model publishes there
+/// (`visible_at_record`, libdb's order). A transaction the path leaves unfinished finishes
+/// after it, in transaction order. A path that aborts a transaction on the application's word
+/// has no such schedule.
+pub fn engine_order(
+    path: &[SsiAction],
+    workload: &Workload,
+    visible_at_record: bool,
+) -> Result<Vec<usize>, String> {
+    let txns = workload.programs.len();
+    // Steps each transaction has taken: Begin, then its statements, then its commit.
+    let mut taken = vec![0usize; txns];
+    let total = |t: usize| workload.programs[t].len() + 2;
+    let mut order = Vec::new();
+    for action in path {
+        let (t, step) = match *action {
+            SsiAction::Begin(t) => (t as usize, 0),
+            SsiAction::Exec(t, i) => (t as usize, i as usize + 1),
+            SsiAction::End(t) if !visible_at_record => (t as usize, total(t as usize) - 1),
+            SsiAction::Record(t) if visible_at_record => (t as usize, total(t as usize) - 1),
+            SsiAction::Check(_) | SsiAction::Record(_) | SsiAction::End(_) => continue,
+            SsiAction::AppAbort(t) | SsiAction::Cleanup(t) => {
+                return Err(format!(
+                    "T{} aborts on the application's word, which no engine step expresses",
+                    t + 1
+                ))
+            }
+        };
+        if taken[t] != step {
+            return Err(format!("{action:?} out of T{}'s order", t + 1));
+        }
+        taken[t] += 1;
+        order.push(t);
+    }
+    for (t, &done) in taken.iter().enumerate() {
+        order.extend(std::iter::repeat_n(t, total(t) - done));
+    }
+    Ok(order)
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// The model's check, record and end are one engine commit, placed where the model
+    /// publishes the versions; an application abort has no engine schedule.
+    #[test]
+    fn a_model_path_becomes_engine_steps_with_the_commit_where_versions_show() {
+        use loadbearing_specs::ssi::SsiAction::*;
+        let w = loadbearing_specs::ssi::workload::named("write_skew").unwrap();
+        let path = [
+            Begin(0),
+            Exec(0, 0),
+            Exec(0, 1),
+            Check(0),
+            Record(0),
+            Begin(1),
+            End(0),
+        ];
+        assert_eq!(
+            super::engine_order(&path, &w, false).unwrap(),
+            [0, 0, 0, 1, 0, 1, 1, 1]
+        );
+        assert_eq!(
+            super::engine_order(&path, &w, true).unwrap(),
+            [0, 0, 0, 0, 1, 1, 1, 1]
+        );
+        let aborted = [Begin(0), AppAbort(0)];
+        assert!(super::engine_order(&aborted, &w, false)
+            .unwrap_err()
+            .contains("application"));
+    }
     use super::*;
     use loadbearing_refinement::conform::{parse_ndjson, TraceEvent};
 

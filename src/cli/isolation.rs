@@ -40,17 +40,22 @@ pub struct Args {
     workload: Option<PathBuf>,
     /// Drive the workload's every interleaving on SQLite too (serializable by locking), in a
     /// database file of its own.
-    #[arg(long, requires = "workload")]
+    #[arg(long)]
     sqlite: bool,
     /// Drive it on skipdb too (crates.io; its `serializable_write` transactions promise
     /// serializable snapshot isolation), in memory.
-    #[arg(long, requires = "workload")]
+    #[arg(long)]
     skipdb: bool,
     /// With --workload: drive at most this many of the workload's interleavings on each of
     /// PostgreSQL's levels and SQLite; beyond it they are sampled with --seed, and the output
     /// says so.
     #[arg(long, default_value_t = 1000, requires = "workload")]
     interleavings: usize,
+    /// Drive every must-fail counterexample of the ssi suite (its schedule as begin, statements
+    /// and commit) on the engines named (--postgres, --sqlite, --skipdb): a serializable engine
+    /// must refuse each, snapshot isolation must commit its anomaly.
+    #[arg(long, conflicts_with = "workload")]
+    replay_suite: bool,
     /// The seed of that sample.
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
@@ -76,5 +81,6 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
             sqlite: args.sqlite,
             skipdb: args.skipdb,
         },
+        replay_suite: args.replay_suite,
     })?)
 }

@@ -9,6 +9,7 @@
 //! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
 //! bad input or when PostgreSQL cannot be started.
 
+pub mod suite_replay;
 pub mod workload;
 pub use workload::Interleave;
 
@@ -34,6 +35,11 @@ pub enum IsolationError {
     NoAttempts,
     #[error("nothing to run: --variant none without --postgres, --sqlite or --skipdb")]
     NothingToRun,
+    #[error("--replay-suite drives the counterexamples on engines: name them (--postgres, --sqlite, --skipdb)")]
+    NothingToReplayOn,
+    #[error("--sqlite and --skipdb drive a workload file (--workload) or the suite's counterexamples (--replay-suite); the tier's scenarios run on the engine and PostgreSQL")]
+    EmbeddedNeedsSchedule,
+
     /// Checked before the engine runs: a missing client is bad input, not a late surprise.
     #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
     PostgresNotCompiledIn,
@@ -95,6 +101,8 @@ pub struct Options {
     pub workload: Option<PathBuf>,
     /// How far a workload is driven through its interleavings on PostgreSQL.
     pub interleave: workload::Interleave,
+    /// Drive the ssi suite's counterexamples on the engines asked for instead.
+    pub replay_suite: bool,
 }
 
 /// The variant names `--variant` selects.
@@ -182,6 +190,12 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
     }
     if let Some(path) = options.workload.clone() {
         return run_workload(&options, &path);
+    }
+    if options.replay_suite {
+        return run_replay_suite(&options);
+    }
+    if options.interleave.sqlite || options.interleave.skipdb {
+        return Err(IsolationError::EmbeddedNeedsSchedule);
     }
     let variants = variants(&options.variant)?;
     let chosen = selected(&options.scenario)?;
@@ -294,4 +308,47 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
         IsolationFormat::Table => print!("{}", workload::render(&result)),
     }
     Ok(Verdict::of(result.ok()))
+}
+
+/// `--replay-suite`: every must-fail counterexample of the ssi suite on each engine asked for.
+fn run_replay_suite(options: &Options) -> Result<Verdict, IsolationError> {
+    use suite_replay::{by_config, run_on, schedules, Claim};
+    if !(options.postgres || options.interleave.sqlite || options.interleave.skipdb) {
+        return Err(IsolationError::NothingToReplayOn);
+    }
+    something_to_run(options, &[])?;
+    let schedules = schedules()?;
+    let mut engines = Vec::new();
+    if options.interleave.sqlite {
+        let path =
+            std::env::temp_dir().join(format!("loadbearing-replay-{}.db", std::process::id()));
+        let mut tier = loadbearing_ssi_engine::sqlite::SqliteTier::create(path)?;
+        let name = loadbearing_ssi_engine::sqlite::STORE;
+        engines.push(run_on(&mut tier, name, Claim::Serializable, &schedules)?);
+    }
+    if options.interleave.skipdb {
+        let mut tier = loadbearing_ssi_engine::skipdb::SkipTier::new();
+        let name = loadbearing_ssi_engine::skipdb::STORE;
+        engines.push(run_on(&mut tier, name, Claim::Serializable, &schedules)?);
+    }
+    #[cfg(feature = "postgres")]
+    if options.postgres {
+        use loadbearing_ssi_engine::postgres::Level;
+        let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
+        for level in Level::ALL {
+            let mut tier = PgTier::connect(&server.conn_str())?.at(level);
+            let claim = match level {
+                Level::Serializable => Claim::Serializable,
+                Level::RepeatableRead => Claim::SnapshotIsolation,
+            };
+            engines.push(run_on(&mut tier, level.store(), claim, &schedules)?);
+        }
+        server.stop();
+    }
+    let replays = by_config(&schedules, engines);
+    match options.format {
+        IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&replays)?),
+        IsolationFormat::Table => print!("{}", suite_replay::render(&replays)),
+    }
+    Ok(Verdict::of(suite_replay::ok(&replays)))
 }

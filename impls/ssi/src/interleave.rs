@@ -98,13 +98,31 @@ pub fn every<S: Drivable>(
     seed: u64,
 ) -> Result<EveryInterleaving, S::Error> {
     let script = Script::Model(workload.clone());
+    let lens: Vec<usize> = steps(&script).iter().map(Vec::len).collect();
+    let interleavings = interleavings(&lens, bound, seed);
+    let (race, blocked) = drive(store, name, workload, &interleavings.orders)?;
+    Ok(EveryInterleaving {
+        race,
+        interleavings,
+        blocked,
+    })
+}
+
+/// Drives `workload` on `store` once in each of `orders` (each the transaction of every step
+/// in turn, as [`interleavings`] gives them): the classified runs under the name `name`, and
+/// how many steps the store blocked.
+pub fn drive<S: Drivable>(
+    store: &mut S,
+    name: &str,
+    workload: &Workload,
+    orders: &[Vec<usize>],
+) -> Result<(Race, usize), S::Error> {
+    let script = Script::Model(workload.clone());
     let scenario = race::free_race();
     let steps = steps(&script);
-    let lens: Vec<usize> = steps.iter().map(Vec::len).collect();
-    let interleavings = interleavings(&lens, bound, seed);
     let mut out = Race::new(name);
     let mut blocked = 0;
-    for order in &interleavings.orders {
+    for order in orders {
         let sched = schedule(order, &steps);
         let (results, observed, reads) = store.run_once(&script, &scenario, &sched)?;
         blocked += sched.timeouts();
@@ -128,11 +146,7 @@ pub fn every<S: Drivable>(
             )
         });
     }
-    Ok(EveryInterleaving {
-        race: out,
-        interleavings,
-        blocked,
-    })
+    Ok((out, blocked))
 }
 
 /// Each transaction's steps, in its own order: `Begin`, its statements, `End`.

@@ -276,6 +276,12 @@ impl PgTier {
         ))
     }
 
+    /// The same connections, their transactions at `level` from now on.
+    pub fn at(mut self, level: Level) -> PgTier {
+        self.level = level;
+        self
+    }
+
     /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
     /// with `seed`) driven step by step at `level` (store name [`Level::store`]).
     pub fn every(
