@@ -56,6 +56,14 @@ pub struct Args {
     /// must refuse each, snapshot isolation must commit its anomaly.
     #[arg(long, conflicts_with = "workload")]
     replay_suite: bool,
+    /// Drive every workload file of DIR (expected/workloads: the five classic ones) on the
+    /// engines named (--postgres, --sqlite, --skipdb): one table, a row per engine and
+    /// workload.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["workload", "replay_suite"])]
+    matrix: Option<PathBuf>,
+    /// With --matrix: write the table as a page (how docs/isolation.md is written).
+    #[arg(long, value_name = "FILE", requires = "matrix")]
+    markdown: Option<PathBuf>,
     /// The seed of that sample.
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
@@ -82,5 +90,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
             skipdb: args.skipdb,
         },
         replay_suite: args.replay_suite,
+        matrix: args.matrix,
+        markdown: args.markdown,
     })?)
 }

@@ -9,6 +9,7 @@
 //! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
 //! bad input or when PostgreSQL cannot be started.
 
+pub mod matrix;
 pub mod suite_replay;
 pub mod workload;
 pub use workload::Interleave;
@@ -35,7 +36,9 @@ pub enum IsolationError {
     NoAttempts,
     #[error("nothing to run: --variant none without --postgres, --sqlite or --skipdb")]
     NothingToRun,
-    #[error("--replay-suite drives the counterexamples on engines: name them (--postgres, --sqlite, --skipdb)")]
+    #[error(
+        "--replay-suite and --matrix drive engines: name them (--postgres, --sqlite, --skipdb)"
+    )]
     NothingToReplayOn,
     #[error("--sqlite and --skipdb drive a workload file (--workload) or the suite's counterexamples (--replay-suite); the tier's scenarios run on the engine and PostgreSQL")]
     EmbeddedNeedsSchedule,
@@ -61,6 +64,7 @@ pub enum IsolationError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A trace or a page that could not be written.
     #[error("cannot write {}: {source}", path.display())]
     WriteTrace {
         path: PathBuf,
@@ -103,6 +107,10 @@ pub struct Options {
     pub interleave: workload::Interleave,
     /// Drive the ssi suite's counterexamples on the engines asked for instead.
     pub replay_suite: bool,
+    /// Drive every workload file of this folder on the engines asked for instead.
+    pub matrix: Option<PathBuf>,
+    /// With `matrix`: write the table as a page (docs/isolation.md) here.
+    pub markdown: Option<PathBuf>,
 }
 
 /// The variant names `--variant` selects.
@@ -193,6 +201,9 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
     }
     if options.replay_suite {
         return run_replay_suite(&options);
+    }
+    if let Some(dir) = options.matrix.clone() {
+        return run_matrix(&options, &dir);
     }
     if options.interleave.sqlite || options.interleave.skipdb {
         return Err(IsolationError::EmbeddedNeedsSchedule);
@@ -351,4 +362,57 @@ fn run_replay_suite(options: &Options) -> Result<Verdict, IsolationError> {
         IsolationFormat::Table => print!("{}", suite_replay::render(&replays)),
     }
     Ok(Verdict::of(suite_replay::ok(&replays)))
+}
+
+/// `--matrix DIR`: every workload of DIR on each engine asked for, as one table.
+fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> {
+    if !(options.postgres || options.interleave.sqlite || options.interleave.skipdb) {
+        return Err(IsolationError::NothingToReplayOn);
+    }
+    something_to_run(options, &[])?;
+    #[cfg(feature = "postgres")]
+    let server = if options.postgres {
+        Some(PgServer::start().map_err(IsolationError::PostgresStart)?)
+    } else {
+        None
+    };
+    #[cfg(feature = "postgres")]
+    let conn_str = server.as_ref().map(|s| s.conn_str());
+    #[cfg(not(feature = "postgres"))]
+    let conn_str: Option<String> = None;
+    let rows = matrix::run(dir, conn_str.as_deref(), options.interleave);
+    #[cfg(feature = "postgres")]
+    if let Some(server) = server {
+        server.stop();
+    }
+    let rows = rows?;
+    if let Some(page) = &options.markdown {
+        let mut engines = Vec::new();
+        if options.postgres {
+            engines.push(" --postgres");
+        }
+        if options.interleave.sqlite {
+            engines.push(" --sqlite");
+        }
+        if options.interleave.skipdb {
+            engines.push(" --skipdb");
+        }
+        let command = format!(
+            "loadbearing isolation --matrix {}{} --markdown {}",
+            dir.display(),
+            engines.concat(),
+            page.display()
+        );
+        std::fs::write(page, matrix::page(&rows, &command)).map_err(|source| {
+            IsolationError::WriteTrace {
+                path: page.clone(),
+                source,
+            }
+        })?;
+    }
+    match options.format {
+        IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        IsolationFormat::Table => print!("{}", matrix::markdown(&rows)),
+    }
+    Ok(Verdict::of(matrix::ok(&rows)))
 }

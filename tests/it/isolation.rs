@@ -496,6 +496,42 @@ fn the_suites_counterexamples_on_postgres_are_refused_or_committed_as_each_level
     }
 }
 
+/// docs/isolation.md is the output of `isolation --matrix`: the embedded engines' rows of a
+/// fresh run are the page's, word for word (the page's PostgreSQL rows come from the same
+/// command with --postgres).
+#[test]
+fn docs_isolation_md_is_the_matrix_commands_output() {
+    let page = std::env::temp_dir().join(format!("lb-isolation-{}.md", std::process::id()));
+    let out = loadbearing(&[
+        "isolation",
+        "--matrix",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/expected/workloads"),
+        "--sqlite",
+        "--skipdb",
+        "--markdown",
+        page.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let fresh = std::fs::read_to_string(&page).unwrap();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/isolation.md")).unwrap();
+    let rows: Vec<&str> = fresh
+        .lines()
+        .filter(|l| l.starts_with("| sqlite") || l.starts_with("| skipdb"))
+        .collect();
+    assert_eq!(rows.len(), 10, "{fresh}");
+    for row in rows {
+        assert!(
+            committed.lines().any(|l| l == row),
+            "docs/isolation.md lacks the fresh row (run `loadbearing isolation --matrix expected/workloads --postgres --sqlite --skipdb --markdown docs/isolation.md`):\n{row}"
+        );
+    }
+    assert!(committed.contains(
+        "| postgres (REPEATABLE READ) | snapshot isolation (the plainsi model) | write_skew |"
+    ));
+}
+
 /// Snapshot isolation refuses a lost update (first committer wins): in every interleaving of
 /// two read-modify-writes, PostgreSQL at REPEATABLE READ shows no anomaly, and some
 /// interleavings abort one of them (or block it until the other commits).
