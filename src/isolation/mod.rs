@@ -291,29 +291,16 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
     }
     let variants = variants(&options.variant)?;
     something_to_run(options, &variants)?;
-    #[cfg(feature = "postgres")]
-    let server = if options.postgres {
-        Some(PgServer::start().map_err(IsolationError::PostgresStart)?)
-    } else {
-        None
-    };
-    #[cfg(feature = "postgres")]
-    let conn_str = server.as_ref().map(|s| s.conn_str());
-    #[cfg(not(feature = "postgres"))]
-    let conn_str: Option<String> = None;
-    let result = workload::race_file(
-        path,
-        &variants,
-        options.attempts,
-        options.jitter_us,
-        conn_str.as_deref(),
-        options.interleave,
-    );
-    #[cfg(feature = "postgres")]
-    if let Some(server) = server {
-        server.stop();
-    }
-    let result = result?;
+    let result = with_postgres(options, |conn_str| {
+        workload::race_file(
+            path,
+            &variants,
+            options.attempts,
+            options.jitter_us,
+            conn_str,
+            options.interleave,
+        )
+    })?;
     match options.format {
         IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&result)?),
         IsolationFormat::Table => print!("{}", workload::render(&result)),
@@ -370,22 +357,9 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
         return Err(IsolationError::NothingToReplayOn);
     }
     something_to_run(options, &[])?;
-    #[cfg(feature = "postgres")]
-    let server = if options.postgres {
-        Some(PgServer::start().map_err(IsolationError::PostgresStart)?)
-    } else {
-        None
-    };
-    #[cfg(feature = "postgres")]
-    let conn_str = server.as_ref().map(|s| s.conn_str());
-    #[cfg(not(feature = "postgres"))]
-    let conn_str: Option<String> = None;
-    let rows = matrix::run(dir, conn_str.as_deref(), options.interleave);
-    #[cfg(feature = "postgres")]
-    if let Some(server) = server {
-        server.stop();
-    }
-    let rows = rows?;
+    let rows = with_postgres(options, |conn_str| {
+        matrix::run(dir, conn_str, options.interleave)
+    })?;
     if let Some(page) = &options.markdown {
         let mut engines = Vec::new();
         if options.postgres {
@@ -415,4 +389,22 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
         IsolationFormat::Table => print!("{}", matrix::markdown(&rows)),
     }
     Ok(Verdict::of(matrix::ok(&rows)))
+}
+
+/// Runs `f` with the connection string of a throwaway PostgreSQL cluster when the options ask
+/// for one (`None` otherwise), and stops the cluster after, whatever `f` returned.
+fn with_postgres<T>(
+    options: &Options,
+    f: impl FnOnce(Option<&str>) -> Result<T, IsolationError>,
+) -> Result<T, IsolationError> {
+    #[cfg(feature = "postgres")]
+    if options.postgres {
+        let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
+        let result = f(Some(&server.conn_str()));
+        server.stop();
+        return result;
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = options;
+    f(None)
 }

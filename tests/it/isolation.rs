@@ -356,12 +356,10 @@ fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() 
     );
 }
 
-/// SQLite claims serializable transactions and gets them by locking: over every interleaving
-/// of the write-skew pair, no anomaly; where the two overlap, the second writer is refused
-/// (`SQLITE_BUSY`, or `SQLITE_BUSY_SNAPSHOT` for a snapshot older than the last commit).
-#[test]
-fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
-    let out = loadbearing(&[
+/// `isolation --workload expected/workloads/write_skew.toml --variant none` and `engine`
+/// (engines and format): its stdout, once it exited 0.
+fn write_skew_on(engine: &[&str]) -> String {
+    let mut args = vec![
         "isolation",
         "--workload",
         concat!(
@@ -370,13 +368,21 @@ fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
         ),
         "--variant",
         "none",
-        "--sqlite",
-        "--format",
-        "json",
-    ]);
+    ];
+    args.extend_from_slice(engine);
+    let out = loadbearing(&args);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    stdout
+}
+
+/// SQLite claims serializable transactions and gets them by locking: over every interleaving
+/// of the write-skew pair, no anomaly; where the two overlap, the second writer is refused
+/// (`SQLITE_BUSY`, or `SQLITE_BUSY_SNAPSHOT` for a snapshot older than the last commit).
+#[test]
+fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
+    let v = write_skew_on(&["--sqlite", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&v).unwrap();
     let sqlite = &v["stores"][0];
     assert_eq!(sqlite["race"]["store"], "sqlite (serializable by locking)");
     assert_eq!(sqlite["race"]["attempts"], 70, "{sqlite}");
@@ -388,18 +394,7 @@ fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
         outcomes.keys().any(|o| o.contains("SQLITE_BUSY")),
         "{outcomes:?}"
     );
-    let table = loadbearing(&[
-        "isolation",
-        "--workload",
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/expected/workloads/write_skew.toml"
-        ),
-        "--variant",
-        "none",
-        "--sqlite",
-    ]);
-    let (stdout, _) = text(&table);
+    let stdout = write_skew_on(&["--sqlite"]);
     assert!(
         stdout.contains(
             "sqlite (serializable by locking): every interleaving (70), driven step by step"
@@ -413,22 +408,8 @@ fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
 /// two at commit wherever they overlap.
 #[test]
 fn a_workload_is_driven_on_skipdb_through_every_interleaving() {
-    let out = loadbearing(&[
-        "isolation",
-        "--workload",
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/expected/workloads/write_skew.toml"
-        ),
-        "--variant",
-        "none",
-        "--skipdb",
-        "--format",
-        "json",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = write_skew_on(&["--skipdb", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&v).unwrap();
     let skipdb = &v["stores"][0];
     assert_eq!(skipdb["race"]["store"], "skipdb (serializable_write)");
     assert_eq!(skipdb["race"]["attempts"], 70, "{skipdb}");
