@@ -67,9 +67,22 @@ pub struct Args {
     /// The seed of that sample.
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
+    /// An engine by name, as often as you like: `postgres` (SERIALIZABLE and REPEATABLE
+    /// READ), `sqlite`, `skipdb` (the same as --postgres, --sqlite, --skipdb).
+    #[arg(long, value_enum, value_name = "NAME")]
+    engine: Vec<Engine>,
+}
+
+/// The engines `--engine` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Engine {
+    Postgres,
+    Sqlite,
+    Skipdb,
 }
 
 pub fn run(args: Args) -> Result<Verdict, BadInput> {
+    let named = |e: Engine| args.engine.contains(&e);
     let format = match args.format {
         Format::Table => IsolationFormat::Table,
         Format::Json => IsolationFormat::Json,
@@ -78,7 +91,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         attempts: args.attempts,
         variant: args.variant,
         scenario: args.scenario,
-        postgres: args.postgres,
+        postgres: args.postgres || named(Engine::Postgres),
         jitter_us: args.jitter_us,
         format,
         traces: args.traces,
@@ -86,8 +99,8 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         interleave: isolation::Interleave {
             bound: args.interleavings,
             seed: args.seed,
-            sqlite: args.sqlite,
-            skipdb: args.skipdb,
+            sqlite: args.sqlite || named(Engine::Sqlite),
+            skipdb: args.skipdb || named(Engine::Skipdb),
         },
         replay_suite: args.replay_suite,
         matrix: args.matrix,

@@ -394,7 +394,7 @@ fn a_workload_is_driven_on_sqlite_through_every_interleaving() {
         outcomes.keys().any(|o| o.contains("SQLITE_BUSY")),
         "{outcomes:?}"
     );
-    let stdout = write_skew_on(&["--sqlite"]);
+    let stdout = write_skew_on(&["--engine", "sqlite"]);
     assert!(
         stdout.contains(
             "sqlite (serializable by locking): every interleaving (70), driven step by step"
@@ -444,6 +444,11 @@ fn the_suites_counterexamples_are_refused_by_the_serializable_engines() {
             assert_eq!(e["anomalies"], serde_json::json!([]), "{c}");
         }
     }
+    let out = loadbearing(&["isolation", "--replay-suite", "--engine", "oracle"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out)
+        .1
+        .contains("possible values: postgres, sqlite, skipdb"));
     let out = loadbearing(&["isolation", "--replay-suite"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("name them"), "{}", text(&out).1);
