@@ -215,13 +215,16 @@ pub fn scheduled_round(
     Ok(scheduler
         .steps()
         .iter()
-        .filter_map(|(w, step)| event_of(Writer(*w as u8), step))
+        .filter_map(|(w, step)| event_of(Writer(*w as u8), step, None))
         .collect())
 }
 
 /// The first-write models' reading of a store's step, or `None` for the steps of the
 /// partition flow (other vocabularies). Every step kind is named, so a new one must be placed.
-pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
+///
+/// A persist's statements carry `value` when the caller knows it (the step names a tombstone,
+/// not the value).
+pub fn event_of(writer: Writer, step: &Step, value: Option<&str>) -> Option<FirstWriteEvent> {
     let statement = |offset: u64, kind: &WriteKind, outcome: &StatementOutcome| {
         let (outcome, stored) = match outcome {
             StatementOutcome::Applied => (Some(Outcome::Applied), None),
@@ -232,10 +235,10 @@ pub fn event_of(writer: Writer, step: &Step) -> Option<FirstWriteEvent> {
             // Sent and never answered: unresolved, the model's to place.
             StatementOutcome::Indeterminate(_) => (None, None),
         };
-        // The step names a tombstone, not the value (the race knows its writers' values).
-        let payload = match kind {
-            WriteKind::Persist => Payload::Unsaid,
-            WriteKind::Delete => Payload::Tombstone,
+        let payload = match (kind, value) {
+            (WriteKind::Persist, None) => Payload::Unsaid,
+            (WriteKind::Persist, Some(value)) => Payload::Value(value.to_string()),
+            (WriteKind::Delete, _) => Payload::Tombstone,
         };
         Statement::new(writer, offset, outcome, stored).writing(payload)
     };
@@ -397,12 +400,7 @@ pub fn race(
             .collect()
     });
     let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
-    let values: Vec<String> = offsets
-        .iter()
-        .enumerate()
-        .map(|(w, &offset)| race_value(w, offset))
-        .collect();
-    let mut history = history_of(&steps, &called, &values);
+    let mut history = history_of(&steps, &called, offsets);
     // The key read once every writer returned: what a lost or stale write would leave there
     // (without it, overlapping writes may be ordered to explain any outcome they report).
     let call = clock.now();
@@ -428,23 +426,19 @@ pub(crate) fn stored_offset(read: &Read) -> Option<u64> {
 /// The history of a race's traced steps: each writer's statements in its own order, the first
 /// called when the writer called `persist` (`called[w]`), each later one when the one before it
 /// returned; a statement sent and never answered never returned. A persist's statements carry
-/// their writer's value (`values[w]`).
+/// their writer's value (`race_value` of its offset, `offsets[w]`).
 pub(crate) fn history_of(
     steps: &[(Writer, u64, Step)],
     called: &[u64],
-    values: &[String],
+    offsets: &[u64],
 ) -> Vec<Timed<FirstWriteEvent>> {
     let mut since: Vec<u64> = called.to_vec();
     let mut history = Vec::new();
     for (writer, at, step) in steps {
-        let Some(mut event) = event_of(*writer, step) else {
+        let value = race_value(writer.index(), offsets[writer.index()]);
+        let Some(event) = event_of(*writer, step, Some(&value)) else {
             continue;
         };
-        if let Some(s) = event.statement_mut() {
-            if s.payload == Payload::Unsaid {
-                s.payload = Payload::Value(values[writer.index()].clone());
-            }
-        }
         let w = usize::from(writer.0);
         let call = since[w];
         since[w] = *at;

@@ -327,13 +327,7 @@ fn faulted_round(
         }
     }
     let steps = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()));
-    let values: Vec<String> = plan
-        .offsets
-        .iter()
-        .enumerate()
-        .map(|(w, &offset)| race_value(w, offset))
-        .collect();
-    let mut history = history_of(&steps, &called, &values);
+    let mut history = history_of(&steps, &called, &plan.offsets);
     let call = clock.now();
     let read = read_back(&*factory.open(no_trace())?, key)?;
     history.push(Timed {

@@ -120,7 +120,7 @@ fn scripted(
         events: scheduler
             .steps()
             .iter()
-            .filter_map(|(w, step)| event_of(Writer(*w as u8), step))
+            .filter_map(|(w, step)| event_of(Writer(*w as u8), step, None))
             .collect(),
         results,
         row: row?,

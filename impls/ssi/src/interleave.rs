@@ -43,7 +43,8 @@ impl Interleavings {
         self.sampled_with.is_none()
     }
 
-    /// For people: `every interleaving (70)`, or `300 of 34,650 interleavings (seed 7)`.
+    /// For people: `every interleaving (70)`, or `300 of 34650 interleavings, sampled with
+    /// seed 7`.
     pub fn text(&self) -> String {
         match self.sampled_with {
             None => format!("every interleaving ({})", self.total),
@@ -255,16 +256,7 @@ fn draw(lens: &[usize], rng: &mut SplitMix) -> Vec<usize> {
 /// The waits that make the transactions' threads take their steps in `order` (each step of
 /// it after the one before, when that one is another transaction's).
 pub fn schedule(order: &[usize], steps: &[Vec<Point>]) -> Schedule {
-    let mut next = vec![0; steps.len()];
-    let placed: Vec<(usize, Point)> = order
-        .iter()
-        .map(|&t| {
-            let at = steps[t][next[t]];
-            next[t] += 1;
-            (t, at)
-        })
-        .collect();
-    let waits = placed
+    let waits = placed(order, steps)
         .windows(2)
         .filter(|pair| pair[0].0 != pair[1].0)
         .map(|pair| Wait {
@@ -277,14 +269,25 @@ pub fn schedule(order: &[usize], steps: &[Vec<Point>]) -> Schedule {
     Schedule::new(waits, BLOCKED_AFTER, 0, 1)
 }
 
-/// An interleaving for people: `T1 begin, T2 begin, T1 read bob, T2 read alice, …`.
-pub fn describe(order: &[usize], steps: &[Vec<Point>], script: &Script) -> String {
+/// Each step of `order` as (transaction, its step): a transaction's n-th appearance is its
+/// n-th step.
+fn placed(order: &[usize], steps: &[Vec<Point>]) -> Vec<(usize, Point)> {
     let mut next = vec![0; steps.len()];
     order
         .iter()
         .map(|&t| {
             let at = steps[t][next[t]];
             next[t] += 1;
+            (t, at)
+        })
+        .collect()
+}
+
+/// An interleaving for people: `T1 begin, T2 begin, T1 read bob, T2 read alice, …`.
+pub fn describe(order: &[usize], steps: &[Vec<Point>], script: &Script) -> String {
+    placed(order, steps)
+        .into_iter()
+        .map(|(t, at)| {
             let what = match at {
                 Point::Begin => "begin".to_string(),
                 Point::End => "commit".to_string(),

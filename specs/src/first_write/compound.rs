@@ -474,7 +474,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     /// A statement never sent ends its writer's compound there; an unresolved one and a read
     /// report no step.
     fn is_stutter(&self, event: &FirstWriteEvent) -> bool {
-        event.is_stutter() || event.not_sent()
+        event.is_stutter() || event.not_sent() || event.is_guard_expired()
     }
 
     /// A statement sent and never answered may have taken effect at any point since.

@@ -110,31 +110,33 @@ impl AtomicRow<'_> {
         self.model.applies(row.offset(), offset)
     }
 
-    /// A whole write's statement and the row it leaves where it lands; `None` for a read and
-    /// for the compound's statements.
-    fn write<'e>(&self, op: &'e FirstWriteEvent) -> Option<(&'e Statement, StoreRow)> {
+    /// A whole write's statement; `None` for a read and for the compound's statements.
+    fn write<'e>(&self, op: &'e FirstWriteEvent) -> Option<&'e Statement> {
         match op {
-            FirstWriteEvent::Persist(s) => Some((
-                s,
-                match &s.payload {
-                    Payload::Unsaid => StoreRow::Live {
-                        offset: s.offset,
-                        value: None,
-                    },
-                    Payload::Value(value) => StoreRow::Live {
-                        offset: s.offset,
-                        value: Some(value.clone()),
-                    },
-                    Payload::Tombstone => StoreRow::Tombstone { offset: s.offset },
-                },
-            )),
+            FirstWriteEvent::Persist(s) | FirstWriteEvent::Delete(Deletion(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The row a whole write leaves where it lands (built only where it does: a value is a
+    /// string, and this is the search's inner step).
+    fn landed(&self, op: &FirstWriteEvent, s: &Statement) -> StoreRow {
+        match (op, &s.payload) {
             // Guarded, the delete writes an offset-carrying tombstone (a plain DELETE would
             // disarm the fence); last-write-wins has no fence to keep and removes the row.
-            FirstWriteEvent::Delete(Deletion(s)) if self.model.guarded => {
-                Some((s, StoreRow::Tombstone { offset: s.offset }))
+            (FirstWriteEvent::Delete(_), _) if self.model.guarded => {
+                StoreRow::Tombstone { offset: s.offset }
             }
-            FirstWriteEvent::Delete(Deletion(s)) => Some((s, StoreRow::Absent)),
-            _ => None,
+            (FirstWriteEvent::Delete(_), _) => StoreRow::Absent,
+            (_, Payload::Tombstone) => StoreRow::Tombstone { offset: s.offset },
+            (_, Payload::Value(value)) => StoreRow::Live {
+                offset: s.offset,
+                value: Some(value.clone()),
+            },
+            (_, Payload::Unsaid) => StoreRow::Live {
+                offset: s.offset,
+                value: None,
+            },
         }
     }
 }
@@ -168,7 +170,7 @@ impl Sequential for AtomicRow<'_> {
             after.push(row.clone());
             return Ok(());
         }
-        let Some((s, landed)) = self.write(op) else {
+        let Some(s) = self.write(op) else {
             use loadbearing_refinement::conform::TraceEvent as _;
             return Err(RowMisfit::NoAtomicStep {
                 action: op.action().to_string(),
@@ -186,7 +188,7 @@ impl Sequential for AtomicRow<'_> {
                         row: row.clone(),
                     });
                 }
-                after.push(landed);
+                after.push(self.landed(op, s));
             }
             Some(Outcome::NotApplied | Outcome::RowAbsent) => {
                 if applies {
@@ -212,9 +214,9 @@ impl Sequential for AtomicRow<'_> {
 
     fn step_unknown(&self, row: &StoreRow, op: &FirstWriteEvent, after: &mut Vec<StoreRow>) {
         // Only a whole write is placed for an unanswered statement (the model's `unresolved`).
-        if let Some((s, landed)) = self.write(op) {
+        if let Some(s) = self.write(op) {
             after.push(if self.applies(row, s.offset) {
-                landed
+                self.landed(op, s)
             } else {
                 row.clone()
             });
@@ -230,7 +232,8 @@ impl Sequential for AtomicRow<'_> {
             return vec![false; part.len()];
         }
         let mut landing_at: HashMap<u64, Option<StoreRow>> = HashMap::new();
-        for (s, landed) in part.iter().filter_map(|op| self.write(op)) {
+        for (op, s) in part.iter().filter_map(|op| Some((op, self.write(op)?))) {
+            let landed = self.landed(op, s);
             landing_at
                 .entry(s.offset)
                 .and_modify(|seen| {
@@ -243,7 +246,7 @@ impl Sequential for AtomicRow<'_> {
         part.iter()
             .map(|op| {
                 self.write(op)
-                    .is_some_and(|(s, _)| matches!(landing_at.get(&s.offset), Some(Some(_))))
+                    .is_some_and(|s| matches!(landing_at.get(&s.offset), Some(Some(_))))
             })
             .collect()
     }

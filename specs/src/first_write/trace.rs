@@ -362,19 +362,6 @@ impl FirstWriteEvent {
         }
     }
 
-    /// The writer's statement, to change it.
-    pub fn statement_mut(&mut self) -> Option<&mut Statement> {
-        match self {
-            FirstWriteEvent::Update1(s)
-            | FirstWriteEvent::Insert(s)
-            | FirstWriteEvent::RetryUpdate(s)
-            | FirstWriteEvent::Repair(s)
-            | FirstWriteEvent::Persist(s)
-            | FirstWriteEvent::Delete(Deletion(s)) => Some(s),
-            FirstWriteEvent::ReapRow {} | FirstWriteEvent::Read(_) => None,
-        }
-    }
-
     /// Whether the event says what a row holds beyond its offset: a write's value or
     /// tombstone, a whole delete, a read's value or tombstone. The models compare offsets
     /// only; the row judge (`register::AtomicRow`) compares these too.
@@ -397,10 +384,10 @@ impl FirstWriteEvent {
     /// Whether the event reports no model step in either model: an unresolved statement (its
     /// step is the model's to place) or a read.
     pub fn is_stutter(&self) -> bool {
-        self.is_unresolved() || self.is_guard_expired() || matches!(self, FirstWriteEvent::Read(_))
+        self.is_unresolved() || matches!(self, FirstWriteEvent::Read(_))
     }
 
-    /// Whether the event is an insert that lost to a row whose guard expired: to the models,
+    /// Whether the event is an insert that lost to a row whose guard expired: to the compound,
     /// whose row is then absent, a stutter (the writer goes on to `Repair`).
     pub fn is_guard_expired(&self) -> bool {
         matches!(self, FirstWriteEvent::Insert(s) if s.outcome == Some(Outcome::GuardExpired))
