@@ -703,7 +703,11 @@ pub fn generate(configs: &[Config]) -> Result<BTreeMap<String, String>, DocsErro
 /// The files under `docs/` that differ from what `generate` makes, with the SVG checked by the
 /// stamp of its DOT source.
 pub fn stale(configs: &[Config]) -> Result<Vec<String>, DocsError> {
-    let docs = root().join("docs");
+    stale_in(configs, &root().join("docs"))
+}
+
+/// The files of `docs` (a folder) that differ from what `generate` writes.
+pub fn stale_in(configs: &[Config], docs: &Path) -> Result<Vec<String>, DocsError> {
     let mut stale = Vec::new();
     let files = generate(configs)?;
     for (path, text) in &files {
@@ -728,11 +732,12 @@ pub fn stale(configs: &[Config]) -> Result<Vec<String>, DocsError> {
 
 /// Writes the generated docs (or, with `check`, only lists the stale ones). The SVG needs
 /// Graphviz's `dot`; without it the other files are still written and the error says so.
-pub fn write(configs: &[Config], check: bool) -> Result<Vec<String>, DocsError> {
+/// Regenerates `docs` (a folder; the checkout's `docs/` by default), or with `check` only names
+/// its stale files.
+pub fn write(configs: &[Config], check: bool, docs: &Path) -> Result<Vec<String>, DocsError> {
     if check {
-        return stale(configs);
+        return stale_in(configs, docs);
     }
-    let docs = root().join("docs");
     let files = generate(configs)?;
     for (path, text) in &files {
         write_if_changed(&docs.join(path), text)?;

@@ -2,6 +2,7 @@
 //! rendering results for people and for machines.
 
 pub mod bench;
+pub mod bench_engines;
 pub mod bench_histories;
 pub mod conform_table;
 pub mod docs;
@@ -16,6 +17,7 @@ pub mod run_actors;
 pub mod sequence;
 pub mod tlc;
 pub mod trace;
+pub mod typed_value;
 pub mod verdict;
 pub mod workload;
 

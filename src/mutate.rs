@@ -110,6 +110,29 @@ pub struct Coverage {
 
 impl Coverage {
     /// Guards that nothing catches and nobody explained: CI fails on these.
+    /// One line: how many mutants were caught, how many guards are load-bearing.
+    pub fn summary(&self) -> String {
+        let applicable: Vec<&Mutant> = self.mutants.iter().filter(|m| !m.not_applicable).collect();
+        let caught = applicable
+            .iter()
+            .filter(|m| !m.caught_by.is_empty())
+            .count();
+        let load_bearing = self.guards.iter().filter(|g| g.load_bearing()).count();
+        let explained = self
+            .guards
+            .iter()
+            .filter(|g| !g.load_bearing() && g.explained.is_some())
+            .count();
+        format!(
+            "{} mutants ({} not applicable): {caught} of {} caught; {} guards: {load_bearing} load-bearing, {explained} not but explained, {} unexplained",
+            self.mutants.len(),
+            self.mutants.len() - applicable.len(),
+            applicable.len(),
+            self.guards.len(),
+            self.unexplained().len()
+        )
+    }
+
     pub fn unexplained(&self) -> Vec<&GuardVerdict> {
         self.guards
             .iter()
@@ -199,9 +222,30 @@ pub fn mutate(
     explanations: &BTreeMap<(String, String), String>,
     options: &Options,
 ) -> Result<Coverage, MutateError> {
+    mutate_with_progress(configs, suite, explanations, options, &mut |_| {})
+}
+
+/// One mutant checked, for a progress line: which, how far along, how long it took.
+pub struct Progress<'a> {
+    pub done: usize,
+    pub total: usize,
+    pub mutant: &'a Mutant,
+    pub seconds: f64,
+}
+
+/// [`mutate`], telling `on_mutant` after each mutant is checked.
+pub fn mutate_with_progress(
+    configs: &[Config],
+    suite: &[Config],
+    explanations: &BTreeMap<(String, String), String>,
+    options: &Options,
+    on_mutant: &mut dyn FnMut(Progress<'_>),
+) -> Result<Coverage, MutateError> {
     let mut mutants = Vec::new();
     let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
+    let holding = || configs.iter().filter(|c| c.expected == Expected::Holds);
+    let total: usize = holding().map(|c| c.entry.guards.len()).sum();
+    for config in holding() {
         let entry = config.entry;
         checked
             .entry(config.model.to_string())
@@ -217,9 +261,16 @@ pub fn mutate(
                 caught_by: Vec::new(),
                 not_applicable: already_off,
             };
+            let started = std::time::Instant::now();
             if !already_off {
                 mutant.caught_by = catches(config, guard, options)?;
             }
+            on_mutant(Progress {
+                done: mutants.len() + 1,
+                total,
+                mutant: &mutant,
+                seconds: started.elapsed().as_secs_f64(),
+            });
             mutants.push(mutant);
         }
     }
@@ -323,29 +374,49 @@ fn catch_text(c: &Catch) -> String {
     }
 }
 
+/// What one mutant came to, for its row.
+pub fn result_text(m: &Mutant) -> String {
+    if m.not_applicable {
+        "not applicable: the config already runs without it".to_string()
+    } else if m.caught_by.is_empty() {
+        "NOT LOAD-BEARING here".to_string()
+    } else {
+        m.caught_by
+            .iter()
+            .map(catch_text)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 pub fn table(coverage: &Coverage) -> String {
     let mut out = String::new();
+    // Each column as wide as its widest cell, so long suite addresses keep the rows aligned.
+    let width = |cell: fn(&Mutant) -> &str, header: &str| {
+        coverage
+            .mutants
+            .iter()
+            .map(|m| cell(m).len())
+            .chain([header.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let cw = width(|m| &m.config, "config");
+    let gw = width(|m| &m.guard, "guard");
+    let rw = width(|m| &m.removal, "removed by");
     let _ = writeln!(
         out,
-        "{:<40} {:<24} {:<28} result",
+        "{:<cw$} {:<gw$} {:<rw$} result",
         "config", "guard", "removed by"
     );
     for m in &coverage.mutants {
-        let result = if m.not_applicable {
-            "not applicable: the config already runs without it".to_string()
-        } else if m.caught_by.is_empty() {
-            "NOT LOAD-BEARING here".to_string()
-        } else {
-            m.caught_by
-                .iter()
-                .map(catch_text)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         let _ = writeln!(
             out,
-            "{:<40} {:<24} {:<28} {result}",
-            m.config, m.guard, m.removal
+            "{:<cw$} {:<gw$} {:<rw$} {}",
+            m.config,
+            m.guard,
+            m.removal,
+            result_text(m)
         );
     }
     let _ = writeln!(out, "\nguards:");
@@ -373,6 +444,7 @@ pub fn table(coverage: &Coverage) -> String {
         };
         let _ = writeln!(out, "  {:<18} {:<28} {verdict}", p.model, p.property);
     }
+    let _ = writeln!(out, "\n{}", coverage.summary());
     out
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::typed_value::typed;
 use loadbearing_refinement::{Outcome, ShownAbstractStep, ShownPath};
 use serde_json::{json, Value};
 
@@ -289,12 +290,14 @@ pub fn counterexample_json(cx: &ShownPath) -> Value {
         .steps
         .iter()
         .map(|s| {
+            // Values typed for machines (numbers, booleans, objects, arrays); the table and
+            // the swimlane print the text.
             let state: serde_json::Map<String, Value> =
-                s.state.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                s.state.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
             let changed: serde_json::Map<String, Value> = s
                 .changed
                 .iter()
-                .map(|(k, v)| (k.clone(), json!(v)))
+                .map(|(k, v)| (k.clone(), typed(v)))
                 .collect();
             json!({
                 "action": s.action.as_deref().unwrap_or("Init"),
@@ -318,7 +321,7 @@ pub fn counterexample_json(cx: &ShownPath) -> Value {
 /// The abstract images of a step that breaks a refinement, each by variable.
 fn abstract_step_json(abs: &ShownAbstractStep) -> Value {
     let side = |vars: &Vec<(String, String)>| -> Value {
-        Value::Object(vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+        Value::Object(vars.iter().map(|(k, v)| (k.clone(), typed(v))).collect())
     };
     json!({ "before": side(&abs.before), "after": side(&abs.after) })
 }

@@ -4,6 +4,8 @@
 // The kind lives below the errors (which name it); callers find it here, with the backend.
 pub use crate::backend_kind::{BackendKind, UnknownBackend};
 use crate::error::{Error, ServerError};
+use loadbearing_impls::servers::RunningServer;
+pub use loadbearing_impls::servers::StoreBackend;
 
 /// Where an implementation runs: the kind of backend, and for a server the address of the one
 /// this run started (a PostgreSQL connection string, a Cassandra `host:port`, a Kafka
@@ -16,7 +18,7 @@ pub struct Backend {
 
 impl Backend {
     pub const SQLITE: Backend = Backend {
-        kind: BackendKind::Sqlite,
+        kind: BackendKind::SQLITE,
         address: None,
     };
     pub const MEMORY: Backend = Backend {
@@ -66,12 +68,8 @@ pub struct Servers {
     /// Servers the run was pointed at (`conform --server`): used as they are, never started
     /// or stopped here.
     attached: Vec<(BackendKind, String)>,
-    #[cfg(feature = "postgres")]
-    postgres: Option<loadbearing_impls::harness::postgres::PgServer>,
-    #[cfg(feature = "cassandra")]
-    cassandra: Option<loadbearing_impls::harness::cassandra::CassandraNode>,
-    #[cfg(feature = "kafka")]
-    kafka: Option<loadbearing_impls_kafka::harness::KafkaBroker>,
+    /// Servers this run started, stopped when it ends.
+    started: Vec<(BackendKind, Box<dyn RunningServer>)>,
 }
 
 impl Servers {
@@ -87,7 +85,13 @@ impl Servers {
         if let Some((_, address)) = self.attached.iter().find(|(k, _)| *k == kind) {
             return Ok(Backend::at(kind, address.clone()));
         }
-        Ok(Backend::at(kind, self.start(kind)?))
+        if let Some((_, server)) = self.started.iter().find(|(k, _)| *k == kind) {
+            return Ok(Backend::at(kind, server.address()));
+        }
+        let server = start(kind)?;
+        let address = server.address();
+        self.started.push((kind, server));
+        Ok(Backend::at(kind, address))
     }
 
     /// Uses the server of `kind` already running at `address` (a PostgreSQL connection string,
@@ -96,74 +100,34 @@ impl Servers {
     pub fn attach(&mut self, kind: BackendKind, address: impl Into<String>) -> Result<(), Error> {
         if kind.embedded() {
             return Err(Error::Unsupported {
-                needs: "a server kind (postgres, cassandra or kafka) to attach to",
+                needs: "a server kind to attach to",
                 backend: kind,
             });
         }
         self.attached.push((kind, address.into()));
         Ok(())
     }
+}
 
-    /// The address of `kind`'s server, started on first use.
-    fn start(&mut self, kind: BackendKind) -> Result<String, Error> {
-        #[cfg_attr(
-            not(any(feature = "postgres", feature = "cassandra", feature = "kafka")),
-            allow(unused_variables)
-        )]
-        let failed = |e: ServerError| Error::ServerStart(kind, e);
-        match kind {
-            #[cfg(feature = "postgres")]
-            BackendKind::Postgres => {
-                if self.postgres.is_none() {
-                    eprintln!("conform: starting PostgreSQL");
-                    self.postgres = Some(
-                        loadbearing_impls::harness::postgres::PgServer::start()
-                            .map_err(|e| failed(e.into()))?,
-                    );
-                }
-                Ok(self.postgres.as_ref().expect("started").conn_str())
-            }
-            #[cfg(feature = "cassandra")]
-            BackendKind::Cassandra => {
-                if self.cassandra.is_none() {
-                    eprintln!("conform: starting Cassandra 5");
-                    self.cassandra = Some(
-                        loadbearing_impls::harness::cassandra::CassandraNode::start()
-                            .map_err(|e| failed(e.into()))?,
-                    );
-                }
-                Ok(self.cassandra.as_ref().expect("started").node())
-            }
-            #[cfg(feature = "kafka")]
-            BackendKind::Kafka => {
-                if self.kafka.is_none() {
-                    eprintln!("conform: starting Kafka 4.4");
-                    self.kafka = Some(
-                        loadbearing_impls_kafka::harness::KafkaBroker::start()
-                            .map_err(|e| failed(e.into()))?,
-                    );
-                }
-                Ok(self.kafka.as_ref().expect("started").bootstrap())
-            }
-            _ => Err(Error::NotCompiled(kind)),
-        }
+/// Starts a throwaway server of `kind`.
+fn start(kind: BackendKind) -> Result<Box<dyn RunningServer>, Error> {
+    eprintln!("conform: starting {kind}");
+    let failed = |e: ServerError| Error::ServerStart(kind, e);
+    match kind {
+        BackendKind::Store(store) => store.start().map_err(|e| failed(e.into())),
+        #[cfg(feature = "kafka")]
+        BackendKind::Kafka => loadbearing_impls_kafka::harness::KafkaBroker::start()
+            .map(|broker| Box::new(broker) as Box<dyn RunningServer>)
+            .map_err(|e| failed(e.into())),
+        _ => Err(Error::NotCompiled(kind)),
     }
 }
 
 impl Drop for Servers {
     fn drop(&mut self) {
         // Their guardians would remove them at exit anyway; stopping now frees the machine.
-        #[cfg(feature = "kafka")]
-        if let Some(kafka) = &self.kafka {
-            kafka.stop();
-        }
-        #[cfg(feature = "cassandra")]
-        if let Some(cassandra) = &self.cassandra {
-            cassandra.stop();
-        }
-        #[cfg(feature = "postgres")]
-        if let Some(postgres) = &self.postgres {
-            postgres.stop();
+        for (_, server) in self.started.iter().rev() {
+            server.stop();
         }
     }
 }

@@ -730,7 +730,7 @@ mod tests {
     use loadbearing_refinement::conform::{validate, Limits};
 
     fn sqlite(mode: Mode) -> StoreFactory {
-        let backend = Backend::embedded(BackendKind::Sqlite).expect("sqlite is embedded");
+        let backend = Backend::embedded(BackendKind::SQLITE).expect("sqlite is embedded");
         StoreFactory::new(backend, mode, "c835_test").unwrap()
     }
 

@@ -7,7 +7,7 @@ use loadbearing_impls::Mode;
 
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 
-use crate::backend::BackendKind;
+use crate::backend::{BackendKind, StoreBackend};
 use crate::error::Error;
 use crate::schedule::{Schedule, Seeded};
 use crate::store::{guarded_compound, scheduled_round, StoreFactory, MAX_OFFSET};
@@ -18,7 +18,10 @@ use crate::target_id::TargetId;
 pub mod replay;
 
 /// The backends whose store is the three-statement compound.
-const COMPOUND_STORES: &[BackendKind] = &[BackendKind::Postgres, BackendKind::Cassandra];
+const COMPOUND_STORES: &[BackendKind] = &[
+    BackendKind::Store(StoreBackend::Postgres),
+    BackendKind::Store(StoreBackend::Cassandra),
+];
 
 /// PostgreSQL and Cassandra: the non-atomic three-statement first write, its statements of
 /// the writers interleaved by the seeded scheduler, against CasFirstWrite.
@@ -56,7 +59,7 @@ impl Target for Compound {
             let events = scheduled_round(&factory, &format!("key{round}"), &offsets, seed)?;
             result.tally(&model, &events);
         }
-        if settings.backend.kind() == BackendKind::Postgres {
+        if settings.backend.kind() == BackendKind::Store(StoreBackend::Postgres) {
             #[cfg(feature = "postgres")]
             replay::replay_counterexamples(settings, result)?;
         } else {

@@ -143,12 +143,8 @@ impl HarnessError {
 /// variant per server feature; none in the default build).
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[cfg(feature = "postgres")]
     #[error(transparent)]
-    Postgres(#[from] loadbearing_impls::harness::postgres::PgServerError),
-    #[cfg(feature = "cassandra")]
-    #[error(transparent)]
-    Cassandra(#[from] loadbearing_impls::harness::cassandra::CassandraError),
+    Store(#[from] loadbearing_impls::servers::StartError),
     #[cfg(feature = "kafka")]
     #[error(transparent)]
     Kafka(#[from] loadbearing_impls_kafka::harness::BrokerError),

@@ -1026,7 +1026,8 @@ impl Target for FenceTarget {
             result.steps += cx.steps;
             let did = |r: &FenceReplay| {
                 if r.self_fenced {
-                    "the owner self-fenced (FlowError::SelfFenced) and never completes".to_string()
+                    "the owner self-fenced (its own flow refused to go on) and never completes"
+                        .to_string()
                 } else if r.completed {
                     "the owner completed".to_string()
                 } else {

@@ -60,7 +60,7 @@ pub mod target_id;
 pub mod targets;
 pub mod token_sync;
 
-pub use backend::{Backend, BackendKind, Servers};
+pub use backend::{Backend, BackendKind, Servers, StoreBackend};
 pub use error::{ConfigProblem, Error, HarnessError, ServerError};
 pub use mismatch::Mismatch;
 pub use observe::{cell_of, contents_of};

@@ -217,9 +217,23 @@ fn replay_counterexamples(target: TargetId, result: &mut TargetResult) -> Result
         let broken_did = if !followed {
             "did not follow the counterexample".to_string()
         } else if spec.shows == Violation::NonSerializableHistory {
+            let state: Vec<String> = broken
+                .outcome
+                .state
+                .iter()
+                .map(|(key, value)| match value {
+                    Some(v) => format!("{key}={v}"),
+                    None => format!("{key} absent"),
+                })
+                .collect();
             format!(
-                "committed {:?}, serializable: {}",
-                broken.outcome.state, broken.outcome.serializable
+                "committed {}: {}",
+                state.join(" "),
+                if broken.outcome.serializable {
+                    "serializable"
+                } else {
+                    "not serializable"
+                }
             )
         } else {
             format!(

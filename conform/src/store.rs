@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use loadbearing_impls::sqlite::SqliteStore;
+use loadbearing_impls::servers::{Database, DatabaseSpec};
 use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer, WriteKind};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_refinement::conform::{Timed, TraceEvent as _};
@@ -16,7 +16,7 @@ use loadbearing_specs::first_write::trace::{
 };
 use stateright::Model;
 
-use crate::backend::{Backend, BackendKind};
+use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::{Error, ValueError};
 use crate::mismatch::Mismatch;
@@ -30,29 +30,25 @@ use crate::{atomic_schedule, AtomicSchedule};
 /// Offsets the writers draw from: small, so that races on one key collide often.
 pub const MAX_OFFSET: u8 = 5;
 
-/// The backends a snapshot store runs on.
-pub const STORES: &[BackendKind] = &[
-    BackendKind::Sqlite,
-    BackendKind::Postgres,
-    BackendKind::Cassandra,
-];
+/// The backends a snapshot store runs on: every database of the implementations' catalogue.
+pub const STORES: &[BackendKind] = &{
+    let mut stores = [BackendKind::SQLITE; StoreBackend::ALL.len()];
+    let mut i = 0;
+    while i < stores.len() {
+        stores[i] = BackendKind::Store(StoreBackend::ALL[i]);
+        i += 1;
+    }
+    stores
+};
 
 /// Opens store sessions on one fresh database, one per concurrent writer.
 pub struct StoreFactory {
     backend: Backend,
     mode: Mode,
-    /// PostgreSQL: the three-statement first-write compound instead of one upsert (Cassandra's
-    /// store is always the compound).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    compound: bool,
-    sqlite_path: Option<std::path::PathBuf>,
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    table: String,
-    #[cfg(feature = "cassandra")]
-    cassandra: Option<loadbearing_impls::cassandra::CassandraCluster>,
-    /// PostgreSQL's compound with some guards off (planted mutants).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    guards: CompoundGuards,
+    /// What the database is to be: its name, and PostgreSQL's compound with its guards.
+    spec: DatabaseSpec,
+    /// Made on the first session, once the compound and its guards are chosen.
+    database: std::sync::OnceLock<Box<dyn Database>>,
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -64,59 +60,56 @@ impl StoreFactory {
             std::process::id(),
             COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        if !STORES.contains(&backend.kind()) {
+        let BackendKind::Store(_) = backend.kind() else {
             return Err(Error::Unsupported {
-                needs: "the snapshot store runs on sqlite, postgres or cassandra",
+                needs: "a database the snapshot store runs on (`conform --list` names them)",
                 backend: backend.kind(),
             });
-        }
+        };
         if !backend.kind().compiled_in() {
             return Err(Error::NotCompiled(backend.kind()));
         }
-        let sqlite_path = match backend.kind() {
-            BackendKind::Sqlite => {
-                let dir = std::env::temp_dir().join("loadbearing-conform");
-                std::fs::create_dir_all(&dir)?;
-                let path = dir.join(format!("{unique}.db"));
-                let _ = std::fs::remove_file(&path);
-                Some(path)
-            }
-            _ => None,
-        };
-        let table = unique.replace('-', "_");
-        #[cfg(feature = "cassandra")]
-        let cassandra = match backend.kind() {
-            BackendKind::Cassandra => Some(
-                loadbearing_impls::cassandra::CassandraCluster::connect(
-                    backend.address()?,
-                    "loadbearing_conform",
-                    &table,
-                )
-                .map_err(Error::open("connecting to Cassandra"))?,
-            ),
-            _ => None,
-        };
-        Ok(StoreFactory {
+        let factory = StoreFactory {
             backend,
             mode,
-            compound: false,
-            sqlite_path,
-            table,
-            #[cfg(feature = "cassandra")]
-            cassandra,
-            guards: CompoundGuards::default(),
-        })
+            spec: DatabaseSpec {
+                name: unique.replace('-', "_"),
+                ..DatabaseSpec::default()
+            },
+            database: std::sync::OnceLock::new(),
+        };
+        // A server that refuses is said now, not at the first session.
+        factory.database()?;
+        Ok(factory)
     }
 
     pub fn compound(mut self) -> StoreFactory {
-        self.compound = true;
+        self.spec.compound = true;
+        self.database = std::sync::OnceLock::new();
         self
     }
 
     /// PostgreSQL's compound with these guards (turning one off is a planted mutant).
     pub fn with_guards(mut self, guards: CompoundGuards) -> Self {
-        self.guards = guards;
+        self.spec.guards = guards;
+        self.database = std::sync::OnceLock::new();
         self
+    }
+
+    fn database(&self) -> Result<&dyn Database, Error> {
+        if let Some(database) = self.database.get() {
+            return Ok(database.as_ref());
+        }
+        let BackendKind::Store(store) = self.backend.kind() else {
+            return Err(Error::NotCompiled(self.backend.kind()));
+        };
+        let address = (!store.embedded())
+            .then(|| self.backend.address())
+            .transpose()?;
+        let database = store
+            .database(address, &self.spec)
+            .map_err(Error::open("opening the store's database"))?;
+        Ok(self.database.get_or_init(|| database).as_ref())
     }
 
     /// A PostgreSQL session that reaps rows (the model's `ReapRow`).
@@ -124,16 +117,16 @@ impl StoreFactory {
     pub fn reaper(
         &self,
         tracer: SharedTracer,
-    ) -> Result<loadbearing_impls::postgres::PostgresStore, Error> {
-        if self.backend.kind() != BackendKind::Postgres {
+    ) -> Result<loadbearing_impls::servers::postgres::PostgresStore, Error> {
+        if self.backend.kind() != BackendKind::Store(StoreBackend::Postgres) {
             return Err(Error::Unsupported {
                 needs: "reaping on demand needs PostgreSQL",
                 backend: self.backend.kind(),
             });
         }
-        loadbearing_impls::postgres::PostgresStore::connect_traced(
+        loadbearing_impls::servers::postgres::PostgresStore::connect_traced(
             self.backend.address()?,
-            &self.table,
+            &self.spec.name,
             self.options(),
             tracer,
         )
@@ -148,44 +141,9 @@ impl StoreFactory {
     }
 
     pub fn open(&self, tracer: SharedTracer) -> Result<Box<dyn SnapshotStore>, Error> {
-        let options = self.options();
-        if let Some(path) = &self.sqlite_path {
-            return SqliteStore::open_traced(path, options, tracer)
-                .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
-                .map_err(|e| Error::Open {
-                    what: "opening the SQLite store",
-                    reason: e.to_string(),
-                });
-        }
-        #[cfg(feature = "postgres")]
-        if self.backend.kind() == BackendKind::Postgres {
-            return loadbearing_impls::postgres::PostgresStore::connect_traced(
-                self.backend.address()?,
-                &self.table,
-                options,
-                tracer,
-            )
-            .map(|s| {
-                Box::new(s.compound(self.compound).compound_guards(self.guards))
-                    as Box<dyn SnapshotStore>
-            })
-            .map_err(Error::open("connecting to PostgreSQL"));
-        }
-        #[cfg(feature = "cassandra")]
-        if let Some(cluster) = &self.cassandra {
-            return Ok(Box::new(cluster.store_traced(options, tracer)));
-        }
-        Err(Error::NotCompiled(self.backend.kind()))
-    }
-}
-
-impl Drop for StoreFactory {
-    fn drop(&mut self) {
-        if let Some(path) = &self.sqlite_path {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
-        }
+        self.database()?
+            .session(self.options(), tracer)
+            .map_err(Error::open("opening a store session"))
     }
 }
 
@@ -520,7 +478,7 @@ impl Target for StoreRace {
     fn model(&self, backend: BackendKind) -> ModelName {
         // Cassandra's persist is the three-LWT compound: its events are CasFirstWrite's.
         match backend {
-            BackendKind::Cassandra => ModelName::of::<CasFirstWrite>(),
+            BackendKind::Store(StoreBackend::Cassandra) => ModelName::of::<CasFirstWrite>(),
             _ => ModelName::of::<CasFirstWriteAtomic>(),
         }
     }
@@ -535,7 +493,7 @@ impl Target for StoreRace {
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
         let factory = StoreFactory::new(settings.backend.clone(), self.mode, self.id.name())?;
-        let compound = settings.backend.kind() == BackendKind::Cassandra;
+        let compound = settings.backend.kind() == BackendKind::Store(StoreBackend::Cassandra);
         let atomic = guarded_atomic(settings.writers);
         let three_statements = guarded_compound(settings.writers);
         let mut schedule = Seeded::new(settings.seed);

@@ -40,7 +40,7 @@ use loadbearing_refinement::conform::Timed;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
 
-use crate::backend::{Backend, BackendKind};
+use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::error::Error;
 use crate::mismatch::Mismatch;
 use crate::schedule::{Schedule, Seeded};
@@ -73,7 +73,7 @@ pub static STORE_FAULTS_LWW: StoreFaults = StoreFaults {
 };
 
 /// The backends a proxy can stand in front of (an embedded store has no network).
-const PROXIED: &[BackendKind] = &[BackendKind::Postgres];
+const PROXIED: &[BackendKind] = &[BackendKind::Store(StoreBackend::Postgres)];
 
 impl Target for StoreFaults {
     fn id(&self) -> TargetId {
@@ -99,7 +99,10 @@ impl Target for StoreFaults {
             .proxy(self.id.name(), &upstream)
             .map_err(Error::open("creating the proxy"))?;
         let factory = StoreFactory::new(
-            Backend::at(BackendKind::Postgres, proxied(proxy.port())),
+            Backend::at(
+                BackendKind::Store(StoreBackend::Postgres),
+                proxied(proxy.port()),
+            ),
             self.mode,
             self.id.name(),
         )?;

@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use common::mutants::{run_misbehaving, Misbehaviour};
 use common::stress::{run_faulted, StressConfig, StressReport};
-use loadbearing_impls::harness::postgres::PgServer;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
-use loadbearing_impls::kit::backends::PostgresAt;
+use loadbearing_impls::servers::postgres::launcher::PgServer;
+use loadbearing_impls::servers::postgres::PostgresAt;
 
 struct Servers {
     pg: PgServer,

@@ -9,8 +9,8 @@ mod common;
 use std::time::Duration;
 
 use common::stress::{run_faulted, StressConfig};
-use loadbearing_impls::harness::postgres::PgServer;
-use loadbearing_impls::kit::backends::PostgresAt;
+use loadbearing_impls::servers::postgres::launcher::PgServer;
+use loadbearing_impls::servers::postgres::PostgresAt;
 
 fn kill_mid_stress(test: &str, compound: bool) {
     let server = match PgServer::start() {
@@ -20,6 +20,7 @@ fn kill_mid_stress(test: &str, compound: bool) {
     let backend = PostgresAt {
         conn: server.conn_str(),
         compound,
+        ..PostgresAt::local(server.port())
     };
     let kill = || {
         server.kill9().expect("kill -9 the server");

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::mutants::{run_misbehaving, Misbehaviour};
 use common::stress::{run, StressConfig};
-use loadbearing_impls::kit::backends::SqliteFile;
+use loadbearing_impls::servers::sqlite::SqliteFile;
 use loadbearing_impls::store::Mode;
 
 /// The binary's database file (each run writes keys of its own).

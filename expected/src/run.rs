@@ -41,6 +41,13 @@ pub enum Mismatch {
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Mismatch::Outcome {
+                expected,
+                actual: actual @ Outcome::Deadlock,
+            } => write!(
+                f,
+                "expected {expected}, got {actual}: a state without successors; if that is a normal end of a run, say `end_states = true` in the config's suite entry (or check with --deadlock, TLC's -deadlock)"
+            ),
             Mismatch::Outcome { expected, actual } => write!(f, "expected {expected}, got {actual}"),
             Mismatch::States {
                 distinct,

@@ -2,20 +2,21 @@
 //!
 //! - [`store`]: the snapshot store API (read → `Live`/`Tombstone`/`Absent`; persist and delete
 //!   → applied, a typed [`store::Conflict`], or `Indeterminate`).
-//! - Backends, each guarded (compare-and-set) or last-write-wins: [`sqlite`] (always built),
-//!   `postgres` (feature `postgres`) and `cassandra` (feature `cassandra`: the scylla driver and
-//!   its tokio runtime). The default build has no server client at all.
+//! - [`servers`]: the stores by database, each guarded (compare-and-set) or last-write-wins:
+//!   SQLite (always built), PostgreSQL (feature `postgres`) and Cassandra (feature `cassandra`:
+//!   the scylla driver and its tokio runtime), each with the launcher of its throwaway server,
+//!   and [`servers::StoreBackend`], what the rest of the workspace opens them by. The default
+//!   build has no server client at all.
 //! - [`buffer`]: the snapshot buffer with the replay fence (ReplayFence).
 //! - [`flow`]: the partition flow (assign → recover → fold → flush → revoke).
 //! - [`trace`]: the step events, named after the model actions.
 //! - [`kit`]: the store contract as cases a store of your own can run, and an in-memory
 //!   example store that passes them.
-//! - [`harness`]: throwaway PostgreSQL and Cassandra servers (each behind its feature), used by
-//!   the tests and at run time by `conform --backend postgres|cassandra` and
-//!   `isolation --postgres`.
+//! - [`harness`]: what every throwaway server shares (free ports, folders, the guardian that
+//!   removes a server when the process ends) and the toxiproxy launcher.
 //!
 //! ```
-//! use loadbearing_impls::{sqlite::SqliteStore, Read, SnapshotStore, StoreOptions, WriteError};
+//! use loadbearing_impls::{servers::sqlite::SqliteStore, Read, SnapshotStore, StoreOptions, WriteError};
 //!
 //! let store = SqliteStore::in_memory(StoreOptions::guarded()).unwrap();
 //! store.persist("key", 5, b"state").unwrap();
@@ -28,14 +29,10 @@
 //! ```
 
 pub mod buffer;
-#[cfg(feature = "cassandra")]
-pub mod cassandra;
 pub mod flow;
 pub mod harness;
 pub mod kit;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-pub mod sqlite;
+pub mod servers;
 pub mod store;
 pub mod trace;
 

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::Backend;
-use loadbearing_impls::cassandra::CassandraCluster;
-use loadbearing_impls::harness::cassandra::CassandraNode;
+use loadbearing_impls::servers::cassandra::launcher::CassandraNode;
+use loadbearing_impls::servers::cassandra::CassandraCluster;
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 use loadbearing_impls::trace::SharedTracer;
 

@@ -5,8 +5,8 @@ mod common;
 use std::sync::OnceLock;
 
 use common::Backend;
-use loadbearing_impls::harness::postgres::PgServer;
-use loadbearing_impls::postgres::PostgresStore;
+use loadbearing_impls::servers::postgres::launcher::PgServer;
+use loadbearing_impls::servers::postgres::PostgresStore;
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 use loadbearing_impls::trace::SharedTracer;
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::Backend;
-use loadbearing_impls::kit::backends::SqliteFile;
-use loadbearing_impls::sqlite::SqliteStore;
+use loadbearing_impls::servers::sqlite::SqliteFile;
+use loadbearing_impls::servers::sqlite::SqliteStore;
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 
 fn sqlite() -> Result<&'static dyn Backend, String> {

@@ -23,6 +23,7 @@ pub struct Args {
     /// this process (empty: none).
     #[arg(long, value_delimiter = ',', default_values_t = bench::TIMELY_WORKERS.to_vec())]
     timely: Vec<usize>,
+    /// Stop each run after this many seconds, as `check --timeout-secs` does.
     #[arg(long)]
     timeout_secs: Option<u64>,
     /// A TLA+ models folder of a suite (named after the suite, or a `models` folder inside
@@ -47,10 +48,28 @@ pub struct Args {
     /// With --histories: where the generated history files are written.
     #[arg(long, requires = "histories", value_name = "DIR")]
     histories_dir: Option<PathBuf>,
+    /// Measure the real engines instead: interleavings driven per second on every engine this
+    /// build has (PostgreSQL on a throwaway cluster when compiled in), over the workload files
+    /// of DIR (expected/workloads: the five classic ones), as `isolation --matrix` drives them.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["filters", "tlc", "histories"])]
+    engines: Option<PathBuf>,
+    /// With --engines: at most this many interleavings of each workload (a seeded sample
+    /// beyond it).
+    #[arg(long, default_value_t = 1000, requires = "engines")]
+    interleavings: usize,
 }
 
 /// A measurement, not a judgement: as expected once it has run.
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
+    if let Some(dir) = &args.engines {
+        let interleave = loadbearing::isolation::Interleave {
+            bound: args.interleavings,
+            seed: 1,
+        };
+        let rows = loadbearing::bench_engines::measure(dir, interleave)?;
+        print!("{}", loadbearing::bench_engines::table(&rows));
+        return Ok(Verdict::AsExpected);
+    }
     if args.histories {
         let dir = args
             .histories_dir

@@ -22,6 +22,8 @@ pub struct Args {
     /// A part of a config's name (`gc_`), or with a `/` of its address `suite/name`
     /// (`kafka-flow-835/` selects one suite).
     filters: Vec<String>,
+    /// A table for people (with each counterexample), JSON (one array, an object per config)
+    /// or JUnit XML.
     #[arg(long, value_enum, default_value_t = ResultFormat::Table)]
     format: ResultFormat,
     /// Override a constant of the selected configs: MaxOffset=12, Writers=4, Guarded=false.
@@ -40,6 +42,11 @@ pub struct Args {
     /// `incomplete (memory)`. Default: nine tenths of the machine's (or its cgroup's).
     #[arg(long, value_parser = budget::parse_size)]
     max_memory: Option<u64>,
+    /// A state without successors is a normal end of a run, not a deadlock, for every
+    /// selected config (TLC's `-deadlock`; a config says so for itself with `end_states = true`
+    /// in its suite entry).
+    #[arg(long)]
+    deadlock: bool,
     /// Reduce by a symmetry of the model (`Writers`): states that differ by a permutation
     /// of it are counted once, as TLC's SYMMETRY does. Safety and refinement only.
     #[arg(long)]
@@ -64,6 +71,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     for config in &mut selected {
         configs::override_constants(config, &sets)?;
         add_symmetry(config, &args.symmetry);
+        config.end_states |= args.deadlock;
     }
     let options = Options {
         threads: args.threads,

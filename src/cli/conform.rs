@@ -52,6 +52,7 @@ pub struct Args {
     /// call and return times), for `conform --trace FILE --model MODEL` or another checker.
     #[arg(long, value_name = "DIR")]
     save: Option<std::path::PathBuf>,
+    /// A table for people, JSON (an object per target), or JUnit XML.
     #[arg(long, value_enum, default_value_t = ResultFormat::Table)]
     format: ResultFormat,
     /// Validate this NDJSON trace file instead (with --model).

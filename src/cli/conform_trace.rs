@@ -28,16 +28,35 @@ pub fn run(
         path: file.to_path_buf(),
         source,
     })?;
+    // A file with no event says nothing to conform: it is no trace, not a conforming one.
+    if text.trim().is_empty() {
+        return Err(BadInput::EmptyTrace {
+            path: file.to_path_buf(),
+        });
+    }
     let configs = suite.load()?;
-    let (model_name, mut given) = match suite::find(&configs, model) {
-        Ok(config) => (config.model.to_string(), config.constants.values().clone()),
+    let (model_name, mut given, is_config) = match suite::find(&configs, model) {
+        Ok(config) => (
+            config.model.to_string(),
+            config.constants.values().clone(),
+            true,
+        ),
         // Not a config: perhaps a model's name.
-        Err(LookupError::NotFound { .. }) => (model.to_string(), Constants::new()),
+        Err(LookupError::NotFound { .. }) => (model.to_string(), Constants::new(), false),
     };
     let entry = loadbearing_registry::conformance(&model_name).ok_or_else(|| {
-        BadInput::NotAConformanceModel {
-            name: model.to_string(),
-            known: loadbearing_registry::conformance_models(),
+        let known = loadbearing_registry::conformance_models();
+        if is_config {
+            BadInput::ConfigReadsNoTraces {
+                config: model.to_string(),
+                model: model_name.clone(),
+                known,
+            }
+        } else {
+            BadInput::NotAConformanceModel {
+                name: model.to_string(),
+                known,
+            }
         }
     })?;
     for (name, value) in configs::parse_sets(sets)? {

@@ -32,15 +32,28 @@ pub enum BadInput {
     NothingDistributable,
     #[error("--writers {0}: the models hold 1 to 8 writers")]
     Writers(usize),
-    /// `conform --trace FILE --model NAME`: NAME reads no implementation trace.
+    /// `conform --trace FILE --model NAME`: NAME is neither a config nor a model.
     #[error(
-        "`{name}` is neither a config nor a model that reads implementation traces ({})",
+        "`{name}` is neither a config (`loadbearing list` names them) nor a model that reads implementation traces ({})",
         known.join(", ")
     )]
     NotAConformanceModel {
         name: String,
         known: Vec<&'static str>,
     },
+    /// `conform --trace FILE --model CONFIG`: the config's model reads no implementation trace.
+    #[error(
+        "`{config}` is a config of {model}, which reads no implementation traces; the models that do: {} (or a config of one of them)",
+        known.join(", ")
+    )]
+    ConfigReadsNoTraces {
+        config: String,
+        model: String,
+        known: Vec<&'static str>,
+    },
+    /// `conform --trace FILE`: the file holds no event.
+    #[error("{}: the file holds no event (an empty trace conforms to nothing: write the implementation's events, one JSON object a line; docs/trace-format.md)", path.display())]
+    EmptyTrace { path: PathBuf },
     #[error("{}: {source}", path.display())]
     TraceFileUnreadable {
         path: PathBuf,

@@ -7,9 +7,12 @@ use super::BadInput;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The config whose model to explore (`loadbearing list` names them).
     config: String,
+    /// The port the explorer listens on, on 127.0.0.1 only.
     #[arg(long, default_value_t = 3000)]
     port: u16,
+    /// Override a constant of the config: MaxOffset=3, Writers=2.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     sets: Vec<String>,
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use loadbearing::isolation::{self, IsolationFormat, Options};
+use loadbearing::isolation::{self, Engine, IsolationFormat, Options};
 use loadbearing::Verdict;
 
 use super::format::Format;
@@ -22,12 +22,13 @@ pub struct Args {
     /// Only the scenarios whose name contains this.
     #[arg(long)]
     scenario: Option<String>,
-    /// Start a throwaway PostgreSQL cluster and add its column.
+    /// Start a throwaway PostgreSQL cluster and add its column (the same as --engine postgres).
     #[arg(long)]
     postgres: bool,
     /// Random pause before each step, up to this many microseconds.
     #[arg(long, default_value_t = 50)]
     jitter_us: u64,
+    /// Tables for people, or JSON.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write the engine's trace of each (variant, scenario)'s first attempt as NDJSON to
@@ -38,26 +39,29 @@ pub struct Args {
     /// and classify each store's histories: G2-item (write skew), G-single (lost update), ...
     #[arg(long, value_name = "FILE.toml")]
     workload: Option<PathBuf>,
-    /// Drive the workload's every interleaving on SQLite too (serializable by locking), in a
-    /// database file of its own.
+    /// The same as --engine sqlite.
     #[arg(long)]
     sqlite: bool,
-    /// Drive it on skipdb too (crates.io; its `serializable_write` transactions promise
-    /// serializable snapshot isolation), in memory.
+    /// The same as --engine skipdb.
     #[arg(long)]
     skipdb: bool,
-    /// With --workload: drive at most this many of the workload's interleavings on each of
-    /// PostgreSQL's levels and SQLite; beyond it they are sampled with --seed, and the output
-    /// says so.
+    /// The same as --engine bdb.
+    #[arg(long)]
+    bdb: bool,
+    /// The same as --engine badger.
+    #[arg(long)]
+    badger: bool,
+    /// With --workload: drive at most this many of the workload's interleavings on each
+    /// engine's column; beyond it they are sampled with --seed, and the output says so.
     #[arg(long, default_value_t = 1000, requires = "workload")]
     interleavings: usize,
     /// Drive every must-fail counterexample of the ssi suite (its schedule as begin, statements
-    /// and commit) on the engines named (--postgres, --sqlite, --skipdb): a serializable engine
+    /// and commit) on the engines named (--engine NAME): a serializable engine
     /// must refuse each, snapshot isolation must commit its anomaly.
     #[arg(long, conflicts_with = "workload")]
     replay_suite: bool,
     /// Drive every workload file of DIR (expected/workloads: the five classic ones) on the
-    /// engines named (--postgres, --sqlite, --skipdb): one table, a row per engine and
+    /// engines named (--engine NAME): one table, a row per engine and
     /// workload.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["workload", "replay_suite"])]
     matrix: Option<PathBuf>,
@@ -67,22 +71,29 @@ pub struct Args {
     /// The seed of that sample.
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
-    /// An engine by name, as often as you like: `postgres` (SERIALIZABLE and REPEATABLE
-    /// READ), `sqlite`, `skipdb` (the same as --postgres, --sqlite, --skipdb).
+    /// A real engine to drive, as often as you like: `postgres` (a throwaway cluster:
+    /// SERIALIZABLE and REPEATABLE READ; for the tier's scenarios, its SERIALIZABLE column),
+    /// `sqlite` (serializable by locking), `skipdb` (crates.io; promises serializable snapshot
+    /// isolation), `bdb` (Berkeley DB 5.3, snapshot isolation), `badger` (Badger v4, a Go
+    /// module; promises serializable snapshot isolation). `postgres`, `bdb` and `badger` are
+    /// Cargo features; a build without one says so.
     #[arg(long, value_enum, value_name = "NAME")]
     engine: Vec<Engine>,
 }
 
-/// The engines `--engine` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Engine {
-    Postgres,
-    Sqlite,
-    Skipdb,
-}
-
 pub fn run(args: Args) -> Result<Verdict, BadInput> {
-    let named = |e: Engine| args.engine.contains(&e);
+    // The flags' engines and --engine's, each once, in Engine::ALL's order.
+    let flags = [
+        (Engine::Postgres, args.postgres),
+        (Engine::Sqlite, args.sqlite),
+        (Engine::Skipdb, args.skipdb),
+        (Engine::Bdb, args.bdb),
+        (Engine::Badger, args.badger),
+    ];
+    let engines: Vec<Engine> = Engine::ALL
+        .into_iter()
+        .filter(|e| args.engine.contains(e) || flags.contains(&(*e, true)))
+        .collect();
     let format = match args.format {
         Format::Table => IsolationFormat::Table,
         Format::Json => IsolationFormat::Json,
@@ -91,7 +102,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         attempts: args.attempts,
         variant: args.variant,
         scenario: args.scenario,
-        postgres: args.postgres || named(Engine::Postgres),
+        engines,
         jitter_us: args.jitter_us,
         format,
         traces: args.traces,
@@ -99,8 +110,6 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         interleave: isolation::Interleave {
             bound: args.interleavings,
             seed: args.seed,
-            sqlite: args.sqlite || named(Engine::Sqlite),
-            skipdb: args.skipdb || named(Engine::Skipdb),
         },
         replay_suite: args.replay_suite,
         matrix: args.matrix,

@@ -9,6 +9,7 @@ use super::BadInput;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A table for people, or JSON (one object per config).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }

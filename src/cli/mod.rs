@@ -6,6 +6,7 @@ mod bench;
 mod check;
 mod checking;
 mod cluster;
+mod completions;
 mod configs;
 mod conform;
 mod conform_trace;
@@ -72,6 +73,8 @@ enum Command {
     /// Measure the engine on larger constants: states per second, bytes a state and peak
     /// memory, at 1 and 2 threads; with --tlc, TLC on the same constants and our ratio to it.
     Bench(bench::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(completions::Args),
 }
 
 impl Cli {
@@ -91,6 +94,38 @@ impl Cli {
             Command::Isolation(args) => isolation::run(args),
             Command::RunActors(args) => run_actors::run(args),
             Command::Bench(args) => bench::run(args, &suite),
+            Command::Completions(args) => completions::run(args),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in `--help` (clap's own `--help`
+    /// and `--version` aside): a newcomer reads the help, not the source.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "loadbearing", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
     }
 }

@@ -21,9 +21,13 @@ enum MutateFormat {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// Only the holding configs whose name contains one of these (`cassandra`), or with a `/`
+    /// whose address `suite/name` does (`kafka-flow-835/`).
     filters: Vec<String>,
+    /// The coverage as a table for people, JSON, the Markdown of docs/mutation.md, or JUnit XML.
     #[arg(long, value_enum, default_value_t = MutateFormat::Table)]
     format: MutateFormat,
+    /// Worker threads of each check (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }
@@ -37,7 +41,26 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         threads: args.threads,
         ..Options::default()
     };
-    let coverage = mutate::mutate(&selected, &configs, &explanations, &options)?;
+    // A progress line per mutant on stderr: the whole run takes minutes.
+    let started = std::time::Instant::now();
+    let mut progress = |p: mutate::Progress<'_>| {
+        eprintln!(
+            "mutate: {}/{} {} without {}: {} ({:.1} s)",
+            p.done,
+            p.total,
+            p.mutant.config,
+            p.mutant.guard,
+            mutate::result_text(p.mutant),
+            p.seconds
+        );
+    };
+    let coverage =
+        mutate::mutate_with_progress(&selected, &configs, &explanations, &options, &mut progress)?;
+    eprintln!(
+        "mutate: {} in {:.1} s",
+        coverage.summary(),
+        started.elapsed().as_secs_f64()
+    );
     match args.format {
         MutateFormat::Table => print!("{}", mutate::table(&coverage)),
         MutateFormat::Json => println!(

@@ -38,6 +38,7 @@ pub struct Args {
     /// Seed of the conformance runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Worker threads of each check and mutant (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }

@@ -13,6 +13,7 @@ use super::BadInput;
 pub struct Args {
     /// The actor system: cassandra, kafka, epoch, group-commit or ssi.
     system: String,
+    /// How long the actors run, in milliseconds, before their log is checked.
     #[arg(long, default_value_t = 1500)]
     millis: u64,
     /// Save the log as NDJSON (the `actors` vocabulary), for `conform --trace`.

@@ -27,7 +27,7 @@ fn advice(word: &str) -> String {
             "{said}: threads are `--threads N` (`check`, `bench`); `--workers N` is for timely workers with `--distributed`"
         ),
         "deadlock" => format!(
-            "{said}: a config says whether a state without successors is a normal end (`end_states = true` in its suite entry, docs/architecture.md); there is no flag"
+            "{said}: `--deadlock` (`check --deadlock`) takes a state without successors as a normal end for every config checked; a config says so for itself with `end_states = true` in its suite entry (docs/architecture.md)"
         ),
         "config" => format!(
             "{said}: configs are named as arguments (`loadbearing check NAME`; `loadbearing list` shows them), a suite file with `--suite FILE`"

@@ -20,7 +20,10 @@ enum TraceFormat {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The config whose shortest counterexample to print (`loadbearing list` names them; a
+    /// bare name is the first suite's, `suite/name` one suite's).
     config: String,
+    /// A swimlane for people, JSON, a DOT sequence diagram, or an SVG picture of it.
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     format: TraceFormat,
     /// With dot or svg: the whole state graph of a small config, the counterexample in red.
@@ -29,6 +32,7 @@ pub struct Args {
     /// With --graph: refuse configs with more states than this.
     #[arg(long, default_value_t = 2000)]
     max_states: usize,
+    /// Override a constant of the config: MaxOffset=5, Writers=3, Guarded=false.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     sets: Vec<String>,
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::engines::Engine;
 use super::workload::{race_file, Interleave, StoreResult};
 use super::IsolationError;
 
@@ -29,7 +30,7 @@ pub struct Row {
 }
 
 /// The workload files of `dir`, by name.
-fn workload_files(dir: &Path) -> Result<Vec<PathBuf>, IsolationError> {
+pub fn workload_files(dir: &Path) -> Result<Vec<PathBuf>, IsolationError> {
     let read = std::fs::read_dir(dir)
         .map_err(|e| IsolationError::Workload(format!("{}: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> = read
@@ -46,15 +47,17 @@ fn workload_files(dir: &Path) -> Result<Vec<PathBuf>, IsolationError> {
     Ok(files)
 }
 
-/// Every workload of `dir` on every driven engine `interleave` and `postgres` name.
+/// Every workload of `dir` on every column of `engines` (PostgreSQL on the server at
+/// `postgres`).
 pub fn run(
     dir: &Path,
+    engines: &[Engine],
     postgres: Option<&str>,
     interleave: Interleave,
 ) -> Result<Vec<Row>, IsolationError> {
     let mut rows = Vec::new();
     for file in workload_files(dir)? {
-        let race = race_file(&file, &[], 1, 0, postgres, interleave)?;
+        let race = race_file(&file, &[], 1, 0, engines, postgres, interleave)?;
         rows.extend(
             race.stores
                 .iter()
@@ -138,7 +141,19 @@ pub fn page(rows: &[Row], command: &str) -> String {
          from the engine's own records and classified as the SSI model's are. An engine that\n\
          promises serializable transactions is held to no anomaly; snapshot isolation to\n\
          exactly what the model's `plainsi` reaches. The counts in parentheses are how many\n\
-         interleavings committed each anomaly.\n\n{}",
+         interleavings committed each anomaly.\n\n\
+         The engines, and why these: PostgreSQL, the server most of our users run, at\n\
+         `SERIALIZABLE` (SSI, Ports and Grittner's) and at `REPEATABLE READ` (snapshot\n\
+         isolation); Berkeley DB 5.3 (Debian's libdb5.3-dev) with `DB_TXN_SNAPSHOT`, the\n\
+         library whose commit-time pivot check the SSI model describes, in the release before\n\
+         that check (snapshot isolation: it must commit write skew); SQLite, the embedded\n\
+         database everyone ships, serializable by locking; skipdb (crates.io), an embedded\n\
+         MVCC engine whose documentation promises serializable snapshot isolation (Badger's\n\
+         and FoundationDB's design); Badger v4 itself (the Go module proxy; Dgraph's store),\n\
+         whose transactions promise the same, through our Go driver of it. Each engine is\n\
+         opened fresh and driven one step at a time on its own connection or transaction\n\
+         handle. A step PostgreSQL makes wait (a row lock) is given a bounded wait and counted\n\
+         as blocked; SQLite and Berkeley DB refuse such a step at once.\n\n{}",
         markdown(rows)
     )
 }

@@ -9,9 +9,11 @@
 //! history, plain SI commits a write skew, every engine trace fits the model); 1 otherwise; 2 on
 //! bad input or when PostgreSQL cannot be started.
 
+pub mod engines;
 pub mod matrix;
 pub mod suite_replay;
 pub mod workload;
+pub use engines::Engine;
 pub use workload::Interleave;
 
 use std::path::{Path, PathBuf};
@@ -34,18 +36,29 @@ pub enum IsolationError {
     NoScenario { filter: String, known: String },
     #[error("--attempts must be at least 1")]
     NoAttempts,
-    #[error("nothing to run: --variant none without --postgres, --sqlite or --skipdb")]
+    #[error(
+        "nothing to run: --variant none and no engine (--engine NAME: {})",
+        engine_names()
+    )]
     NothingToRun,
     #[error(
-        "--replay-suite and --matrix drive engines: name them (--postgres, --sqlite, --skipdb)"
+        "--replay-suite and --matrix drive engines: name them (--engine NAME: {})",
+        engine_names()
     )]
     NothingToReplayOn,
-    #[error("--sqlite and --skipdb drive a workload file (--workload) or the suite's counterexamples (--replay-suite); the tier's scenarios run on the engine and PostgreSQL")]
-    EmbeddedNeedsSchedule,
-
-    /// Checked before the engine runs: a missing client is bad input, not a late surprise.
-    #[error("`isolation --postgres` needs PostgreSQL's client, which is not compiled into this build: rebuild with `--features postgres` (or `--features full`)")]
-    PostgresNotCompiledIn,
+    #[error("--engine {0} drives a workload file (--workload), the suite's counterexamples (--replay-suite) or the matrix (--matrix); the tier's scenarios run on the engine and PostgreSQL")]
+    EmbeddedNeedsSchedule(&'static str),
+    /// Checked before anything runs: a missing client or library is bad input, not a late
+    /// surprise.
+    #[error("`isolation --engine {engine}` is not compiled into this build: install it ({setup}) and rebuild with `--features {feature}` (or `--features full`)")]
+    NotCompiledIn {
+        engine: &'static str,
+        feature: &'static str,
+        setup: &'static str,
+    },
+    /// An engine column on PostgreSQL with no server started for it (a caller's mistake).
+    #[error("PostgreSQL's columns need a server: none was started")]
+    NoPostgresServer,
     #[cfg(feature = "postgres")]
     #[error("PostgreSQL: {0}")]
     PostgresStart(#[source] PgServerError),
@@ -59,6 +72,14 @@ pub enum IsolationError {
     /// skipdb failed outside a transaction (loading the data).
     #[error(transparent)]
     Skipdb(#[from] loadbearing_ssi_engine::skipdb::Refused),
+    /// Berkeley DB's environment could not be set up or read.
+    #[cfg(feature = "bdb")]
+    #[error(transparent)]
+    Bdb(#[from] loadbearing_ssi_engine::bdb::BdbError),
+    /// Badger's driver could not be started, or failed outside a transaction.
+    #[cfg(feature = "badger")]
+    #[error(transparent)]
+    Badger(#[from] loadbearing_ssi_engine::badger::Refused),
     #[error("cannot create {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,
@@ -94,8 +115,9 @@ pub struct Options {
     pub variant: String,
     /// Only the scenarios whose name contains this.
     pub scenario: Option<String>,
-    /// Start a throwaway PostgreSQL cluster and add its column.
-    pub postgres: bool,
+    /// The real engines to drive (PostgreSQL: a throwaway cluster; for the tier's scenarios,
+    /// its SERIALIZABLE column beside the engine's variants).
+    pub engines: Vec<Engine>,
     /// Random pause before each step, up to this many microseconds.
     pub jitter_us: u64,
     pub format: IsolationFormat,
@@ -103,7 +125,7 @@ pub struct Options {
     pub traces: Option<PathBuf>,
     /// A workload file raced instead of the tier's scenarios.
     pub workload: Option<PathBuf>,
-    /// How far a workload is driven through its interleavings on PostgreSQL.
+    /// How far a workload is driven through its interleavings on the engines.
     pub interleave: workload::Interleave,
     /// Drive the ssi suite's counterexamples on the engines asked for instead.
     pub replay_suite: bool,
@@ -178,17 +200,26 @@ fn write_traces(dir: &std::path::Path, tallies: &[Tally]) -> Result<(), Isolatio
     Ok(())
 }
 
+fn engine_names() -> String {
+    Engine::ALL.map(Engine::name).join(", ")
+}
+
+impl Options {
+    fn postgres(&self) -> bool {
+        self.engines.contains(&Engine::Postgres)
+    }
+}
+
 /// An error unless some store is asked for and every store asked for is compiled in (checked
 /// before anything runs: a missing client is bad input, not a late surprise).
 fn something_to_run(options: &Options, variants: &[&str]) -> Result<(), IsolationError> {
-    let embedded = options.interleave.sqlite || options.interleave.skipdb;
-    if variants.is_empty() && !options.postgres && !embedded {
+    if variants.is_empty() && options.engines.is_empty() {
         return Err(IsolationError::NothingToRun);
     }
-    if options.postgres && !cfg!(feature = "postgres") {
-        return Err(IsolationError::PostgresNotCompiledIn);
-    }
-    Ok(())
+    options
+        .engines
+        .iter()
+        .try_for_each(|engine| engine.check_compiled_in())
 }
 
 /// Runs the tier as the options say and prints the report.
@@ -205,8 +236,8 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
     if let Some(dir) = options.matrix.clone() {
         return run_matrix(&options, &dir);
     }
-    if options.interleave.sqlite || options.interleave.skipdb {
-        return Err(IsolationError::EmbeddedNeedsSchedule);
+    if let Some(engine) = options.engines.iter().find(|e| **e != Engine::Postgres) {
+        return Err(IsolationError::EmbeddedNeedsSchedule(engine.name()));
     }
     let variants = variants(&options.variant)?;
     let chosen = selected(&options.scenario)?;
@@ -224,7 +255,7 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
         }
     }
     #[cfg(feature = "postgres")]
-    if options.postgres {
+    if options.postgres() {
         let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
         let mut tier = PgTier::connect(&server.conn_str())?;
         for s in &chosen {
@@ -252,7 +283,7 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
             if !not_needed.is_empty() {
                 println!("Aborts that were not needed:\n{not_needed}");
             }
-            if options.postgres {
+            if options.postgres() {
                 let fp = report::false_positives(&tallies);
                 if fp.is_empty() {
                     println!(
@@ -297,6 +328,7 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
             &variants,
             options.attempts,
             options.jitter_us,
+            &options.engines,
             conn_str,
             options.interleave,
         )
@@ -310,39 +342,15 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
 
 /// `--replay-suite`: every must-fail counterexample of the ssi suite on each engine asked for.
 fn run_replay_suite(options: &Options) -> Result<Verdict, IsolationError> {
-    use suite_replay::{by_config, run_on, schedules, Claim};
-    if !(options.postgres || options.interleave.sqlite || options.interleave.skipdb) {
+    use suite_replay::{by_config, schedules, ReplayOn};
+    if options.engines.is_empty() {
         return Err(IsolationError::NothingToReplayOn);
     }
     something_to_run(options, &[])?;
     let schedules = schedules()?;
-    let mut engines = Vec::new();
-    if options.interleave.sqlite {
-        let path =
-            std::env::temp_dir().join(format!("loadbearing-replay-{}.db", std::process::id()));
-        let mut tier = loadbearing_ssi_engine::sqlite::SqliteTier::create(path)?;
-        let name = loadbearing_ssi_engine::sqlite::STORE;
-        engines.push(run_on(&mut tier, name, Claim::Serializable, &schedules)?);
-    }
-    if options.interleave.skipdb {
-        let mut tier = loadbearing_ssi_engine::skipdb::SkipTier::new();
-        let name = loadbearing_ssi_engine::skipdb::STORE;
-        engines.push(run_on(&mut tier, name, Claim::Serializable, &schedules)?);
-    }
-    #[cfg(feature = "postgres")]
-    if options.postgres {
-        use loadbearing_ssi_engine::postgres::Level;
-        let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
-        for level in Level::ALL {
-            let mut tier = PgTier::connect(&server.conn_str())?.at(level);
-            let claim = match level {
-                Level::Serializable => Claim::Serializable,
-                Level::RepeatableRead => Claim::SnapshotIsolation,
-            };
-            engines.push(run_on(&mut tier, level.store(), claim, &schedules)?);
-        }
-        server.stop();
-    }
+    let engines = with_postgres(options, |conn_str| {
+        engines::for_each_column(&options.engines, conn_str, &mut ReplayOn(&schedules))
+    })?;
     let replays = by_config(&schedules, engines);
     match options.format {
         IsolationFormat::Json => println!("{}", serde_json::to_string_pretty(&replays)?),
@@ -353,24 +361,19 @@ fn run_replay_suite(options: &Options) -> Result<Verdict, IsolationError> {
 
 /// `--matrix DIR`: every workload of DIR on each engine asked for, as one table.
 fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> {
-    if !(options.postgres || options.interleave.sqlite || options.interleave.skipdb) {
+    if options.engines.is_empty() {
         return Err(IsolationError::NothingToReplayOn);
     }
     something_to_run(options, &[])?;
     let rows = with_postgres(options, |conn_str| {
-        matrix::run(dir, conn_str, options.interleave)
+        matrix::run(dir, &options.engines, conn_str, options.interleave)
     })?;
     if let Some(page) = &options.markdown {
-        let mut engines = Vec::new();
-        if options.postgres {
-            engines.push(" --postgres");
-        }
-        if options.interleave.sqlite {
-            engines.push(" --sqlite");
-        }
-        if options.interleave.skipdb {
-            engines.push(" --skipdb");
-        }
+        let engines: Vec<String> = options
+            .engines
+            .iter()
+            .map(|e| format!(" --engine {}", e.name()))
+            .collect();
         let command = format!(
             "loadbearing isolation --matrix {}{} --markdown {}",
             dir.display(),
@@ -397,14 +400,23 @@ fn with_postgres<T>(
     options: &Options,
     f: impl FnOnce(Option<&str>) -> Result<T, IsolationError>,
 ) -> Result<T, IsolationError> {
+    with_postgres_if(options.postgres(), f)
+}
+
+/// Runs `f` with the connection string of a throwaway PostgreSQL cluster when `wanted` (`None`
+/// otherwise), and stops the cluster after, whatever `f` returned.
+pub fn with_postgres_if<T>(
+    wanted: bool,
+    f: impl FnOnce(Option<&str>) -> Result<T, IsolationError>,
+) -> Result<T, IsolationError> {
     #[cfg(feature = "postgres")]
-    if options.postgres {
+    if wanted {
         let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
         let result = f(Some(&server.conn_str()));
         server.stop();
         return result;
     }
     #[cfg(not(feature = "postgres"))]
-    let _ = options;
+    let _ = wanted;
     f(None)
 }

@@ -15,17 +15,9 @@ use loadbearing_ssi_engine::interleave::{self, Drivable};
 use loadbearing_ssi_engine::program::Script;
 use serde::Serialize;
 
+pub use super::engines::Claim;
+use super::engines::{Column, OnColumn};
 use super::IsolationError;
-
-/// What an engine promises, and so what it must do with a counterexample's schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Claim {
-    /// Refuse it: commit no anomaly.
-    Serializable,
-    /// Commit the anomaly, as the snapshot-isolation variants did.
-    SnapshotIsolation,
-}
 
 /// One engine's run of one schedule.
 #[derive(Clone, Debug, Serialize)]
@@ -121,6 +113,24 @@ where
         });
     }
     Ok(runs)
+}
+
+/// Every schedule driven on a column's engine, held to its claim.
+pub struct ReplayOn<'a>(pub &'a [Schedule]);
+
+impl OnColumn for ReplayOn<'_> {
+    type Out = Vec<EngineRun>;
+
+    fn run<D: Drivable>(
+        &mut self,
+        column: Column,
+        tier: &mut D,
+    ) -> Result<Vec<EngineRun>, IsolationError>
+    where
+        IsolationError: From<D::Error>,
+    {
+        run_on(tier, column.store, column.claim, self.0)
+    }
 }
 
 /// The runs of every engine (one list an engine, in schedule order) as a replay per config.

@@ -16,9 +16,11 @@ use std::path::Path;
 
 use loadbearing_conform::ssi_engine::ModelJudge;
 use loadbearing_specs::ssi::file::{self, WorkloadFile};
+use loadbearing_ssi_engine::interleave::{self, Drivable};
 use loadbearing_ssi_engine::race::{race_engine, Race};
 use serde::Serialize;
 
+use super::engines::{for_each_column, Claim, Column, Engine, OnColumn};
 use super::IsolationError;
 use crate::workload::{check_file, VariantResult, VARIANTS};
 
@@ -124,25 +126,22 @@ fn judged_every(
     result
 }
 
-/// Which stores are driven through the interleavings besides PostgreSQL, and how far: at most
-/// `bound` interleavings, drawn with `seed` beyond it.
+/// How far the engines are driven through a workload's interleavings: at most `bound`, drawn
+/// with `seed` beyond it.
 #[derive(Clone, Copy, Debug)]
 pub struct Interleave {
     pub bound: usize,
     pub seed: u64,
-    /// SQLite (serializable by locking), in a database file of its own.
-    pub sqlite: bool,
-    /// skipdb's serializable transactions (in memory).
-    pub skipdb: bool,
 }
 
-/// Races the file's workload on each engine variant and (given its connection string) drives
-/// it on PostgreSQL through its interleavings at both levels, and judges every store.
+/// Races the file's workload on each engine variant, drives it through its interleavings on
+/// each engine of `engines` (PostgreSQL on the server at `postgres`), and judges every store.
 pub fn race_file(
     path: &Path,
     variants: &[&str],
     attempts: usize,
     jitter_us: u64,
+    engines: &[Engine],
     postgres: Option<&str>,
     interleave: Interleave,
 ) -> Result<WorkloadRace, IsolationError> {
@@ -155,59 +154,60 @@ pub fn race_file(
         let by = format!("the {} model", model.variant);
         stores.push(judged(race, model.reached, by, model.summary.complete));
     }
-    if interleave.sqlite {
-        let path =
-            std::env::temp_dir().join(format!("loadbearing-isolation-{}.db", std::process::id()));
-        let mut tier = loadbearing_ssi_engine::sqlite::SqliteTier::create(path)?;
-        let run = tier.every(w, interleave.bound, interleave.seed)?;
-        stores.push(judged_every(
-            run,
-            Vec::new(),
-            "serializable (its claim)".into(),
-            true,
-            false,
-        ));
-    }
-    if interleave.skipdb {
-        let mut tier = loadbearing_ssi_engine::skipdb::SkipTier::new();
-        let run = tier.every(w, interleave.bound, interleave.seed)?;
-        stores.push(judged_every(
-            run,
-            Vec::new(),
-            "serializable (its claim: SSI)".into(),
-            true,
-            false,
-        ));
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(conn_str) = postgres {
-        use loadbearing_ssi_engine::postgres::{Level, PgTier};
-        let mut tier = PgTier::connect(conn_str)?;
-        for level in Level::ALL {
-            let run = tier.every(w, level, interleave.bound, interleave.seed)?;
-            stores.push(match level {
-                Level::Serializable => {
-                    judged_every(run, Vec::new(), "SERIALIZABLE".into(), true, false)
-                }
-                Level::RepeatableRead => {
-                    // Snapshot isolation is the model's `plainsi` variant, explored here.
-                    let si = model_results(path, &parsed, &["plainsi"])?
-                        .pop()
-                        .expect("one variant asked, one result");
-                    let by = "snapshot isolation (the plainsi model)".to_string();
-                    judged_every(run, si.reached, by, si.summary.complete, true)
-                }
-            });
-        }
-    }
-    #[cfg(not(feature = "postgres"))]
-    let _ = postgres;
+    let mut every = EveryOn {
+        path,
+        parsed: &parsed,
+        interleave,
+    };
+    stores.extend(for_each_column(engines, postgres, &mut every)?);
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),
         attempts,
         stores,
     })
+}
+
+/// The workload's interleavings driven on a column's engine, judged by its claim: a
+/// serializable engine may show nothing; snapshot isolation what the `plainsi` model reaches
+/// for the file, and, where every interleaving ran, all of it.
+struct EveryOn<'a> {
+    path: &'a Path,
+    parsed: &'a WorkloadFile,
+    interleave: Interleave,
+}
+
+impl OnColumn for EveryOn<'_> {
+    type Out = StoreResult;
+
+    fn run<D: Drivable>(
+        &mut self,
+        column: Column,
+        tier: &mut D,
+    ) -> Result<StoreResult, IsolationError>
+    where
+        IsolationError: From<D::Error>,
+    {
+        let w = &self.parsed.workload;
+        let run = interleave::every(
+            tier,
+            column.store,
+            w,
+            self.interleave.bound,
+            self.interleave.seed,
+        )?;
+        let by = column.claimed.to_string();
+        Ok(match column.claim {
+            Claim::Serializable => judged_every(run, Vec::new(), by, true, false),
+            Claim::SnapshotIsolation => {
+                // Snapshot isolation is the model's `plainsi` variant, explored here.
+                let si = model_results(self.path, self.parsed, &["plainsi"])?
+                    .pop()
+                    .expect("one variant asked, one result");
+                judged_every(run, si.reached, by, si.summary.complete, true)
+            }
+        })
+    }
 }
 
 fn labels_text(labels: &[String]) -> String {

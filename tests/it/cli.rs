@@ -86,7 +86,14 @@ fn check_json_carries_the_documented_fields() {
         ]
     );
     assert_eq!(epoch["counterexample"]["property"], "RefSafeSpec");
-    assert!(steps[4]["state"]["topic"].is_string());
+    // Values are typed: numbers, booleans, arrays and objects, the rest text.
+    let init = &steps[0]["state"];
+    assert_eq!(init["ownerPos"], 0, "{init}");
+    assert_eq!(init["ownerLoaded"], true, "{init}");
+    assert_eq!(init["topic"], "Absent", "{init}");
+    assert!(init["op"].is_array(), "{init}");
+    let before = &epoch["counterexample"]["abstract_step"]["before"];
+    assert_eq!(before["durable"][0]["present"], true, "{before}");
 }
 
 #[test]
@@ -284,4 +291,89 @@ fn a_backend_left_out_of_the_build_names_its_feature() {
             stderr(&out)
         );
     }
+}
+
+/// `conform --trace` on a file with no event is bad input (exit 2) that says so: an empty trace
+/// conforms to nothing. Beside it, the same file with one event is judged.
+#[test]
+fn an_empty_trace_file_is_bad_input_not_a_conforming_trace() {
+    let empty = crate::common::trace_file("empty-trace", &[]);
+    let (code, said) = crate::common::conform_trace(&empty, "CasFirstWriteAtomic", &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("the file holds no event"), "{said}");
+    let one = crate::common::trace_file(
+        "one-event-trace",
+        &[r#"{"v":2,"vocabulary":"first_write","action":"Persist","writer":"w1","offset":3,"outcome":"applied"}"#.to_string()],
+    );
+    let (code, said) = crate::common::conform_trace(&one, "CasFirstWriteAtomic", &[]);
+    assert_eq!(code, Some(0), "{said}");
+}
+
+/// A config whose model reads no implementation trace is named as a config, with its model,
+/// not as "neither a config nor a model"; a name that is neither says that.
+#[test]
+fn a_config_whose_model_reads_no_trace_is_named_as_such() {
+    let one = crate::common::trace_file(
+        "config-no-traces",
+        &[r#"{"v":2,"vocabulary":"first_write","action":"Persist","writer":"w1","offset":3,"outcome":"applied"}"#.to_string()],
+    );
+    let (code, said) = crate::common::conform_trace(&one, "sws_holds", &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains(
+            "`sws_holds` is a config of SingleWriterStore, which reads no implementation traces"
+        ),
+        "{said}"
+    );
+    let (code, said) = crate::common::conform_trace(&one, "no_such_thing", &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("is neither a config"), "{said}");
+}
+
+/// A holding config of your own suite whose runs end (a state without successors) fails as a
+/// deadlock with a mismatch that names the key to add, `end_states = true`, and the flag; with
+/// `--deadlock` (TLC's `-deadlock`) the same config holds.
+#[test]
+fn a_deadlock_mismatch_names_the_key_and_deadlock_lets_runs_end() {
+    let dir = std::env::temp_dir().join(format!("lb-deadlock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("mine.toml");
+    std::fs::write(
+        &suite,
+        r#"suite = "mine"
+
+[[config]]
+name = "my_actors"
+model = "CassandraActors"
+constants = { MaxOffset = 3 }
+properties = ["RefCassandra", "TypeOK"]
+expected = "holds"
+"#,
+    )
+    .unwrap();
+    let suite = suite.to_str().unwrap();
+    let out = loadbearing(&["--suite", suite, "check", "my_actors"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", stderr(&out));
+    assert!(said.contains("got deadlock"), "{said}");
+    assert!(said.contains("`end_states = true`"), "{said}");
+    assert!(said.contains("--deadlock"), "{said}");
+    let out = loadbearing(&["--suite", suite, "check", "my_actors", "--deadlock"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+}
+
+/// `completions SHELL` prints a script naming the subcommands, for each shell people use.
+#[test]
+fn completions_are_printed_for_bash_zsh_and_fish() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = loadbearing(&["completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        for sub in ["check", "conform", "isolation", "mutate"] {
+            assert!(script.contains(sub), "{shell} completes {sub}");
+        }
+    }
+    let out = loadbearing(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is bad input");
 }

@@ -5,7 +5,7 @@ use crate::common;
 use crate::common::loadbearing;
 use loadbearing::conform::{
     self, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind, Settings,
-    StoreFactory,
+    StoreBackend, StoreFactory,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
@@ -359,7 +359,10 @@ fn eight_racing_writers_on_postgres_conform() {
         return;
     };
     let settings = common::servers::settings(
-        Backend::at(BackendKind::Postgres, server.conn_str()),
+        Backend::at(
+            BackendKind::Store(StoreBackend::Postgres),
+            server.conn_str(),
+        ),
         10,
         8,
         17,
@@ -416,7 +419,7 @@ fn the_compound_needs_postgres() {
             err,
             conform::Error::WrongBackend {
                 target: "compound",
-                backend: BackendKind::Sqlite,
+                backend: BackendKind::Store(StoreBackend::Sqlite),
                 ..
             }
         ),
@@ -460,7 +463,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
         .find(|r| r.config == "ssi_prefix_write_skew")
         .unwrap();
     assert!(
-        trigger.broken.contains("serializable: false"),
+        trigger.broken.contains("not serializable") && !trigger.broken.contains("Some("),
         "{}",
         trigger.broken
     );
@@ -502,12 +505,13 @@ fn a_target_that_cannot_run_is_recorded_and_the_run_goes_on() {
     let mut servers = conform::Servers::default();
     servers
         .attach(
-            BackendKind::Postgres,
+            BackendKind::Store(StoreBackend::Postgres),
             "host=127.0.0.1 port=1 user=nobody connect_timeout=2",
         )
         .unwrap();
     let mut plan = conform::Plan::default();
-    plan.push(&targets::STORE, BackendKind::Postgres).unwrap();
+    plan.push(&targets::STORE, BackendKind::Store(StoreBackend::Postgres))
+        .unwrap();
     plan.push(&targets::GROUP_COMMIT, BackendKind::Memory)
         .unwrap();
     let results = plan.run(&mut servers, 2, 2, 1, None);

@@ -324,7 +324,10 @@ fn flows_on_postgres_conform_and_the_hard_delete_is_caught() {
         return;
     };
     let settings = common::servers::settings(
-        Backend::at(conform::BackendKind::Postgres, server.conn_str()),
+        Backend::at(
+            conform::BackendKind::Store(conform::StoreBackend::Postgres),
+            server.conn_str(),
+        ),
         8,
         2,
         17,
@@ -348,7 +351,10 @@ fn flows_on_cassandra_conform_and_the_mutants_are_caught() {
         return;
     };
     let settings = common::servers::settings(
-        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        Backend::at(
+            conform::BackendKind::Store(conform::StoreBackend::Cassandra),
+            node.node(),
+        ),
         4,
         2,
         23,

@@ -181,7 +181,10 @@ fn the_store_targets_run_on_cassandra() {
         return;
     };
     let settings = common::servers::settings(
-        Backend::at(conform::BackendKind::Cassandra, node.node()),
+        Backend::at(
+            conform::BackendKind::Store(conform::StoreBackend::Cassandra),
+            node.node(),
+        ),
         5,
         8,
         9,

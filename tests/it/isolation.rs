@@ -110,7 +110,7 @@ fn bad_input_exits_two_with_what_to_do() {
 #[cfg(feature = "postgres")]
 fn postgres_gets_its_own_column_and_never_violates() {
     // find_bin returns only a folder holding initdb.
-    if let Err(why) = loadbearing_impls::harness::postgres::find_bin() {
+    if let Err(why) = loadbearing_impls::servers::postgres::launcher::find_bin() {
         loadbearing_test_support::skip_or_fail("isolation --postgres", &why);
         return;
     }
@@ -459,7 +459,7 @@ fn the_suites_counterexamples_are_refused_by_the_serializable_engines() {
 #[test]
 #[cfg(feature = "postgres")]
 fn the_suites_counterexamples_on_postgres_are_refused_or_committed_as_each_level_promises() {
-    if let Err(why) = loadbearing_impls::harness::postgres::find_bin() {
+    if let Err(why) = loadbearing_impls::servers::postgres::launcher::find_bin() {
         loadbearing_test_support::skip_or_fail("isolation --replay-suite --postgres", &why);
         return;
     }
@@ -488,15 +488,21 @@ fn the_suites_counterexamples_on_postgres_are_refused_or_committed_as_each_level
 #[test]
 fn docs_isolation_md_is_the_matrix_commands_output() {
     let page = std::env::temp_dir().join(format!("lb-isolation-{}.md", std::process::id()));
-    let out = loadbearing(&[
-        "isolation",
-        "--matrix",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/expected/workloads"),
-        "--sqlite",
-        "--skipdb",
-        "--markdown",
-        page.to_str().unwrap(),
-    ]);
+    let page_arg = page.to_str().unwrap();
+    let workloads = concat!(env!("CARGO_MANIFEST_DIR"), "/expected/workloads");
+    let mut args = vec!["isolation", "--matrix", workloads, "--engine", "sqlite"];
+    args.extend(["--engine", "skipdb"]);
+    // Berkeley DB's and Badger's rows too where this build has them (CI's does).
+    let with_bdb = cfg!(feature = "bdb");
+    if with_bdb {
+        args.extend(["--engine", "bdb"]);
+    }
+    let with_badger = cfg!(feature = "badger");
+    if with_badger {
+        args.extend(["--engine", "badger"]);
+    }
+    args.extend(["--markdown", page_arg]);
+    let out = loadbearing(&args);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     let fresh = std::fs::read_to_string(&page).unwrap();
@@ -504,18 +510,113 @@ fn docs_isolation_md_is_the_matrix_commands_output() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/isolation.md")).unwrap();
     let rows: Vec<&str> = fresh
         .lines()
-        .filter(|l| l.starts_with("| sqlite") || l.starts_with("| skipdb"))
+        .filter(|l| {
+            ["| sqlite", "| skipdb", "| berkeley", "| badger"]
+                .iter()
+                .any(|engine| l.starts_with(engine))
+        })
         .collect();
-    assert_eq!(rows.len(), 10, "{fresh}");
+    let engines = 2 + usize::from(with_bdb) + usize::from(with_badger);
+    assert_eq!(rows.len(), 5 * engines, "{fresh}");
     for row in rows {
         assert!(
             committed.lines().any(|l| l == row),
-            "docs/isolation.md lacks the fresh row (run `loadbearing isolation --matrix expected/workloads --postgres --sqlite --skipdb --markdown docs/isolation.md`):\n{row}"
+            "docs/isolation.md lacks the fresh row (run the command its first lines name):\n{row}"
         );
     }
     assert!(committed.contains(
         "| postgres (REPEATABLE READ) | snapshot isolation (the plainsi model) | write_skew |"
     ));
+}
+
+/// Berkeley DB 5.3 is snapshot isolation: over every interleaving of the write-skew pair it
+/// commits write skew (keys on two pages: no page lock between them), and over the two
+/// read-modify-writes it refuses every lost update (an update conflict, in its own words).
+#[test]
+#[cfg(feature = "bdb")]
+fn berkeley_db_admits_write_skew_and_refuses_lost_update() {
+    let skew = write_skew_on(&["--engine", "bdb", "--format", "json"]);
+    let skew: serde_json::Value = serde_json::from_str(&skew).unwrap();
+    let bdb = &skew["stores"][0];
+    assert_eq!(bdb["race"]["store"], "berkeley db 5.3 (DB_TXN_SNAPSHOT)");
+    assert_eq!(bdb["driven"]["interleavings"]["total"], 70, "{bdb}");
+    assert!(
+        bdb["race"]["anomalies"]["G2-item (write skew)"]["attempts"].as_u64() > Some(0),
+        "{bdb}"
+    );
+    assert_eq!(bdb["problems"], serde_json::json!([]), "{bdb}");
+    let out = loadbearing(&[
+        "isolation",
+        "--workload",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/expected/workloads/lost_update.toml"
+        ),
+        "--variant",
+        "none",
+        "--engine",
+        "bdb",
+        "--format",
+        "json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let race = &v["stores"][0]["race"];
+    assert_eq!(race["anomalies"], serde_json::json!({}), "{race}");
+    assert!(
+        race["outcomes"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|o| o.contains("DB_LOCK_DEADLOCK")),
+        "{race}"
+    );
+}
+
+/// Badger promises serializable snapshot isolation and keeps it: over every interleaving of
+/// the write-skew pair, no anomaly, the second committer of an overlap refused in Badger's
+/// words.
+#[test]
+#[cfg(feature = "badger")]
+fn badger_refuses_write_skew_at_commit() {
+    let v = write_skew_on(&["--engine", "badger", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+    let badger = &v["stores"][0];
+    assert_eq!(badger["race"]["store"], "badger v4 (optimistic SSI)");
+    assert_eq!(badger["driven"]["interleavings"]["total"], 70, "{badger}");
+    assert_eq!(
+        badger["race"]["anomalies"],
+        serde_json::json!({}),
+        "{badger}"
+    );
+    assert_eq!(badger["race"]["serializable"], 70, "{badger}");
+    assert!(
+        badger["race"]["outcomes"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|o| o.contains("Transaction Conflict")),
+        "{badger}"
+    );
+}
+
+/// A build without Berkeley DB says which feature and which setup script it needs (exit 2),
+/// before anything runs.
+#[test]
+#[cfg(not(feature = "bdb"))]
+fn an_engine_not_compiled_in_is_bad_input_naming_its_feature() {
+    let out = loadbearing(&[
+        "isolation",
+        "--matrix",
+        "expected/workloads",
+        "--engine",
+        "bdb",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("--features bdb"), "{stderr}");
+    assert!(stderr.contains("13-berkeley-db.sh"), "{stderr}");
 }
 
 /// Snapshot isolation refuses a lost update (first committer wins): in every interleaving of
@@ -543,7 +644,7 @@ fn snapshot_isolation_on_postgres_refuses_every_lost_update() {
 /// `None` (skipped, outside CI) without PostgreSQL's binaries.
 #[cfg(feature = "postgres")]
 fn postgres_workload(name: &str) -> Option<serde_json::Value> {
-    if let Err(why) = loadbearing_impls::harness::postgres::find_bin() {
+    if let Err(why) = loadbearing_impls::servers::postgres::launcher::find_bin() {
         loadbearing_test_support::skip_or_fail("isolation --workload --postgres", &why);
         return None;
     }

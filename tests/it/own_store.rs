@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use loadbearing_impls::sqlite::SqliteStore;
+use loadbearing_impls::servers::sqlite::SqliteStore;
 use loadbearing_impls::{SnapshotStore, StoreOptions, WriteError};
 
 /// The wrapper: the store it decorates, the writer it records as, and where the lines go.

@@ -63,7 +63,11 @@ impl Workload {
         match e {
             Expr::Const(v) => v.to_string(),
             Expr::Read(k) => self.keys[*k].to_string(),
-            Expr::Add(a, b) => format!("{}+{}", self.expr_text(a), self.expr_text(b)),
+            // `x-11`, not `x+-11`: a negative constant added reads as the subtraction it is.
+            Expr::Add(a, b) => match b.as_ref() {
+                Expr::Const(v) if *v < 0 => format!("{}-{}", self.expr_text(a), -i16::from(*v)),
+                _ => format!("{}+{}", self.expr_text(a), self.expr_text(b)),
+            },
             Expr::IfLess(a, b, yes, no) => format!(
                 "({}<{} ? {} : {})",
                 self.expr_text(a),
@@ -214,4 +218,30 @@ pub fn named(name: &str) -> Option<Workload> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A negative constant added is echoed as a subtraction (`x-11`), a positive one as an
+    /// addition (`x+2`).
+    #[test]
+    fn adding_a_negative_constant_reads_as_a_subtraction() {
+        let w = Workload {
+            name: "w".into(),
+            keys: vec!["x".into()],
+            pages: vec![0],
+            initial: vec![0],
+            programs: vec![],
+        };
+        let put = |c: i8| Stmt::Write {
+            key: 0,
+            value: Expr::Add(Box::new(Expr::Read(0)), Box::new(Expr::Const(c))),
+            only_if: None,
+        };
+        assert_eq!(w.stmt_text(&put(-11)), "put x=x-11");
+        assert_eq!(w.stmt_text(&put(2)), "put x=x+2");
+        assert_eq!(w.stmt_text(&put(-128)), "put x=x-128");
+    }
 }

@@ -169,6 +169,15 @@ struct Launch {
     log4j: PathBuf,
 }
 
+impl loadbearing_impls::servers::RunningServer for KafkaBroker {
+    fn address(&self) -> String {
+        self.bootstrap()
+    }
+    fn stop(&self) {
+        KafkaBroker::stop(self)
+    }
+}
+
 impl KafkaBroker {
     /// `bootstrap.servers` for clients.
     pub fn bootstrap(&self) -> String {

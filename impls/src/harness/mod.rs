@@ -1,19 +1,16 @@
 //! Throwaway servers: nothing to start by hand.
 //!
 //! They live in the library, not in the dev-only test-support crate, because the CLI starts them
-//! at run time too (`conform --backend postgres|cassandra`, `isolation --postgres`); each one is
-//! compiled only with its feature (`postgres`, `cassandra`). The helpers below need no client
-//! crate and are always built (the Kafka broker's launcher uses them as well).
+//! at run time too (`conform --backend postgres|cassandra`, `isolation --postgres`). Each
+//! database's launcher lives beside its store (`servers/<database>/launcher.rs`), compiled only
+//! with its feature; what they share is here, needs no client crate and is always built (the
+//! Kafka broker's launcher uses it as well).
 //!
 //! Each server lives in a fresh folder under the temp dir, listens on a free loopback port, and
 //! is watched by a *guardian*: a tiny detached shell that waits for the test process to exit
 //! (however it exits) and then kills the server and removes its folder. So a server shared by
 //! the tests of one binary outlives each test but never the binary.
 
-#[cfg(feature = "cassandra")]
-pub mod cassandra;
-#[cfg(feature = "postgres")]
-pub mod postgres;
 pub mod toxiproxy;
 
 use std::path::{Path, PathBuf};

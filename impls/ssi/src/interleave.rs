@@ -138,12 +138,13 @@ pub fn drive<S: Drivable>(
             race::chained(&versions),
         );
         let outcome = Outcome::judge(&script, results, observed, state);
+        let held = sched.blocked();
         out.add(&outcome, history, || {
             format!(
                 "{}; final {}; schedule: {}",
                 outcome.summary(),
                 outcome.state_text(),
-                describe(order, &steps, &script)
+                describe_blocked(order, &steps, &script, &held)
             )
         });
     }
@@ -285,9 +286,25 @@ fn placed(order: &[usize], steps: &[Vec<Point>]) -> Vec<(usize, Point)> {
 
 /// An interleaving for people: `T1 begin, T2 begin, T1 read bob, T2 read alice, …`.
 pub fn describe(order: &[usize], steps: &[Vec<Point>], script: &Script) -> String {
+    describe_blocked(order, steps, script, &[])
+}
+
+/// [`describe`], each step the store blocked marked `(blocked)`: the next step went ahead
+/// after [`BLOCKED_AFTER`], and the blocked one finished when the store let it.
+pub fn describe_blocked(
+    order: &[usize],
+    steps: &[Vec<Point>],
+    script: &Script,
+    blocked: &[(usize, Point)],
+) -> String {
     placed(order, steps)
         .into_iter()
         .map(|(t, at)| {
+            let mark = if blocked.contains(&(t, at)) {
+                " (blocked)"
+            } else {
+                ""
+            };
             let what = match at {
                 Point::Begin => "begin".to_string(),
                 Point::End => "commit".to_string(),
@@ -298,7 +315,7 @@ pub fn describe(order: &[usize], steps: &[Vec<Point>], script: &Script) -> Strin
                 },
                 other => format!("{other:?}"),
             };
-            format!("T{} {what}", t + 1)
+            format!("T{} {what}{mark}", t + 1)
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -320,6 +337,24 @@ impl SplitMix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step the store blocked is marked where it stands in the schedule; the others are not.
+    #[test]
+    fn a_blocked_step_is_marked_in_the_schedule() {
+        let w = loadbearing_workload::workload::named("lost_update").unwrap();
+        let script = Script::Model(w);
+        let steps = steps(&script);
+        let order = [0, 0, 1, 1, 0, 1, 0, 1];
+        let plain = describe(&order, &steps, &script);
+        assert!(!plain.contains("blocked"), "{plain}");
+        let marked = describe_blocked(&order, &steps, &script, &[(1, Point::Stmt(1))]);
+        let blocked: Vec<&str> = marked
+            .split(", ")
+            .filter(|s| s.contains("(blocked)"))
+            .collect();
+        assert_eq!(blocked.len(), 1, "{marked}");
+        assert!(blocked[0].starts_with("T2 write"), "{marked}");
+    }
 
     #[test]
     fn every_interleaving_is_enumerated_once() {

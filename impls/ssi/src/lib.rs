@@ -20,9 +20,17 @@
 //!   workload's every interleaving at SERIALIZABLE and at REPEATABLE READ.
 //! - [`sqlite`]: SQLite (serializable by locking) under a workload's every interleaving.
 //! - [`skipdb`]: skipdb's serializable transactions (crates.io) under the same.
+//! - `badger` (feature `badger`): Badger's optimistic SSI transactions (a Go module, through
+//!   our Go driver of it) under the same.
+//! - `bdb` (feature `bdb`): Berkeley DB 5.3's snapshot isolation (`DB_TXN_SNAPSHOT`) under the
+//!   same, linked from Debian's libdb5.3-dev.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
+#[cfg(feature = "badger")]
+pub mod badger;
+#[cfg(feature = "bdb")]
+pub mod bdb;
 pub mod engine;
 pub mod interleave;
 pub mod judge;

@@ -1,5 +1,5 @@
 //! PostgreSQL at SERIALIZABLE as a second opinion: the tier's scenarios on real SSI (Ports and
-//! Grittner, VLDB 2012), on the throwaway cluster of `loadbearing_impls::harness::postgres`.
+//! Grittner, VLDB 2012), on the throwaway cluster of `loadbearing_impls::servers::postgres::launcher`.
 //!
 //! One table `kv (k text primary key, page int, v bigint, w int)` with an index on `page`; every
 //! connection runs with `enable_seqscan = off`, so a read of a key takes a predicate lock on
@@ -37,7 +37,7 @@ use crate::program::{script, Observed, Outcome, Plan, Script};
 use crate::race::{LoggedRead, Run, VersionRow};
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
 
-pub use loadbearing_impls::harness::postgres::{PgServer, PgServerError};
+pub use loadbearing_impls::servers::postgres::launcher::{PgServer, PgServerError};
 
 /// Why the tier's cluster could not be used (not a refused transaction: that is an outcome).
 #[derive(Debug, thiserror::Error)]

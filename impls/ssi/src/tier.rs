@@ -292,6 +292,8 @@ struct SchedState {
     /// Transactions that will reach no more points (except Cleanup).
     gone: HashSet<usize>,
     timeouts: usize,
+    /// The steps waited for past the timeout, in the order the waits gave up.
+    blocked: Vec<(usize, Point)>,
     seed: u64,
 }
 
@@ -324,6 +326,8 @@ impl Schedule {
                 let now = Instant::now();
                 if now >= deadline {
                     s.timeouts += 1;
+                    // The step waited for did not finish in time: the store blocked it.
+                    s.blocked.push((wt.u, wt.after));
                     break;
                 }
                 s = self
@@ -360,6 +364,11 @@ impl Schedule {
 
     pub fn timeouts(&self) -> usize {
         self.lock().timeouts
+    }
+
+    /// The steps (transaction, point) the store blocked: waited for past the timeout.
+    pub fn blocked(&self) -> Vec<(usize, Point)> {
+        self.lock().blocked.clone()
     }
 
     /// The waits it holds the threads to.

@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use loadbearing_impls::harness::postgres::find_bin;
+use loadbearing_impls::servers::postgres::launcher::find_bin;
 use loadbearing_ssi_engine::postgres::{Level, PgServer, PgServerError, PgTier, PgTierError};
 use loadbearing_ssi_engine::report;
 use loadbearing_ssi_engine::tier::{run_engine, scenario, scenarios, Tally};

@@ -5,9 +5,9 @@
 
 use loadbearing::conform::{Backend, Settings};
 #[cfg(feature = "cassandra")]
-use loadbearing_impls::harness::cassandra::CassandraNode;
+use loadbearing_impls::servers::cassandra::launcher::CassandraNode;
 #[cfg(feature = "postgres")]
-use loadbearing_impls::harness::postgres::PgServer;
+use loadbearing_impls::servers::postgres::launcher::PgServer;
 #[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::harness::KafkaBroker;
 #[cfg(any(feature = "postgres", feature = "cassandra", feature = "kafka"))]

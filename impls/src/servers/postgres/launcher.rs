@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use super::{free_port, fresh_dir, kill9_and_wait, spawn_guardian, tail, SetupError};
+use crate::harness::{free_port, fresh_dir, kill9_and_wait, spawn_guardian, tail, SetupError};
 
 /// Why the throwaway cluster could not be had (or crashed and restarted).
 #[derive(Debug, thiserror::Error)]
@@ -236,10 +236,10 @@ impl PgServer {
     /// (`SIGCONT`): a pause, during which connections stay open and nothing answers.
     pub fn pause(&self, paused: bool) -> Result<(), PgServerError> {
         let pm = self.postmaster_pid()?;
-        super::pause_process(pm, paused)?;
-        for backend in super::children_of(pm) {
+        crate::harness::pause_process(pm, paused)?;
+        for backend in crate::harness::children_of(pm) {
             // A backend may exit between the listing and the signal: nothing left to pause.
-            let _ = super::pause_process(backend, paused);
+            let _ = crate::harness::pause_process(backend, paused);
         }
         Ok(())
     }
@@ -248,7 +248,7 @@ impl PgServer {
     pub fn kill9(&self) -> Result<(), PgServerError> {
         let pm = self.postmaster_pid()?;
         let mut pids = vec![pm];
-        pids.extend(super::children_of(pm));
+        pids.extend(crate::harness::children_of(pm));
         kill9_and_wait(&pids, Duration::from_secs(20))?;
         // The dead postmaster may linger as a zombie until its reaper collects it, and a
         // zombie still answers `kill -0`: PostgreSQL would then refuse to start ("lock file
@@ -277,5 +277,14 @@ impl PgServer {
             ],
         );
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl crate::servers::RunningServer for PgServer {
+    fn address(&self) -> String {
+        self.conn_str()
+    }
+    fn stop(&self) {
+        PgServer::stop(self)
     }
 }

@@ -15,7 +15,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{create_dir, free_port, fresh_dir, spawn_guardian, tail, SetupError};
+use crate::harness::{create_dir, free_port, fresh_dir, spawn_guardian, tail, SetupError};
 
 pub const CASSANDRA_VERSION: &str = "5.0.5";
 
@@ -409,7 +409,7 @@ read_request_timeout: 10000ms
     pub fn pause(&self, paused: bool) -> Result<(), CassandraError> {
         let guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
         let child = guard.as_ref().ok_or(CassandraError::NotRunning)?;
-        Ok(super::pause_process(child.id(), paused)?)
+        Ok(crate::harness::pause_process(child.id(), paused)?)
     }
 
     /// Start the node again on the same folders and ports (the commit log replays).
@@ -421,5 +421,14 @@ read_request_timeout: 10000ms
     pub fn stop(&self) {
         let _ = self.kill9();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl crate::servers::RunningServer for CassandraNode {
+    fn address(&self) -> String {
+        self.node()
+    }
+    fn stop(&self) {
+        CassandraNode::stop(self)
     }
 }

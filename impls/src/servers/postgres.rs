@@ -24,6 +24,9 @@ use std::sync::Mutex;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
+pub mod launcher;
+
+use super::Database;
 use crate::store::{
     check_offset, BackendError, CompoundGuards, Conflict, Mode, Offset, Payload, Read, ReadError,
     SnapshotStore, StoreOptions, WriteError,
@@ -562,5 +565,46 @@ impl SnapshotStore for PostgresStore {
 
     fn backend(&self) -> &'static str {
         BACKEND
+    }
+}
+
+/// PostgreSQL at a connection string, one table: each session its own connection, the guarded
+/// first write as one upsert or (`compound`) as Cassandra's three statements.
+pub struct PostgresAt {
+    pub conn: String,
+    pub table: String,
+    pub compound: bool,
+    /// The compound's guards (turning one off is a planted mutant).
+    pub guards: CompoundGuards,
+}
+
+impl PostgresAt {
+    /// The `snapshots` table on the server of the test harness's local clusters listening on
+    /// `port` of loopback.
+    pub fn local(port: u16) -> PostgresAt {
+        PostgresAt {
+            conn: format!(
+                "host=127.0.0.1 port={port} user=postgres dbname=postgres connect_timeout=5"
+            ),
+            table: "snapshots".to_string(),
+            compound: false,
+            guards: CompoundGuards::default(),
+        }
+    }
+}
+
+impl Database for PostgresAt {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+    fn session(
+        &self,
+        options: StoreOptions,
+        tracer: SharedTracer,
+    ) -> Result<Box<dyn SnapshotStore>, BackendError> {
+        let store = PostgresStore::connect_traced(&self.conn, &self.table, options, tracer)?;
+        Ok(Box::new(
+            store.compound(self.compound).compound_guards(self.guards),
+        ))
     }
 }

@@ -29,6 +29,9 @@ use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlValue, Row};
 use tokio::runtime::Runtime;
 
+pub mod launcher;
+
+use super::Database;
 use crate::store::{
     check_offset, BackendError, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore,
     StoreOptions, WriteError,
@@ -518,5 +521,18 @@ impl SnapshotStore for CassandraStore {
 
     fn backend(&self) -> &'static str {
         BACKEND
+    }
+}
+
+impl Database for CassandraCluster {
+    fn name(&self) -> &'static str {
+        "cassandra"
+    }
+    fn session(
+        &self,
+        options: StoreOptions,
+        tracer: SharedTracer,
+    ) -> Result<Box<dyn SnapshotStore>, BackendError> {
+        Ok(Box::new(self.store_traced(options, tracer)))
     }
 }

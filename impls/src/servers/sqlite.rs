@@ -6,15 +6,16 @@
 //! step (the model's `CasFirstWriteAtomic::Persist`). A delete is the same upsert with a NULL
 //! value: an offset-carrying tombstone. An expired row (TTL) counts as absent.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use super::Database;
 use crate::store::{
-    check_offset, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore, StoreOptions,
-    WriteError,
+    check_offset, BackendError, Conflict, Mode, Offset, Payload, Read, ReadError, SnapshotStore,
+    StoreOptions, WriteError,
 };
 use crate::trace::{no_trace, SharedTracer, StatementOutcome, Step};
 
@@ -288,5 +289,65 @@ impl SnapshotStore for SqliteStore {
 
     fn backend(&self) -> &'static str {
         BACKEND
+    }
+}
+
+/// SQLite in a database file: each session its own connection.
+pub struct SqliteFile {
+    pub path: PathBuf,
+    /// A database of one run (conformance's): gone with the value.
+    remove_on_drop: bool,
+}
+
+impl SqliteFile {
+    /// A fresh database at `path` (an earlier run's file and its journals removed); the file
+    /// stays when the value is dropped.
+    pub fn fresh(path: PathBuf) -> SqliteFile {
+        remove_database(&path);
+        SqliteFile {
+            path,
+            remove_on_drop: false,
+        }
+    }
+
+    /// A fresh database `name.db` in the temp dir, removed with the value.
+    pub(crate) fn temporary(name: &str) -> Result<SqliteFile, BackendError> {
+        let path = super::temp_path(&format!("{name}.db"))
+            .map_err(BackendError::while_("creating the SQLite folder"))?;
+        remove_database(&path);
+        Ok(SqliteFile {
+            path,
+            remove_on_drop: true,
+        })
+    }
+}
+
+/// Removes a database file and its journals, if there are any.
+fn remove_database(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+impl Drop for SqliteFile {
+    fn drop(&mut self) {
+        if self.remove_on_drop {
+            remove_database(&self.path);
+        }
+    }
+}
+
+impl Database for SqliteFile {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+    fn session(
+        &self,
+        options: StoreOptions,
+        tracer: SharedTracer,
+    ) -> Result<Box<dyn SnapshotStore>, BackendError> {
+        SqliteStore::open_traced(&self.path, options, tracer)
+            .map(|s| Box::new(s) as Box<dyn SnapshotStore>)
+            .map_err(BackendError::while_("opening the SQLite store"))
     }
 }

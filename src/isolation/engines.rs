@@ -1,0 +1,221 @@
+//! The real engines `isolation` drives a workload's interleavings on: one list, what each
+//! claims, what it needs compiled in, and how it opens. A workload file (`--workload`), the
+//! suite's counterexamples (`--replay-suite`) and the matrix (`--matrix`) all reach the engines
+//! through [`for_each_column`], so an engine is added here and nowhere else.
+
+use loadbearing_ssi_engine::interleave::Drivable;
+use serde::Serialize;
+
+use super::IsolationError;
+
+/// An engine from a registry (or the server we start), driven step by step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// PostgreSQL at SERIALIZABLE (SSI) and at REPEATABLE READ (snapshot isolation): a
+    /// throwaway cluster of Debian's server.
+    Postgres,
+    /// SQLite (serializable by locking), in a database file of its own.
+    Sqlite,
+    /// skipdb's `serializable_write` transactions (crates.io; they promise serializable
+    /// snapshot isolation), in memory.
+    Skipdb,
+    /// Berkeley DB 5.3 with `DB_TXN_SNAPSHOT` (snapshot isolation; Debian's libdb5.3-dev).
+    Bdb,
+    /// Badger v4 (a Go module; its transactions promise serializable snapshot isolation), in
+    /// memory, through our Go driver of it.
+    Badger,
+}
+
+impl Engine {
+    pub const ALL: [Engine; 5] = [
+        Engine::Postgres,
+        Engine::Sqlite,
+        Engine::Skipdb,
+        Engine::Bdb,
+        Engine::Badger,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Postgres => "postgres",
+            Engine::Sqlite => "sqlite",
+            Engine::Skipdb => "skipdb",
+            Engine::Bdb => "bdb",
+            Engine::Badger => "badger",
+        }
+    }
+
+    /// The Cargo feature that compiles it in, and what installs what that feature links or
+    /// starts; `None` when it is always built.
+    pub fn needs(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Engine::Postgres => Some((
+                "postgres",
+                ".ci/setup.d/10-postgres.sh (Debian's postgresql)",
+            )),
+            Engine::Bdb => Some((
+                "bdb",
+                ".ci/setup.d/13-berkeley-db.sh (Debian's libdb5.3-dev)",
+            )),
+            Engine::Badger => Some(("badger", ".ci/setup.d/14-badger.sh (Go, Badger's modules)")),
+            Engine::Sqlite | Engine::Skipdb => None,
+        }
+    }
+
+    /// Whether this build has it.
+    pub fn compiled_in(self) -> bool {
+        match self {
+            Engine::Postgres => cfg!(feature = "postgres"),
+            Engine::Bdb => cfg!(feature = "bdb"),
+            Engine::Badger => cfg!(feature = "badger"),
+            Engine::Sqlite | Engine::Skipdb => true,
+        }
+    }
+
+    /// An error naming the feature and the setup script when this build lacks `self`.
+    pub fn check_compiled_in(self) -> Result<(), IsolationError> {
+        match self.needs() {
+            Some((feature, setup)) if !self.compiled_in() => Err(IsolationError::NotCompiledIn {
+                engine: self.name(),
+                feature,
+                setup,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What an engine promises, and so what it must do with a workload or a counterexample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    /// Commit no anomaly.
+    Serializable,
+    /// Commit what snapshot isolation commits (the `plainsi` model), write skew among it.
+    SnapshotIsolation,
+}
+
+/// One column of the tables: an engine at one level (PostgreSQL brings two).
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    /// The store's name in the results (`sqlite (serializable by locking)`).
+    pub store: &'static str,
+    pub claim: Claim,
+    /// The claim in the engine's own words (`SERIALIZABLE`, `serializable (its claim: SSI)`).
+    pub claimed: &'static str,
+}
+
+/// Something to do on each column's engine, opened fresh for it.
+pub trait OnColumn {
+    type Out;
+    fn run<D: Drivable>(
+        &mut self,
+        column: Column,
+        tier: &mut D,
+    ) -> Result<Self::Out, IsolationError>
+    where
+        IsolationError: From<D::Error>;
+}
+
+/// Runs `on` on every column of `engines`, in the order given (PostgreSQL on the server at
+/// `postgres`, which the caller started); each engine is opened once for its columns.
+pub fn for_each_column<O: OnColumn>(
+    engines: &[Engine],
+    postgres: Option<&str>,
+    on: &mut O,
+) -> Result<Vec<O::Out>, IsolationError> {
+    let mut out = Vec::new();
+    for engine in engines {
+        engine.check_compiled_in()?;
+        match engine {
+            Engine::Sqlite => {
+                use loadbearing_ssi_engine::sqlite::{SqliteTier, STORE};
+                let path = std::env::temp_dir()
+                    .join(format!("loadbearing-isolation-{}.db", std::process::id()));
+                let column = Column {
+                    store: STORE,
+                    claim: Claim::Serializable,
+                    claimed: "serializable (its claim)",
+                };
+                out.push(on.run(column, &mut SqliteTier::create(path)?)?);
+            }
+            Engine::Skipdb => {
+                use loadbearing_ssi_engine::skipdb::{SkipTier, STORE};
+                let column = Column {
+                    store: STORE,
+                    claim: Claim::Serializable,
+                    claimed: "serializable (its claim: SSI)",
+                };
+                out.push(on.run(column, &mut SkipTier::new())?);
+            }
+            Engine::Bdb => out.extend(bdb(on)?),
+            Engine::Badger => out.extend(badger(on)?),
+            Engine::Postgres => out.extend(postgres_levels(postgres, on)?),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(feature = "bdb")]
+fn bdb<O: OnColumn>(on: &mut O) -> Result<Option<O::Out>, IsolationError> {
+    use loadbearing_ssi_engine::bdb::{BdbTier, STORE};
+    let column = Column {
+        store: STORE,
+        claim: Claim::SnapshotIsolation,
+        claimed: "snapshot isolation (its claim; the plainsi model)",
+    };
+    Ok(Some(on.run(column, &mut BdbTier::create()?)?))
+}
+
+#[cfg(not(feature = "bdb"))]
+fn bdb<O: OnColumn>(_: &mut O) -> Result<Option<O::Out>, IsolationError> {
+    Engine::Bdb.check_compiled_in().map(|()| None)
+}
+
+#[cfg(feature = "badger")]
+fn badger<O: OnColumn>(on: &mut O) -> Result<Option<O::Out>, IsolationError> {
+    use loadbearing_ssi_engine::badger::{BadgerTier, STORE};
+    let column = Column {
+        store: STORE,
+        claim: Claim::Serializable,
+        claimed: "serializable (its claim: SSI)",
+    };
+    Ok(Some(on.run(column, &mut BadgerTier::start()?)?))
+}
+
+#[cfg(not(feature = "badger"))]
+fn badger<O: OnColumn>(_: &mut O) -> Result<Option<O::Out>, IsolationError> {
+    Engine::Badger.check_compiled_in().map(|()| None)
+}
+
+#[cfg(feature = "postgres")]
+fn postgres_levels<O: OnColumn>(
+    conn_str: Option<&str>,
+    on: &mut O,
+) -> Result<Vec<O::Out>, IsolationError> {
+    use loadbearing_ssi_engine::postgres::{Level, PgTier};
+    let conn_str = conn_str.ok_or(IsolationError::NoPostgresServer)?;
+    let mut out = Vec::new();
+    for level in Level::ALL {
+        let (claim, claimed) = match level {
+            Level::Serializable => (Claim::Serializable, "SERIALIZABLE"),
+            Level::RepeatableRead => (
+                Claim::SnapshotIsolation,
+                "snapshot isolation (the plainsi model)",
+            ),
+        };
+        let column = Column {
+            store: level.store(),
+            claim,
+            claimed,
+        };
+        out.push(on.run(column, &mut PgTier::connect(conn_str)?.at(level))?);
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres_levels<O: OnColumn>(_: Option<&str>, _: &mut O) -> Result<Vec<O::Out>, IsolationError> {
+    Engine::Postgres.check_compiled_in().map(|()| Vec::new())
+}
