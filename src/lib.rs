@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod bench_engines;
 pub mod bench_histories;
+pub mod cli;
 pub mod conform_table;
 pub mod docs;
 pub mod explore;

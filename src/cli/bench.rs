@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use loadbearing::bench;
-use loadbearing::bench_histories;
-use loadbearing::tlc::Tlc;
-use loadbearing::Verdict;
+use crate::bench;
+use crate::bench_histories;
+use crate::tlc::Tlc;
+use crate::Verdict;
 
 use super::configs::Suite;
 use super::BadInput;
@@ -62,12 +62,12 @@ pub struct Args {
 /// A measurement, not a judgement: as expected once it has run.
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if let Some(dir) = &args.engines {
-        let interleave = loadbearing::isolation::Interleave {
+        let interleave = crate::isolation::Interleave {
             bound: args.interleavings,
             seed: 1,
         };
-        let rows = loadbearing::bench_engines::measure(dir, interleave)?;
-        print!("{}", loadbearing::bench_engines::table(&rows));
+        let rows = crate::bench_engines::measure(dir, interleave)?;
+        print!("{}", crate::bench_engines::table(&rows));
         return Ok(Verdict::AsExpected);
     }
     if args.histories {

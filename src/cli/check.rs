@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use loadbearing::junit;
-use loadbearing::suite::Config;
-use loadbearing::workload::{self, WorkloadError};
-use loadbearing::Verdict;
+use crate::junit;
+use crate::suite::Config;
+use crate::workload::{self, WorkloadError};
+use crate::Verdict;
 use loadbearing_refinement::budget;
 use loadbearing_refinement::Options;
 
@@ -83,7 +83,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if args.cluster.distributed {
         return check_distributed(selected, &options, args.format, &args.cluster);
     }
-    let mut local = |config: &Config, options: &Options| loadbearing::run::run(config, options);
+    let mut local = |config: &Config, options: &Options| crate::run::run(config, options);
     Ok(check_with(
         &selected,
         &options,

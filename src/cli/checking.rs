@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
-use loadbearing::junit;
-use loadbearing::render;
-use loadbearing::run::{Judged, RunError};
-use loadbearing::suite::Config;
-use loadbearing::Verdict;
+use crate::junit;
+use crate::render;
+use crate::run::{Judged, RunError};
+use crate::suite::Config;
+use crate::Verdict;
 use loadbearing_refinement::Options;
 
 use super::format::{pretty, ResultFormat};

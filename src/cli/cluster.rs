@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use loadbearing::run::{distributable, run_distributed};
-use loadbearing::suite::Config;
-use loadbearing::Verdict;
+use crate::run::{distributable, run_distributed};
+use crate::suite::Config;
+use crate::Verdict;
 use loadbearing_refinement::distributed::Cluster;
 use loadbearing_refinement::Options;
 

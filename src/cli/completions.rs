@@ -1,8 +1,8 @@
 //! `loadbearing completions SHELL`: the shell's completion script for every subcommand, flag
 //! and value list, from the same definitions the parser uses (clap_complete).
 
+use crate::Verdict;
 use clap::CommandFactory;
-use loadbearing::Verdict;
 
 use super::{BadInput, Cli};
 

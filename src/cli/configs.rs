@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use loadbearing::suite::{self, Config, SetError};
+use crate::suite::{self, Config, SetError};
 use loadbearing_specs::infra::knobs::Value;
 
 use super::BadInput;
@@ -12,13 +12,16 @@ use super::BadInput;
 /// (expected/suites/*.toml, compiled in).
 pub struct Suite {
     pub file: Option<PathBuf>,
+    /// A design's own suite, compiled into its binary: its name and text.
+    pub text: Option<(&'static str, &'static str)>,
 }
 
 impl Suite {
     pub fn load(&self) -> Result<Vec<Config>, suite::SuiteError> {
-        match &self.file {
-            Some(path) => suite::load(path),
-            None => suite::built_in(),
+        match (&self.file, self.text) {
+            (Some(path), _) => suite::load(path),
+            (None, Some((name, text))) => suite::parse(text, suite::Source::BuiltIn(name)),
+            (None, None) => suite::built_in(),
         }
     }
 

@@ -7,10 +7,10 @@
 
 use std::path::PathBuf;
 
-use loadbearing::conform::{self, BackendKind, Plan, Servers, TargetResult};
-use loadbearing::conform_table;
-use loadbearing::junit;
-use loadbearing::Verdict;
+use crate::conform::{self, BackendKind, Plan, Servers, TargetResult};
+use crate::conform_table;
+use crate::junit;
+use crate::Verdict;
 use loadbearing_refinement::conform::Budget;
 use loadbearing_registry::trace::TraceOptions;
 

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use loadbearing::junit;
-use loadbearing::suite::{self, LookupError};
-use loadbearing::Verdict;
+use crate::junit;
+use crate::suite::{self, LookupError};
+use crate::Verdict;
 use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
 

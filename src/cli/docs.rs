@@ -1,7 +1,7 @@
 //! `loadbearing docs`: docs/ regenerated from the configs and the snapshots, or (`--check`)
 //! only the stale files named.
 
-use loadbearing::Verdict;
+use crate::Verdict;
 
 use super::configs::Suite;
 use super::BadInput;
@@ -20,14 +20,12 @@ pub struct Args {
 
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     let configs = suite.load()?;
-    let dir = args
-        .out
-        .unwrap_or_else(|| loadbearing::docs::root().join("docs"));
+    let dir = args.out.unwrap_or_else(|| crate::docs::root().join("docs"));
     if !args.check {
         // Said, not silent: the default is the build's checkout, wherever the command runs.
         eprintln!("docs: writing {}", dir.display());
     }
-    let stale = loadbearing::docs::write(&configs, args.check, &dir)?;
+    let stale = crate::docs::write(&configs, args.check, &dir)?;
     if args.check && !stale.is_empty() {
         for path in &stale {
             eprintln!("out of date: {path}");

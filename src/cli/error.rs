@@ -4,17 +4,17 @@
 
 use std::path::PathBuf;
 
-use loadbearing::bench::BenchError;
-use loadbearing::conform;
-use loadbearing::docs::DocsError;
-use loadbearing::explore::ExploreError;
-use loadbearing::isolation::IsolationError;
-use loadbearing::mutate::MutateError;
-use loadbearing::report::ReportError;
-use loadbearing::run_actors::RunActorsError;
-use loadbearing::suite::{LookupError, SetError, SuiteError};
-use loadbearing::trace::{DrawError, SvgError, TraceError};
-use loadbearing::workload::WorkloadError;
+use crate::bench::BenchError;
+use crate::conform;
+use crate::docs::DocsError;
+use crate::explore::ExploreError;
+use crate::isolation::IsolationError;
+use crate::mutate::MutateError;
+use crate::report::ReportError;
+use crate::run_actors::RunActorsError;
+use crate::suite::{LookupError, SetError, SuiteError};
+use crate::trace::{DrawError, SvgError, TraceError};
+use crate::workload::WorkloadError;
 use loadbearing_refinement::distributed::ClusterError;
 use loadbearing_registry::trace::TraceProblem as TraceFileError;
 use loadbearing_specs::infra::knobs::KnobError;
@@ -100,5 +100,5 @@ pub enum BadInput {
     #[error(transparent)]
     Bench(#[from] BenchError),
     #[error(transparent)]
-    HistoryBench(#[from] loadbearing::bench_histories::HistoryBenchError),
+    HistoryBench(#[from] crate::bench_histories::HistoryBenchError),
 }

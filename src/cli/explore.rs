@@ -1,6 +1,6 @@
 //! `loadbearing explore`: Stateright's web explorer on one config's model.
 
-use loadbearing::Verdict;
+use crate::Verdict;
 
 use super::configs::Suite;
 use super::BadInput;
@@ -19,6 +19,6 @@ pub struct Args {
 
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     let config = suite.one(&args.config, &args.sets)?;
-    loadbearing::explore::serve(&config, args.port)?;
+    crate::explore::serve(&config, args.port)?;
     Ok(Verdict::AsExpected)
 }

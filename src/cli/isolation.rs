@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use loadbearing::isolation::{self, Engine, IsolationFormat, Options};
-use loadbearing::Verdict;
+use crate::isolation::{self, Engine, IsolationFormat, Options};
+use crate::Verdict;
 
 use super::format::Format;
 use super::BadInput;

@@ -1,7 +1,7 @@
 //! `loadbearing list`: every config with its model, constants and expected outcome.
 
-use loadbearing::render;
-use loadbearing::Verdict;
+use crate::render;
+use crate::Verdict;
 
 use super::configs::Suite;
 use super::format::{pretty, Format};

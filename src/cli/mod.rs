@@ -23,9 +23,10 @@ mod tlc_habits;
 mod trace;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
+use crate::Verdict;
 use clap::{Parser, Subcommand};
-use loadbearing::Verdict;
 
 pub use error::BadInput;
 pub use tlc_habits::tlc_style_option;
@@ -77,10 +78,76 @@ enum Command {
     Completions(completions::Args),
 }
 
+/// A design of your own for the CLI: the models your crate defines (each a
+/// `loadbearing_registry::model_entry::<YourModel>()`), those among them that read your
+/// implementation's traces (`loadbearing_registry::conformance_entry::<YourModel>()`), and your
+/// suite file's text (`include_str!("suite.toml")`), which `check`, `mutate`, `trace`,
+/// `explore` and `report` then use instead of the project's suites (`--suite FILE` still
+/// overrides it). The built-in models stay available beside yours.
+///
+/// ```no_run
+/// // In your crate's src/main.rs:
+/// fn main() -> std::process::ExitCode {
+///     loadbearing::cli::main_with(loadbearing::cli::Design {
+///         models: vec![/* loadbearing_registry::model_entry::<MyModel>() */],
+///         conformance: vec![],
+///         suite: Some(("suite.toml", "suite = \"mine\"\n")),
+///     })
+/// }
+/// ```
+#[derive(Default)]
+pub struct Design {
+    pub models: Vec<loadbearing_registry::ModelEntry>,
+    pub conformance: Vec<loadbearing_registry::ConformEntry>,
+    /// The suite's name (for its errors) and its text.
+    pub suite: Option<(&'static str, &'static str)>,
+}
+
+/// The project's CLI on the project's own models and suites.
+pub fn main() -> ExitCode {
+    main_with(Design::default())
+}
+
+/// The whole CLI on `design`: its models added to the built-in ones, its suite the default.
+/// The one place a verdict becomes an exit code.
+pub fn main_with(design: Design) -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(advice) = tlc_style_option(&args) {
+        eprintln!("error: {advice}");
+        return ExitCode::from(2);
+    }
+    if let Err(problem) = loadbearing_registry::install(design.models, design.conformance) {
+        eprintln!("error: {problem}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
+    let verdict = match cli.run_on(design.suite) {
+        Ok(verdict) => verdict,
+        Err(problem) => {
+            eprintln!("error: {problem}");
+            Verdict::BadInput
+        }
+    };
+    match verdict {
+        Verdict::AsExpected => ExitCode::SUCCESS,
+        Verdict::Differs => ExitCode::from(1),
+        Verdict::Incomplete | Verdict::BadInput => ExitCode::from(2),
+    }
+}
+
 impl Cli {
-    /// Runs the subcommand.
+    /// Runs the subcommand on the project's suites (or `--suite FILE`).
     pub fn run(self) -> Result<Verdict, BadInput> {
-        let suite = configs::Suite { file: self.suite };
+        self.run_on(None)
+    }
+
+    /// Runs the subcommand; `suite` (a name and a suite file's text) replaces the project's
+    /// suites unless `--suite FILE` is given.
+    pub fn run_on(self, suite: Option<(&'static str, &'static str)>) -> Result<Verdict, BadInput> {
+        let suite = configs::Suite {
+            file: self.suite,
+            text: suite,
+        };
         match self.command {
             Command::List(args) => list::run(args, &suite),
             Command::Check(args) => check::run(args, &suite),

@@ -1,10 +1,10 @@
 //! `loadbearing mutate`: each guard of every holding config removed in turn, and which
 //! properties catch it.
 
+use crate::junit;
+use crate::mutate;
+use crate::Verdict;
 use clap::ValueEnum;
-use loadbearing::junit;
-use loadbearing::mutate;
-use loadbearing::Verdict;
 use loadbearing_refinement::Options;
 
 use super::configs::{self, Suite};

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use loadbearing::conform::{Plan, Servers};
-use loadbearing::junit;
-use loadbearing::mutate;
-use loadbearing::Verdict;
+use crate::conform::{Plan, Servers};
+use crate::junit;
+use crate::mutate;
+use crate::Verdict;
 use loadbearing_refinement::{budget, Options};
 
 use super::configs::{self, Suite};
@@ -70,7 +70,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
             config.suite,
             config.name
         );
-        match loadbearing::run::run(config, &options) {
+        match crate::run::run(config, &options) {
             Ok(j) => judged.push(j),
             Err(e) => {
                 eprintln!("error: {}: {e}", config.name);
@@ -101,14 +101,14 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         None,
     );
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let inputs = loadbearing::report::Inputs {
+    let inputs = crate::report::Inputs {
         judged: &judged,
         failures: &failures,
         coverage: coverage.as_ref(),
         conformance: &results,
         command: &command,
     };
-    let pages = loadbearing::report::write(&args.out, &inputs)?;
+    let pages = crate::report::write(&args.out, &inputs)?;
     eprintln!(
         "report: {} ({} files)",
         args.out.join("index.html").display(),

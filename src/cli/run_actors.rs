@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use loadbearing::run_actors::{run_system, RunActorsError};
-use loadbearing::Verdict;
+use crate::run_actors::{run_system, RunActorsError};
+use crate::Verdict;
 use loadbearing_refinement::conform::to_ndjson;
 
 use super::BadInput;

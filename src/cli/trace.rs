@@ -1,9 +1,9 @@
 //! `loadbearing trace`: one config's shortest counterexample, as a swimlane, JSON, or a picture.
 
+use crate::render;
+use crate::trace::{self, Traced};
+use crate::Verdict;
 use clap::ValueEnum;
-use loadbearing::render;
-use loadbearing::trace::{self, Traced};
-use loadbearing::Verdict;
 use loadbearing_refinement::Options;
 
 use super::configs::Suite;

@@ -665,3 +665,49 @@ fn postgres_workload(name: &str) -> Option<serde_json::Value> {
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     Some(serde_json::from_str(&stdout).unwrap())
 }
+
+/// The five classic workloads on PostgreSQL's two levels, as `isolation --matrix` drives them
+/// (docs/isolation.md's PostgreSQL rows): every row as promised, SERIALIZABLE committing no
+/// anomaly anywhere, REPEATABLE READ committing write skew and the read-only anomaly.
+#[test]
+#[cfg(feature = "postgres")]
+fn the_classic_workloads_on_postgres_are_as_each_level_promises() {
+    if let Err(why) = loadbearing_impls::servers::postgres::launcher::find_bin() {
+        loadbearing_test_support::skip_or_fail("isolation --matrix --engine postgres", &why);
+        return;
+    }
+    let out = loadbearing(&[
+        "isolation",
+        "--matrix",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/expected/workloads"),
+        "--engine",
+        "postgres",
+        "--format",
+        "json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(rows.len(), 10, "{stdout}");
+    let anomalies = |engine: &str, workload: &str| -> Vec<String> {
+        let row = rows
+            .iter()
+            .find(|r| r["engine"] == engine && r["workload"] == workload)
+            .unwrap_or_else(|| panic!("no row for {engine} on {workload}: {stdout}"));
+        assert_eq!(row["problems"], serde_json::json!([]), "{row}");
+        serde_json::from_value(row["anomalies"].clone()).unwrap()
+    };
+    for workload in [
+        "lost_update",
+        "read_only",
+        "read_skew",
+        "serializable",
+        "write_skew",
+    ] {
+        assert!(anomalies("postgres (SERIALIZABLE)", workload).is_empty());
+    }
+    let rr = "postgres (REPEATABLE READ)";
+    assert!(anomalies(rr, "write_skew")[0].starts_with("G2-item (write skew)"));
+    assert!(anomalies(rr, "read_only")[0].starts_with("G2-item (read-only anomaly)"));
+    assert!(anomalies(rr, "lost_update").is_empty());
+}

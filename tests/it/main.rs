@@ -25,6 +25,7 @@ mod isolation;
 mod junit;
 mod lists;
 mod mutate;
+mod own_design;
 mod own_store;
 mod registry;
 mod report;

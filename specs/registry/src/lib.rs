@@ -66,6 +66,7 @@ pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyRepo
 pub type DistributedFn =
     fn(&mut Worker, &Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
 
+#[derive(Clone)]
 pub struct ModelEntry {
     pub name: &'static str,
     /// The model's description (`Configured::DOC`), compiled in.
@@ -108,6 +109,12 @@ fn resolve<M: Configured>(given: &Constants) -> Result<Resolved, KnobError> {
     Resolved::resolve::<M::Params>(M::NAME, given)
 }
 
+/// A model's entry: what a config naming it is checked, explored and drawn with. For a model of
+/// your own crate, handed to [`install`] (or `loadbearing::cli::Design`).
+pub fn model_entry<M: Configured>() -> ModelEntry {
+    entry::<M>()
+}
+
 fn entry<M: Configured>() -> ModelEntry {
     // Every guard names a knob the model declares, with its kind: a compile-time error otherwise.
     const { check_guards(<M::Params as Params>::KNOBS, M::GUARDS) };
@@ -147,9 +154,61 @@ where
     }
 }
 
-/// The models a config may name, built once. CasFirstWriteAtomic is a refinement target only.
+/// Models and trace readers of a design outside this crate, given by [`install`] before the
+/// registry is first read.
+static INSTALLED: std::sync::OnceLock<(Vec<ModelEntry>, Vec<ConformEntry>)> =
+    std::sync::OnceLock::new();
+
+/// Whether the registry has been read (after which [`install`] is too late).
+static READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Why [`install`] refused.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(
+        "the registry was read before the design's models were installed: install them first, once"
+    )]
+    TooLate,
+    #[error("a design's models were installed already")]
+    Twice,
+    #[error("the design's model `{0}` has the name of another model: give it its own")]
+    NameTaken(&'static str),
+}
+
+/// Adds a design's own models (and those of them that read implementation traces) to the
+/// built-in ones, before the registry is first read; then builds the registry, each name once.
+pub fn install(
+    models: Vec<ModelEntry>,
+    conformance: Vec<ConformEntry>,
+) -> Result<(), InstallError> {
+    if READ.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(InstallError::TooLate);
+    }
+    INSTALLED
+        .set((models, conformance))
+        .map_err(|_| InstallError::Twice)?;
+    // Each name once among all models (built in and installed): building the registry here
+    // is its first read.
+    let mut seen = std::collections::HashSet::new();
+    match self::models().iter().find(|m| !seen.insert(m.name)) {
+        Some(taken) => Err(InstallError::NameTaken(taken.name)),
+        None => Ok(()),
+    }
+}
+
+/// The design's installed entries, taken once by the registry's first read.
+fn installed_models() -> Vec<ModelEntry> {
+    READ.store(true, std::sync::atomic::Ordering::SeqCst);
+    INSTALLED
+        .get()
+        .map(|(models, _)| models.clone())
+        .unwrap_or_default()
+}
+
+/// The models a config may name, built once: the built-in ones, then a design's installed
+/// ones. CasFirstWriteAtomic is a refinement target only.
 static MODELS: LazyLock<Vec<ModelEntry>> = LazyLock::new(|| {
-    vec![
+    let mut models = vec![
         shardable::<SingleWriterStore>(),
         shardable::<Cassandra>(),
         shardable::<Kafka>(),
@@ -173,7 +232,9 @@ static MODELS: LazyLock<Vec<ModelEntry>> = LazyLock::new(|| {
         shardable::<RecoveryRead>(),
         shardable::<Cassandra835>(),
         shardable::<Kafka835>(),
-    ]
+    ];
+    models.extend(installed_models());
+    models
 });
 
 /// The models a config may name, in the registry's order.
@@ -188,6 +249,7 @@ pub fn models() -> &'static [ModelEntry] {
 pub type ConformFn = fn(&Resolved, &str, &TraceOptions) -> Result<TraceReport, TraceProblem>;
 
 /// A model an implementation trace can be checked against, with its constants.
+#[derive(Clone)]
 pub struct ConformEntry {
     pub name: &'static str,
     /// Checks constants against the model's knobs.
@@ -203,6 +265,15 @@ fn trace_entry<M: Configured>(conform: ConformFn) -> ConformEntry {
         resolve: resolve::<M>,
         conform,
     }
+}
+
+/// A model's trace reader: implementation traces in its vocabulary (`M::Event`) judged against
+/// it. For a model of your own crate, handed to [`install`].
+pub fn conformance_entry<M: Configured + Conform>() -> ConformEntry
+where
+    M::State: Eq,
+{
+    conform_entry::<M>()
 }
 
 fn conform_entry<M: Configured + Conform>() -> ConformEntry
@@ -242,8 +313,9 @@ fn atomic_entry() -> ConformEntry {
 
 /// The one list of models that read implementation traces (in `models()` order, then the
 /// refinement-only CasFirstWriteAtomic), built once.
-static CONFORMANCE: LazyLock<[ConformEntry; 20]> = LazyLock::new(|| {
-    [
+static CONFORMANCE: LazyLock<Vec<ConformEntry>> = LazyLock::new(|| {
+    READ.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut entries = vec![
         conform_entry::<Cassandra>(),
         conform_entry::<Kafka>(),
         conform_entry::<Epoch>(),
@@ -264,7 +336,9 @@ static CONFORMANCE: LazyLock<[ConformEntry; 20]> = LazyLock::new(|| {
         conform_entry::<GroupCommitActors>(),
         conform_entry::<SsiActors>(),
         atomic_entry(),
-    ]
+    ];
+    entries.extend(INSTALLED.get().map(|(_, c)| c.clone()).unwrap_or_default());
+    entries
 });
 
 /// The model an implementation trace can be checked against by this name: how to resolve its
