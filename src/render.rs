@@ -254,6 +254,9 @@ pub fn swimlane(cx: &ShownPath, indent: &str) -> String {
         n => format!("{n} steps"),
     };
     let _ = write!(out, "{indent}violated: {} ({steps})", cx.property);
+    if let Some(why) = &cx.explanation {
+        let _ = write!(out, ": {why}");
+    }
     out
 }
 
@@ -308,6 +311,9 @@ pub fn counterexample_json(cx: &ShownPath) -> Value {
         })
         .collect();
     let mut object = json!({ "property": cx.property, "steps": steps });
+    if let Some(why) = &cx.explanation {
+        object["explanation"] = json!(why);
+    }
     if let Some(start) = cx.loop_start {
         object["loop_start"] = json!(start);
         object["fairness"] = json!(cx.fairness_note);

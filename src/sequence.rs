@@ -156,7 +156,10 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
             format!("step {last} is step {start} again: the loop repeats forever; {note}")
         }
     });
-    let violated = format!("✗ {} is violated", cx.property);
+    let violated = match &cx.explanation {
+        Some(why) => format!("✗ {} is violated: {why}", cx.property),
+        None => format!("✗ {} is violated", cx.property),
+    };
     let footer = loop_note.clone().unwrap_or_else(|| violated.clone());
     widest_note = widest_note.max(width_of(&footer));
     let bottom = y + 8.0;
@@ -328,6 +331,7 @@ mod tests {
                 after: vec![("d".into(), "0".into())],
             }),
             fairness_note: None,
+            explanation: None,
         }
     }
 

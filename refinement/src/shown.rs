@@ -51,6 +51,9 @@ pub struct ShownPath {
     pub loop_start: Option<usize>,
     pub abstract_step: Option<ShownAbstractStep>,
     pub fairness_note: Option<String>,
+    /// Why the path violates the property, where the model says more than its name
+    /// ([`Spec::explain_violation`]).
+    pub explanation: Option<String>,
 }
 
 impl ShownPath {
@@ -66,6 +69,7 @@ impl ShownPath {
             loop_start: cx.loop_start,
             abstract_step: cx.abstract_step.as_ref().map(ShownAbstractStep::of),
             fairness_note: cx.fairness_note.clone(),
+            explanation: model.explain_violation(&cx.property, &cx.path),
         }
     }
 

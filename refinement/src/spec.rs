@@ -103,4 +103,15 @@ pub trait Spec:
     fn actor(&self, _action: &Self::Action) -> String {
         "system".to_string()
     }
+
+    /// Why a counterexample violates `property`, in the model's own terms, where the last state
+    /// alone does not say it (SSI: the dependency cycle, `T1 -rw(bob)-> T2 -rw(alice)-> T1`).
+    /// Printed with the violation; `None` (the default): the property's name says enough.
+    fn explain_violation(
+        &self,
+        _property: &str,
+        _path: &crate::path::Path<Self::State, Self::Action>,
+    ) -> Option<String> {
+        None
+    }
 }

@@ -97,6 +97,45 @@ pub fn history(model: &Ssi, s: &SsiState, reads_from: &ReadsFrom) -> History {
     }
 }
 
+/// The reads-from after `action` takes `state` to `next`: a read that returned records the
+/// writer of the version the model made visible to it.
+fn reads_after(
+    model: &Ssi,
+    state: &SsiState,
+    action: SsiAction,
+    next: &SsiState,
+    mut reads_from: ReadsFrom,
+) -> ReadsFrom {
+    if let SsiAction::Exec(t, i) = action {
+        let (t, i) = (t as usize, i as usize);
+        if let Stmt::Read(k) = model.workload.programs[t][i] {
+            // A read that the reader path failed returned nothing.
+            if next.txns[t].reads[i].is_some() {
+                reads_from[t][i] = Some(model.visible_version(state, t, k).writer);
+            }
+        }
+    }
+    reads_from
+}
+
+/// The anomalies of the history a path of the model commits (a counterexample's), each as
+/// `G2-item (write skew): T1 -rw(bob)-> T2 -rw(alice)-> T1`.
+pub fn anomalies_of_path(
+    model: &Ssi,
+    path: &loadbearing_refinement::path::Path<SsiState, SsiAction>,
+) -> Vec<String> {
+    let mut reads_from = [[None; MAX_STMTS]; MAX_TXNS];
+    for (before, action, after) in path.transitions() {
+        reads_from = reads_after(model, before, *action, after, reads_from);
+    }
+    let last = path.transitions().last().map_or(path.init(), |(_, _, s)| s);
+    let history = history(model, last, &reads_from);
+    anomaly::classify(&history)
+        .iter()
+        .map(|a| a.render(&history.keys))
+        .collect()
+}
+
 /// Explores every interleaving, up to `max_states` (state, reads-from) pairs.
 pub fn explore(model: &Ssi, max_states: usize) -> Exploration {
     let mut nodes: Vec<Node> = Vec::new();
@@ -129,16 +168,7 @@ pub fn explore(model: &Ssi, max_states: usize) -> Exploration {
             let Some(next) = model.next_state(state, action) else {
                 continue;
             };
-            let mut next_reads = reads_from;
-            if let SsiAction::Exec(t, i) = action {
-                let (t, i) = (t as usize, i as usize);
-                if let Stmt::Read(k) = model.workload.programs[t][i] {
-                    // A read that the reader path failed returned nothing.
-                    if next.txns[t].reads[i].is_some() {
-                        next_reads[t][i] = Some(model.visible_version(state, t, k).writer);
-                    }
-                }
-            }
+            let next_reads = reads_after(model, state, action, &next, reads_from);
             let key = (next, next_reads);
             if seen.contains(&key) {
                 continue;

@@ -667,6 +667,19 @@ impl Model for Ssi {
 }
 
 impl Spec for Ssi {
+    /// A serializability violation names its dependency cycle, as `check --workload` does.
+    fn explain_violation(
+        &self,
+        property: &str,
+        path: &loadbearing_refinement::path::Path<SsiState, SsiAction>,
+    ) -> Option<String> {
+        if property != "Serializable" {
+            return None;
+        }
+        let anomalies = explore::anomalies_of_path(self, path);
+        (!anomalies.is_empty()).then(|| anomalies.join("; "))
+    }
+
     fn variables(&self, s: &SsiState) -> Variables {
         const TXN_NAMES: [&str; MAX_TXNS] = ["T1", "T2", "T3"];
         let mut vars: Variables = (0..self.txn_count())
