@@ -11,7 +11,7 @@
 //! commits returned (taken one at a time under the log's lock: commit order, which for Badger
 //! is version order).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
@@ -19,7 +19,8 @@ use std::sync::Mutex;
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
-use crate::race::{LoggedRead, Run, VersionRow};
+use crate::race::{Run, VersionRow};
+use crate::record::{ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -108,13 +109,6 @@ impl Drop for Driver {
     }
 }
 
-/// The log of committed versions and each key's latest writer.
-#[derive(Default)]
-struct VersionLog {
-    rows: Vec<VersionRow>,
-    latest: HashMap<String, i32>,
-}
-
 /// One transaction of the script (`T{t}` to the driver).
 struct BadgerConn<'r> {
     driver: &'r Mutex<Driver>,
@@ -124,7 +118,7 @@ struct BadgerConn<'r> {
     t: usize,
     open: bool,
     written: Vec<String>,
-    reads: &'r Mutex<Vec<LoggedRead>>,
+    reads: &'r ReadLog,
     log: &'r Mutex<VersionLog>,
 }
 
@@ -136,14 +130,7 @@ impl BadgerConn<'_> {
     fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
         let found = self.driver().versioned(&format!("get T{} {key}", self.t))?;
         if let Some((_, writer)) = found {
-            self.reads
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(LoggedRead {
-                    txn: self.t,
-                    key: key.to_string(),
-                    writer,
-                });
+            self.reads.record(self.t, key.to_string(), writer);
         }
         Ok(found.map(|(v, _)| v))
     }
@@ -196,13 +183,7 @@ impl Conn for BadgerConn<'_> {
         // The driver forgets the transaction whatever its commit answers.
         self.open = false;
         self.driver().ask(&format!("commit T{}", self.t))?;
-        let mut written = self.written.clone();
-        written.sort();
-        written.dedup();
-        for k in written {
-            let prev = log.latest.insert(k.clone(), w).unwrap_or(0);
-            log.rows.push((k, w, Some(prev)));
-        }
+        log.commit(w, &self.written);
         Ok(())
     }
 
@@ -268,7 +249,7 @@ impl Drivable for BadgerTier {
         }
         self.keys = script.keys().into_iter().map(|(k, _)| k).collect();
         self.log = Mutex::new(VersionLog::default());
-        let reads = Mutex::new(Vec::new());
+        let reads = ReadLog::default();
         let layout = script.layout();
         let conns: Vec<BadgerConn<'_>> = (0..script.txn_count())
             .map(|t| BadgerConn {
@@ -283,11 +264,7 @@ impl Drivable for BadgerTier {
             })
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
-        Ok((
-            results,
-            observed,
-            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
-        ))
+        Ok((results, observed, reads.into_reads()))
     }
 
     fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, Refused> {
@@ -300,12 +277,7 @@ impl Drivable for BadgerTier {
     }
 
     fn versions(&mut self) -> Result<Vec<VersionRow>, Refused> {
-        Ok(self
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .rows
-            .clone())
+        Ok(self.log.lock().unwrap_or_else(|e| e.into_inner()).rows())
     }
 }
 

@@ -28,7 +28,8 @@ use std::sync::Mutex;
 use crate::engine::{CommitStep, Layout, Page};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
-use crate::race::{LoggedRead, Run, VersionRow};
+use crate::race::{Run, VersionRow};
+use crate::record::{ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -196,13 +197,6 @@ fn put(db: Db, txn: *mut c_void, key: &str, value: i64, writer: i32) -> Result<(
     check(unsafe { ffi::lb_bdb_put(db.0, txn, key.as_ptr(), bytes.as_ptr(), 12) })
 }
 
-/// The log of committed versions and each key's latest writer.
-#[derive(Default)]
-struct VersionLog {
-    rows: Vec<VersionRow>,
-    latest: HashMap<String, i32>,
-}
-
 /// One transaction of the script.
 struct BdbConn<'r> {
     env: Db,
@@ -212,7 +206,7 @@ struct BdbConn<'r> {
     /// Transaction t of the script: its writes carry `w = t + 1`.
     t: usize,
     written: Vec<String>,
-    reads: &'r Mutex<Vec<LoggedRead>>,
+    reads: &'r ReadLog,
     log: &'r Mutex<VersionLog>,
 }
 
@@ -246,14 +240,7 @@ impl Conn for BdbConn<'_> {
             Plan::Read(k) => {
                 let found = get(self.db_of(k), self.txn()?, k)?;
                 if let Some((_, writer)) = found {
-                    self.reads
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(LoggedRead {
-                            txn: self.t,
-                            key: k.clone(),
-                            writer,
-                        });
+                    self.reads.record(self.t, k.clone(), writer);
                 }
                 Ok(Observed::Value(found.map(|(v, _)| v)))
             }
@@ -298,13 +285,7 @@ impl Conn for BdbConn<'_> {
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: a live transaction, freed by its commit whatever it returns.
         check(unsafe { ffi::lb_bdb_commit(txn.0) })?;
-        let mut written = self.written.clone();
-        written.sort();
-        written.dedup();
-        for k in written {
-            let prev = log.latest.insert(k.clone(), w).unwrap_or(0);
-            log.rows.push((k, w, Some(prev)));
-        }
+        log.commit(w, &self.written);
         Ok(())
     }
 
@@ -425,7 +406,7 @@ impl Drivable for BdbTier {
         sched: &Schedule,
     ) -> Result<Run, BdbError> {
         self.reset(script)?;
-        let reads = Mutex::new(Vec::new());
+        let reads = ReadLog::default();
         let layout = script.layout();
         let conns: Vec<BdbConn<'_>> = (0..script.txn_count())
             .map(|t| BdbConn {
@@ -440,11 +421,7 @@ impl Drivable for BdbTier {
             })
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
-        Ok((
-            results,
-            observed,
-            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
-        ))
+        Ok((results, observed, reads.into_reads()))
     }
 
     fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, BdbError> {
@@ -460,12 +437,7 @@ impl Drivable for BdbTier {
     }
 
     fn versions(&mut self) -> Result<Vec<VersionRow>, BdbError> {
-        Ok(self
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .rows
-            .clone())
+        Ok(self.log.lock().unwrap_or_else(|e| e.into_inner()).rows())
     }
 }
 

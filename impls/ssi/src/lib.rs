@@ -13,6 +13,7 @@
 //! - [`replay`]: a path of named actions driven through the engine.
 //! - [`judge`]: a verdict on an engine trace, given by the caller (the tier counts them).
 //! - [`tier`]: the isolation tier — scenarios on real threads with the timing they name.
+//! - [`record`]: what the driver records beside an engine: reads, and commits in order.
 //! - [`race`]: a workload file raced freely on a store, each history classified (G2-item…).
 //! - [`interleave`]: every interleaving of a workload's transactions, driven step by step.
 //! - [`analysis`]: was an SSI abort needed? The key-level dependency graph of a history.
@@ -38,6 +39,7 @@ pub mod judge;
 pub mod postgres;
 pub mod program;
 pub mod race;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod skipdb;

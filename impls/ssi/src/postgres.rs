@@ -24,7 +24,6 @@
 //! statements above.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use postgres::{Client, NoTls};
@@ -34,7 +33,8 @@ use loadbearing_workload::workload::Workload;
 
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{script, Observed, Outcome, Plan, Script};
-use crate::race::{LoggedRead, Run, VersionRow};
+use crate::race::{Run, VersionRow};
+use crate::record::ReadLog;
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
 
 pub use loadbearing_impls::servers::postgres::launcher::{PgServer, PgServerError};
@@ -127,7 +127,7 @@ pub struct PgConn<'c> {
     layout: Layout,
     /// Transaction t of the script: its writes carry `w = t + 1`.
     txn: usize,
-    reads: &'c Mutex<Vec<LoggedRead>>,
+    reads: &'c ReadLog,
     level: Level,
 }
 
@@ -148,14 +148,7 @@ impl Conn for PgConn<'_> {
                     .query_opt("SELECT v, w FROM kv WHERE k = $1", &[k])
                     .map_err(Refused)?;
                 if let Some(r) = &row {
-                    self.reads
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(LoggedRead {
-                            txn: self.txn,
-                            key: k.clone(),
-                            writer: r.get(1),
-                        });
+                    self.reads.record(self.txn, k.clone(), r.get(1));
                 }
                 Ok(Observed::Value(row.map(|r| r.get::<_, i64>(0))))
             }
@@ -341,7 +334,7 @@ impl Drivable for PgTier {
         self.reset(script)?;
         let n = script.txn_count();
         let layout = script.layout();
-        let reads = Mutex::new(Vec::new());
+        let reads = ReadLog::default();
         let conns: Vec<PgConn<'_>> = self.clients[..n]
             .iter_mut()
             .enumerate()
@@ -354,11 +347,7 @@ impl Drivable for PgTier {
             })
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
-        Ok((
-            results,
-            observed,
-            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
-        ))
+        Ok((results, observed, reads.into_reads()))
     }
 
     fn versions(&mut self) -> Result<Vec<VersionRow>, PgTierError> {

@@ -19,7 +19,8 @@ use ::skipdb::serializable::{SerializableDb, SerializableTransaction};
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
-use crate::race::{LoggedRead, Run, VersionRow};
+use crate::race::{Run, VersionRow};
+use crate::record::{ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -47,13 +48,6 @@ fn refused(e: impl std::fmt::Display) -> Refused {
     })
 }
 
-/// The log of committed versions and each key's latest writer.
-#[derive(Default)]
-struct VersionLog {
-    rows: Vec<VersionRow>,
-    latest: HashMap<String, i32>,
-}
-
 /// One transaction.
 struct SkipConn<'r> {
     db: Db,
@@ -64,7 +58,7 @@ struct SkipConn<'r> {
     /// Transaction t of the script: its writes carry `w = t + 1`.
     t: usize,
     written: Vec<String>,
-    reads: &'r Mutex<Vec<LoggedRead>>,
+    reads: &'r ReadLog,
     log: &'r Mutex<VersionLog>,
 }
 
@@ -84,14 +78,7 @@ impl SkipConn<'_> {
         let t = self.t;
         let found = self.txn()?.get(&i).map_err(refused)?.map(|r| *r.value());
         if let Some((_, writer)) = found {
-            self.reads
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(LoggedRead {
-                    txn: t,
-                    key: key.to_string(),
-                    writer,
-                });
+            self.reads.record(t, key.to_string(), writer);
         }
         Ok(found.map(|(v, _)| v))
     }
@@ -145,13 +132,7 @@ impl Conn for SkipConn<'_> {
             .ok_or_else(|| Refused("no transaction is open".into()))?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         txn.commit().map_err(refused)?;
-        let mut written = self.written.clone();
-        written.sort();
-        written.dedup();
-        for k in written {
-            let prev = log.latest.insert(k.clone(), w).unwrap_or(0);
-            log.rows.push((k, w, Some(prev)));
-        }
+        log.commit(w, &self.written);
         Ok(())
     }
 
@@ -216,7 +197,7 @@ impl Drivable for SkipTier {
         }
         load.commit().map_err(refused)?;
         self.log = Mutex::new(VersionLog::default());
-        let reads = Mutex::new(Vec::new());
+        let reads = ReadLog::default();
         let layout = script.layout();
         let conns: Vec<SkipConn<'_>> = (0..script.txn_count())
             .map(|t| SkipConn {
@@ -232,11 +213,7 @@ impl Drivable for SkipTier {
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
         self.db = Some(db);
-        Ok((
-            results,
-            observed,
-            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
-        ))
+        Ok((results, observed, reads.into_reads()))
     }
 
     fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, Refused> {
@@ -256,12 +233,7 @@ impl Drivable for SkipTier {
     }
 
     fn versions(&mut self) -> Result<Vec<VersionRow>, Refused> {
-        Ok(self
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .rows
-            .clone())
+        Ok(self.log.lock().unwrap_or_else(|e| e.into_inner()).rows())
     }
 }
 

@@ -12,14 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
-use crate::race::{LoggedRead, Run, VersionRow};
+use crate::race::{Run, VersionRow};
+use crate::record::ReadLog;
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -63,7 +63,7 @@ struct SqliteConn<'c> {
     layout: Layout,
     /// Transaction t of the script: its writes carry `w = t + 1`.
     txn: usize,
-    reads: &'c Mutex<Vec<LoggedRead>>,
+    reads: &'c ReadLog,
 }
 
 impl Conn for SqliteConn<'_> {
@@ -89,14 +89,7 @@ impl Conn for SqliteConn<'_> {
                     .optional()
                     .map_err(Refused)?;
                 if let Some((_, writer)) = row {
-                    self.reads
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(LoggedRead {
-                            txn: self.txn,
-                            key: k.clone(),
-                            writer,
-                        });
+                    self.reads.record(self.txn, k.clone(), writer);
                 }
                 Ok(Observed::Value(row.map(|(v, _)| v)))
             }
@@ -226,7 +219,7 @@ impl Drivable for SqliteTier {
         self.reset(script)?;
         let n = script.txn_count();
         let layout = script.layout();
-        let reads = Mutex::new(Vec::new());
+        let reads = ReadLog::default();
         let conns: Vec<SqliteConn<'_>> = self.clients[..n]
             .iter_mut()
             .enumerate()
@@ -238,11 +231,7 @@ impl Drivable for SqliteTier {
             })
             .collect();
         let (results, observed) = run_all(script, scenario, sched, conns);
-        Ok((
-            results,
-            observed,
-            reads.into_inner().unwrap_or_else(|e| e.into_inner()),
-        ))
+        Ok((results, observed, reads.into_reads()))
     }
 
     fn state(&mut self, script: &Script) -> Result<BTreeMap<String, Option<i64>>, Self::Error> {

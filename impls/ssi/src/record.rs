@@ -1,0 +1,60 @@
+//! What the driver records beside an engine while a workload runs, so that each run's history
+//! is built from what the engine answered: every read with the writer of the version it
+//! returned, and, for an engine that keeps no version log a client can read (skipdb, Berkeley
+//! DB, Badger), each commit's new versions in commit order.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::race::{LoggedRead, VersionRow};
+
+/// The reads of one run, from every transaction's thread.
+#[derive(Default)]
+pub struct ReadLog(Mutex<Vec<LoggedRead>>);
+
+impl ReadLog {
+    /// Transaction `txn` read `key` and got the version `writer` wrote (0: the loaded data).
+    pub fn record(&self, txn: usize, key: impl Into<String>, writer: i32) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(LoggedRead {
+                txn,
+                key: key.into(),
+                writer,
+            });
+    }
+
+    pub fn into_reads(self) -> Vec<LoggedRead> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The committed versions of one run, in commit order, and each key's latest writer. Commits
+/// are taken one at a time under the log's lock (the caller holds it across the engine's
+/// commit), so that order is the engine's commit order, which for these engines is their
+/// version order.
+#[derive(Default)]
+pub struct VersionLog {
+    rows: Vec<VersionRow>,
+    latest: HashMap<String, i32>,
+}
+
+impl VersionLog {
+    /// `writer` committed its writes to `written` (in any order, a key any number of times):
+    /// each key's new version follows its latest (0: the loaded data).
+    pub fn commit(&mut self, writer: i32, written: &[String]) {
+        let mut keys = written.to_vec();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            let prev = self.latest.insert(key.clone(), writer).unwrap_or(0);
+            self.rows.push((key, writer, Some(prev)));
+        }
+    }
+
+    /// The rows as the tier reads a version log: (key, writer, previous writer).
+    pub fn rows(&self) -> Vec<VersionRow> {
+        self.rows.clone()
+    }
+}
