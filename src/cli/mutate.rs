@@ -27,8 +27,9 @@ pub struct Args {
     /// The coverage as a table for people, JSON, the Markdown of docs/mutation.md, or JUnit XML.
     #[arg(long, value_enum, default_value_t = MutateFormat::Table)]
     format: MutateFormat,
-    /// Worker threads of each check (default: every core).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads of each check (default: every core; `--workers`, TLC's
+    /// word, is the same here).
+    #[arg(long, visible_alias = "workers", default_value_t = 0)]
     threads: usize,
 }
 

@@ -38,8 +38,9 @@ pub struct Args {
     /// Seed of the conformance runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Worker threads of each check and mutant (default: every core).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads of each check and mutant (default: every core; `--workers`, TLC's
+    /// word, is the same here).
+    #[arg(long, visible_alias = "workers", default_value_t = 0)]
     threads: usize,
 }
 

@@ -377,3 +377,16 @@ fn completions_are_printed_for_bash_zsh_and_fish() {
     let out = loadbearing(&["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2), "an unknown shell is bad input");
 }
+
+/// `--workers`, TLC's word for threads, is accepted where it can mean nothing else (`mutate`,
+/// `report`): the run goes on to its filter, which here matches nothing.
+#[test]
+fn workers_is_the_threads_flag_where_unambiguous() {
+    let out = loadbearing(&["mutate", "--workers", "2", "no_such_config"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no config matches"),
+        "{}",
+        stderr(&out)
+    );
+}
