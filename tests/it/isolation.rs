@@ -358,6 +358,22 @@ fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() 
 
 /// `isolation --workload expected/workloads/write_skew.toml --variant none` and `engine`
 /// (engines and format): its stdout, once it exited 0.
+/// `isolation --workload expected/workloads/NAME.toml --variant none` on `engine` (its flags),
+/// as JSON; it must exit 0.
+fn workload_json(name: &str, engine: &[&str]) -> serde_json::Value {
+    let file = format!(
+        "{}/expected/workloads/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut args = vec!["isolation", "--workload", &file, "--variant", "none"];
+    args.extend_from_slice(engine);
+    args.extend(["--format", "json"]);
+    let out = loadbearing(&args);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
 fn write_skew_on(engine: &[&str]) -> String {
     let mut args = vec![
         "isolation",
@@ -535,8 +551,7 @@ fn docs_isolation_md_is_the_matrix_commands_output() {
 #[test]
 #[cfg(feature = "bdb")]
 fn berkeley_db_admits_write_skew_and_refuses_lost_update() {
-    let skew = write_skew_on(&["--engine", "bdb", "--format", "json"]);
-    let skew: serde_json::Value = serde_json::from_str(&skew).unwrap();
+    let skew = workload_json("write_skew", &["--engine", "bdb"]);
     let bdb = &skew["stores"][0];
     assert_eq!(bdb["race"]["store"], "berkeley db 5.3 (DB_TXN_SNAPSHOT)");
     assert_eq!(bdb["driven"]["interleavings"]["total"], 70, "{bdb}");
@@ -545,23 +560,7 @@ fn berkeley_db_admits_write_skew_and_refuses_lost_update() {
         "{bdb}"
     );
     assert_eq!(bdb["problems"], serde_json::json!([]), "{bdb}");
-    let out = loadbearing(&[
-        "isolation",
-        "--workload",
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/expected/workloads/lost_update.toml"
-        ),
-        "--variant",
-        "none",
-        "--engine",
-        "bdb",
-        "--format",
-        "json",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = workload_json("lost_update", &["--engine", "bdb"]);
     let race = &v["stores"][0]["race"];
     assert_eq!(race["anomalies"], serde_json::json!({}), "{race}");
     assert!(
@@ -580,8 +579,7 @@ fn berkeley_db_admits_write_skew_and_refuses_lost_update() {
 #[test]
 #[cfg(feature = "badger")]
 fn badger_refuses_write_skew_at_commit() {
-    let v = write_skew_on(&["--engine", "badger", "--format", "json"]);
-    let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+    let v = workload_json("write_skew", &["--engine", "badger"]);
     let badger = &v["stores"][0];
     assert_eq!(badger["race"]["store"], "badger v4 (optimistic SSI)");
     assert_eq!(badger["driven"]["interleavings"]["total"], 70, "{badger}");
@@ -648,22 +646,7 @@ fn postgres_workload(name: &str) -> Option<serde_json::Value> {
         loadbearing_test_support::skip_or_fail("isolation --workload --postgres", &why);
         return None;
     }
-    let out = loadbearing(&[
-        "isolation",
-        "--workload",
-        &format!(
-            "{}/expected/workloads/{name}.toml",
-            env!("CARGO_MANIFEST_DIR")
-        ),
-        "--variant",
-        "none",
-        "--postgres",
-        "--format",
-        "json",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    Some(serde_json::from_str(&stdout).unwrap())
+    Some(workload_json(name, &["--postgres"]))
 }
 
 /// The five classic workloads on PostgreSQL's two levels, as `isolation --matrix` drives them
