@@ -264,7 +264,7 @@ pub fn check<M: Spec>(
             Box::new(move |s: &M::State| condition(model, s)) as Condition<'_, M::State>
         })
         .collect();
-    let graph = match pool.install(|| graph::build(model, &conditions, &limits)) {
+    let graph = match pool.install(|| graph::build(model, &conditions, &limits, options.progress)) {
         Ok(graph) => graph,
         Err(spent) => {
             report.outcome = Outcome::Incomplete(spent);

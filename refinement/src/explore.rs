@@ -145,7 +145,8 @@ pub fn explore<M: Spec>(
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    let mut progress = progress.then(|| Progress::new(""));
+    // The phase is named: a check with temporal properties builds its graph after this.
+    let mut progress = progress.then(|| Progress::new("safety"));
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let mut findings = Vec::new();

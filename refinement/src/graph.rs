@@ -176,7 +176,10 @@ pub fn build<M: Spec>(
     model: &M,
     conditions: &[Condition<'_, M::State>],
     limits: &Limits,
+    progress: bool,
 ) -> Result<StateGraph, Exhausted> {
+    // The graph phase has its own progress line: the safety search's has ended by now.
+    let mut progress = progress.then(|| crate::progress::Progress::new("liveness graph"));
     assert!(conditions.len() <= 64, "at most 64 temporal properties");
     let groups = model.fairness_groups().len();
     let mut graph = StateGraph::empty(groups, conditions.len());
@@ -206,6 +209,9 @@ pub fn build<M: Spec>(
             let mut ids = batch.iter().map(|(id, _)| *id);
             for chunk in expanded {
                 merge(&mut graph, &mut index, &mut ids, chunk, &mut next, depth)?;
+            }
+            if let Some(line) = &mut progress {
+                line.tick(graph.fps.len() as u64, depth);
             }
         }
         frontier = next;

@@ -359,7 +359,8 @@ fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() 
 /// `isolation --workload expected/workloads/write_skew.toml --variant none` and `engine`
 /// (engines and format): its stdout, once it exited 0.
 /// `isolation --workload expected/workloads/NAME.toml --variant none` on `engine` (its flags),
-/// as JSON; it must exit 0.
+/// as JSON; it must exit 0. The engines' own tests use it, each behind its feature.
+#[cfg(any(feature = "postgres", feature = "bdb", feature = "badger"))]
 fn workload_json(name: &str, engine: &[&str]) -> serde_json::Value {
     let file = format!(
         "{}/expected/workloads/{name}.toml",
