@@ -10,7 +10,7 @@ use loadbearing_ssi_engine::interleave::{self, Drivable};
 
 use crate::isolation::engines::{for_each_column, Column, Engine, OnColumn};
 use crate::isolation::matrix::workload_files;
-use crate::isolation::{with_postgres_if, Interleave, IsolationError};
+use crate::isolation::{with_postgres, Interleave, IsolationError};
 
 /// One engine's column on one workload.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -76,7 +76,7 @@ pub fn measure(dir: &Path, interleave: Interleave) -> Result<Vec<EngineRow>, Iso
             .map_err(|e| IsolationError::Workload(e.to_string()))?;
         workloads.push(parsed.workload);
     }
-    with_postgres_if(engines.contains(&Engine::Postgres), |conn_str| {
+    with_postgres(engines.contains(&Engine::Postgres), |conn_str| {
         let mut rows = Vec::new();
         for workload in &workloads {
             let mut timed = Timed {

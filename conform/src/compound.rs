@@ -3,7 +3,7 @@
 //! PostgreSQL, the compound's must-fail counterexamples replayed statement by statement
 //! (`replay`). The store family's sessions and event reading are [`crate::store`]'s.
 
-use loadbearing_impls::Mode;
+use loadbearing_impls::{CompoundGuards, Mode};
 
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 
@@ -47,8 +47,12 @@ impl Target for Compound {
     }
 
     fn run(&self, settings: &Settings, result: &mut TargetResult) -> Result<(), Error> {
-        let factory =
-            StoreFactory::new(settings.backend.clone(), Mode::Guarded, self.name())?.compound();
+        let factory = StoreFactory::compound(
+            settings.backend.clone(),
+            Mode::Guarded,
+            self.name(),
+            CompoundGuards::default(),
+        )?;
         let model = guarded_compound(settings.writers);
         let mut schedule = Seeded::new(settings.seed);
         for round in 0..settings.traces {

@@ -43,73 +43,73 @@ pub const STORES: &[BackendKind] = &{
 
 /// Opens store sessions on one fresh database, one per concurrent writer.
 pub struct StoreFactory {
+    /// Where the database is, and its name (a table, a file, a Cassandra table), unique to the
+    /// run: what PostgreSQL's reaper connects to.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     backend: Backend,
     mode: Mode,
-    /// What the database is to be: its name, and PostgreSQL's compound with its guards.
-    spec: DatabaseSpec,
-    /// Made on the first session, once the compound and its guards are chosen.
-    database: std::sync::OnceLock<Box<dyn Database>>,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    name: String,
+    database: Box<dyn Database>,
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl StoreFactory {
     pub fn new(backend: Backend, mode: Mode, label: &str) -> Result<StoreFactory, Error> {
-        let unique = format!(
-            "{label}_{}_{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let BackendKind::Store(_) = backend.kind() else {
+        StoreFactory::open_database(backend, mode, label, false, CompoundGuards::default())
+    }
+
+    /// A store whose guarded first write is the three-statement compound (PostgreSQL's can be
+    /// either; Cassandra's always is), with these guards (turning one off is a planted mutant).
+    pub fn compound(
+        backend: Backend,
+        mode: Mode,
+        label: &str,
+        guards: CompoundGuards,
+    ) -> Result<StoreFactory, Error> {
+        StoreFactory::open_database(backend, mode, label, true, guards)
+    }
+
+    /// The database is made here, once: a server that refuses is said now, not at the first
+    /// session.
+    fn open_database(
+        backend: Backend,
+        mode: Mode,
+        label: &str,
+        compound: bool,
+        guards: CompoundGuards,
+    ) -> Result<StoreFactory, Error> {
+        let BackendKind::Store(store) = backend.kind() else {
             return Err(Error::Unsupported {
                 needs: "a database the snapshot store runs on (`conform --list` names them)",
                 backend: backend.kind(),
             });
         };
-        if !backend.kind().compiled_in() {
+        if !store.compiled_in() {
             return Err(Error::NotCompiled(backend.kind()));
         }
-        let factory = StoreFactory {
+        let name = format!(
+            "{label}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )
+        .replace('-', "_");
+        let spec = DatabaseSpec {
+            name: name.clone(),
+            compound,
+            guards,
+        };
+        let address = (!store.embedded()).then(|| backend.address()).transpose()?;
+        let database = store
+            .database(address, &spec)
+            .map_err(Error::open("opening the store's database"))?;
+        Ok(StoreFactory {
             backend,
             mode,
-            spec: DatabaseSpec {
-                name: unique.replace('-', "_"),
-                ..DatabaseSpec::default()
-            },
-            database: std::sync::OnceLock::new(),
-        };
-        // A server that refuses is said now, not at the first session.
-        factory.database()?;
-        Ok(factory)
-    }
-
-    pub fn compound(mut self) -> StoreFactory {
-        self.spec.compound = true;
-        self.database = std::sync::OnceLock::new();
-        self
-    }
-
-    /// PostgreSQL's compound with these guards (turning one off is a planted mutant).
-    pub fn with_guards(mut self, guards: CompoundGuards) -> Self {
-        self.spec.guards = guards;
-        self.database = std::sync::OnceLock::new();
-        self
-    }
-
-    fn database(&self) -> Result<&dyn Database, Error> {
-        if let Some(database) = self.database.get() {
-            return Ok(database.as_ref());
-        }
-        let BackendKind::Store(store) = self.backend.kind() else {
-            return Err(Error::NotCompiled(self.backend.kind()));
-        };
-        let address = (!store.embedded())
-            .then(|| self.backend.address())
-            .transpose()?;
-        let database = store
-            .database(address, &self.spec)
-            .map_err(Error::open("opening the store's database"))?;
-        Ok(self.database.get_or_init(|| database).as_ref())
+            name,
+            database,
+        })
     }
 
     /// A PostgreSQL session that reaps rows (the model's `ReapRow`).
@@ -126,7 +126,7 @@ impl StoreFactory {
         }
         loadbearing_impls::servers::postgres::PostgresStore::connect_traced(
             self.backend.address()?,
-            &self.spec.name,
+            &self.name,
             self.options(),
             tracer,
         )
@@ -141,7 +141,7 @@ impl StoreFactory {
     }
 
     pub fn open(&self, tracer: SharedTracer) -> Result<Box<dyn SnapshotStore>, Error> {
-        self.database()?
+        self.database
             .session(self.options(), tracer)
             .map_err(Error::open("opening a store session"))
     }

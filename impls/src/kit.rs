@@ -47,7 +47,7 @@ pub trait Backend: Send + Sync {
 /// Every database our stores run on is a backend the cases can open sessions on.
 impl<D: crate::servers::Database> Backend for D {
     fn name(&self) -> &'static str {
-        crate::servers::Database::name(self)
+        self.backend().name()
     }
     fn open(&self, options: StoreOptions, tracer: SharedTracer) -> Box<dyn SnapshotStore> {
         self.session(options, tracer)

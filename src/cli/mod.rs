@@ -136,11 +136,6 @@ pub fn main_with(design: Design) -> ExitCode {
 }
 
 impl Cli {
-    /// Runs the subcommand on the project's suites (or `--suite FILE`).
-    pub fn run(self) -> Result<Verdict, BadInput> {
-        self.run_on(None)
-    }
-
     /// Runs the subcommand; `suite` (a name and a suite file's text) replaces the project's
     /// suites unless `--suite FILE` is given.
     pub fn run_on(self, suite: Option<(&'static str, &'static str)>) -> Result<Verdict, BadInput> {

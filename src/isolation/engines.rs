@@ -197,6 +197,8 @@ fn postgres_levels<O: OnColumn>(
     use loadbearing_ssi_engine::postgres::{Level, PgTier};
     let conn_str = conn_str.ok_or(IsolationError::NoPostgresServer)?;
     let mut out = Vec::new();
+    // One tier (its table and connections) for both levels.
+    let mut tier = PgTier::connect(conn_str)?;
     for level in Level::ALL {
         let (claim, claimed) = match level {
             Level::Serializable => (Claim::Serializable, "SERIALIZABLE"),
@@ -210,7 +212,8 @@ fn postgres_levels<O: OnColumn>(
             claim,
             claimed,
         };
-        out.push(on.run(column, &mut PgTier::connect(conn_str)?.at(level))?);
+        tier = tier.at(level);
+        out.push(on.run(column, &mut tier)?);
     }
     Ok(out)
 }

@@ -255,14 +255,16 @@ pub fn run(options: Options) -> Result<Verdict, IsolationError> {
         }
     }
     #[cfg(feature = "postgres")]
-    if options.postgres() {
-        let server = PgServer::start().map_err(IsolationError::PostgresStart)?;
-        let mut tier = PgTier::connect(&server.conn_str())?;
-        for s in &chosen {
-            tallies.push(tier.run(s, options.attempts, options.jitter_us)?);
-        }
-        server.stop();
-    }
+    tallies.extend(with_postgres(options.postgres(), |conn_str| {
+        let Some(conn_str) = conn_str else {
+            return Ok(Vec::new());
+        };
+        let mut tier = PgTier::connect(conn_str)?;
+        chosen
+            .iter()
+            .map(|s| Ok(tier.run(s, options.attempts, options.jitter_us)?))
+            .collect::<Result<Vec<_>, IsolationError>>()
+    })?);
     if let Some(dir) = &options.traces {
         write_traces(dir, &tallies)?;
     }
@@ -322,7 +324,7 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
     }
     let variants = variants(&options.variant)?;
     something_to_run(options, &variants)?;
-    let result = with_postgres(options, |conn_str| {
+    let result = with_postgres(options.postgres(), |conn_str| {
         workload::race_file(
             path,
             &variants,
@@ -348,7 +350,7 @@ fn run_replay_suite(options: &Options) -> Result<Verdict, IsolationError> {
     }
     something_to_run(options, &[])?;
     let schedules = schedules()?;
-    let engines = with_postgres(options, |conn_str| {
+    let engines = with_postgres(options.postgres(), |conn_str| {
         engines::for_each_column(&options.engines, conn_str, &mut ReplayOn(&schedules))
     })?;
     let replays = by_config(&schedules, engines);
@@ -365,7 +367,7 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
         return Err(IsolationError::NothingToReplayOn);
     }
     something_to_run(options, &[])?;
-    let rows = with_postgres(options, |conn_str| {
+    let rows = with_postgres(options.postgres(), |conn_str| {
         matrix::run(dir, &options.engines, conn_str, options.interleave)
     })?;
     if let Some(page) = &options.markdown {
@@ -394,18 +396,9 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
     Ok(Verdict::of(matrix::ok(&rows)))
 }
 
-/// Runs `f` with the connection string of a throwaway PostgreSQL cluster when the options ask
-/// for one (`None` otherwise), and stops the cluster after, whatever `f` returned.
-fn with_postgres<T>(
-    options: &Options,
-    f: impl FnOnce(Option<&str>) -> Result<T, IsolationError>,
-) -> Result<T, IsolationError> {
-    with_postgres_if(options.postgres(), f)
-}
-
 /// Runs `f` with the connection string of a throwaway PostgreSQL cluster when `wanted` (`None`
 /// otherwise), and stops the cluster after, whatever `f` returned.
-pub fn with_postgres_if<T>(
+pub fn with_postgres<T>(
     wanted: bool,
     f: impl FnOnce(Option<&str>) -> Result<T, IsolationError>,
 ) -> Result<T, IsolationError> {

@@ -181,10 +181,7 @@ pub fn render(replays: &[ConfigReplay]) -> String {
                     Claim::Serializable => "promises serializable transactions, yet committed",
                     Claim::SnapshotIsolation => "is snapshot isolation, yet refused",
                 };
-                format!(
-                    "{}: {} {must} the schedule of {}",
-                    e.store, e.store, r.config
-                )
+                format!("{} {must} the schedule of {}", e.store, r.config)
             })
         })
         .collect();
@@ -218,7 +215,7 @@ mod tests {
         let text = render(&replays);
         assert!(
             text.contains(
-                "FINDING: skipdb: skipdb is snapshot isolation, yet refused the schedule of ssi_"
+                "FINDING: skipdb is snapshot isolation, yet refused the schedule of ssi_"
             ),
             "{text}"
         );

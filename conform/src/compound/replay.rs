@@ -142,13 +142,12 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
             insert_if_not_exists: model.insert_if_not_exists,
             retry: model.retry,
         };
-        let broken = StoreFactory::new(
+        let broken = StoreFactory::compound(
             settings.backend.clone(),
             loadbearing_impls::Mode::Guarded,
             "cx_compound",
-        )?
-        .compound()
-        .with_guards(guards);
+            guards,
+        )?;
         let shown: Vec<String> = path.iter().map(|a| model.format_action(a)).collect();
         let off = &states[0].off;
         let run = scripted(&broken, config, off, &path)?;
@@ -180,12 +179,12 @@ pub fn replay_counterexamples(settings: &Settings, result: &mut TargetResult) ->
                 "the same store: a TTL reap between the lost insert and the retry is the design's own limit (docs/models/casfirstwrite.md)".to_string(),
             )
         } else {
-            let guarded = StoreFactory::new(
+            let guarded = StoreFactory::compound(
                 settings.backend.clone(),
                 loadbearing_impls::Mode::Guarded,
                 "cx_compound_guarded",
-            )?
-            .compound();
+                CompoundGuards::default(),
+            )?;
             let run = scripted(&guarded, config, off, &path)?;
             result.steps += path.len();
             let guarded_model = CasFirstWrite {

@@ -525,8 +525,8 @@ impl SnapshotStore for CassandraStore {
 }
 
 impl Database for CassandraCluster {
-    fn name(&self) -> &'static str {
-        "cassandra"
+    fn backend(&self) -> super::StoreBackend {
+        super::StoreBackend::Cassandra
     }
     fn session(
         &self,

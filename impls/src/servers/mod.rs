@@ -8,8 +8,6 @@
 //! this crate's manifest (forwarded by the workspace root's) and its `.ci/setup.d` script:
 //! nothing above this crate changes.
 
-use std::path::PathBuf;
-
 use crate::store::{BackendError, CompoundGuards, SnapshotStore, StoreOptions};
 use crate::trace::SharedTracer;
 
@@ -138,7 +136,8 @@ pub struct DatabaseSpec {
 /// A database the stores open sessions on: each session its own connection, so concurrent
 /// writers are concurrent sessions.
 pub trait Database: Send + Sync {
-    fn name(&self) -> &'static str;
+    /// Which database it is (its name is the catalogue's).
+    fn backend(&self) -> StoreBackend;
     fn session(
         &self,
         options: StoreOptions,
@@ -165,11 +164,4 @@ pub enum StartError {
     #[cfg(feature = "cassandra")]
     #[error(transparent)]
     Cassandra(#[from] cassandra::launcher::CassandraError),
-}
-
-/// A file path under the temp dir's folder for this crate's databases.
-pub(crate) fn temp_path(file: &str) -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join("loadbearing-conform");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir.join(file))
 }

@@ -594,8 +594,8 @@ impl PostgresAt {
 }
 
 impl Database for PostgresAt {
-    fn name(&self) -> &'static str {
-        "postgres"
+    fn backend(&self) -> super::StoreBackend {
+        super::StoreBackend::Postgres
     }
     fn session(
         &self,

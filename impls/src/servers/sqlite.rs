@@ -312,8 +312,10 @@ impl SqliteFile {
 
     /// A fresh database `name.db` in the temp dir, removed with the value.
     pub(crate) fn temporary(name: &str) -> Result<SqliteFile, BackendError> {
-        let path = super::temp_path(&format!("{name}.db"))
+        let dir = std::env::temp_dir().join("loadbearing-conform");
+        std::fs::create_dir_all(&dir)
             .map_err(BackendError::while_("creating the SQLite folder"))?;
+        let path = dir.join(format!("{name}.db"));
         remove_database(&path);
         Ok(SqliteFile {
             path,
@@ -322,8 +324,8 @@ impl SqliteFile {
     }
 }
 
-/// Removes a database file and its journals, if there are any.
-fn remove_database(path: &Path) {
+/// Removes a database file and its journals (WAL, shared memory), if there are any.
+pub fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
@@ -338,8 +340,8 @@ impl Drop for SqliteFile {
 }
 
 impl Database for SqliteFile {
-    fn name(&self) -> &'static str {
-        "sqlite"
+    fn backend(&self) -> super::StoreBackend {
+        super::StoreBackend::Sqlite
     }
     fn session(
         &self,

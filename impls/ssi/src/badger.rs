@@ -20,7 +20,7 @@ use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{ReadLog, VersionLog};
+use crate::record::{scan_by_reads, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -149,20 +149,9 @@ impl Conn for BadgerConn<'_> {
         match plan {
             Plan::Read(k) => Ok(Observed::Value(self.read(k)?)),
             Plan::Scan(p) => {
-                // A scan is the page's keys read one by one (the workloads' files have none).
-                let on_page: Vec<String> = self
-                    .keys
-                    .iter()
-                    .filter(|k| self.layout.page_of(k) == *p)
-                    .cloned()
-                    .collect();
-                let mut found = Vec::new();
-                for k in on_page {
-                    if self.read(&k)?.is_some() {
-                        found.push(k);
-                    }
-                }
-                found.sort();
+                // The workloads' files have no scan; a model script's is the page's reads.
+                let (keys, layout) = (self.keys, self.layout.clone());
+                let found = scan_by_reads(keys, |k| layout.page_of(k) == *p, |k| self.read(k))?;
                 Ok(Observed::Rows(found))
             }
             Plan::Write(k, v) => {

@@ -136,12 +136,12 @@ fn failed(what: &'static str) -> impl Fn(Refused) -> BdbError {
     move |source| BdbError::Library { what, source }
 }
 
-/// A database handle opened `DB_THREAD`: free-threaded.
+/// An environment or database handle opened `DB_THREAD`: free-threaded.
 #[derive(Clone, Copy)]
-struct Db(*mut c_void);
+struct Handle(*mut c_void);
 // SAFETY: Berkeley DB handles opened with DB_THREAD may be used by any thread at once.
-unsafe impl Send for Db {}
-unsafe impl Sync for Db {}
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
 
 /// A value and the writer of its version (0: the loaded data, t+1: transaction t), as stored.
 fn encode(value: i64, writer: i32) -> [u8; 12] {
@@ -168,7 +168,7 @@ struct Txn(*mut c_void);
 // SAFETY: a DB_TXN may move between threads; it is used by one at a time (its Conn's).
 unsafe impl Send for Txn {}
 
-fn get(db: Db, txn: *mut c_void, key: &str) -> Result<Option<(i64, i32)>, Refused> {
+fn get(db: Handle, txn: *mut c_void, key: &str) -> Result<Option<(i64, i32)>, Refused> {
     let key = c_key(key);
     let mut buf = [0u8; 12];
     let mut len: c_uint = 0;
@@ -176,7 +176,7 @@ fn get(db: Db, txn: *mut c_void, key: &str) -> Result<Option<(i64, i32)>, Refuse
     let rc = unsafe { ffi::lb_bdb_get(db.0, txn, key.as_ptr(), buf.as_mut_ptr(), 12, &mut len) };
     match rc {
         0 if len == 12 => Ok(Some(decode(&buf))),
-        0 => Err(Refused(libc_einval())),
+        0 => Err(Refused(EINVAL)),
         DB_NOTFOUND => Ok(None),
         rc => Err(Refused(rc)),
     }
@@ -185,12 +185,11 @@ fn get(db: Db, txn: *mut c_void, key: &str) -> Result<Option<(i64, i32)>, Refuse
 /// A key no workload names, read to take a transaction's snapshot.
 const SNAPSHOT_KEY: &str = "~snapshot";
 
-/// EINVAL: a record that is not one of ours.
-fn libc_einval() -> c_int {
-    22
-}
+/// EINVAL, as Berkeley DB names it: a record that is not one of ours, or a step with no
+/// transaction open (the driver's mistake, never the engine's refusal).
+const EINVAL: c_int = 22;
 
-fn put(db: Db, txn: *mut c_void, key: &str, value: i64, writer: i32) -> Result<(), Refused> {
+fn put(db: Handle, txn: *mut c_void, key: &str, value: i64, writer: i32) -> Result<(), Refused> {
     let key = c_key(key);
     let bytes = encode(value, writer);
     // SAFETY: live handles; bytes outlives the call.
@@ -199,8 +198,8 @@ fn put(db: Db, txn: *mut c_void, key: &str, value: i64, writer: i32) -> Result<(
 
 /// One transaction of the script.
 struct BdbConn<'r> {
-    env: Db,
-    dbs: &'r HashMap<Page, Db>,
+    env: Handle,
+    dbs: &'r HashMap<Page, Handle>,
     txn: Option<Txn>,
     layout: Layout,
     /// Transaction t of the script: its writes carry `w = t + 1`.
@@ -212,10 +211,10 @@ struct BdbConn<'r> {
 
 impl BdbConn<'_> {
     fn txn(&self) -> Result<*mut c_void, Refused> {
-        self.txn.as_ref().map(|t| t.0).ok_or(Refused(libc_einval()))
+        self.txn.as_ref().map(|t| t.0).ok_or(Refused(EINVAL))
     }
 
-    fn db_of(&self, key: &str) -> Db {
+    fn db_of(&self, key: &str) -> Handle {
         self.dbs[&self.layout.page_of(key)]
     }
 }
@@ -231,7 +230,7 @@ impl Conn for BdbConn<'_> {
         // The snapshot is taken at the transaction's first read, not at txn_begin (observed:
         // without this read, a transaction begun before another's commit and reading after it
         // saw that commit): take it here, as PostgreSQL's begin does with `SELECT 1`.
-        let any = *self.dbs.values().next().ok_or(Refused(libc_einval()))?;
+        let any = *self.dbs.values().next().ok_or(Refused(EINVAL))?;
         get(any, txn, SNAPSHOT_KEY).map(|_| ())
     }
 
@@ -281,7 +280,7 @@ impl Conn for BdbConn<'_> {
         hook(CommitStep::Checked);
         hook(CommitStep::Recorded);
         let w = self.t as i32 + 1;
-        let txn = self.txn.take().ok_or(Refused(libc_einval()))?;
+        let txn = self.txn.take().ok_or(Refused(EINVAL))?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: a live transaction, freed by its commit whatever it returns.
         check(unsafe { ffi::lb_bdb_commit(txn.0) })?;
@@ -306,8 +305,8 @@ impl Conn for BdbConn<'_> {
 /// run, the version log of the last run.
 pub struct BdbTier {
     home: PathBuf,
-    env: Db,
-    dbs: HashMap<Page, Db>,
+    env: Handle,
+    dbs: HashMap<Page, Handle>,
     log: Mutex<VersionLog>,
 }
 
@@ -333,7 +332,7 @@ impl BdbTier {
             .map_err(failed("open the environment"))?;
         Ok(BdbTier {
             home,
-            env: Db(env),
+            env: Handle(env),
             dbs: HashMap::new(),
             log: Mutex::new(VersionLog::default()),
         })
@@ -351,7 +350,7 @@ impl BdbTier {
     }
 
     /// The database of `page`, opened on first use.
-    fn db(&mut self, page: Page) -> Result<Db, BdbError> {
+    fn db(&mut self, page: Page) -> Result<Handle, BdbError> {
         if let Some(db) = self.dbs.get(&page) {
             return Ok(*db);
         }
@@ -361,8 +360,8 @@ impl BdbTier {
         // SAFETY: a live environment; the names outlive the call.
         check(unsafe { ffi::lb_bdb_db_open(self.env.0, file.as_ptr(), name.as_ptr(), &mut db) })
             .map_err(failed("open a page's database"))?;
-        self.dbs.insert(page, Db(db));
-        Ok(Db(db))
+        self.dbs.insert(page, Handle(db));
+        Ok(Handle(db))
     }
 
     /// Empties every page and loads the script's initial data (writer 0).

@@ -1,7 +1,8 @@
 //! What the driver records beside an engine while a workload runs, so that each run's history
 //! is built from what the engine answered: every read with the writer of the version it
 //! returned, and, for an engine that keeps no version log a client can read (skipdb, Berkeley
-//! DB, Badger), each commit's new versions in commit order.
+//! DB, Badger), each commit's new versions in commit order; and, for an engine with no
+//! predicate read, a page's scan as reads of its keys.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -57,4 +58,21 @@ impl VersionLog {
     pub fn rows(&self) -> Vec<VersionRow> {
         self.rows.clone()
     }
+}
+
+/// A scan of a page on an engine that has no predicate read: the page's keys (of `keys`), each
+/// read with `read` (so each read is logged as any other), those present, sorted.
+pub fn scan_by_reads<'k, E>(
+    keys: impl IntoIterator<Item = &'k String>,
+    on_page: impl Fn(&str) -> bool,
+    mut read: impl FnMut(&str) -> Result<Option<i64>, E>,
+) -> Result<Vec<String>, E> {
+    let mut found = Vec::new();
+    for key in keys.into_iter().filter(|k| on_page(k)) {
+        if read(key)?.is_some() {
+            found.push(key.clone());
+        }
+    }
+    found.sort();
+    Ok(found)
 }

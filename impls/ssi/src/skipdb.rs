@@ -20,7 +20,7 @@ use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{ReadLog, VersionLog};
+use crate::record::{scan_by_reads, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -96,20 +96,10 @@ impl Conn for SkipConn<'_> {
         match plan {
             Plan::Read(k) => Ok(Observed::Value(self.read(k)?)),
             Plan::Scan(p) => {
-                // A scan is the page's keys read one by one (the workloads' files have none).
-                let mut found = Vec::new();
-                let keys: Vec<String> = self
-                    .keys
-                    .keys()
-                    .filter(|k| self.layout.page_of(k) == *p)
-                    .cloned()
-                    .collect();
-                for k in keys {
-                    if self.read(&k)?.is_some() {
-                        found.push(k);
-                    }
-                }
-                found.sort();
+                // The workloads' files have no scan; a model script's is the page's reads.
+                let (keys, layout) = (self.keys, self.layout.clone());
+                let found =
+                    scan_by_reads(keys.keys(), |k| layout.page_of(k) == *p, |k| self.read(k))?;
                 Ok(Observed::Rows(found))
             }
             Plan::Write(k, v) => {

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use loadbearing_impls::servers::sqlite::remove_database;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
 use crate::engine::{CommitStep, Layout};
@@ -147,7 +148,7 @@ pub struct SqliteTier {
 impl SqliteTier {
     /// A fresh database at `path` (an earlier one there is replaced).
     pub fn create(path: PathBuf) -> Result<SqliteTier, SqliteTierError> {
-        remove_files(&path);
+        remove_database(&path);
         let admin = Connection::open(&path).map_err(failed("open"))?;
         admin
             .execute_batch(
@@ -264,13 +265,7 @@ impl Drivable for SqliteTier {
 
 impl Drop for SqliteTier {
     fn drop(&mut self) {
-        remove_files(&self.path);
-    }
-}
-
-fn remove_files(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        remove_database(&self.path);
     }
 }
 

@@ -291,8 +291,8 @@ struct SchedState {
     done: HashSet<(usize, Point)>,
     /// Transactions that will reach no more points (except Cleanup).
     gone: HashSet<usize>,
-    timeouts: usize,
-    /// The steps waited for past the timeout, in the order the waits gave up.
+    /// The steps waited for past the timeout, in the order the waits gave up (their number is
+    /// the schedule's timeouts).
     blocked: Vec<(usize, Point)>,
     seed: u64,
 }
@@ -325,7 +325,6 @@ impl Schedule {
             {
                 let now = Instant::now();
                 if now >= deadline {
-                    s.timeouts += 1;
                     // The step waited for did not finish in time: the store blocked it.
                     s.blocked.push((wt.u, wt.after));
                     break;
@@ -363,7 +362,7 @@ impl Schedule {
     }
 
     pub fn timeouts(&self) -> usize {
-        self.lock().timeouts
+        self.lock().blocked.len()
     }
 
     /// The steps (transaction, point) the store blocked: waited for past the timeout.
