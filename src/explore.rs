@@ -111,5 +111,5 @@ fn serve_view(
     let _ = out.flush();
     drop(out);
     let report = plan.traced.as_ref().map(|t| t.judged.report.as_ref());
-    view.serve(plan.address, report)
+    view.serve(plan.address, report, &config_line(config))
 }

@@ -93,6 +93,59 @@ fn beside(cx: &ShownPath, i: usize) -> Vec<String> {
     vars.iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
+/// The notes beside step `i`, each line with its colour: what changed, and under the step the
+/// property breaks on, the abstract images of a refinement failure in red; a line longer than
+/// [`NOTE_CHARS`] is wrapped, so the drawing stays as wide as a page and no value is cut.
+fn notes(cx: &ShownPath, i: usize, breaks_here: bool) -> Vec<(String, &'static str)> {
+    let mut lines: Vec<(String, &'static str)> =
+        beside(cx, i).into_iter().map(|l| (l, INK)).collect();
+    if breaks_here {
+        let abstract_lines = abstract_lines(cx);
+        if !abstract_lines.is_empty() {
+            lines.push((String::new(), INK));
+            lines.extend(abstract_lines.into_iter().map(|l| (l, RED)));
+        }
+    }
+    lines
+        .into_iter()
+        .flat_map(|(line, colour)| {
+            wrap(&line, NOTE_CHARS)
+                .into_iter()
+                .map(move |l| (l, colour))
+        })
+        .collect()
+}
+
+/// The longest note line, in characters, before it wraps.
+const NOTE_CHARS: usize = 84;
+/// The longest line under the drawing (the violated property, a loop's note).
+const FOOTER_CHARS: usize = 120;
+
+/// `line` cut into lines of at most `width` characters at its spaces (a word longer than that
+/// has a line of its own, whole); continuation lines are indented two more than the first.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    if line.chars().count() <= width {
+        return vec![line.to_string()];
+    }
+    let indent = line.len() - line.trim_start().len();
+    let continuation = " ".repeat(indent + 4);
+    let mut out = Vec::new();
+    let mut current = line[..indent].to_string();
+    for word in line[indent..].split(' ') {
+        let fresh = current.trim().is_empty();
+        let fits = current.chars().count() + usize::from(!fresh) + word.chars().count() <= width;
+        if !fits && !fresh {
+            let full = std::mem::replace(&mut current, continuation.clone());
+            out.push(full.trim_end().to_string());
+        } else if !fresh {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    out.push(current);
+    out
+}
+
 /// Lines under the offending step: the abstract images a refinement failure breaks on.
 fn abstract_lines(cx: &ShownPath) -> Vec<String> {
     let Some(abs) = &cx.abstract_step else {
@@ -136,12 +189,8 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
     let mut y = TOP + HEAD + 16.0;
     let mut widest_note: f64 = 0.0;
     for i in 0..cx.steps.len() {
-        let mut lines = beside(cx, i);
-        if breaks_at == Some(i) {
-            lines.push(String::new());
-            lines.extend(abstract_lines(cx));
-        }
-        for line in &lines {
+        let lines = notes(cx, i, breaks_at == Some(i));
+        for (line, _) in &lines {
             widest_note = widest_note.max(width_of(line));
         }
         let height = (lines.len().max(1) as f64 * LINE + 12.0).max(34.0);
@@ -160,11 +209,26 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
         Some(why) => format!("✗ {} is violated: {why}", cx.property),
         None => format!("✗ {} is violated", cx.property),
     };
-    let footer = loop_note.clone().unwrap_or_else(|| violated.clone());
-    widest_note = widest_note.max(width_of(&footer));
+    // Under the drawing, from its left edge: the violated property, and a loop's note.
+    let footer: Vec<(String, bool)> = wrap(&violated, FOOTER_CHARS)
+        .into_iter()
+        .map(|line| (line, true))
+        .chain(
+            loop_note
+                .iter()
+                .flat_map(|note| wrap(note, FOOTER_CHARS))
+                .map(|line| (line, false)),
+        )
+        .collect();
+    let widest_footer = footer
+        .iter()
+        .map(|(line, _)| width_of(line))
+        .fold(0.0, f64::max);
     let bottom = y + 8.0;
-    let width = (notes_x + widest_note + 24.0).max(width_of(title) + 2.0 * GUTTER);
-    let height = bottom + 2.0 * LINE + 8.0;
+    let width = (notes_x + widest_note + 24.0)
+        .max(GUTTER + widest_footer + 24.0)
+        .max(width_of(title) + 2.0 * GUTTER);
+    let height = bottom + footer.len() as f64 * LINE + 8.0 + LINE;
 
     let mut out = String::new();
     let _ = writeln!(
@@ -244,18 +308,8 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
             );
         }
         // What changed, beside the step.
-        let mut lines = beside(cx, i);
-        if bad {
-            lines.push(String::new());
-            lines.extend(abstract_lines(cx));
-        }
         let _ = write!(out, r#"<g class="changed" data-step="{i}">"#);
-        for (n, line) in lines.iter().enumerate() {
-            let colour = if bad && n >= lines.len() - abstract_lines(cx).len() {
-                RED
-            } else {
-                INK
-            };
+        for (n, (line, colour)) in notes(cx, i, bad).iter().enumerate() {
             let _ = write!(
                 out,
                 r#"<text x="{notes_x:.1}" y="{:.1}" fill="{colour}" xml:space="preserve">{}</text>"#,
@@ -280,18 +334,17 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
             GUTTER - 2.0,
         );
     }
-    let _ = writeln!(
-        out,
-        r#"<text class="violated" x="{GUTTER}" y="{:.1}" font-weight="bold" fill="{RED}">{}</text>"#,
-        bottom + LINE,
-        escape(&violated)
-    );
-    if let Some(note) = loop_note {
+    for (n, (line, bold)) in footer.iter().enumerate() {
+        let (class, weight) = if *bold {
+            (r#" class="violated""#, r#" font-weight="bold""#)
+        } else {
+            ("", "")
+        };
         let _ = writeln!(
             out,
-            r#"<text x="{GUTTER}" y="{:.1}" fill="{RED}">{}</text>"#,
-            bottom + 2.0 * LINE,
-            escape(&note)
+            r#"<text{class} x="{GUTTER}" y="{:.1}"{weight} fill="{RED}" xml:space="preserve">{}</text>"#,
+            bottom + (n + 1) as f64 * LINE,
+            escape(line)
         );
     }
     out.push_str("</svg>\n");
@@ -300,6 +353,17 @@ pub fn svg(cx: &ShownPath, title: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_note_wraps_at_spaces_and_keeps_every_word() {
+        let line = "  abstract before  input=<1:k1/persist>  durable=[{present: true, offset: 2}]  hwm=[2]";
+        let lines = super::wrap(line, 40);
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(lines[1].starts_with("      "), "{lines:?}");
+        let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(&lines.join(" ")), words(line));
+        assert_eq!(super::wrap("short", 40), vec!["short"]);
+    }
     use super::*;
     use loadbearing_refinement::shown::{ShownAbstractStep, ShownStep};
 

@@ -23,6 +23,8 @@ use crate::refinement::{Refinement, StepMatch};
 use crate::report::CounterexampleOf;
 use crate::spec::{Spec, Variables};
 
+mod front;
+
 /// The reachable state graph as people read it: for pictures of small configs.
 pub struct ShownGraph {
     pub states: Vec<Vec<(String, String)>>,
@@ -84,9 +86,15 @@ pub trait View: Send + Sync {
     /// not check them (Stateright checks liveness only at terminal states).
     fn unchecked(&self) -> Vec<String>;
 
-    /// Serves Stateright's explorer on `address`, the report's counterexample marked, and does
-    /// not return while it runs. An error when the address cannot be bound (a taken port).
-    fn serve(&self, address: SocketAddr, report: Option<&dyn AnyReport>) -> Result<(), ViewError>;
+    /// Serves Stateright's explorer on `address`, the report's counterexample marked, with
+    /// `title` (the config) for the model's name, and does not return while it runs. An error
+    /// when the address cannot be bound (a taken port).
+    fn serve(
+        &self,
+        address: SocketAddr,
+        report: Option<&dyn AnyReport>,
+        title: &str,
+    ) -> Result<(), ViewError>;
 }
 
 /// The view of `model` checked against `spec`'s properties.
@@ -259,16 +267,32 @@ impl<M: Spec + 'static> View for Viewer<M> {
             .collect()
     }
 
-    fn serve(&self, address: SocketAddr, report: Option<&dyn AnyReport>) -> Result<(), ViewError> {
+    fn serve(
+        &self,
+        address: SocketAddr,
+        report: Option<&dyn AnyReport>,
+        title: &str,
+    ) -> Result<(), ViewError> {
         let cx = self.counterexample(report)?;
-        // Stateright's server panics on a taken port: find out first, and say so.
+        // Taken, the port is an error that says so (not a panic in a server's thread).
         drop(TcpListener::bind(address).map_err(|source| ViewError::Bind { address, source })?);
         let lens = Lens::new(Arc::clone(&self.model), &self.spec, cx);
         let explorable = Explorable {
             lens: Arc::new(lens),
         };
-        explorable.checker().serve(address);
-        Ok(())
+        let inits: Vec<Variables> = self
+            .model
+            .init_states()
+            .iter()
+            .map(|s| self.model.variables(s))
+            .collect();
+        let names = front::Names {
+            title: title.to_string(),
+            inits: front::init_labels(&inits),
+        };
+        front::serve(address, names, move |inner| {
+            explorable.checker().serve(inner);
+        })
     }
 }
 

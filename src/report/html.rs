@@ -35,8 +35,17 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.red td { background: #fbe3e0; }
 tr.amber td { background: #fdf2d0; }
 code, pre { font-family: "DejaVu Sans Mono", monospace; font-size: 0.9em; }
-pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
-.tower { max-width: 100%; border: 1px solid #ddd; }
+/* A long line wraps where the page ends rather than hide behind a scroll bar. */
+pre { background: #f7f7f7; padding: 0.6em; white-space: pre-wrap; overflow-wrap: anywhere; }
+/* The tower at its own size (scaled to the page its labels cannot be read), in a frame that
+   scrolls, so the page itself never scrolls sideways. */
+.tower-frame { overflow: auto; max-height: 36em; border: 1px solid #ddd; }
+.tower { display: block; max-width: none; }
+/* Names are never broken: suite, config, model. */
+td.name { white-space: nowrap; }
+/* A matrix's property columns: their names read upwards, the columns as narrow as a mark. */
+th.vertical { writing-mode: sideways-lr; white-space: nowrap; text-align: left; vertical-align: bottom; }
+#filter { width: 22em; }
 .summary span { margin-right: 1.2em; }
 .bad { color: #c0392b; font-weight: bold; } .good { color: #1e7d32; }
 .diagram { overflow-x: auto; border: 1px solid #ddd; padding: 0.5em; }

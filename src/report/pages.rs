@@ -128,7 +128,7 @@ pub fn index(inputs: &Inputs) -> String {
         "<nav><a href=\"#configs\">configs</a><a href=\"#tower\">tower</a><a href=\"#mutation\">guard mutation</a><a href=\"#conformance\">conformance</a></nav>\n",
     );
     configs_table(&mut body, inputs);
-    body.push_str("<h2 id=\"tower\">The tower</h2>\n<p>Each model and the models it must refine; a box counts its configs that hold (✓) and that must fail (✗).</p>\n<img class=\"tower\" src=\"tower.svg\" alt=\"the tower of models\">\n");
+    body.push_str("<h2 id=\"tower\">The tower</h2>\n<p>Each model and the models it must refine; a box counts its configs that hold (✓) and that must fail (✗).</p>\n<div class=\"tower-frame\"><img class=\"tower\" src=\"tower.svg\" alt=\"the tower of models\"></div>\n<p><a href=\"tower.svg\">the tower on a page of its own</a></p>\n");
     mutation_section(&mut body, inputs.coverage);
     conformance_section(&mut body, inputs.conformance);
     page("loadbearing report", &body, INDEX_SCRIPT)
@@ -171,7 +171,7 @@ fn configs_table(body: &mut String, inputs: &Inputs) {
         .to_lowercase();
         let _ = writeln!(
             body,
-            "<tr class=\"{}\" data-search=\"{}\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}s</td><td>{}</td></tr>",
+            "<tr class=\"{}\" data-search=\"{}\"><td class=\"name\">{}</td><td class=\"name\"><a href=\"{}\">{}</a></td><td class=\"name\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}s</td><td>{}</td></tr>",
             standing.class(),
             escape(&search),
             escape(&j.config.suite),
@@ -218,8 +218,38 @@ fn mutation_section(body: &mut String, coverage: Option<&Coverage>) {
     // The guard × property table of docs/mutation.md, without that page's own heading.
     let text = mutate::markdown(coverage);
     if let Some(at) = text.find("\n## ") {
-        body.push_str(&markdown(&text[at..]));
+        body.push_str(&vertical_headers(&markdown(&text[at..]), 2));
     }
+}
+
+/// `html`'s tables with their header cells after the first `keep` of each row set upright
+/// (`th.vertical`): a guard × property matrix is as wide as its marks, not its property names.
+fn vertical_headers(html: &str, keep: usize) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find("<thead>") {
+        let end = rest[start..]
+            .find("</thead>")
+            .map_or(rest.len(), |e| start + e);
+        out.push_str(&rest[..start]);
+        let mut seen = 0;
+        for (i, piece) in rest[start..end].split("<th").enumerate() {
+            if i > 0 {
+                out.push_str("<th");
+                // `<thead>` splits here too; a header cell is `<th>` or `<th style=…>`.
+                if piece.starts_with(['>', ' ']) {
+                    seen += 1;
+                    if seen > keep && piece.starts_with('>') {
+                        out.push_str(" class=\"vertical\"");
+                    }
+                }
+            }
+            out.push_str(piece);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn conformance_section(body: &mut String, results: &[TargetResult]) {
@@ -232,7 +262,7 @@ fn conformance_section(body: &mut String, results: &[TargetResult]) {
     for r in results {
         let _ = writeln!(
             body,
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.2}s</td><td>{}</td></tr>",
+            "<tr class=\"{}\"><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.2}s</td><td>{}</td></tr>",
             if r.ok { "" } else { "red" },
             escape(r.target.name()),
             escape(r.model.name()),
@@ -279,7 +309,7 @@ fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
     let HistoryOutcome::NotLinearizable(why) = &h.verdict.outcome else {
         return String::new();
     };
-    let (row, width, left) = (18.0, 720.0, 8.0);
+    let (row, width, left) = (18.0, 560.0, 8.0);
     let end = h
         .operations
         .iter()
@@ -298,9 +328,19 @@ fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
     let refused: std::collections::HashSet<usize> = why.refused.iter().map(|r| r.op).collect();
     let mut rows: Vec<usize> = why.ops.clone();
     rows.sort_by_key(|&i| h.operations[i].call);
+    let labels: Vec<String> = h
+        .operations
+        .iter()
+        .map(|op| operation_label(&op.what))
+        .collect();
+    let widest = rows
+        .iter()
+        .map(|&i| labels[i].chars().count() + 10)
+        .max()
+        .unwrap_or(0);
     let mut svg = format!(
-        "<svg class=\"timeline\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"the history's operations over time\">",
-        width + 2.0 * left + 320.0,
+        "<svg class=\"timeline\" width=\"{:.0}\" height=\"{}\" role=\"img\" aria-label=\"the history's operations over time\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"11\">",
+        width + 2.0 * left + widest as f64 * LABEL_CHAR + 8.0,
         row * rows.len() as f64 + 4.0
     );
     for (y, &i) in rows.iter().enumerate() {
@@ -314,7 +354,7 @@ fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
         let top = y as f64 * row + 2.0;
         let _ = write!(
             svg,
-            "<rect x=\"{from:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"{}><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}{}</text>",
+            "<rect x=\"{from:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"{}><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\">{}{}</text>",
             (to - from).max(2.0),
             row - 4.0,
             if op.ret.is_none() { " fill-opacity=\"0.4\"" } else { "" },
@@ -322,11 +362,42 @@ fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
             width + 2.0 * left,
             top + row - 6.0,
             escape(&label),
-            escape(&op.what.chars().take(48).collect::<String>())
+            escape(&labels[i])
         );
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// The width of a character of the timeline's labels (DejaVu Sans Mono at 11 px: 0.602 em).
+const LABEL_CHAR: f64 = 6.7;
+
+/// An operation as its timeline row names it: the event's action and its fields by name
+/// (`Persist offset=4 outcome=applied value=w4@4 writer=w4`), without the envelope every line repeats
+/// (version, vocabulary, call and return times); the whole line is the bar's tooltip and in
+/// the text below. A line that is not a JSON object is shown as it is.
+fn operation_label(what: &str) -> String {
+    const ENVELOPE: [&str; 5] = ["v", "vocabulary", "call", "ret", "action"];
+    let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(what)
+    else {
+        return what.to_string();
+    };
+    let mut label = fields
+        .get("action")
+        .and_then(|a| a.as_str())
+        .unwrap_or("?")
+        .to_string();
+    for (name, value) in fields
+        .iter()
+        .filter(|(n, _)| !ENVELOPE.contains(&n.as_str()))
+    {
+        let value = match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        label.push_str(&format!(" {name}={value}"));
+    }
+    label
 }
 
 /// One config: what it checks, what it did, and its counterexample drawn.
@@ -383,12 +454,36 @@ pub fn config_page(j: &Judged) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::safe;
+    use super::{operation_label, safe, vertical_headers};
 
     #[test]
     fn names_become_safe_file_names() {
         assert_eq!(safe("kafka-flow-835"), "kafka-flow-835");
         assert_eq!(safe("a/b c"), "a_b_c");
+    }
+
+    #[test]
+    fn a_matrix_keeps_its_first_headers_and_sets_the_rest_upright() {
+        let html = "<table><thead><tr><th>config</th><th>guard</th><th>INV_A</th><th>RefB</th></tr></thead><tbody><tr><td>x</td></tr></tbody></table>";
+        let out = vertical_headers(html, 2);
+        assert!(
+            out.contains("<tr><th>config</th><th>guard</th><th class=\"vertical\">INV_A</th><th class=\"vertical\">RefB</th>"),
+            "{out}"
+        );
+        assert!(
+            out.contains("<thead>") && out.contains("<td>x</td>"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_operation_is_named_by_its_action_and_fields_without_the_envelope() {
+        let line = r#"{"v":2,"vocabulary":"first_write","call":3,"ret":null,"action":"Persist","writer":"w4","offset":4,"value":"w4@4"}"#;
+        assert_eq!(
+            operation_label(line),
+            "Persist offset=4 value=w4@4 writer=w4"
+        );
+        assert_eq!(operation_label("not json"), "not json");
     }
 }
 
