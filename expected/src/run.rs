@@ -36,6 +36,9 @@ pub enum Mismatch {
     Outcome { expected: Expected, actual: Outcome },
     /// The declared outcome, but not the reference's number of distinct states.
     States { distinct: u64, reference: u64 },
+    /// The reference's distinct states, but not its number of states generated: the same
+    /// states, reached by other steps (a successor missing or added where it changes nothing).
+    Generated { generated: u64, reference: u64 },
 }
 
 impl fmt::Display for Mismatch {
@@ -55,6 +58,13 @@ impl fmt::Display for Mismatch {
             } => write!(
                 f,
                 "{distinct} distinct states, the reference reaches {reference}: the port differs from the spec"
+            ),
+            Mismatch::Generated {
+                generated,
+                reference,
+            } => write!(
+                f,
+                "{generated} states generated, the reference generates {reference}: the port takes other steps than the spec"
             ),
         }
     }
@@ -148,7 +158,12 @@ pub fn run_typed<M: Configured>(
     }
     let model = M::from_knobs(&config.constants)?;
     let report = check_model(&model, config, options)?;
-    let mismatch = judge(config, report.outcome.clone(), report.distinct_states);
+    let mismatch = judge(
+        config,
+        report.outcome.clone(),
+        report.distinct_states,
+        report.generated,
+    );
     Ok((model, report, mismatch))
 }
 
@@ -162,7 +177,12 @@ pub fn check_model<M: Spec>(
 }
 
 fn judged(config: &Config, report: Box<dyn AnyReport>) -> Judged {
-    let mismatch = judge(config, report.outcome().clone(), report.distinct_states());
+    let mismatch = judge(
+        config,
+        report.outcome().clone(),
+        report.distinct_states(),
+        report.generated(),
+    );
     Judged {
         config: config.clone(),
         report,
@@ -170,7 +190,12 @@ fn judged(config: &Config, report: Box<dyn AnyReport>) -> Judged {
     }
 }
 
-fn judge(config: &Config, outcome: Outcome, distinct: u64) -> Option<Mismatch> {
+fn judge(
+    config: &Config,
+    outcome: Outcome,
+    distinct: u64,
+    generated: Option<u64>,
+) -> Option<Mismatch> {
     let as_expected = match (&config.expected, &outcome) {
         (Expected::Holds, Outcome::Holds) => true,
         (Expected::Deadlock, Outcome::Deadlock) => true,
@@ -183,9 +208,19 @@ fn judge(config: &Config, outcome: Outcome, distinct: u64) -> Option<Mismatch> {
             actual: outcome,
         });
     }
-    match config.states {
-        Some(reference) if !config.overridden && reference != distinct => Some(Mismatch::States {
+    if config.overridden {
+        return None;
+    }
+    if let Some(reference) = config.states.filter(|&r| r != distinct) {
+        return Some(Mismatch::States {
             distinct,
+            reference,
+        });
+    }
+    // An engine that counts no generated states (a distributed run) is judged by the rest.
+    match (config.generated, generated) {
+        (Some(reference), Some(generated)) if reference != generated => Some(Mismatch::Generated {
+            generated,
             reference,
         }),
         _ => None,

@@ -69,6 +69,8 @@ struct RawConfig {
     symmetry: Vec<String>,
     expected: String,
     states: Option<u64>,
+    /// TLC's count of states generated, for a config that holds.
+    generated: Option<u64>,
     /// Why the config reads a platform fact against what was observed (`facts.toml`).
     counterfactual: Option<String>,
 }
@@ -104,6 +106,9 @@ pub struct Config {
     pub expected: Expected,
     /// The reference distinct-state count, for a config that holds.
     pub states: Option<u64>,
+    /// The reference count of states generated (TLC's: every initial state and successor
+    /// computed, those already seen included), for a config that holds.
+    pub generated: Option<u64>,
     /// Constants changed by `--set`: the reference count no longer applies.
     pub overridden: bool,
     /// Why it reads a platform fact against what our tests observed (see [`crate::facts`]).
@@ -166,7 +171,7 @@ pub enum Problem {
     NotAnExpectation(String),
     #[error("expects a violation of `{0}`, which it does not check")]
     ViolationUnchecked(String),
-    #[error("gives a reference state count, but only a config that holds explores every state")]
+    #[error("gives a reference state count (`states` or `generated`), but only a config that holds explores every state")]
     StatesOfAFailure,
 }
 
@@ -380,7 +385,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
             return Err(Problem::ViolationUnchecked(property.clone()));
         }
     }
-    if raw.states.is_some() && expected != Expected::Holds {
+    if (raw.states.is_some() || raw.generated.is_some()) && expected != Expected::Holds {
         return Err(Problem::StatesOfAFailure);
     }
     Ok(Config {
@@ -397,6 +402,7 @@ fn validate(suite: &str, raw: RawConfig) -> Result<Config, Problem> {
         symmetry: raw.symmetry,
         expected,
         states: raw.states,
+        generated: raw.generated,
         overridden: false,
         counterfactual: raw.counterfactual,
     })

@@ -240,6 +240,7 @@ pub fn check<M: Spec>(
         spec,
         Searched {
             distinct_states: exploration.visited.len() as u64,
+            generated: Some(exploration.generated),
             depth: exploration.depth,
             finding: exploration.finding.as_ref(),
             witnesses_found: &exploration.witnesses_found,
@@ -300,6 +301,7 @@ pub fn check<M: Spec>(
 /// What a breadth-first safety search found, whichever engine ran it.
 pub(crate) struct Searched<'a> {
     pub distinct_states: u64,
+    pub generated: Option<u64>,
     pub depth: usize,
     pub finding: Option<&'a Finding>,
     pub witnesses_found: &'a [Option<u64>],
@@ -319,6 +321,7 @@ pub(crate) fn safety_report<M: Spec>(
     let mut report = Report {
         outcome: Outcome::Holds,
         distinct_states: searched.distinct_states,
+        generated: searched.generated,
         depth: searched.depth,
         seconds: 0.0,
         properties_checked: spec.properties.clone(),

@@ -81,6 +81,9 @@ pub struct Exploration {
     pub visited: Visited,
     /// Levels explored; with a finding, the transitions on its counterexample.
     pub depth: usize,
+    /// States generated, TLC's count: the initial states and every successor computed, those
+    /// already seen (and stutters) included.
+    pub generated: u64,
     pub finding: Option<Finding>,
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
     pub witnesses_found: Vec<Option<u64>>,
@@ -110,6 +113,7 @@ impl Exploration {
 
 struct Expanded<S> {
     new_states: Vec<(u64, u64, S)>,
+    generated: u64,
     findings: Vec<(usize, usize, Finding)>,
     witnesses: Vec<Option<u64>>,
 }
@@ -123,7 +127,9 @@ pub fn explore<M: Spec>(
     let mut visited = Visited::default();
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
-    for state in model.init_states() {
+    let inits = model.init_states();
+    let generated = inits.len() as u64;
+    for state in inits {
         let fp = checks.keys.key(&state);
         if visited.insert(fp, 0) {
             for refinement in &checks.refinements {
@@ -141,6 +147,7 @@ pub fn explore<M: Spec>(
     let mut result = Exploration {
         visited,
         depth: 0,
+        generated,
         finding: init_findings.into_iter().next(),
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
@@ -165,6 +172,7 @@ pub fn explore<M: Spec>(
                     if stop.skip(limits) {
                         return Expanded {
                             new_states: Vec::new(),
+                            generated: 0,
                             findings: Vec::new(),
                             witnesses: Vec::new(),
                         };
@@ -186,6 +194,7 @@ pub fn explore<M: Spec>(
                 return result;
             }
             for chunk in expanded {
+                result.generated += chunk.generated;
                 for (i, found) in chunk.witnesses.iter().enumerate() {
                     if result.witnesses_found[i].is_none() {
                         result.witnesses_found[i] = *found;
@@ -253,6 +262,7 @@ fn expand_chunk<M: Spec>(
 ) -> Expanded<M::State> {
     let mut out = Expanded {
         new_states: Vec::with_capacity(chunk.len() * 2),
+        generated: 0,
         findings: Vec::new(),
         witnesses: vec![None; checks.witnesses.len()],
     };
@@ -281,6 +291,7 @@ fn expand_chunk<M: Spec>(
             }
         }
         successors_into(model, state, &mut actions, &mut successors);
+        out.generated += successors.len() as u64;
         for (r, refinement) in checks.refinements.iter().enumerate() {
             if !refinement.check_steps(state, &successors).is_empty() {
                 out.findings.push((

@@ -72,6 +72,9 @@ impl<S, A> Counterexample<S, A> {
 pub struct Report<S, A> {
     pub outcome: Outcome,
     pub distinct_states: u64,
+    /// States generated (TLC's count): every initial state and every successor computed,
+    /// those already seen included. `None` where the engine does not count them.
+    pub generated: Option<u64>,
     pub depth: usize,
     pub seconds: f64,
     pub properties_checked: Vec<String>,

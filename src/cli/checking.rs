@@ -13,6 +13,9 @@ use loadbearing_refinement::Options;
 
 use super::format::{pretty, ResultFormat};
 
+/// A config checked this long (or longer) has its TLC-style closing line under its row.
+const LONG_CHECK_SECONDS: f64 = 5.0;
+
 /// Whether this worker prints the report (of a distributed run's workers, one does).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Shown {
@@ -56,6 +59,14 @@ pub fn check_with(
             Ok(j) => {
                 if let (ResultFormat::Table, true) = (format, shown) {
                     println!("{}", render::table_row(&j, widths));
+                    // TLC's closing line, where a TLC user looks for it: under a config checked
+                    // on its own, and under any that took long enough to show progress.
+                    let report = j.report.as_ref();
+                    if selected.len() == 1 || report.seconds() >= LONG_CHECK_SECONDS {
+                        if let Some(line) = render::tlc_line(report) {
+                            println!("  {line}");
+                        }
+                    }
                 }
                 judged.push(j);
             }

@@ -363,6 +363,53 @@ expected = "holds"
     assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
 }
 
+/// A config checked on its own ends with TLC's closing line, TLC's numbers for a faithful port
+/// (casfw_3w: 2,538 generated, 1,431 distinct, depth 7 in TLC's states); a suite pinning another
+/// `generated` count than the check's is a mismatch that says both.
+#[test]
+fn tlc_s_closing_line_and_a_generated_count_that_differs_is_a_mismatch() {
+    let out = loadbearing(&["check", "kafka-flow-835/casfw_3w"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("2,538 states generated, 1,431 distinct states found, 0 states left on queue. The depth of the complete state graph search is 7."),
+        "{said}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("lb-generated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("mine.toml");
+    let entry = |generated: u64| {
+        format!(
+            r#"suite = "mine"
+
+[[config]]
+name = "my_casfw"
+model = "CasFirstWrite"
+constants = {{ Writers = 3, MaxOffset = 2, Guarded = true, Reap = false }}
+properties = ["INV_NoStaleOverwrite", "TypeOK"]
+end_states = true
+expected = "holds"
+states = 1431
+generated = {generated}
+"#
+        )
+    };
+    std::fs::write(&suite, entry(2538)).unwrap();
+    let suite_arg = suite.to_str().unwrap();
+    let out = loadbearing(&["--suite", suite_arg, "check", "my_casfw"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    std::fs::write(&suite, entry(2537)).unwrap();
+    let out = loadbearing(&["--suite", suite_arg, "check", "my_casfw"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("2538 states generated, the reference generates 2537"),
+        "{said}"
+    );
+}
+
 /// `completions SHELL` prints a script naming the subcommands, for each shell people use.
 #[test]
 fn completions_are_printed_for_bash_zsh_and_fish() {

@@ -69,20 +69,21 @@ where
         None => searched.witnesses_found.iter().flatten().copied().collect(),
     };
     let paths = search::paths(worker, &mut net, &searched.visited, &ends);
-    let (states, bytes) = search::sizes(worker, &mut net, &searched.visited);
-    debug_assert_eq!(states, searched.distinct_states);
+    let sizes = search::sizes(worker, &mut net, &searched);
+    debug_assert_eq!(sizes.states, searched.distinct_states);
     net.close(worker);
 
     let (mut report, _) = safety_report(
         &checks,
         spec,
         Searched {
-            distinct_states: states,
+            distinct_states: sizes.states,
+            generated: Some(sizes.generated),
             depth: searched.depth,
             finding: searched.finding.as_ref(),
             witnesses_found: &searched.witnesses_found,
             incomplete: searched.incomplete.as_ref(),
-            visited_bytes: bytes as usize,
+            visited_bytes: sizes.bytes as usize,
             path_to: &|key| paths[&key].clone(),
         },
     );

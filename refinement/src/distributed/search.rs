@@ -104,10 +104,11 @@ pub enum Message<S> {
         key: u64,
         parent: u64,
     },
-    /// A worker's share of the visited set, at the end.
+    /// A worker's share of the visited set, at the end, and of the states generated.
     Size {
         states: u64,
         bytes: u64,
+        generated: u64,
     },
 }
 
@@ -128,6 +129,9 @@ pub struct Searched {
     pub visited: Visited,
     /// Distinct states over every worker.
     pub distinct_states: u64,
+    /// States this worker generated (worker 0 counts the initial states too): summed over the
+    /// workers by [`sizes`], TLC's count.
+    pub generated: u64,
     pub depth: usize,
     pub finding: Option<Finding>,
     pub witnesses_found: Vec<Option<u64>>,
@@ -185,6 +189,11 @@ where
     let mut result = Searched {
         visited: Visited::default(),
         distinct_states: 0,
+        generated: if me == 0 {
+            model.init_states().len() as u64
+        } else {
+            0
+        },
         depth: 0,
         finding: None,
         witnesses_found: vec![None; checks.witnesses.len()],
@@ -226,6 +235,7 @@ where
                 }
             }
             successors_into(model, state, &mut actions, &mut successors);
+            result.generated += successors.len() as u64;
             for (r, refinement) in checks.refinements.iter().enumerate() {
                 if !refinement.check_steps(state, &successors).is_empty() {
                     note(Noted {
@@ -468,24 +478,39 @@ where
 }
 
 /// The visited set's size over every worker: states, and bytes.
-pub fn sizes<S>(worker: &mut Worker, net: &mut Net<Message<S>>, visited: &Visited) -> (u64, u64)
+/// The visited set's states and bytes, and the states generated, summed over the workers.
+pub fn sizes<S>(worker: &mut Worker, net: &mut Net<Message<S>>, searched: &Searched) -> Sizes
 where
     S: Serialize + DeserializeOwned + Clone + Send + 'static,
 {
     net.broadcast(
         worker,
         Message::Size {
-            states: visited.len() as u64,
-            bytes: visited.allocation_size() as u64,
+            states: searched.visited.len() as u64,
+            bytes: searched.visited.allocation_size() as u64,
+            generated: searched.generated,
         },
     );
     net.round(worker)
         .into_iter()
-        .fold((0, 0), |(states, bytes), message| match message {
+        .fold(Sizes::default(), |sum, message| match message {
             Message::Size {
-                states: s,
-                bytes: b,
-            } => (states + s, bytes + b),
-            _ => (states, bytes),
+                states,
+                bytes,
+                generated,
+            } => Sizes {
+                states: sum.states + states,
+                bytes: sum.bytes + bytes,
+                generated: sum.generated + generated,
+            },
+            _ => sum,
         })
+}
+
+/// What [`sizes`] sums.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sizes {
+    pub states: u64,
+    pub bytes: u64,
+    pub generated: u64,
 }
