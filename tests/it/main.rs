@@ -25,7 +25,6 @@ mod isolation;
 mod junit;
 mod lists;
 mod mutate;
-mod own_design;
 mod own_store;
 mod registry;
 mod report;

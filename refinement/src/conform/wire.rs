@@ -206,6 +206,14 @@ impl<E> Trace<E> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Every event, in the order of the file, whichever kind of trace it is.
+    pub fn events(&self) -> Box<dyn Iterator<Item = &E> + '_> {
+        match self {
+            Trace::Sequence(events) => Box::new(events.iter()),
+            Trace::History(ops) => Box::new(ops.iter().map(|op| &op.event)),
+        }
+    }
 }
 
 /// Reads an NDJSON trace of one vocabulary, a sequence or a history: a trace whose events carry
