@@ -233,47 +233,62 @@ pub struct Progress<'a> {
     pub seconds: f64,
 }
 
-/// [`mutate`], telling `on_mutant` after each mutant is checked.
+/// [`mutate`], telling `on_mutant` after each mutant is checked. The mutants are checked side
+/// by side (as many at once as `options.threads`, every core by default), each check with its
+/// own threads too: a few large mutants dominate the run, and each uses what the others leave.
+/// The mutants come back in the configs' and guards' order, whichever finished first.
 pub fn mutate_with_progress(
     configs: &[Config],
     suite: &[Config],
     explanations: &BTreeMap<(String, String), String>,
     options: &Options,
-    on_mutant: &mut dyn FnMut(Progress<'_>),
+    on_mutant: &mut (dyn FnMut(Progress<'_>) + Send),
 ) -> Result<Coverage, MutateError> {
-    let mut mutants = Vec::new();
     let mut checked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let holding = || configs.iter().filter(|c| c.expected == Expected::Holds);
-    let total: usize = holding().map(|c| c.entry.guards.len()).sum();
-    for config in holding() {
-        let entry = config.entry;
+    let mut jobs: Vec<(&Config, &Guard)> = Vec::new();
+    for config in configs.iter().filter(|c| c.expected == Expected::Holds) {
         checked
             .entry(config.model.to_string())
             .or_default()
             .extend(config.properties.iter().cloned());
-        for guard in entry.guards {
-            let already_off = guard.is_removed_in(&config.constants);
-            let mut mutant = Mutant {
-                config: config.label.clone(),
-                model: config.model.to_string(),
-                guard: guard.name().to_string(),
-                removal: guard.removal(),
-                caught_by: Vec::new(),
-                not_applicable: already_off,
-            };
-            let started = std::time::Instant::now();
-            if !already_off {
-                mutant.caught_by = catches(config, guard, options)?;
-            }
-            on_mutant(Progress {
-                done: mutants.len() + 1,
-                total,
-                mutant: &mutant,
-                seconds: started.elapsed().as_secs_f64(),
-            });
-            mutants.push(mutant);
-        }
+        jobs.extend(config.entry.guards.iter().map(|guard| (config, guard)));
     }
+    let total = jobs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let on_mutant = std::sync::Mutex::new(on_mutant);
+    let check_one = |(config, guard): &(&Config, &Guard)| -> Result<Mutant, MutateError> {
+        let already_off = guard.is_removed_in(&config.constants);
+        let mut mutant = Mutant {
+            config: config.label.clone(),
+            model: config.model.to_string(),
+            guard: guard.name().to_string(),
+            removal: guard.removal(),
+            caught_by: Vec::new(),
+            not_applicable: already_off,
+        };
+        let started = std::time::Instant::now();
+        if !already_off {
+            mutant.caught_by = catches(config, guard, options)?;
+        }
+        let mut tell = on_mutant.lock().unwrap_or_else(|e| e.into_inner());
+        tell(Progress {
+            done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            total,
+            mutant: &mutant,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(mutant)
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .expect("a thread pool of the requested size");
+    let mutants = pool.install(|| {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .map(check_one)
+            .collect::<Result<Vec<Mutant>, MutateError>>()
+    })?;
 
     let mut guards = Vec::new();
     let mut properties = Vec::new();
@@ -326,44 +341,83 @@ pub fn mutate_with_progress(
     })
 }
 
-/// Checks each of the config's properties on its own against the mutant, so every property that
-/// catches the missing guard is named, not only the first one found.
+/// Every property of the config that catches the missing guard, each with its shortest
+/// counterexample's length. One check of all the properties stops at the first (shortest)
+/// violation; that property is set aside and the rest are checked again, until a check holds.
+/// So the properties that hold share one complete search (not one each), and each violated
+/// one is found at its own shortest depth, as if checked alone; a round whose safety search
+/// completes judges every temporal property on one liveness graph. A deadlock is noted once,
+/// and the later rounds let runs end there to look past it.
 fn catches(config: &Config, guard: &Guard, options: &Options) -> Result<Vec<Catch>, MutateError> {
     let mut mutant = config.clone();
     override_constants(&mut mutant, &[guard.removing_set()]).map_err(|e| MutateError::Removal {
         config: config.label.clone(),
         reason: e.to_string(),
     })?;
+    // A round that reaches the liveness graph has held every safety property: the graph then
+    // judges every temporal one, and no further round is needed.
+    let options = Options {
+        every_temporal: true,
+        ..options.clone()
+    };
     let mut found = Vec::new();
-    for property in &config.properties {
-        let mut single = mutant.clone();
-        single.properties = vec![property.clone()];
-        let judged = run(&single, options).map_err(|e| MutateError::Check {
+    while !mutant.properties.is_empty() {
+        let judged = run(&mutant, &options).map_err(|e| MutateError::Check {
             config: config.label.clone(),
             reason: e.to_string(),
         })?;
+        let temporal = judged.report.temporal_violations();
+        if !temporal.is_empty() {
+            found.extend(temporal.iter().map(|(property, steps)| Catch {
+                property: property.clone(),
+                steps: Some(*steps),
+            }));
+            break;
+        }
         let steps = judged.report.counterexample().map(|cx| cx.len());
-        match judged.report.outcome().clone() {
-            Outcome::Holds => {}
-            Outcome::Violates(p) => found.push(Catch { property: p, steps }),
-            Outcome::Missing(p) => found.push(Catch {
+        let caught = match judged.report.outcome().clone() {
+            Outcome::Holds => break,
+            Outcome::Violates(p) => Catch { property: p, steps },
+            Outcome::Missing(p) => Catch {
                 property: p,
                 steps: None,
-            }),
-            Outcome::Deadlock => found.push(Catch {
-                property: "deadlock".into(),
-                steps,
-            }),
+            },
+            Outcome::Deadlock => {
+                mutant.end_states = true;
+                found.push(Catch {
+                    property: "deadlock".into(),
+                    steps,
+                });
+                continue;
+            }
             Outcome::Incomplete(why) => {
                 return Err(MutateError::Incomplete {
                     config: config.label.clone(),
                     knob: guard.knob().to_string(),
-                    property: property.clone(),
+                    property: mutant.properties.join(", "),
                     why: why.to_string(),
                 })
             }
+        };
+        let before = mutant.properties.len();
+        mutant.properties.retain(|p| *p != caught.property);
+        if mutant.properties.len() == before {
+            // A verdict on a property the config does not check: the next round would be this one.
+            return Err(MutateError::Check {
+                config: config.label.clone(),
+                reason: format!("violates {}, which it does not check", caught.property),
+            });
         }
+        found.push(caught);
     }
+    // In the config's order of properties, whatever order the rounds found them in.
+    found.sort_by_key(|c| {
+        config
+            .properties
+            .iter()
+            .position(|p| *p == c.property)
+            .unwrap_or(usize::MAX)
+    });
     Ok(found)
 }
 

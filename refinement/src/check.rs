@@ -36,6 +36,12 @@ pub struct Options {
     pub max_memory: Option<u64>,
     /// Report progress on stderr once a check has run for a second.
     pub progress: bool,
+    /// The config's name, for the progress line (empty: the line names only its phase).
+    pub progress_name: String,
+    /// Judge every temporal property on the liveness graph, not only up to the first violated
+    /// one: the report's `temporal_violations` lists each (guard mutation learns every
+    /// property's verdict from one graph).
+    pub every_temporal: bool,
 }
 
 impl Default for Options {
@@ -47,6 +53,8 @@ impl Default for Options {
             timeout: None,
             max_memory: crate::budget::default_max_memory(),
             progress: false,
+            progress_name: String::new(),
+            every_temporal: false,
         }
     }
 }
@@ -229,7 +237,8 @@ pub fn check<M: Spec>(
         .num_threads(options.threads)
         .build()
         .expect("a thread pool of the requested size");
-    let exploration = pool.install(|| explore(model, &checks, &limits, options.progress));
+    let progress = options.progress.then_some(options.progress_name.as_str());
+    let exploration = pool.install(|| explore(model, &checks, &limits, progress));
 
     let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
@@ -265,7 +274,7 @@ pub fn check<M: Spec>(
             Box::new(move |s: &M::State| condition(model, s)) as Condition<'_, M::State>
         })
         .collect();
-    let graph = match pool.install(|| graph::build(model, &conditions, &limits, options.progress)) {
+    let graph = match pool.install(|| graph::build(model, &conditions, &limits, progress)) {
         Ok(graph) => graph,
         Err(spent) => {
             report.outcome = Outcome::Incomplete(spent);
@@ -278,21 +287,29 @@ pub fn check<M: Spec>(
     } else {
         0
     };
+    // The components' search has its line too: on a large graph it takes seconds.
+    let mut components =
+        progress.map(|config| crate::progress::Progress::phase(config, "liveness components"));
     for (i, property) in liveness.iter().enumerate() {
         let lasso = match property.form {
-            Form::Eventually => find_unfulfilled(&graph, i, groups),
-            Form::EventuallyAlways => find_unstable(&graph, i, groups),
+            Form::Eventually => find_unfulfilled(&graph, i, groups, &mut components),
+            Form::EventuallyAlways => find_unstable(&graph, i, groups, &mut components),
         };
         if let Some(lasso) = lasso {
-            report.outcome = Outcome::Violates(property.name.to_string());
-            report.counterexample = Some(explain_lasso(
-                model,
-                &graph,
-                &lasso,
-                property.name,
-                spec.fair,
-            ));
-            return finish(report);
+            let cx = explain_lasso(model, &graph, &lasso, property.name, spec.fair);
+            if options.every_temporal {
+                report
+                    .temporal_violations
+                    .push((property.name.to_string(), cx.len()));
+            }
+            // The first violated property is the outcome, as without `every_temporal`.
+            if report.counterexample.is_none() {
+                report.outcome = Outcome::Violates(property.name.to_string());
+                report.counterexample = Some(cx);
+            }
+            if !options.every_temporal {
+                return finish(report);
+            }
         }
     }
     finish(report)
@@ -329,6 +346,7 @@ pub(crate) fn safety_report<M: Spec>(
         witnesses: Vec::new(),
         visited_bytes: searched.visited_bytes,
         graph_bytes: 0,
+        temporal_violations: Vec::new(),
     };
     if let Some(finding) = searched.finding {
         report.outcome = match finding {

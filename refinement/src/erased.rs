@@ -25,6 +25,9 @@ pub trait AnyReport: Send + Sync {
     fn visited_bytes(&self) -> usize;
     /// Bytes held by the liveness graph, when the check built one.
     fn graph_bytes(&self) -> usize;
+    /// With `Options::every_temporal`: every temporal property violated, with its
+    /// counterexample's length.
+    fn temporal_violations(&self) -> &[(String, usize)];
     /// The counterexample as people read it.
     fn counterexample(&self) -> Option<&ShownPath>;
     /// The `sometimes` witnesses found, as people read them.
@@ -102,6 +105,10 @@ impl<M: Spec + 'static> AnyReport for Erased<M> {
 
     fn graph_bytes(&self) -> usize {
         self.report.graph_bytes
+    }
+
+    fn temporal_violations(&self) -> &[(String, usize)] {
+        &self.report.temporal_violations
     }
 
     fn counterexample(&self) -> Option<&ShownPath> {

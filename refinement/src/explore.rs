@@ -122,7 +122,7 @@ pub fn explore<M: Spec>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
     limits: &Limits,
-    progress: bool,
+    progress: Option<&str>,
 ) -> Exploration {
     let mut visited = Visited::default();
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
@@ -153,7 +153,7 @@ pub fn explore<M: Spec>(
         incomplete: None,
     };
     // The phase is named: a check with temporal properties builds its graph after this.
-    let mut progress = progress.then(|| Progress::new("safety"));
+    let mut progress = progress.map(|config| Progress::phase(config, "safety"));
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let mut findings = Vec::new();
@@ -209,7 +209,13 @@ pub fn explore<M: Spec>(
             }
             // After each batch, not each level: a wide level takes long.
             if let Some(line) = &mut progress {
-                line.tick(result.visited.len() as u64, depth);
+                // Not yet expanded: the rest of this level, and the next level found so far.
+                let left = frontier.len().saturating_sub((batch_index + 1) * BATCH);
+                line.tick(
+                    result.visited.len() as u64,
+                    (left + next.len()) as u64,
+                    depth,
+                );
             }
         }
         // Shortest path first, then the configured property order, then frontier order.

@@ -176,10 +176,11 @@ pub fn build<M: Spec>(
     model: &M,
     conditions: &[Condition<'_, M::State>],
     limits: &Limits,
-    progress: bool,
+    progress: Option<&str>,
 ) -> Result<StateGraph, Exhausted> {
     // The graph phase has its own progress line: the safety search's has ended by now.
-    let mut progress = progress.then(|| crate::progress::Progress::new("liveness graph"));
+    let mut progress =
+        progress.map(|config| crate::progress::Progress::phase(config, "liveness graph"));
     assert!(conditions.len() <= 64, "at most 64 temporal properties");
     let groups = model.fairness_groups().len();
     let mut graph = StateGraph::empty(groups, conditions.len());
@@ -199,7 +200,7 @@ pub fn build<M: Spec>(
     let mut depth = 0;
     while !frontier.is_empty() {
         let mut next = Vec::new();
-        for batch in frontier.chunks(BATCH) {
+        for (batch_index, batch) in frontier.chunks(BATCH).enumerate() {
             let expanded = expand_batch(model, conditions, batch, &index, &graph.fps, limits)
                 .map_err(|limit| Exhausted {
                     limit,
@@ -211,7 +212,8 @@ pub fn build<M: Spec>(
                 merge(&mut graph, &mut index, &mut ids, chunk, &mut next, depth)?;
             }
             if let Some(line) = &mut progress {
-                line.tick(graph.fps.len() as u64, depth);
+                let left = frontier.len().saturating_sub((batch_index + 1) * BATCH);
+                line.tick(graph.fps.len() as u64, (left + next.len()) as u64, depth);
             }
         }
         frontier = next;

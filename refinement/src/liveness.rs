@@ -14,6 +14,7 @@
 
 use crate::bits::BitSet;
 use crate::graph::StateGraph;
+use crate::progress::Progress;
 
 /// A behaviour that never reaches P: `prefix` ends at the loop's first state; `cycle` starts
 /// there and returns to it. An empty cycle means the last state stutters forever.
@@ -25,15 +26,38 @@ pub struct Lasso {
 
 /// `<>P` for temporal property `property` of the graph. `groups` is the number of
 /// weakly-fair groups in force (zero for a spec without fairness).
-pub fn find_unfulfilled(graph: &StateGraph, property: usize, groups: usize) -> Option<Lasso> {
+/// `progress` ticks while the components are searched.
+pub fn find_unfulfilled(
+    graph: &StateGraph,
+    property: usize,
+    groups: usize,
+    progress: &mut Option<Progress>,
+) -> Option<Lasso> {
     // A behaviour that never reaches P stays in ¬P states from its first state on.
-    fair_lasso(graph, |s| !graph.holds(property, s), |_| true, groups)
+    fair_lasso(
+        graph,
+        |s| !graph.holds(property, s),
+        |_| true,
+        groups,
+        progress,
+    )
 }
 
 /// `<>[]P` under weak fairness: a violation is a fair lasso whose loop passes a ¬P state, so P
 /// is left infinitely often (its prefix may pass through P). An initial P does not help.
-pub fn find_unstable(graph: &StateGraph, property: usize, groups: usize) -> Option<Lasso> {
-    fair_lasso(graph, |_| true, |s| !graph.holds(property, s), groups)
+pub fn find_unstable(
+    graph: &StateGraph,
+    property: usize,
+    groups: usize,
+    progress: &mut Option<Progress>,
+) -> Option<Lasso> {
+    fair_lasso(
+        graph,
+        |_| true,
+        |s| !graph.holds(property, s),
+        groups,
+        progress,
+    )
 }
 
 /// No state: unvisited, outside the region, or the root of a breadth-first search.
@@ -48,13 +72,14 @@ fn fair_lasso(
     region: impl Fn(u32) -> bool,
     entry_ok: impl Fn(u32) -> bool,
     groups: usize,
+    progress: &mut Option<Progress>,
 ) -> Option<Lasso> {
     let all_groups: u64 = if groups == 0 {
         0
     } else {
         u64::MAX >> (64 - groups)
     };
-    let (component, fair) = fair_components(graph, &region, all_groups);
+    let (component, fair) = fair_components(graph, &region, all_groups, progress);
     let candidate = |s: u32| {
         let c = component[s as usize];
         c != NONE && fair.contains(c as usize) && entry_ok(s)
@@ -121,6 +146,7 @@ fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
+    progress: &mut Option<Progress>,
 ) -> (Vec<u32>, BitSet) {
     let n = graph.len();
     // Visit order while on the stack, DONE once closed; NONE before the visit.
@@ -131,11 +157,13 @@ fn fair_components(
     let mut stack: Vec<u32> = Vec::new();
     // The depth-first walk: each state with the position of its next edge to follow.
     let mut walk: Vec<(u32, u32)> = Vec::new();
-    let mut next_index = 0u32;
-    let mut visit = |v: u32, index: &mut [u32], low: &mut [u32], stack: &mut Vec<u32>| {
-        index[v as usize] = next_index;
-        low[v as usize] = next_index;
-        next_index += 1;
+    // A cell: the walk's progress line reads it while `visit` counts with it.
+    let next_index = std::cell::Cell::new(0u32);
+    let visit = |v: u32, index: &mut [u32], low: &mut [u32], stack: &mut Vec<u32>| {
+        let i = next_index.get();
+        index[v as usize] = i;
+        low[v as usize] = i;
+        next_index.set(i + 1);
         stack.push(v);
         (v, graph.edge_range(v).start as u32)
     };
@@ -145,6 +173,13 @@ fn fair_components(
         }
         walk.push(visit(root, &mut index, &mut low, &mut stack));
         while let Some(&(v, position)) = walk.last() {
+            // A clock read every few thousand steps of the walk: states visited, and the
+            // walk's depth for its queue.
+            if position & 0xfff == 0 {
+                if let Some(line) = progress.as_mut() {
+                    line.tick(u64::from(next_index.get()), walk.len() as u64, walk.len());
+                }
+            }
             if (position as usize) < graph.edge_range(v).end {
                 walk.last_mut().expect("the walk is not empty").1 += 1;
                 let w = graph.target(position as usize);
@@ -298,8 +333,8 @@ mod tests {
     #[test]
     fn a_behaviour_that_passes_p_and_leaves_it_violates_eventually_always_only() {
         let graph = chain([true, false, false]);
-        assert!(find_unfulfilled(&graph, 0, 1).is_none());
-        let lasso = find_unstable(&graph, 0, 1).expect("it ends stuttering in ¬P");
+        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+        let lasso = find_unstable(&graph, 0, 1, &mut None).expect("it ends stuttering in ¬P");
         assert_eq!(lasso.prefix, [0, 1, 2]);
         assert!(lasso.cycle.is_empty());
     }
@@ -307,9 +342,9 @@ mod tests {
     #[test]
     fn eventually_always_holds_when_every_fair_end_satisfies_p() {
         let graph = chain([false, false, true]);
-        assert!(find_unstable(&graph, 0, 1).is_none());
+        assert!(find_unstable(&graph, 0, 1, &mut None).is_none());
         // Without fairness the behaviour may stop at its first state.
-        assert_eq!(find_unstable(&graph, 0, 0).unwrap().prefix, [0]);
+        assert_eq!(find_unstable(&graph, 0, 0, &mut None).unwrap().prefix, [0]);
     }
 
     #[test]
@@ -321,10 +356,10 @@ mod tests {
             vec![1, 1],
             vec![vec![true, false]],
         );
-        let lasso = find_unstable(&graph, 0, 1).expect("a fair loop leaves P");
+        let lasso = find_unstable(&graph, 0, 1, &mut None).expect("a fair loop leaves P");
         assert_eq!(lasso.prefix, [0, 1]);
         assert_eq!(lasso.cycle, [1, 0]);
-        assert!(find_unfulfilled(&graph, 0, 1).is_none());
+        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
     }
 
     #[test]
@@ -339,7 +374,7 @@ mod tests {
             vec![0b11, 0b11, 0],
             vec![vec![false; 3]],
         );
-        let lasso = find_unfulfilled(&graph, 0, 2).expect("the exit to 2 is fair");
+        let lasso = find_unfulfilled(&graph, 0, 2, &mut None).expect("the exit to 2 is fair");
         assert_eq!(lasso.prefix, [0, 2]);
         assert!(lasso.cycle.is_empty());
     }

@@ -56,6 +56,16 @@ impl Progress {
         Progress::to(Sink::detect(), suffix)
     }
 
+    /// The line of one phase of a check (`safety`, `liveness graph`, `liveness components`),
+    /// naming the config it checks when there is a name (`kafka_refines, safety`).
+    pub fn phase(config: &str, phase: &str) -> Progress {
+        if config.is_empty() {
+            Progress::new(phase)
+        } else {
+            Progress::new(format!("{config}, {phase}"))
+        }
+    }
+
     pub fn to(sink: Sink, suffix: impl Into<String>) -> Progress {
         let now = Instant::now();
         Progress {
@@ -69,8 +79,9 @@ impl Progress {
 
     /// Draws the exploration's line if its interval has passed since the last one (cheap
     /// otherwise: one clock read).
-    pub fn tick(&mut self, states: u64, depth: usize) {
-        self.tick_with(|p| p.line(states, depth, resident_bytes()));
+    /// `queue`: the states found and not yet expanded.
+    pub fn tick(&mut self, states: u64, queue: u64, depth: usize) {
+        self.tick_with(|p| p.line(states, queue, depth, resident_bytes()));
     }
 
     /// Draws the line `text` makes, if its interval has passed (`text` is called only then).
@@ -96,11 +107,12 @@ impl Progress {
     }
 
     /// The line's text.
-    pub fn line(&self, states: u64, depth: usize, resident: Option<u64>) -> String {
+    pub fn line(&self, states: u64, queue: u64, depth: usize, resident: Option<u64>) -> String {
         let seconds = self.seconds().max(1e-9);
         let mut line = format!(
-            "  … {} states, {} states/s, depth {depth}",
+            "  … {} states, {} on queue, {} states/s, depth {depth}",
             grouped(states),
+            grouped(queue),
             grouped((states as f64 / seconds) as u64)
         );
         if let Some(bytes) = resident {
@@ -168,10 +180,13 @@ mod tests {
     }
 
     #[test]
-    fn the_line_names_states_rate_depth_and_memory() {
+    fn the_line_names_states_queue_rate_depth_and_memory() {
         let p = Progress::to(Sink::Log, "2 workers");
-        let line = p.line(1_000_000, 12, Some(2 * 1024 * 1024 * 1024));
-        assert!(line.starts_with("  … 1,000,000 states, "), "{line}");
+        let line = p.line(1_000_000, 4_096, 12, Some(2 * 1024 * 1024 * 1024));
+        assert!(
+            line.starts_with("  … 1,000,000 states, 4,096 on queue, "),
+            "{line}"
+        );
         assert!(line.contains("states/s, depth 12, 2.0 GiB held"), "{line}");
         assert!(line.ends_with("(2 workers)"), "{line}");
     }
@@ -179,7 +194,7 @@ mod tests {
     #[test]
     fn nothing_is_drawn_before_the_first_interval() {
         let mut p = Progress::to(Sink::Terminal, "");
-        p.tick(10, 1);
+        p.tick(10, 0, 1);
         assert!(!p.drawn);
     }
 }

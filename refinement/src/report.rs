@@ -85,6 +85,9 @@ pub struct Report<S, A> {
     pub visited_bytes: usize,
     /// Bytes held by the liveness graph, when one was built (0 otherwise).
     pub graph_bytes: usize,
+    /// With `Options::every_temporal`, each temporal property the liveness graph violates, with
+    /// its counterexample's length (the first of them is the outcome).
+    pub temporal_violations: Vec<(String, usize)>,
 }
 
 /// The report of a check of model `M`.

@@ -518,3 +518,43 @@ fn symmetry_is_for_safety_and_refused_with_a_temporal_property() {
         "{refused}"
     );
 }
+
+/// With `every_temporal`, one liveness graph judges every temporal property: each violated one
+/// is listed with the length of the counterexample it has when checked alone, and the outcome
+/// is still the first violated one's. Without it, the list stays empty.
+#[test]
+fn every_temporal_property_is_judged_on_one_graph() {
+    // The fair loop 0 -> 1 -> 0 (Inc, then Lose) never reaches 2 and keeps coming back to 1.
+    let model = Counter {
+        max: 2,
+        jump: false,
+        lose: true,
+    };
+    let both = spec(&["ReachesMax", "SettlesAwayFromOne"], true, true);
+    let every = Options {
+        every_temporal: true,
+        ..options()
+    };
+    let report = check(&model, &both, &every).unwrap();
+    assert_eq!(report.outcome, Outcome::Violates("ReachesMax".into()));
+    let alone = |name: &str| {
+        check(&model, &spec(&[name], true, true), &options())
+            .unwrap()
+            .counterexample
+            .unwrap()
+            .len()
+    };
+    assert_eq!(
+        report.temporal_violations,
+        [
+            ("ReachesMax".to_string(), alone("ReachesMax")),
+            (
+                "SettlesAwayFromOne".to_string(),
+                alone("SettlesAwayFromOne")
+            ),
+        ]
+    );
+    let first_only = check(&model, &both, &options()).unwrap();
+    assert_eq!(first_only.outcome, report.outcome);
+    assert!(first_only.temporal_violations.is_empty());
+}

@@ -79,6 +79,8 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         timeout: args.timeout_secs.map(Duration::from_secs),
         max_memory: args.max_memory.or_else(budget::default_max_memory),
         progress: false,
+        progress_name: String::new(),
+        every_temporal: false,
     };
     if args.cluster.distributed {
         return check_distributed(selected, &options, args.format, &args.cluster);

@@ -46,6 +46,7 @@ pub fn check_with(
     for config in selected {
         let options = Options {
             progress: shown,
+            progress_name: config.name.clone(),
             ..options.clone()
         };
         // Two suites may share a config name: the heading says which suite a row is in.

@@ -397,7 +397,7 @@ where
         level_size = next_size;
 
         if let Some(line) = &mut progress {
-            line.tick(distinct_states, result.depth);
+            line.tick(distinct_states, level_size, result.depth);
         }
     }
     result.visited = visited;
