@@ -234,9 +234,10 @@ pub struct Progress<'a> {
 }
 
 /// [`mutate`], telling `on_mutant` after each mutant is checked. The mutants are checked side
-/// by side (as many at once as `options.threads`, every core by default), each check with its
-/// own threads too: a few large mutants dominate the run, and each uses what the others leave.
-/// The mutants come back in the configs' and guards' order, whichever finished first.
+/// by side, by as many workers as `options.threads` (every core by default), each check with
+/// its own threads too; the configs with the most states go first, so the few large mutants
+/// that dominate a run start at once rather than last. The mutants come back in the configs'
+/// and guards' order, whichever finished first.
 pub fn mutate_with_progress(
     configs: &[Config],
     suite: &[Config],
@@ -254,41 +255,50 @@ pub fn mutate_with_progress(
         jobs.extend(config.entry.guards.iter().map(|guard| (config, guard)));
     }
     let total = jobs.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let on_mutant = std::sync::Mutex::new(on_mutant);
-    let check_one = |(config, guard): &(&Config, &Guard)| -> Result<Mutant, MutateError> {
-        let already_off = guard.is_removed_in(&config.constants);
-        let mut mutant = Mutant {
-            config: config.label.clone(),
-            model: config.model.to_string(),
-            guard: guard.name().to_string(),
-            removal: guard.removal(),
-            caught_by: Vec::new(),
-            not_applicable: already_off,
-        };
-        let started = std::time::Instant::now();
-        if !already_off {
-            mutant.caught_by = catches(config, guard, options)?;
-        }
-        let mut tell = on_mutant.lock().unwrap_or_else(|e| e.into_inner());
-        tell(Progress {
-            done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-            total,
-            mutant: &mutant,
-            seconds: started.elapsed().as_secs_f64(),
-        });
-        Ok(mutant)
+    // Largest first: the reference's state count, where the config pins one.
+    let mut order: Vec<usize> = (0..total).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].0.states.unwrap_or(0)));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let on_mutant = std::sync::Mutex::new((on_mutant, 0usize));
+    let results: std::sync::Mutex<Vec<Option<Result<Mutant, MutateError>>>> =
+        std::sync::Mutex::new((0..total).map(|_| None).collect());
+    let workers = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .expect("a thread pool of the requested size");
-    let mutants = pool.install(|| {
-        use rayon::prelude::*;
-        jobs.par_iter()
-            .map(check_one)
-            .collect::<Result<Vec<Mutant>, MutateError>>()
-    })?;
+    // Plain threads, not a rayon pool: each check runs its own pool, and a rayon worker
+    // waiting on another pool would take up further mutants inside that wait.
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(total) {
+            scope.spawn(|| loop {
+                let taken = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = order.get(taken) else {
+                    break;
+                };
+                let (config, guard) = jobs[i];
+                let started = std::time::Instant::now();
+                let result = mutant_of(config, guard, options);
+                if let Ok(mutant) = &result {
+                    let mut told = on_mutant.lock().unwrap_or_else(|e| e.into_inner());
+                    told.1 += 1;
+                    let done = told.1;
+                    (told.0)(Progress {
+                        done,
+                        total,
+                        mutant,
+                        seconds: started.elapsed().as_secs_f64(),
+                    });
+                }
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+            });
+        }
+    });
+    let mutants = results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every mutant was checked"))
+        .collect::<Result<Vec<Mutant>, MutateError>>()?;
 
     let mut guards = Vec::new();
     let mut properties = Vec::new();
@@ -338,6 +348,23 @@ pub fn mutate_with_progress(
         mutants,
         guards,
         properties,
+    })
+}
+
+/// `config` without `guard`, checked (not when the config already runs without it).
+fn mutant_of(config: &Config, guard: &Guard, options: &Options) -> Result<Mutant, MutateError> {
+    let already_off = guard.is_removed_in(&config.constants);
+    Ok(Mutant {
+        config: config.label.clone(),
+        model: config.model.to_string(),
+        guard: guard.name().to_string(),
+        removal: guard.removal(),
+        caught_by: if already_off {
+            Vec::new()
+        } else {
+            catches(config, guard, options)?
+        },
+        not_applicable: already_off,
     })
 }
 
