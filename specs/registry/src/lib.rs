@@ -177,6 +177,67 @@ pub enum InstallError {
 
 /// Adds a design's own models (and those of them that read implementation traces) to the
 /// built-in ones, before the registry is first read; then builds the registry, each name once.
+/// `loadbearing::cli::main_with` calls it with a design's models; a crate of your own can too.
+///
+/// ```
+/// use loadbearing_refinement::{Spec, Variables};
+/// use loadbearing_specs::infra::knobs::{Knob, KnobError, Params, Resolved};
+/// use loadbearing_specs::Configured;
+/// use stateright::{Model, Property};
+///
+/// /// A counter that stops at 3.
+/// #[derive(Clone, Debug)]
+/// struct Ticker;
+///
+/// impl Model for Ticker {
+///     type State = u8;
+///     type Action = ();
+///     fn init_states(&self) -> Vec<u8> {
+///         vec![0]
+///     }
+///     fn actions(&self, s: &u8, actions: &mut Vec<()>) {
+///         if *s < 3 {
+///             actions.push(());
+///         }
+///     }
+///     fn next_state(&self, s: &u8, _: ()) -> Option<u8> {
+///         Some(s + 1)
+///     }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![Property::always("AtMostThree", |_, s: &u8| *s <= 3)]
+///     }
+/// }
+///
+/// impl Spec for Ticker {
+///     fn variables(&self, s: &u8) -> Variables {
+///         vec![("n", s.to_string())]
+///     }
+/// }
+///
+/// impl Params for Ticker {
+///     const KNOBS: &'static [Knob] = &[];
+///     fn from_resolved(_: &Resolved) -> Result<Self, KnobError> {
+///         Ok(Ticker)
+///     }
+/// }
+///
+/// impl Configured for Ticker {
+///     const NAME: &'static str = "Ticker";
+///     const DOC: &'static str = "A counter that stops at 3.";
+///     type Params = Ticker;
+///     fn build(params: Ticker) -> Self {
+///         params
+///     }
+/// }
+///
+/// use loadbearing_registry::{find, install, model_entry};
+/// install(vec![model_entry::<Ticker>()], vec![]).unwrap();
+/// let ticker = find("Ticker").expect("installed beside the built-in models");
+/// assert_eq!(ticker.doc, "A counter that stops at 3.");
+/// assert!(find("Cassandra").is_some());
+/// // Once read, the registry takes no more models.
+/// assert!(install(vec![], vec![]).is_err());
+/// ```
 pub fn install(
     models: Vec<ModelEntry>,
     conformance: Vec<ConformEntry>,
