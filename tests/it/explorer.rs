@@ -288,33 +288,35 @@ fn an_actor_model_shows_its_sequence_diagram() {
     }
 }
 
+/// The labels the explorer gives a config's initial states.
+fn init_labels(config: &str) -> Vec<String> {
+    let explorer = Explorer::start(config);
+    json(&explorer, "/.states")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["action"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{config}: an initial state without a label: {s}"))
+                .to_string()
+        })
+        .collect()
+}
+
 /// Stateright's page calls initial states `Init 0` … `Init N`: here each is labelled with what
 /// sets it apart from the others (the Kafka model's event logs), or `Init` alone.
 #[test]
 fn initial_states_say_what_sets_them_apart() {
-    let explorer = Explorer::start("kafka_refines");
-    let inits = json(&explorer, "/.states");
-    let labels: Vec<&str> = inits
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["action"].as_str().unwrap_or_else(|| panic!("{s}")))
-        .collect();
+    let labels = init_labels("kafka_refines");
     assert!(labels.len() > 1, "{labels:?}");
     assert!(
         labels.iter().all(|l| l.starts_with("Init: op=")),
         "{labels:?}"
     );
-    let distinct: std::collections::HashSet<&&str> = labels.iter().collect();
+    let distinct: std::collections::HashSet<&String> = labels.iter().collect();
     assert_eq!(distinct.len(), labels.len(), "{labels:?}");
 
-    let explorer = Explorer::start("cassandra_refines");
-    let inits = json(&explorer, "/.states");
-    let labels: Vec<&str> = inits
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["action"].as_str().unwrap_or_default())
-        .collect();
+    let labels = init_labels("cassandra_refines");
     assert!(labels.iter().all(|l| l.starts_with("Init")), "{labels:?}");
 }
