@@ -32,7 +32,7 @@ pub fn serve(
         address,
         source: io::Error::other(e.to_string()),
     })?;
-    let inner = free_loopback_address().map_err(|source| ViewError::Bind {
+    let inner = inner_address(address).map_err(|source| ViewError::Bind {
         address: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         source,
     })?;
@@ -45,8 +45,17 @@ pub fn serve(
     Ok(())
 }
 
-/// A loopback port nobody listens on now (the explorer binds it a moment later).
-fn free_loopback_address() -> io::Result<SocketAddr> {
+/// Where Stateright's server listens behind the front door at `front`. On 127.0.0.1 the same
+/// port of 127.0.0.2 (loopback too): no other process can hold it while the front door holds
+/// its port, so explorers started side by side never collide, as a free port picked now and
+/// bound a moment later could. Elsewhere, a loopback port free now.
+fn inner_address(front: SocketAddr) -> io::Result<SocketAddr> {
+    if front.ip() == Ipv4Addr::LOCALHOST && front.port() != 0 {
+        let beside = SocketAddr::from((Ipv4Addr::new(127, 0, 0, 2), front.port()));
+        if TcpListener::bind(beside).is_ok() {
+            return Ok(beside);
+        }
+    }
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
 }
 
