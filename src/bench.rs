@@ -208,7 +208,7 @@ pub fn measure(
             let options = Options {
                 threads,
                 timeout,
-                progress: true,
+                progress: Some(config.name.clone()),
                 ..Options::default()
             };
             reset_peak_rss();
@@ -233,7 +233,7 @@ pub fn measure(
         for &workers in timely_workers {
             let options = Options {
                 timeout,
-                progress: true,
+                progress: Some(config.name.clone()),
                 ..Options::default()
             };
             reset_peak_rss();

@@ -113,25 +113,24 @@ pub fn table_header(w: Widths) -> String {
 
 /// TLC's closing words for a config, from our counts: `3,452,101 states generated, 1,239,666
 /// distinct states found, 0 states left on queue. The depth of the complete state graph search
-/// is 18.` (the same numbers TLC prints for a faithful port). A search that stopped early (a violation, a budget) has no complete depth and leaves
-/// states unexplored: it says how deep it went. `None` where the engine counts no generated
-/// states (a distributed run).
-pub fn tlc_line(r: &dyn loadbearing_refinement::AnyReport) -> Option<String> {
+/// is 18.` (the same numbers TLC prints for a faithful port). A search that stopped early (a
+/// violation, a budget) has no complete depth and leaves states unexplored: it says how deep it
+/// went.
+pub fn tlc_line(r: &dyn loadbearing_refinement::AnyReport) -> String {
     use loadbearing_refinement::progress::grouped;
-    let generated = r.generated()?;
     let counts = format!(
         "{} states generated, {} distinct states found",
-        grouped(generated),
+        grouped(r.generated()),
         grouped(r.distinct_states())
     );
-    Some(match r.outcome() {
+    match r.outcome() {
         // TLC counts the depth in states, the initial ones included: one more than our steps.
         Outcome::Holds => format!(
             "{counts}, 0 states left on queue. The depth of the complete state graph search is {}.",
             r.depth() + 1
         ),
         _ => format!("{counts}; the search stopped at depth {}.", r.depth()),
-    })
+    }
 }
 
 pub fn table_row(j: &Judged, w: Widths) -> String {

@@ -190,12 +190,7 @@ fn judged(config: &Config, report: Box<dyn AnyReport>) -> Judged {
     }
 }
 
-fn judge(
-    config: &Config,
-    outcome: Outcome,
-    distinct: u64,
-    generated: Option<u64>,
-) -> Option<Mismatch> {
+fn judge(config: &Config, outcome: Outcome, distinct: u64, generated: u64) -> Option<Mismatch> {
     let as_expected = match (&config.expected, &outcome) {
         (Expected::Holds, Outcome::Holds) => true,
         (Expected::Deadlock, Outcome::Deadlock) => true,
@@ -217,12 +212,11 @@ fn judge(
             reference,
         });
     }
-    // An engine that counts no generated states (a distributed run) is judged by the rest.
-    match (config.generated, generated) {
-        (Some(reference), Some(generated)) if reference != generated => Some(Mismatch::Generated {
+    config
+        .generated
+        .filter(|&reference| reference != generated)
+        .map(|reference| Mismatch::Generated {
             generated,
             reference,
-        }),
-        _ => None,
-    }
+        })
 }

@@ -34,10 +34,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Stop (incomplete) once the process holds this many bytes; `None`: no budget.
     pub max_memory: Option<u64>,
-    /// Report progress on stderr once a check has run for a second.
-    pub progress: bool,
-    /// The config's name, for the progress line (empty: the line names only its phase).
-    pub progress_name: String,
+    /// Report progress on stderr once a check has run for a while, the line naming this config
+    /// (empty: the line names only the phase); `None`: no progress line.
+    pub progress: Option<String>,
     /// Judge every temporal property on the liveness graph, not only up to the first violated
     /// one: the report's `temporal_violations` lists each (guard mutation learns every
     /// property's verdict from one graph).
@@ -52,8 +51,7 @@ impl Default for Options {
             max_states: None,
             timeout: None,
             max_memory: crate::budget::default_max_memory(),
-            progress: false,
-            progress_name: String::new(),
+            progress: None,
             every_temporal: false,
         }
     }
@@ -237,7 +235,7 @@ pub fn check<M: Spec>(
         .num_threads(options.threads)
         .build()
         .expect("a thread pool of the requested size");
-    let progress = options.progress.then_some(options.progress_name.as_str());
+    let progress = options.progress.as_deref();
     let exploration = pool.install(|| explore(model, &checks, &limits, progress));
 
     let finish = |mut report: ReportOf<M>| {
@@ -249,7 +247,7 @@ pub fn check<M: Spec>(
         spec,
         Searched {
             distinct_states: exploration.visited.len() as u64,
-            generated: Some(exploration.generated),
+            generated: exploration.generated,
             depth: exploration.depth,
             finding: exploration.finding.as_ref(),
             witnesses_found: &exploration.witnesses_found,
@@ -318,7 +316,7 @@ pub fn check<M: Spec>(
 /// What a breadth-first safety search found, whichever engine ran it.
 pub(crate) struct Searched<'a> {
     pub distinct_states: u64,
-    pub generated: Option<u64>,
+    pub generated: u64,
     pub depth: usize,
     pub finding: Option<&'a Finding>,
     pub witnesses_found: &'a [Option<u64>],

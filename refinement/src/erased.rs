@@ -16,8 +16,8 @@ pub trait AnyReport: Send + Sync {
     fn model_name(&self) -> &'static str;
     fn outcome(&self) -> &Outcome;
     fn distinct_states(&self) -> u64;
-    /// States generated, those already seen included (TLC's count), where the engine counts.
-    fn generated(&self) -> Option<u64>;
+    /// States generated, those already seen included (TLC's count).
+    fn generated(&self) -> u64;
     fn depth(&self) -> usize;
     fn seconds(&self) -> f64;
     fn properties_checked(&self) -> &[String];
@@ -83,7 +83,7 @@ impl<M: Spec + 'static> AnyReport for Erased<M> {
         self.report.distinct_states
     }
 
-    fn generated(&self) -> Option<u64> {
+    fn generated(&self) -> u64 {
         self.report.generated
     }
 

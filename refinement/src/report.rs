@@ -73,8 +73,8 @@ pub struct Report<S, A> {
     pub outcome: Outcome,
     pub distinct_states: u64,
     /// States generated (TLC's count): every initial state and every successor computed,
-    /// those already seen included. `None` where the engine does not count them.
-    pub generated: Option<u64>,
+    /// those already seen included.
+    pub generated: u64,
     pub depth: usize,
     pub seconds: f64,
     pub properties_checked: Vec<String>,

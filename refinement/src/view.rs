@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use stateright::{Expectation, Model, Property};
@@ -274,8 +274,6 @@ impl<M: Spec + 'static> View for Viewer<M> {
         title: &str,
     ) -> Result<(), ViewError> {
         let cx = self.counterexample(report)?;
-        // Taken, the port is an error that says so (not a panic in a server's thread).
-        drop(TcpListener::bind(address).map_err(|source| ViewError::Bind { address, source })?);
         let lens = Lens::new(Arc::clone(&self.model), &self.spec, cx);
         let explorable = Explorable {
             lens: Arc::new(lens),

@@ -78,8 +78,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         max_states: args.max_states,
         timeout: args.timeout_secs.map(Duration::from_secs),
         max_memory: args.max_memory.or_else(budget::default_max_memory),
-        progress: false,
-        progress_name: String::new(),
+        progress: None,
         every_temporal: false,
     };
     if args.cluster.distributed {

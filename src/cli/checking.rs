@@ -45,8 +45,7 @@ pub fn check_with(
     let mut suite_shown: Option<&str> = None;
     for config in selected {
         let options = Options {
-            progress: shown,
-            progress_name: config.name.clone(),
+            progress: shown.then(|| config.name.clone()),
             ..options.clone()
         };
         // Two suites may share a config name: the heading says which suite a row is in.
@@ -64,9 +63,7 @@ pub fn check_with(
                     // on its own, and under any that took long enough to show progress.
                     let report = j.report.as_ref();
                     if selected.len() == 1 || report.seconds() >= LONG_CHECK_SECONDS {
-                        if let Some(line) = render::tlc_line(report) {
-                            println!("  {line}");
-                        }
+                        println!("  {}", render::tlc_line(report));
                     }
                 }
                 judged.push(j);

@@ -58,7 +58,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     let options = Options {
         threads: args.threads,
         max_memory: budget::default_max_memory(),
-        progress: true,
+        progress: Some(String::new()),
         ..Options::default()
     };
     let mut judged = Vec::new();

@@ -56,7 +56,14 @@ where
         max_memory: options.max_memory,
     };
     let mut net = Net::new(worker);
-    let searched = search::search(worker, &mut net, model, &checks, &limits, options.progress);
+    let searched = search::search(
+        worker,
+        &mut net,
+        model,
+        &checks,
+        &limits,
+        options.progress.is_some(),
+    );
 
     // The paths the report shows: the finding's, or else every witness's.
     let ends: Vec<u64> = match &searched.finding {
@@ -78,7 +85,7 @@ where
         spec,
         Searched {
             distinct_states: sizes.states,
-            generated: Some(sizes.generated),
+            generated: sizes.generated,
             depth: searched.depth,
             finding: searched.finding.as_ref(),
             witnesses_found: &searched.witnesses_found,

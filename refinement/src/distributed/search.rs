@@ -158,7 +158,10 @@ where
     // agree on their ranks and on a refinement an initial state breaks; each keeps its own.
     let mut initial: Vec<(u64, M::State)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for state in model.init_states() {
+    let inits = model.init_states();
+    // Generated, TLC's count: every initial state, counted once over the workers (by worker 0).
+    let inits_generated = if me == 0 { inits.len() as u64 } else { 0 };
+    for state in inits {
         let key = checks.keys.key(&state);
         if seen.insert(key) {
             initial.push((key, state));
@@ -189,11 +192,7 @@ where
     let mut result = Searched {
         visited: Visited::default(),
         distinct_states: 0,
-        generated: if me == 0 {
-            model.init_states().len() as u64
-        } else {
-            0
-        },
+        generated: inits_generated,
         depth: 0,
         finding: None,
         witnesses_found: vec![None; checks.witnesses.len()],
@@ -477,7 +476,6 @@ where
         .collect()
 }
 
-/// The visited set's size over every worker: states, and bytes.
 /// The visited set's states and bytes, and the states generated, summed over the workers.
 pub fn sizes<S>(worker: &mut Worker, net: &mut Net<Message<S>>, searched: &Searched) -> Sizes
 where
