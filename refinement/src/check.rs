@@ -6,7 +6,7 @@ use stateright::Expectation;
 
 use crate::budget::{Exhausted, Limits};
 use crate::explore::{explore, Finding, SafetyChecks};
-use crate::graph::{self, Condition, StateGraph};
+use crate::graph::{Condition, StateGraph};
 use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
@@ -236,7 +236,16 @@ pub fn check<M: Spec>(
         .build()
         .expect("a thread pool of the requested size");
     let progress = options.progress.as_deref();
-    let exploration = pool.install(|| explore(model, &checks, &limits, progress));
+    // With temporal properties the search builds the liveness graph in the same pass.
+    let conditions: Vec<Condition<'_, M::State>> = liveness
+        .iter()
+        .map(|p| {
+            let condition = p.condition;
+            Box::new(move |s: &M::State| condition(model, s)) as Condition<'_, M::State>
+        })
+        .collect();
+    let graphed = (!liveness.is_empty()).then_some(&conditions[..]);
+    let mut exploration = pool.install(|| explore(model, &checks, &limits, progress, graphed));
 
     let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
@@ -259,26 +268,11 @@ pub fn check<M: Spec>(
     if settled {
         return finish(report);
     }
-    if liveness.is_empty() {
+    let Some(graph) = exploration.graph.take() else {
         return finish(report);
-    }
-    // The liveness graph is built from scratch; the visited set is no longer needed.
-    drop(exploration);
-
-    let conditions: Vec<Condition<'_, M::State>> = liveness
-        .iter()
-        .map(|p| {
-            let condition = p.condition;
-            Box::new(move |s: &M::State| condition(model, s)) as Condition<'_, M::State>
-        })
-        .collect();
-    let graph = match pool.install(|| graph::build(model, &conditions, &limits, progress)) {
-        Ok(graph) => graph,
-        Err(spent) => {
-            report.outcome = Outcome::Incomplete(spent);
-            return finish(report);
-        }
     };
+    // The graph is all the lasso search reads; the visited set is no longer needed.
+    drop(exploration);
     report.graph_bytes = graph.allocation_size();
     let groups = if spec.fair {
         model.fairness_groups().len()

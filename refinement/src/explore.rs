@@ -1,13 +1,18 @@
-//! Breadth-first exploration for safety: invariants, witnesses, refinement steps and deadlocks.
+//! Breadth-first exploration for safety: invariants, witnesses, refinement steps and deadlocks;
+//! and, when temporal properties are to be judged, the liveness graph in the same pass.
 //!
-//! Each level is expanded in parallel against a read-only visited set; the new states are then
-//! inserted in frontier order. That order makes parent links, and so every counterexample,
-//! the same on every run and thread count, and level-by-level search makes them shortest.
+//! Each level is expanded a batch at a time, on every core, against the visited set as it stood
+//! before the batch. The batch's new states are then claimed in the set from every core at once,
+//! the first in frontier order keeping each state whichever core comes first (`Visited::claim`):
+//! parent links, graph ids and so every counterexample are the same on every run and thread
+//! count, and level-by-level search makes them shortest. What is left to one core per batch is
+//! appending the chunks' results in order.
 
 use rayon::prelude::*;
 use stateright::Property;
 
 use crate::budget::{ChunkStop, Exhausted, Limits};
+use crate::graph::{holding, Condition, GraphPart, StateGraph, NO_GROUP};
 use crate::image::AbstractStep;
 use crate::progress::Progress;
 use crate::refinement::Refinement;
@@ -19,7 +24,7 @@ use crate::visited::Visited;
 /// balance two cores on a narrow level.
 const CHUNK: usize = 1024;
 
-/// States expanded between insertions into the visited set (see `explore`).
+/// States expanded between claims in the visited set (see `explore`).
 const BATCH: usize = 32 * CHUNK;
 
 pub struct SafetyChecks<'a, M: Spec> {
@@ -78,6 +83,8 @@ impl Finding {
 }
 
 pub struct Exploration {
+    /// Every state reached, by key, with its parent's key; in a search that built the graph,
+    /// with its id and its parent's (`ids`).
     pub visited: Visited,
     /// Levels explored; with a finding, the transitions on its counterexample.
     pub depth: usize,
@@ -88,6 +95,26 @@ pub struct Exploration {
     /// For each witness, the first state found to satisfy it (at the shallowest depth).
     pub witnesses_found: Vec<Option<u64>>,
     pub incomplete: Option<Exhausted>,
+    /// The liveness graph, when the search was given temporal conditions: complete once the
+    /// search is (no finding, nothing spent).
+    pub graph: Option<StateGraph>,
+}
+
+/// An initial state's parent id in a search that builds the graph.
+const NO_PARENT: u32 = u32::MAX;
+
+/// A state's value in the visited set of a search that builds the graph: its id and its
+/// parent's, whose fingerprint the graph keeps.
+fn ids(id: u32, parent: u32) -> u64 {
+    (parent as u64) << 32 | id as u64
+}
+
+fn id_of(value: u64) -> u32 {
+    value as u32
+}
+
+fn parent_of(value: u64) -> u32 {
+    (value >> 32) as u32
 }
 
 impl Exploration {
@@ -99,7 +126,14 @@ impl Exploration {
     pub fn path_to(&self, fp: u64) -> Vec<u64> {
         let mut path = vec![fp];
         let mut at = fp;
-        while let Some(parent) = self.visited.parent(at) {
+        while let Some(value) = self.visited.value(at) {
+            let parent = match &self.graph {
+                None => value,
+                Some(graph) => match parent_of(value) {
+                    NO_PARENT => 0,
+                    parent => graph.fps[parent as usize],
+                },
+            };
             if parent == 0 {
                 break;
             }
@@ -111,38 +145,102 @@ impl Exploration {
     }
 }
 
+/// A successor unknown to the visited set when its chunk was expanded, with its parent: the
+/// parent's key, or in a search building the graph the parent's id.
+struct Candidate<S> {
+    fp: u64,
+    parent: u64,
+    state: S,
+}
+
+/// A chunk expanded, then carried through the batch's claims.
 struct Expanded<S> {
-    new_states: Vec<(u64, u64, S)>,
+    candidates: Vec<Candidate<S>>,
+    /// Per candidate, the slot its claim reached.
+    slots: Vec<usize>,
+    /// The candidates that kept their key, in order: the next level's states from this chunk.
+    arrived: Vec<(u64, S)>,
+    /// In a search building the graph: the arrived states' slots and parent ids, given their
+    /// own ids once every chunk's count is known.
+    won: Vec<(usize, u32)>,
     generated: u64,
     findings: Vec<(usize, usize, Finding)>,
     witnesses: Vec<Option<u64>>,
+    graph: Option<GraphPart>,
+    /// Edges to candidates, as (position in `graph.targets`, candidate): their targets are
+    /// known once the candidates' winners have ids.
+    pending: Vec<(usize, usize)>,
 }
 
-pub fn explore<M: Spec>(
-    model: &M,
-    checks: &SafetyChecks<'_, M>,
+impl<S> Expanded<S> {
+    fn empty(witnesses: usize, graph: bool) -> Self {
+        Expanded {
+            candidates: Vec::new(),
+            slots: Vec::new(),
+            arrived: Vec::new(),
+            won: Vec::new(),
+            generated: 0,
+            findings: Vec::new(),
+            witnesses: vec![None; witnesses],
+            graph: graph.then(GraphPart::default),
+            pending: Vec::new(),
+        }
+    }
+}
+
+/// What every chunk of a level is expanded against.
+struct Level<'a, M: Spec> {
+    model: &'a M,
+    checks: &'a SafetyChecks<'a, M>,
+    visited: &'a Visited,
+    /// Witnesses found at earlier levels.
+    found: &'a [Option<u64>],
+    /// The temporal properties' conditions, in a search building the graph.
+    conditions: Option<&'a [Condition<'a, M::State>]>,
+    /// In a search building the graph, the id of the level's first state: the frontier is the
+    /// last ids given out, in order.
+    first_id: usize,
+}
+
+/// Explores `model` breadth first, making `checks` at every state; with `conditions` (the
+/// temporal properties'), builds the liveness graph in the same pass.
+pub fn explore<'a, M: Spec>(
+    model: &'a M,
+    checks: &'a SafetyChecks<'a, M>,
     limits: &Limits,
     progress: Option<&str>,
+    conditions: Option<&'a [Condition<'a, M::State>]>,
 ) -> Exploration {
     let mut visited = Visited::default();
+    let mut graph = conditions.map(|c| StateGraph::new(model.fairness_groups().len(), c.len()));
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
     let inits = model.init_states();
     let generated = inits.len() as u64;
     for state in inits {
         let fp = checks.keys.key(&state);
-        if visited.insert(fp, 0) {
-            for refinement in &checks.refinements {
-                if let Err(images) = refinement.check_init(&state) {
-                    init_findings.push(Finding::InitialRefinement {
-                        property: refinement.name(),
-                        state: fp,
-                        images,
-                    });
-                }
-            }
-            frontier.push((fp, state));
+        if visited.contains(fp) {
+            continue;
         }
+        let value = match &mut graph {
+            None => 0,
+            Some(graph) => {
+                let id = graph.add_state(fp).expect("fewer than 2^32 initial states");
+                graph.inits.push(id);
+                ids(id, NO_PARENT)
+            }
+        };
+        visited.insert(fp, value);
+        for refinement in &checks.refinements {
+            if let Err(images) = refinement.check_init(&state) {
+                init_findings.push(Finding::InitialRefinement {
+                    property: refinement.name(),
+                    state: fp,
+                    images,
+                });
+            }
+        }
+        frontier.push((fp, state));
     }
     let mut result = Exploration {
         visited,
@@ -151,37 +249,45 @@ pub fn explore<M: Spec>(
         finding: init_findings.into_iter().next(),
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
+        graph,
     };
-    // The phase is named: a check with temporal properties builds its graph after this.
-    let mut progress = progress.map(|config| Progress::phase(config, "safety"));
+    let phase = match conditions {
+        None => "safety",
+        Some(_) => "safety and liveness graph",
+    };
+    let mut progress = progress.map(|config| Progress::phase(config, phase));
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
+        let first_id = result
+            .graph
+            .as_ref()
+            .map_or(0, |g| g.len() - frontier.len());
         let mut findings = Vec::new();
         let mut next = Vec::new();
-        // A level is expanded a batch at a time, each batch's new states inserted before the
-        // next batch looks: the expansions waiting to be inserted stay small, and the first
+        // A level is expanded a batch at a time, each batch's new states claimed before the
+        // next batch looks: the expansions waiting to be claimed stay small, and the first
         // parent in frontier order is still the one kept.
         for (batch_index, batch) in frontier.chunks(BATCH).enumerate() {
             let stop = ChunkStop::default();
-            let visited = &result.visited;
-            let found = &result.witnesses_found;
-            let expanded: Vec<Expanded<M::State>> = batch
+            let level = Level {
+                model,
+                checks,
+                visited: &result.visited,
+                found: &result.witnesses_found,
+                conditions,
+                first_id,
+            };
+            let mut expanded: Vec<Expanded<M::State>> = batch
                 .par_chunks(CHUNK)
                 .enumerate()
                 .map(|(chunk_index, chunk)| {
                     if stop.skip(limits) {
-                        return Expanded {
-                            new_states: Vec::new(),
-                            generated: 0,
-                            findings: Vec::new(),
-                            witnesses: Vec::new(),
-                        };
+                        return Expanded::empty(0, false);
                     }
-                    let position = batch_index * BATCH + chunk_index * CHUNK;
-                    expand_chunk(model, checks, visited, found, chunk, position)
+                    level.expand_chunk(chunk, batch_index * BATCH + chunk_index * CHUNK)
                 })
                 .collect();
-            let arriving: usize = expanded.iter().map(|e| e.new_states.len()).sum();
+            let arriving: usize = expanded.iter().map(|e| e.candidates.len()).sum();
             let spent = stop
                 .spent()
                 .or_else(|| limits.would_pass_memory(result.visited.growth_bytes(arriving)));
@@ -193,6 +299,17 @@ pub fn explore<M: Spec>(
                 });
                 return result;
             }
+            result.visited.reserve(arriving);
+            claim(&result.visited, &mut expanded, result.graph.is_none());
+            if let Some(graph) = &result.graph {
+                let won: usize = expanded.iter().map(|e| e.won.len()).sum();
+                if graph.len() + won >= (u32::MAX - 1) as usize {
+                    result.incomplete =
+                        Some(Exhausted::representation("2^32 states", depth, PHASE));
+                    return result;
+                }
+                number(&result.visited, &mut expanded, graph.len());
+            }
             for chunk in expanded {
                 result.generated += chunk.generated;
                 for (i, found) in chunk.witnesses.iter().enumerate() {
@@ -201,11 +318,18 @@ pub fn explore<M: Spec>(
                     }
                 }
                 findings.extend(chunk.findings);
-                for (fp, parent, state) in chunk.new_states {
-                    if result.visited.insert(fp, parent) {
-                        next.push((fp, state));
+                result.visited.add_settled(chunk.arrived.len());
+                if let Some(graph) = &mut result.graph {
+                    for (fp, _) in &chunk.arrived {
+                        graph.add_state(*fp).expect("ids counted before");
+                    }
+                    let part = chunk.graph.expect("a graph part from every chunk");
+                    if let Err(what) = graph.append(part) {
+                        result.incomplete = Some(Exhausted::representation(what, depth, PHASE));
+                        return result;
                     }
                 }
+                next.extend(chunk.arrived);
             }
             // After each batch, not each level: a wide level takes long.
             if let Some(line) = &mut progress {
@@ -241,7 +365,79 @@ pub fn explore<M: Spec>(
             }
         }
     }
+    if let Some(graph) = &mut result.graph {
+        graph.shrink_to_fit();
+    }
     result
+}
+
+/// Claims every chunk's candidates in the visited set, from every core, each claim numbered
+/// by its place in the batch (chunk order, then candidate order: frontier order); then keeps,
+/// in each chunk, the candidates whose claim kept its key, settling their parent keys at once
+/// (`settle`), or in a search building the graph leaving that to `number`.
+fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool) {
+    let firsts = starts(expanded.iter().map(|e| e.candidates.len()));
+    expanded
+        .par_iter_mut()
+        .zip(&firsts)
+        .for_each(|(chunk, &first)| {
+            chunk.slots = (chunk.candidates.iter().enumerate())
+                .map(|(k, c)| visited.claim(c.fp, (first + k) as u64))
+                .collect();
+        });
+    // Every claim is in: the least of each key's is final.
+    expanded
+        .par_iter_mut()
+        .zip(&firsts)
+        .for_each(|(chunk, &first)| {
+            for (k, candidate) in std::mem::take(&mut chunk.candidates)
+                .into_iter()
+                .enumerate()
+            {
+                let slot = chunk.slots[k];
+                if visited.value_at(slot) != (first + k) as u64 {
+                    continue;
+                }
+                if settle {
+                    visited.settle(slot, candidate.parent);
+                } else {
+                    chunk.won.push((slot, candidate.parent as u32));
+                }
+                chunk.arrived.push((candidate.fp, candidate.state));
+            }
+        });
+}
+
+/// Gives the batch's new states their ids, from `first_id` on in frontier order, and the
+/// edges to them their targets.
+fn number<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], first_id: usize) {
+    let firsts = starts(expanded.iter().map(|e| e.won.len()));
+    expanded
+        .par_iter_mut()
+        .zip(&firsts)
+        .for_each(|(chunk, &first)| {
+            for (w, &(slot, parent)) in chunk.won.iter().enumerate() {
+                visited.settle(slot, ids((first_id + first + w) as u32, parent));
+            }
+        });
+    // Every new state has its id: the edges to them can be resolved.
+    expanded.par_iter_mut().for_each(|chunk| {
+        let part = chunk.graph.as_mut().expect("a graph part from every chunk");
+        for &(position, candidate) in &chunk.pending {
+            part.targets[position] = id_of(visited.value_at(chunk.slots[candidate]));
+        }
+    });
+}
+
+/// Where each of a run of consecutive ranges of these lengths starts.
+fn starts(lengths: impl Iterator<Item = usize>) -> Vec<usize> {
+    lengths
+        .scan(0, |next, len| {
+            let start = *next;
+            *next += len;
+            Some(start)
+        })
+        .collect()
 }
 
 /// Fills `successors` with the states `state`'s actions reach, in the model's action order
@@ -258,71 +454,126 @@ pub(crate) fn successors_into<M: Spec>(
     successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
 }
 
-fn expand_chunk<M: Spec>(
+/// As `successors_into`, with each successor's fair group (`NO_GROUP` for none) in `groups`.
+fn grouped_successors_into<M: Spec>(
     model: &M,
-    checks: &SafetyChecks<'_, M>,
-    visited: &Visited,
-    found: &[Option<u64>],
-    chunk: &[(u64, M::State)],
-    first_position: usize,
-) -> Expanded<M::State> {
-    let mut out = Expanded {
-        new_states: Vec::with_capacity(chunk.len() * 2),
-        generated: 0,
-        findings: Vec::new(),
-        witnesses: vec![None; checks.witnesses.len()],
-    };
-    let mut actions = Vec::new();
-    let mut successors = Vec::new();
-    let refinement_order = checks.invariants.len();
-    for (offset, (fp, state)) in chunk.iter().enumerate() {
-        let position = first_position + offset;
-        for (order, invariant) in checks.invariants.iter().enumerate() {
-            if !(invariant.condition)(model, state) {
-                out.findings.push((
-                    order,
-                    position,
-                    Finding::Invariant {
-                        property: invariant.name,
-                        state: *fp,
-                    },
-                ));
-            }
-        }
-        for (i, witness) in checks.witnesses.iter().enumerate() {
-            // A witness found at an earlier level is the shallowest; it is not looked for again.
-            if found[i].is_none() && out.witnesses[i].is_none() && (witness.condition)(model, state)
-            {
-                out.witnesses[i] = Some(*fp);
-            }
-        }
-        successors_into(model, state, &mut actions, &mut successors);
-        out.generated += successors.len() as u64;
-        for (r, refinement) in checks.refinements.iter().enumerate() {
-            if !refinement.check_steps(state, &successors).is_empty() {
-                out.findings.push((
-                    refinement_order + r,
-                    position,
-                    Finding::Refinement {
-                        property: refinement.name(),
-                        from: *fp,
-                    },
-                ));
-            }
-        }
-        if successors.is_empty() && !checks.allow_end_states {
-            out.findings
-                .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
-        }
-        for next in successors.drain(..) {
-            if &next == state {
-                continue;
-            }
-            let next_fp = checks.keys.key(&next);
-            if !visited.contains(next_fp) {
-                out.new_states.push((next_fp, *fp, next));
-            }
+    state: &M::State,
+    actions: &mut Vec<M::Action>,
+    successors: &mut Vec<M::State>,
+    groups: &mut Vec<u8>,
+) {
+    actions.clear();
+    model.actions(state, actions);
+    successors.clear();
+    groups.clear();
+    for action in actions.drain(..) {
+        let group = model.fairness_group(&action).map_or(NO_GROUP, |g| g as u8);
+        if let Some(next) = model.next_state(state, action) {
+            successors.push(next);
+            groups.push(group);
         }
     }
-    out
+}
+
+impl<M: Spec> Level<'_, M> {
+    fn expand_chunk(&self, chunk: &[(u64, M::State)], first_position: usize) -> Expanded<M::State> {
+        let checks = self.checks;
+        let model = self.model;
+        let mut out = Expanded::empty(checks.witnesses.len(), self.conditions.is_some());
+        out.candidates.reserve(chunk.len() * 2);
+        let mut actions = Vec::new();
+        let mut successors = Vec::new();
+        let mut groups = Vec::new();
+        let refinement_order = checks.invariants.len();
+        for (offset, (fp, state)) in chunk.iter().enumerate() {
+            let position = first_position + offset;
+            for (order, invariant) in checks.invariants.iter().enumerate() {
+                if !(invariant.condition)(model, state) {
+                    out.findings.push((
+                        order,
+                        position,
+                        Finding::Invariant {
+                            property: invariant.name,
+                            state: *fp,
+                        },
+                    ));
+                }
+            }
+            for (i, witness) in checks.witnesses.iter().enumerate() {
+                // A witness found at an earlier level is the shallowest; it is not looked for
+                // again.
+                if self.found[i].is_none()
+                    && out.witnesses[i].is_none()
+                    && (witness.condition)(model, state)
+                {
+                    out.witnesses[i] = Some(*fp);
+                }
+            }
+            match self.conditions {
+                None => successors_into(model, state, &mut actions, &mut successors),
+                Some(_) => grouped_successors_into(
+                    model,
+                    state,
+                    &mut actions,
+                    &mut successors,
+                    &mut groups,
+                ),
+            }
+            out.generated += successors.len() as u64;
+            for (r, refinement) in checks.refinements.iter().enumerate() {
+                if !refinement.check_steps(state, &successors).is_empty() {
+                    out.findings.push((
+                        refinement_order + r,
+                        position,
+                        Finding::Refinement {
+                            property: refinement.name(),
+                            from: *fp,
+                        },
+                    ));
+                }
+            }
+            if successors.is_empty() && !checks.allow_end_states {
+                out.findings
+                    .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
+            }
+            let parent = match self.conditions {
+                None => *fp,
+                Some(_) => (self.first_id + position) as u64,
+            };
+            let mut enabled = 0u64;
+            for (i, next) in successors.drain(..).enumerate() {
+                if &next == state {
+                    continue;
+                }
+                let next_fp = checks.keys.key(&next);
+                let known = self.visited.find(next_fp);
+                if let Some(part) = &mut out.graph {
+                    let group = groups[i];
+                    if group != NO_GROUP {
+                        enabled |= 1 << group;
+                    }
+                    match known {
+                        Ok(slot) => part.targets.push(id_of(self.visited.value_at(slot))),
+                        Err(_) => {
+                            out.pending.push((part.targets.len(), out.candidates.len()));
+                            // Resolved by `number` once the candidate's winner has an id.
+                            part.targets.push(u32::MAX);
+                        }
+                    }
+                    part.groups.push(group);
+                }
+                if known.is_err() {
+                    out.candidates.push(Candidate {
+                        fp: next_fp,
+                        parent,
+                        state: next,
+                    });
+                }
+            }
+            if let (Some(part), Some(conditions)) = (&mut out.graph, self.conditions) {
+                part.end_state(enabled, holding(conditions, state));
+            }
+        }
+        out
+    }
 }

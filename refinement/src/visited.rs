@@ -1,17 +1,45 @@
-//! The visited set: each state's 64-bit fingerprint with its BFS parent's fingerprint.
+//! The visited set: each state's 64-bit fingerprint with a 64-bit value (its BFS parent's
+//! fingerprint, or in a search that builds the liveness graph the state's id and its parent's).
 //!
 //! Open addressing with linear probing over 16-byte slots, sized by any number (not only powers
 //! of two) and grown by half when 90% full, so it holds between 60% and 90% of its slots: 17.8 to
 //! 26.7 bytes per state, under the 32 bytes a state may cost. A general hash map would double its
 //! power-of-two table and sit anywhere between 19 and 39 bytes per state.
+//!
+//! Every thread of a search inserts into the one table at once ([`Visited::claim`]): the slots
+//! are atomics, a new fingerprint takes an empty slot by compare-and-swap, and of the states of
+//! a batch that reach the same fingerprint the one with the least claim (the first in frontier
+//! order) keeps it, whichever thread came first. So the parent kept, and every counterexample,
+//! is the same on every thread count, and no thread waits for another to insert.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Fingerprint 0 marks an empty slot; `fingerprint()` never returns it.
 const EMPTY: u64 = 0;
+/// The value of a slot no claim has reached: any claim is less.
+const UNCLAIMED: u64 = u64::MAX;
 const MAX_LOAD: f64 = 0.9;
 const GROWTH: f64 = 1.5;
 
+/// Relaxed atomics throughout: the phases that write a slot (claims, then settling the
+/// winners) and those that read it are separated by the joins of the search's parallel steps.
+#[repr(align(16))]
+struct Slot {
+    fp: AtomicU64,
+    value: AtomicU64,
+}
+
+impl Slot {
+    fn empty() -> Slot {
+        Slot {
+            fp: AtomicU64::new(EMPTY),
+            value: AtomicU64::new(UNCLAIMED),
+        }
+    }
+}
+
 pub struct Visited {
-    slots: Vec<[u64; 2]>,
+    slots: Vec<Slot>,
     len: usize,
 }
 
@@ -24,7 +52,7 @@ impl Default for Visited {
 impl Visited {
     fn with_slots(n: usize) -> Visited {
         Visited {
-            slots: vec![[EMPTY, 0]; n.max(16)],
+            slots: (0..n.max(16)).map(|_| Slot::empty()).collect(),
             len: 0,
         }
     }
@@ -39,7 +67,7 @@ impl Visited {
 
     /// Bytes held by the table.
     pub fn allocation_size(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<[u64; 2]>()
+        self.slots.capacity() * std::mem::size_of::<Slot>()
     }
 
     /// Maps a fingerprint onto `0..n` without a division (Lemire's multiply-shift).
@@ -47,11 +75,12 @@ impl Visited {
         ((fp as u128 * self.slots.len() as u128) >> 64) as usize
     }
 
-    fn find(&self, fp: u64) -> Result<usize, usize> {
+    /// The slot holding `fp`, or the empty slot where it would go.
+    pub fn find(&self, fp: u64) -> Result<usize, usize> {
         let n = self.slots.len();
         let mut i = self.home(fp);
         loop {
-            let slot = self.slots[i][0];
+            let slot = self.slots[i].fp.load(Relaxed);
             if slot == fp {
                 return Ok(i);
             }
@@ -69,46 +98,109 @@ impl Visited {
         self.find(fp).is_ok()
     }
 
-    /// The parent recorded for `fp` (0 for an initial state).
-    pub fn parent(&self, fp: u64) -> Option<u64> {
-        self.find(fp).ok().map(|i| self.slots[i][1])
+    /// The value recorded for `fp`: its parent's fingerprint (0 for an initial state), or what
+    /// the search that inserted it settled.
+    pub fn value(&self, fp: u64) -> Option<u64> {
+        self.find(fp).ok().map(|i| self.value_at(i))
     }
 
-    /// Records `fp` with its parent; false if it was already there (the first parent stays).
-    pub fn insert(&mut self, fp: u64, parent: u64) -> bool {
+    /// The value in slot `slot` (a slot `find` or `claim` gave).
+    pub fn value_at(&self, slot: usize) -> u64 {
+        self.slots[slot].value.load(Relaxed)
+    }
+
+    /// Records `fp` with its value; false if it was already there (the first value stays).
+    pub fn insert(&mut self, fp: u64, value: u64) -> bool {
         debug_assert_ne!(fp, EMPTY);
-        if (self.len + 1) as f64 > self.slots.len() as f64 * MAX_LOAD {
-            self.grow();
-        }
+        self.reserve(1);
         match self.find(fp) {
             Ok(_) => false,
             Err(i) => {
-                self.slots[i] = [fp, parent];
+                self.slots[i] = Slot {
+                    fp: AtomicU64::new(fp),
+                    value: AtomicU64::new(value),
+                };
                 self.len += 1;
                 true
             }
         }
     }
 
+    /// Grows the table, if need be, so `arriving` more states fit under the load limit: done
+    /// before the claims of a batch, which cannot grow it.
+    pub fn reserve(&mut self, arriving: usize) {
+        if (self.len + arriving) as f64 > self.slots.len() as f64 * MAX_LOAD {
+            self.grow(self.slots_for(arriving));
+        }
+    }
+
+    /// Claims `fp` for `claim` from any thread, and says in which slot it is: a fingerprint new
+    /// to the table takes an empty slot; of the claims on one fingerprint the least stays,
+    /// whatever the order they arrive in. Room must have been reserved, and the fingerprint
+    /// must not have been in the table before this batch's claims.
+    pub fn claim(&self, fp: u64, claim: u64) -> usize {
+        debug_assert_ne!(fp, EMPTY);
+        debug_assert_ne!(claim, UNCLAIMED);
+        let n = self.slots.len();
+        let mut i = self.home(fp);
+        loop {
+            let slot = &self.slots[i];
+            let held = match slot.fp.compare_exchange(EMPTY, fp, Relaxed, Relaxed) {
+                Ok(_) => fp,
+                Err(held) => held,
+            };
+            if held == fp {
+                slot.value.fetch_min(claim, Relaxed);
+                return i;
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+    }
+
+    /// Gives a claimed slot its value; only the claim that kept it does, once every claim of
+    /// the batch is in. The table then counts it.
+    pub fn settle(&self, slot: usize, value: u64) {
+        self.slots[slot].value.store(value, Relaxed);
+    }
+
+    /// Counts the states a batch's winning claims added.
+    pub fn add_settled(&mut self, states: usize) {
+        self.len += states;
+    }
+
     /// Bytes of the tables allocated while `arriving` more states are inserted (each growth
     /// holds the old table and the new at once, so that is the most held at one time).
     pub fn growth_bytes(&self, arriving: usize) -> usize {
-        let mut slots = self.slots.len();
-        let mut largest = 0;
-        while (self.len + arriving) as f64 > slots as f64 * MAX_LOAD {
-            slots = (slots as f64 * GROWTH) as usize + 1;
-            largest = slots;
+        if (self.len + arriving) as f64 > self.slots.len() as f64 * MAX_LOAD {
+            self.slots_for(arriving) * std::mem::size_of::<Slot>()
+        } else {
+            0
         }
-        largest * std::mem::size_of::<[u64; 2]>()
     }
 
-    fn grow(&mut self) {
-        let bigger = (self.slots.len() as f64 * GROWTH) as usize + 1;
+    /// The slots the table grows to so `arriving` more states fit: grown by half as often as
+    /// it takes.
+    fn slots_for(&self, arriving: usize) -> usize {
+        let mut slots = self.slots.len();
+        while (self.len + arriving) as f64 > slots as f64 * MAX_LOAD {
+            slots = (slots as f64 * GROWTH) as usize + 1;
+        }
+        slots
+    }
+
+    fn grow(&mut self, bigger: usize) {
         let old = std::mem::replace(self, Visited::with_slots(bigger));
-        for [fp, parent] in old.slots {
+        for slot in old.slots {
+            let fp = slot.fp.into_inner();
             if fp != EMPTY {
                 let i = self.find(fp).expect_err("fingerprints are unique");
-                self.slots[i] = [fp, parent];
+                self.slots[i] = Slot {
+                    fp: AtomicU64::new(fp),
+                    value: slot.value,
+                };
                 self.len += 1;
             }
         }
@@ -119,21 +211,51 @@ impl Visited {
 mod tests {
     use super::*;
 
+    fn spread(i: u64) -> u64 {
+        i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+    }
+
     #[test]
-    fn keeps_the_first_parent_and_finds_everything_after_growing() {
+    fn keeps_the_first_value_and_finds_everything_after_growing() {
         let mut v = Visited::default();
-        for fp in 1..=100_000u64 {
-            let fp = fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        for i in 1..=100_000u64 {
+            let fp = spread(i);
             assert!(v.insert(fp, fp ^ 1));
         }
         assert_eq!(v.len(), 100_000);
-        assert!(!v.insert(0x9E37_79B9_7F4A_7C15 | 1, 7));
-        for fp in 1..=100_000u64 {
-            let fp = fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            assert_eq!(v.parent(fp), Some(fp ^ 1));
+        assert!(!v.insert(spread(1), 7));
+        for i in 1..=100_000u64 {
+            let fp = spread(i);
+            assert_eq!(v.value(fp), Some(fp ^ 1));
         }
         assert!(!v.contains(2));
         let per_state = v.allocation_size() as f64 / v.len() as f64;
         assert!(per_state <= 32.0, "{per_state} bytes per state");
+    }
+
+    #[test]
+    fn the_least_claim_keeps_a_fingerprint_whatever_the_order_of_the_threads() {
+        let mut v = Visited::default();
+        v.insert(spread(1), 0);
+        // Four claims on each of 10,000 fingerprints, from two threads, in opposite orders.
+        v.reserve(10_000);
+        let claims = |order: &mut dyn Iterator<Item = u64>| {
+            for claim in order {
+                v.claim(spread(2 + claim % 10_000), claim);
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| claims(&mut (0..20_000)));
+            s.spawn(|| claims(&mut (20_000..40_000).rev()));
+        });
+        for i in 0..10_000u64 {
+            let slot = v.find(spread(2 + i)).expect("claimed");
+            assert_eq!(v.value_at(slot), i, "the least of the four claims");
+            v.settle(slot, i + 100);
+        }
+        v.add_settled(10_000);
+        assert_eq!(v.len(), 10_001);
+        assert_eq!(v.value(spread(9)), Some(7 + 100));
+        assert_eq!(v.value(spread(1)), Some(0));
     }
 }

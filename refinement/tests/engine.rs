@@ -202,6 +202,98 @@ fn counterexamples_do_not_depend_on_the_thread_count() {
     }
 }
 
+/// A wide mesh: `width` states a level, each with three successors on the next level spread
+/// pseudo-randomly, so most states have parents in many chunks of their level, which the
+/// cores claim at once. Levels end at `depth`, where a state stays.
+#[derive(Clone)]
+struct Mesh {
+    width: u32,
+    depth: u8,
+    /// The last level's states `NotMarked` refuses: those at x = mark (mod 1000).
+    mark: u32,
+}
+
+impl Model for Mesh {
+    type State = (u8, u32);
+    type Action = u8;
+
+    fn init_states(&self) -> Vec<(u8, u32)> {
+        (0..self.width).map(|x| (0, x)).collect()
+    }
+
+    fn actions(&self, s: &(u8, u32), actions: &mut Vec<u8>) {
+        if s.0 < self.depth {
+            actions.extend([0, 1, 2]);
+        }
+    }
+
+    fn next_state(&self, s: &(u8, u32), branch: u8) -> Option<(u8, u32)> {
+        let spread = (s.1 as u64 * 2_654_435_761 + branch as u64 * 40_503 + s.0 as u64 * 7)
+            % self.width as u64;
+        Some((s.0 + 1, spread as u32))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("NotMarked", |m: &Self, s: &(u8, u32)| {
+                !(s.0 == m.depth && s.1 % 1000 == m.mark)
+            }),
+            Property::eventually("EndsOnSeven", |m: &Self, s: &(u8, u32)| {
+                s.0 == m.depth && s.1.is_multiple_of(7)
+            }),
+        ]
+    }
+}
+
+impl Spec for Mesh {
+    fn variables(&self, s: &(u8, u32)) -> Variables {
+        vec![("level", s.0.to_string()), ("x", s.1.to_string())]
+    }
+
+    fn fairness_groups(&self) -> Vec<String> {
+        vec!["Step".into()]
+    }
+
+    fn fairness_group(&self, _: &u8) -> Option<usize> {
+        Some(0)
+    }
+}
+
+/// The cores claim a level's new states in one visited set at once, and the first in frontier
+/// order keeps each, whichever core gets there first: parents, frontier order, graph ids and so
+/// every counterexample (a safety one and a lasso) are those of one thread, on any number.
+#[test]
+fn wide_levels_give_the_same_counterexamples_on_every_thread_count() {
+    let answer = |threads: usize, property: &str, mark: u32| {
+        let model = Mesh {
+            width: 40_000,
+            depth: 10,
+            mark,
+        };
+        let options = Options {
+            threads,
+            ..Options::default()
+        };
+        let report = check(&model, &spec(&[property], true, true), &options).unwrap();
+        assert_eq!(report.outcome, Outcome::Violates(property.into()));
+        let cx = report.counterexample.unwrap();
+        (
+            report.distinct_states,
+            cx.path.states().cloned().collect::<Vec<_>>(),
+            cx.loop_start,
+        )
+    };
+    // Each mark a path through other states: more of the places where cores meet.
+    let cases = (0..6).map(|mark| ("NotMarked", mark));
+    for (property, mark) in cases.chain([("EndsOnSeven", 0)]) {
+        let one = answer(1, property, mark);
+        for threads in [2, 5] {
+            let other = answer(threads, property, mark);
+            assert_eq!(other, one, "{property} (mark {mark}) on {threads} threads");
+        }
+    }
+}
+
 #[test]
 fn refinement_with_stutter_steps_holds() {
     let model = TwoPhase {

@@ -137,3 +137,65 @@ fn an_unknown_symmetry_is_a_clear_error() {
         "{unknown}"
     );
 }
+
+/// Every core claims new states in the one visited set at once; the first in frontier order
+/// keeps each, whichever core is first. So a check gives the same counts, the same
+/// counterexample and the same witnesses on every thread count, liveness lassos (whose graph
+/// ids follow those claims) included. The configs are widened until their levels span many
+/// chunks, where the cores' claims meet on the same states; more threads than cores interleave
+/// them further.
+#[test]
+fn every_thread_count_gives_the_same_answer() {
+    let cases: &[(&str, &[&str], Outcome)] = &[
+        // A fair lasso on a graph of 257,066 states.
+        (
+            "kafka-flow-835/kafka_genlag",
+            &[],
+            Outcome::Violates("RefLive".into()),
+        ),
+        // An invariant broken at depth 4 of a wide search.
+        (
+            "kafka-flow-828/gc_ungated",
+            &["N=6", "Cap=3"],
+            Outcome::Violates("INV_OffsetWithinDurable".into()),
+        ),
+        // Termination violated under no fairness, 15 steps deep at the suite's constants.
+        (
+            "kafka-flow-828/gc_nofair",
+            &["N=5", "Cap=3"],
+            Outcome::Violates("Termination".into()),
+        ),
+        // Holds: every state and every witness.
+        (
+            "kafka-flow-828/sws_holds",
+            &["Keys=2", "MaxOffset=4"],
+            Outcome::Holds,
+        ),
+    ];
+    let configs = suite::built_in().expect("the shipped suite loads");
+    for (name, sets, outcome) in cases {
+        let mut config = suite::find(&configs, name).unwrap().clone();
+        let sets: Vec<_> = sets.iter().map(|s| parse_set(s).unwrap()).collect();
+        override_constants(&mut config, &sets).unwrap();
+        let answers: Vec<_> = [1, 2, 5]
+            .into_iter()
+            .map(|threads| {
+                let options = Options {
+                    threads,
+                    ..Options::default()
+                };
+                let report = run(&config, &options).unwrap().report;
+                assert_eq!(report.outcome(), outcome, "{name} on {threads} threads");
+                (
+                    report.distinct_states(),
+                    report.generated(),
+                    report.depth(),
+                    format!("{:?}", report.counterexample()),
+                    format!("{:?}", report.witnesses()),
+                )
+            })
+            .collect();
+        assert_eq!(answers[0], answers[1], "{name}: 1 and 2 threads");
+        assert_eq!(answers[0], answers[2], "{name}: 1 and 5 threads");
+    }
+}

@@ -449,7 +449,7 @@ where
         asked.dedup();
         for &at in asked.iter().filter(|&&at| owner(at, peers) == me) {
             let parent = visited
-                .parent(at)
+                .value(at)
                 .expect("a state on a path was visited by its owner");
             net.broadcast(worker, Message::Parent { key: at, parent });
         }
