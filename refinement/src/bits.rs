@@ -42,6 +42,11 @@ impl BitSet {
     pub fn allocation_size(&self) -> usize {
         self.words.capacity() * 8
     }
+
+    /// Whether no bit is set.
+    pub fn is_clear(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
 }
 
 /// `width` bits per state (0 to 64), pushed in id order: a state's fair groups take as many

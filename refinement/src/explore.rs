@@ -27,6 +27,9 @@ const CHUNK: usize = 1024;
 /// States expanded between claims in the visited set (see `explore`).
 const BATCH: usize = 32 * CHUNK;
 
+/// How many lookups ahead a pass over the visited set prefetches the slot it will read.
+const AHEAD: usize = 8;
+
 pub struct SafetyChecks<'a, M: Spec> {
     pub invariants: Vec<Property<M>>,
     pub witnesses: Vec<Property<M>>,
@@ -381,8 +384,14 @@ fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool)
         .par_iter_mut()
         .zip(&firsts)
         .for_each(|(chunk, &first)| {
-            chunk.slots = (chunk.candidates.iter().enumerate())
-                .map(|(k, c)| visited.claim(c.fp, (first + k) as u64))
+            let candidates = &chunk.candidates;
+            chunk.slots = (0..candidates.len())
+                .map(|k| {
+                    if let Some(ahead) = candidates.get(k + AHEAD) {
+                        visited.prefetch(ahead.fp);
+                    }
+                    visited.claim(candidates[k].fp, (first + k) as u64)
+                })
                 .collect();
         });
     // Every claim is in: the least of each key's is final.
@@ -394,6 +403,9 @@ fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool)
                 .into_iter()
                 .enumerate()
             {
+                if let Some(&ahead) = chunk.slots.get(k + AHEAD) {
+                    visited.prefetch_slot(ahead);
+                }
                 let slot = chunk.slots[k];
                 if visited.value_at(slot) != (first + k) as u64 {
                     continue;
@@ -417,13 +429,19 @@ fn number<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], first_id: us
         .zip(&firsts)
         .for_each(|(chunk, &first)| {
             for (w, &(slot, parent)) in chunk.won.iter().enumerate() {
+                if let Some(&(ahead, _)) = chunk.won.get(w + AHEAD) {
+                    visited.prefetch_slot(ahead);
+                }
                 visited.settle(slot, ids((first_id + first + w) as u32, parent));
             }
         });
     // Every new state has its id: the edges to them can be resolved.
     expanded.par_iter_mut().for_each(|chunk| {
         let part = chunk.graph.as_mut().expect("a graph part from every chunk");
-        for &(position, candidate) in &chunk.pending {
+        for (j, &(position, candidate)) in chunk.pending.iter().enumerate() {
+            if let Some(&(_, ahead)) = chunk.pending.get(j + AHEAD) {
+                visited.prefetch_slot(chunk.slots[ahead]);
+            }
             part.targets[position] = id_of(visited.value_at(chunk.slots[candidate]));
         }
     });
@@ -448,14 +466,26 @@ pub(crate) fn successors_into<M: Spec>(
     actions: &mut Vec<M::Action>,
     successors: &mut Vec<M::State>,
 ) {
+    successors.clear();
+    append_successors(model, state, actions, successors);
+}
+
+/// Appends the states `state`'s actions reach to `successors`, in the model's action order
+/// (stutters included); `actions` is scratch space kept between calls.
+fn append_successors<M: Spec>(
+    model: &M,
+    state: &M::State,
+    actions: &mut Vec<M::Action>,
+    successors: &mut Vec<M::State>,
+) {
     actions.clear();
     model.actions(state, actions);
-    successors.clear();
     successors.extend(actions.drain(..).filter_map(|a| model.next_state(state, a)));
 }
 
-/// As `successors_into`, with each successor's fair group (`NO_GROUP` for none) in `groups`.
-fn grouped_successors_into<M: Spec>(
+/// As `append_successors`, with each successor's fair group (`NO_GROUP` for none) appended
+/// to `groups`.
+fn append_grouped_successors<M: Spec>(
     model: &M,
     state: &M::State,
     actions: &mut Vec<M::Action>,
@@ -464,8 +494,6 @@ fn grouped_successors_into<M: Spec>(
 ) {
     actions.clear();
     model.actions(state, actions);
-    successors.clear();
-    groups.clear();
     for action in actions.drain(..) {
         let group = model.fairness_group(&action).map_or(NO_GROUP, |g| g as u8);
         if let Some(next) = model.next_state(state, action) {
@@ -475,80 +503,156 @@ fn grouped_successors_into<M: Spec>(
     }
 }
 
+/// States of a chunk whose successors are computed, and their slots prefetched, before the
+/// first of their lookups: enough misses in flight to overlap, few enough to stay in cache.
+const BLOCK: usize = 64;
+
+/// A block's successors, flat: state i's are `states[ends[i - 1]..ends[i]]`, with their fair
+/// groups (in a search building the graph) and keys (0 for a stutter) alongside.
+struct BlockSuccessors<S> {
+    states: Vec<S>,
+    groups: Vec<u8>,
+    keys: Vec<u64>,
+    ends: Vec<usize>,
+}
+
+impl<S> Default for BlockSuccessors<S> {
+    fn default() -> Self {
+        BlockSuccessors {
+            states: Vec::new(),
+            groups: Vec::new(),
+            keys: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+}
+
 impl<M: Spec> Level<'_, M> {
     fn expand_chunk(&self, chunk: &[(u64, M::State)], first_position: usize) -> Expanded<M::State> {
-        let checks = self.checks;
-        let model = self.model;
-        let mut out = Expanded::empty(checks.witnesses.len(), self.conditions.is_some());
+        let mut out = Expanded::empty(self.checks.witnesses.len(), self.conditions.is_some());
         out.candidates.reserve(chunk.len() * 2);
         let mut actions = Vec::new();
-        let mut successors = Vec::new();
-        let mut groups = Vec::new();
-        let refinement_order = checks.invariants.len();
-        for (offset, (fp, state)) in chunk.iter().enumerate() {
-            let position = first_position + offset;
-            for (order, invariant) in checks.invariants.iter().enumerate() {
-                if !(invariant.condition)(model, state) {
-                    out.findings.push((
-                        order,
-                        position,
-                        Finding::Invariant {
-                            property: invariant.name,
-                            state: *fp,
-                        },
-                    ));
-                }
-            }
-            for (i, witness) in checks.witnesses.iter().enumerate() {
-                // A witness found at an earlier level is the shallowest; it is not looked for
-                // again.
-                if self.found[i].is_none()
-                    && out.witnesses[i].is_none()
-                    && (witness.condition)(model, state)
-                {
-                    out.witnesses[i] = Some(*fp);
-                }
-            }
-            match self.conditions {
-                None => successors_into(model, state, &mut actions, &mut successors),
-                Some(_) => grouped_successors_into(
-                    model,
+        let mut block = BlockSuccessors::default();
+        for (b, states) in chunk.chunks(BLOCK).enumerate() {
+            let first = first_position + b * BLOCK;
+            block.ends.clear();
+            for (offset, (fp, state)) in states.iter().enumerate() {
+                self.check_state(
+                    *fp,
                     state,
+                    first + offset,
                     &mut actions,
-                    &mut successors,
-                    &mut groups,
-                ),
+                    &mut block,
+                    &mut out,
+                );
             }
-            out.generated += successors.len() as u64;
-            for (r, refinement) in checks.refinements.iter().enumerate() {
-                if !refinement.check_steps(state, &successors).is_empty() {
-                    out.findings.push((
-                        refinement_order + r,
-                        position,
-                        Finding::Refinement {
-                            property: refinement.name(),
-                            from: *fp,
-                        },
-                    ));
-                }
+            self.record_successors(states, first, &mut block, &mut out);
+        }
+        out
+    }
+
+    /// Checks one state and computes its successors into `block`, with their keys, asking
+    /// for their slots ahead of the lookups.
+    fn check_state(
+        &self,
+        fp: u64,
+        state: &M::State,
+        position: usize,
+        actions: &mut Vec<M::Action>,
+        block: &mut BlockSuccessors<M::State>,
+        out: &mut Expanded<M::State>,
+    ) {
+        let checks = self.checks;
+        let model = self.model;
+        for (order, invariant) in checks.invariants.iter().enumerate() {
+            if !(invariant.condition)(model, state) {
+                out.findings.push((
+                    order,
+                    position,
+                    Finding::Invariant {
+                        property: invariant.name,
+                        state: fp,
+                    },
+                ));
             }
-            if successors.is_empty() && !checks.allow_end_states {
-                out.findings
-                    .push((usize::MAX, position, Finding::Deadlock { state: *fp }));
+        }
+        for (i, witness) in checks.witnesses.iter().enumerate() {
+            // A witness found at an earlier level is the shallowest; it is not looked for
+            // again.
+            if self.found[i].is_none()
+                && out.witnesses[i].is_none()
+                && (witness.condition)(model, state)
+            {
+                out.witnesses[i] = Some(fp);
             }
+        }
+        let start = block.states.len();
+        match self.conditions {
+            None => append_successors(model, state, actions, &mut block.states),
+            Some(_) => append_grouped_successors(
+                model,
+                state,
+                actions,
+                &mut block.states,
+                &mut block.groups,
+            ),
+        }
+        let successors = &block.states[start..];
+        out.generated += successors.len() as u64;
+        let refinement_order = checks.invariants.len();
+        for (r, refinement) in checks.refinements.iter().enumerate() {
+            if !refinement.check_steps(state, successors).is_empty() {
+                out.findings.push((
+                    refinement_order + r,
+                    position,
+                    Finding::Refinement {
+                        property: refinement.name(),
+                        from: fp,
+                    },
+                ));
+            }
+        }
+        if successors.is_empty() && !checks.allow_end_states {
+            out.findings
+                .push((usize::MAX, position, Finding::Deadlock { state: fp }));
+        }
+        block.keys.extend(successors.iter().map(|next| {
+            if next == state {
+                return 0;
+            }
+            let key = checks.keys.key(next);
+            self.visited.prefetch(key);
+            key
+        }));
+        block.ends.push(block.states.len());
+    }
+
+    /// Looks up a block's successors, keeping those the visited set does not know as
+    /// candidates and, in a search building the graph, recording each state's edges.
+    fn record_successors(
+        &self,
+        states: &[(u64, M::State)],
+        first_position: usize,
+        block: &mut BlockSuccessors<M::State>,
+        out: &mut Expanded<M::State>,
+    ) {
+        let mut successors = block.states.drain(..);
+        let mut start = 0;
+        for (offset, ((fp, state), &end)) in states.iter().zip(&block.ends).enumerate() {
             let parent = match self.conditions {
                 None => *fp,
-                Some(_) => (self.first_id + position) as u64,
+                Some(_) => (self.first_id + first_position + offset) as u64,
             };
             let mut enabled = 0u64;
-            for (i, next) in successors.drain(..).enumerate() {
-                if &next == state {
+            for i in start..end {
+                let next = successors.next().expect("one state per key");
+                let next_fp = block.keys[i];
+                if next_fp == 0 {
                     continue;
                 }
-                let next_fp = checks.keys.key(&next);
                 let known = self.visited.find(next_fp);
                 if let Some(part) = &mut out.graph {
-                    let group = groups[i];
+                    let group = block.groups[i];
                     if group != NO_GROUP {
                         enabled |= 1 << group;
                     }
@@ -570,10 +674,13 @@ impl<M: Spec> Level<'_, M> {
                     });
                 }
             }
+            start = end;
             if let (Some(part), Some(conditions)) = (&mut out.graph, self.conditions) {
                 part.end_state(enabled, holding(conditions, state));
             }
         }
-        out
+        drop(successors);
+        block.groups.clear();
+        block.keys.clear();
     }
 }

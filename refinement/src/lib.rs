@@ -15,6 +15,7 @@ pub mod erased;
 pub mod explore;
 pub mod fingerprint;
 pub mod graph;
+mod huge_pages;
 pub mod image;
 pub mod liveness;
 pub mod mapped;

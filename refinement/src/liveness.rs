@@ -80,6 +80,11 @@ fn fair_lasso(
         u64::MAX >> (64 - groups)
     };
     let (component, fair) = fair_components(graph, &region, all_groups, progress);
+    // No fair component, no lasso: the breadth-first search for the shortest way into one
+    // would only walk the whole region to find none.
+    if fair.is_clear() {
+        return None;
+    }
     let candidate = |s: u32| {
         let c = component[s as usize];
         c != NONE && fair.contains(c as usize) && entry_ok(s)
