@@ -339,6 +339,54 @@ pub fn table(results: &[Measured]) -> String {
     out
 }
 
+/// The engine's ratio to TLC over a bench: per run, the local engine on the most threads
+/// measured against TLC's time for the same config and constants; `None` without TLC. A run
+/// whose state count differs from TLC's is left out of the ratios and named.
+pub fn tlc_summary(results: &[Measured]) -> Option<String> {
+    let mut ratios: Vec<(f64, &str)> = Vec::new();
+    let mut disagree = Vec::new();
+    for m in results.iter().filter(|m| m.engine == Engine::Local) {
+        let most_threads = results
+            .iter()
+            .filter(|r| r.label == m.label && r.engine == Engine::Local)
+            .all(|r| r.threads <= m.threads);
+        match &m.tlc {
+            Some(t) if most_threads && t.states == m.states => {
+                ratios.push((t.seconds / m.seconds.max(1e-9), &m.label));
+            }
+            Some(_) if most_threads => disagree.push(m.label.as_str()),
+            _ => {}
+        }
+    }
+    if ratios.is_empty() && disagree.is_empty() {
+        return None;
+    }
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut line = match ratios.as_slice() {
+        [] => "ratio to TLC: no run agrees with TLC's state count".to_string(),
+        _ => {
+            let n = ratios.len();
+            let median = if n % 2 == 1 {
+                ratios[n / 2].0
+            } else {
+                (ratios[n / 2 - 1].0 + ratios[n / 2].0) / 2.0
+            };
+            let (least, least_run) = ratios[0];
+            format!(
+                "ratio to TLC (local engine, most threads), over {n} runs: median {median:.0}x, \
+                 least {least:.0}x ({least_run})"
+            )
+        }
+    };
+    if !disagree.is_empty() {
+        line.push_str(&format!(
+            "; left out, TLC's count differs: {}",
+            disagree.join(", ")
+        ));
+    }
+    Some(line)
+}
+
 /// Conformance throughput: each target on its embedded backend with about 10,000 events of
 /// traces (how many traces that takes depends on the model's trace length).
 pub const CONFORM_RUNS: &[(&dyn crate::conform::Target, usize)] = &[
@@ -423,4 +471,43 @@ pub fn conformance_table(results: &[ConformMeasured]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tlc::TlcRun;
+
+    fn measured(label: &str, threads: usize, seconds: f64, tlc: Option<(u64, f64)>) -> Measured {
+        Measured {
+            label: label.into(),
+            engine: Engine::Local,
+            threads,
+            outcome: Outcome::Holds,
+            states: 100,
+            seconds,
+            visited_bytes: 0,
+            graph_bytes: 0,
+            peak_rss: None,
+            tlc: tlc.map(|(states, seconds)| TlcRun { states, seconds }),
+        }
+    }
+
+    #[test]
+    fn the_tlc_summary_takes_each_runs_most_threads_and_names_the_least() {
+        let results = [
+            measured("a", 1, 1.0, Some((100, 100.0))),
+            measured("a", 2, 0.5, Some((100, 100.0))),
+            measured("b", 2, 1.0, Some((100, 40.0))),
+            measured("c", 2, 0.1, Some((100, 50.0))),
+            measured("d", 2, 0.1, Some((99, 50.0))),
+        ];
+        let line = tlc_summary(&results).unwrap();
+        assert_eq!(
+            line,
+            "ratio to TLC (local engine, most threads), over 3 runs: median 200x, least 40x (b); \
+             left out, TLC's count differs: d"
+        );
+        assert_eq!(tlc_summary(&[measured("a", 2, 1.0, None)]), None);
+    }
 }

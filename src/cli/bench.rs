@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = bench::THREADS.to_vec())]
     threads: Vec<usize>,
     /// Timely worker counts to measure each safety run at on the distributed engine, in
-    /// this process (empty: none).
-    #[arg(long, value_delimiter = ',', default_values_t = bench::TIMELY_WORKERS.to_vec())]
+    /// this process (`--timely` alone: none).
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_values_t = bench::TIMELY_WORKERS.to_vec())]
     timely: Vec<usize>,
     /// Stop each run after this many seconds, as `check --timeout-secs` does.
     #[arg(long)]
@@ -98,6 +98,9 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         tlc.as_ref(),
     )?;
     print!("{}", bench::table(&results));
+    if let Some(summary) = bench::tlc_summary(&results) {
+        println!("{summary}");
+    }
     // A filtered bench measures the runs it names; the whole bench, conformance too.
     if args.filters.is_empty() {
         let conformance = bench::measure_conformance()?;
