@@ -109,12 +109,13 @@ impl Limits {
 
     /// The time or memory budget, if spent: cheap enough to ask between chunks of work.
     pub fn time_or_memory(&self) -> Option<Limit> {
-        if let Some((deadline, total)) = self.deadline {
-            if Instant::now() >= deadline {
-                return Some(Limit::Time(total.as_millis() as u64));
-            }
-        }
-        self.memory_spent()
+        self.time_spent().or_else(|| self.memory_spent())
+    }
+
+    /// The time budget, if spent: a clock read.
+    pub fn time_spent(&self) -> Option<Limit> {
+        let (deadline, total) = self.deadline?;
+        (Instant::now() >= deadline).then_some(Limit::Time(total.as_millis() as u64))
     }
 
     /// The memory budget, if what the process holds has reached it.
@@ -133,9 +134,15 @@ impl Limits {
 
 /// The time or memory budget as the chunks of one parallel step see it: the first chunk to
 /// find it spent records which, and every chunk after that skips its work.
+///
+/// The clock is read by every chunk, the resident set by the step's first only: reading it is
+/// a system call, which on a chunk of a thousand small states cost a twentieth of the search,
+/// and a step's chunks add little to it (what they bring to the visited set is weighed against
+/// the budget before the table grows, `Limits::would_pass_memory`).
 #[derive(Default)]
 pub struct ChunkStop {
     stopped: std::sync::atomic::AtomicBool,
+    memory_read: std::sync::atomic::AtomicBool,
     spent: std::sync::Mutex<Option<Limit>>,
 }
 
@@ -146,7 +153,14 @@ impl ChunkStop {
         if self.stopped.load(Relaxed) {
             return true;
         }
-        match limits.time_or_memory() {
+        let spent = limits.time_spent().or_else(|| {
+            if self.memory_read.swap(true, Relaxed) {
+                None
+            } else {
+                limits.memory_spent()
+            }
+        });
+        match spent {
             Some(limit) => {
                 self.stopped.store(true, Relaxed);
                 self.spent
@@ -260,5 +274,27 @@ mod tests {
             ..tiny
         };
         assert!(roomy.check(0, 3, "exploring").is_ok());
+    }
+
+    #[test]
+    fn a_step_whose_first_chunk_finds_memory_spent_stops_every_chunk() {
+        let tiny = Limits {
+            max_states: None,
+            deadline: None,
+            max_memory: Some(1),
+        };
+        if resident_bytes().is_some() {
+            let stop = ChunkStop::default();
+            assert!(stop.skip(&tiny) && stop.skip(&tiny));
+            assert_eq!(stop.spent(), Some(Limit::Memory(1)));
+        }
+        let past = Limits {
+            deadline: Some((Instant::now(), Duration::from_millis(5))),
+            max_memory: None,
+            ..tiny
+        };
+        let stop = ChunkStop::default();
+        assert!(stop.skip(&past));
+        assert_eq!(stop.spent(), Some(Limit::Time(5)));
     }
 }
