@@ -189,6 +189,23 @@ impl<S> Expanded<S> {
             pending: Vec::new(),
         }
     }
+
+    /// Empties it for the next chunk, keeping what its vectors hold room for.
+    fn reset(&mut self, witnesses: usize, graph: bool) {
+        self.candidates.clear();
+        self.slots.clear();
+        self.arrived.clear();
+        self.won.clear();
+        self.generated = 0;
+        self.findings.clear();
+        self.witnesses.clear();
+        self.witnesses.resize(witnesses, None);
+        match (&mut self.graph, graph) {
+            (Some(part), true) => part.clear(),
+            (slot, graph) => *slot = graph.then(GraphPart::default),
+        }
+        self.pending.clear();
+    }
 }
 
 /// What every chunk of a level is expanded against.
@@ -259,6 +276,12 @@ pub fn explore<'a, M: Spec>(
         Some(_) => "safety and liveness graph",
     };
     let mut progress = progress.map(|config| Progress::phase(config, phase));
+    // Every batch's chunks are expanded into these, and the next level into `next`, emptied
+    // and filled again: a batch's vectors are allocated on one core and emptied on another,
+    // and freeing them each time made the cores wait on the allocator's locks.
+    let mut pool: Vec<Expanded<M::State>> = Vec::new();
+    let mut next: Vec<(u64, M::State)> = Vec::new();
+    let witnesses = checks.witnesses.len();
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let first_id = result
@@ -266,7 +289,6 @@ pub fn explore<'a, M: Spec>(
             .as_ref()
             .map_or(0, |g| g.len() - frontier.len());
         let mut findings = Vec::new();
-        let mut next = Vec::new();
         // A level is expanded a batch at a time, each batch's new states claimed before the
         // next batch looks: the expansions waiting to be claimed stay small, and the first
         // parent in frontier order is still the one kept.
@@ -280,16 +302,21 @@ pub fn explore<'a, M: Spec>(
                 conditions,
                 first_id,
             };
-            let mut expanded: Vec<Expanded<M::State>> = batch
-                .par_chunks(CHUNK)
+            let chunks = batch.len().div_ceil(CHUNK);
+            if pool.len() < chunks {
+                pool.resize_with(chunks, || Expanded::empty(witnesses, conditions.is_some()));
+            }
+            let expanded = &mut pool[..chunks];
+            expanded
+                .par_iter_mut()
+                .zip(batch.par_chunks(CHUNK))
                 .enumerate()
-                .map(|(chunk_index, chunk)| {
-                    if stop.skip(limits) {
-                        return Expanded::empty(0, false);
+                .for_each(|(chunk_index, (out, chunk))| {
+                    out.reset(witnesses, conditions.is_some());
+                    if !stop.skip(limits) {
+                        level.expand_chunk(chunk, batch_index * BATCH + chunk_index * CHUNK, out);
                     }
-                    level.expand_chunk(chunk, batch_index * BATCH + chunk_index * CHUNK)
-                })
-                .collect();
+                });
             let arriving: usize = expanded.iter().map(|e| e.candidates.len()).sum();
             let spent = stop
                 .spent()
@@ -303,7 +330,7 @@ pub fn explore<'a, M: Spec>(
                 return result;
             }
             result.visited.reserve(arriving);
-            claim(&result.visited, &mut expanded, result.graph.is_none());
+            claim(&result.visited, expanded, result.graph.is_none());
             if let Some(graph) = &result.graph {
                 let won: usize = expanded.iter().map(|e| e.won.len()).sum();
                 if graph.len() + won >= (u32::MAX - 1) as usize {
@@ -311,28 +338,28 @@ pub fn explore<'a, M: Spec>(
                         Some(Exhausted::representation("2^32 states", depth, PHASE));
                     return result;
                 }
-                number(&result.visited, &mut expanded, graph.len());
+                number(&result.visited, expanded, graph.len());
             }
-            for chunk in expanded {
+            for chunk in expanded.iter_mut() {
                 result.generated += chunk.generated;
                 for (i, found) in chunk.witnesses.iter().enumerate() {
                     if result.witnesses_found[i].is_none() {
                         result.witnesses_found[i] = *found;
                     }
                 }
-                findings.extend(chunk.findings);
+                findings.append(&mut chunk.findings);
                 result.visited.add_settled(chunk.arrived.len());
                 if let Some(graph) = &mut result.graph {
                     for (fp, _) in &chunk.arrived {
                         graph.add_state(*fp).expect("ids counted before");
                     }
-                    let part = chunk.graph.expect("a graph part from every chunk");
+                    let part = chunk.graph.as_ref().expect("a graph part from every chunk");
                     if let Err(what) = graph.append(part) {
                         result.incomplete = Some(Exhausted::representation(what, depth, PHASE));
                         return result;
                     }
                 }
-                next.extend(chunk.arrived);
+                next.append(&mut chunk.arrived);
             }
             // After each batch, not each level: a wide level takes long.
             if let Some(line) = &mut progress {
@@ -358,7 +385,8 @@ pub fn explore<'a, M: Spec>(
         if result.finding.is_none() && !next.is_empty() {
             result.depth += 1;
         }
-        frontier = next;
+        std::mem::swap(&mut frontier, &mut next);
+        next.clear();
 
         let states = result.visited.len() as u64;
         if result.finding.is_none() && !frontier.is_empty() {
@@ -385,24 +413,20 @@ fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool)
         .zip(&firsts)
         .for_each(|(chunk, &first)| {
             let candidates = &chunk.candidates;
-            chunk.slots = (0..candidates.len())
-                .map(|k| {
-                    if let Some(ahead) = candidates.get(k + AHEAD) {
-                        visited.prefetch(ahead.fp);
-                    }
-                    visited.claim(candidates[k].fp, (first + k) as u64)
-                })
-                .collect();
+            chunk.slots.clear();
+            chunk.slots.extend((0..candidates.len()).map(|k| {
+                if let Some(ahead) = candidates.get(k + AHEAD) {
+                    visited.prefetch(ahead.fp);
+                }
+                visited.claim(candidates[k].fp, (first + k) as u64)
+            }));
         });
     // Every claim is in: the least of each key's is final.
     expanded
         .par_iter_mut()
         .zip(&firsts)
         .for_each(|(chunk, &first)| {
-            for (k, candidate) in std::mem::take(&mut chunk.candidates)
-                .into_iter()
-                .enumerate()
-            {
+            for (k, candidate) in chunk.candidates.drain(..).enumerate() {
                 if let Some(&ahead) = chunk.slots.get(k + AHEAD) {
                     visited.prefetch_slot(ahead);
                 }
@@ -528,8 +552,13 @@ impl<S> Default for BlockSuccessors<S> {
 }
 
 impl<M: Spec> Level<'_, M> {
-    fn expand_chunk(&self, chunk: &[(u64, M::State)], first_position: usize) -> Expanded<M::State> {
-        let mut out = Expanded::empty(self.checks.witnesses.len(), self.conditions.is_some());
+    /// Expands `chunk` into `out` (emptied before).
+    fn expand_chunk(
+        &self,
+        chunk: &[(u64, M::State)],
+        first_position: usize,
+        out: &mut Expanded<M::State>,
+    ) {
         out.candidates.reserve(chunk.len() * 2);
         let mut actions = Vec::new();
         let mut block = BlockSuccessors::default();
@@ -537,18 +566,10 @@ impl<M: Spec> Level<'_, M> {
             let first = first_position + b * BLOCK;
             block.ends.clear();
             for (offset, (fp, state)) in states.iter().enumerate() {
-                self.check_state(
-                    *fp,
-                    state,
-                    first + offset,
-                    &mut actions,
-                    &mut block,
-                    &mut out,
-                );
+                self.check_state(*fp, state, first + offset, &mut actions, &mut block, out);
             }
-            self.record_successors(states, first, &mut block, &mut out);
+            self.record_successors(states, first, &mut block, out);
         }
-        out
     }
 
     /// Checks one state and computes its successors into `block`, with their keys, asking

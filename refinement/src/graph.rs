@@ -145,6 +145,15 @@ pub(crate) struct GraphPart {
 }
 
 impl GraphPart {
+    /// Empties it for the next chunk, keeping its room.
+    pub fn clear(&mut self) {
+        self.targets.clear();
+        self.groups.clear();
+        self.ends.clear();
+        self.enabled.clear();
+        self.holds.clear();
+    }
+
     /// Records one state's successors (after `targets` and `groups` were pushed) and what
     /// holds there.
     pub fn end_state(&mut self, enabled: u64, holds: u64) {
@@ -183,7 +192,7 @@ impl StateGraph {
     }
 
     /// Appends the edges and labels of the next states in id order.
-    pub(crate) fn append(&mut self, part: GraphPart) -> Result<(), &'static str> {
+    pub(crate) fn append(&mut self, part: &GraphPart) -> Result<(), &'static str> {
         let base = self.targets.len();
         let last = base + part.targets.len();
         if u32::try_from(last).is_err() {
