@@ -60,6 +60,16 @@ pub fn find_unstable(
     )
 }
 
+/// What Tarjan's walk keeps of a state, side by side: the walk reads and writes both at once,
+/// and a graph of millions of states reaches them at random, a cache miss each.
+#[derive(Clone, Copy)]
+struct Mark {
+    /// Visit order while on the stack, `DONE` once closed; `NONE` before the visit.
+    index: u32,
+    /// The low link while on the stack, the component once closed (`NONE` outside the region).
+    low: u32,
+}
+
 /// No state: unvisited, outside the region, or the root of a breadth-first search.
 const NONE: u32 = u32::MAX;
 /// A state whose component has closed (Tarjan's visit order is then no longer needed).
@@ -79,14 +89,15 @@ fn fair_lasso(
     } else {
         u64::MAX >> (64 - groups)
     };
-    let (component, fair) = fair_components(graph, &region, all_groups, progress);
+    let (marks, fair) = fair_components(graph, &region, all_groups, progress);
+    let component = |s: u32| marks[s as usize].low;
     // No fair component, no lasso: the breadth-first search for the shortest way into one
     // would only walk the whole region to find none.
     if fair.is_clear() {
         return None;
     }
     let candidate = |s: u32| {
-        let c = component[s as usize];
+        let c = component(s);
         c != NONE && fair.contains(c as usize) && entry_ok(s)
     };
 
@@ -130,53 +141,53 @@ fn fair_lasso(
     prefix.reverse();
     drop(parent);
 
-    let c = component[entry as usize];
+    let c = component(entry);
     let members: Vec<u32> = (0..graph.len() as u32)
-        .filter(|&s| component[s as usize] == c)
+        .filter(|&s| component(s) == c)
         .collect();
     let cycle = if members.len() == 1 {
         Vec::new()
     } else {
-        fair_cycle(graph, entry, &members, groups, |s| {
-            component[s as usize] == c
-        })
+        fair_cycle(graph, entry, &members, groups, |s| component(s) == c)
     };
     Some(Lasso { prefix, cycle })
 }
 
 /// The strongly connected components of the region's states reachable from its initial states,
 /// by Tarjan's algorithm with an explicit stack (a deep graph would overflow the call stack):
-/// each state's component (`NONE` outside), and which components admit a fair cycle.
+/// each state's marks (its component in `low`, `NONE` outside), and which components admit a fair cycle.
 fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
     progress: &mut Option<Progress>,
-) -> (Vec<u32>, BitSet) {
+) -> (Vec<Mark>, BitSet) {
     let n = graph.len();
-    // Visit order while on the stack, DONE once closed; NONE before the visit.
-    let mut index = vec![NONE; n];
-    // The low link while on the stack, the component once closed.
-    let mut low = vec![NONE; n];
+    let mut marks = vec![
+        Mark {
+            index: NONE,
+            low: NONE
+        };
+        n
+    ];
     let mut fair = BitSet::default();
     let mut stack: Vec<u32> = Vec::new();
     // The depth-first walk: each state with the position of its next edge to follow.
     let mut walk: Vec<(u32, u32)> = Vec::new();
     // A cell: the walk's progress line reads it while `visit` counts with it.
     let next_index = std::cell::Cell::new(0u32);
-    let visit = |v: u32, index: &mut [u32], low: &mut [u32], stack: &mut Vec<u32>| {
+    let visit = |v: u32, marks: &mut [Mark], stack: &mut Vec<u32>| {
         let i = next_index.get();
-        index[v as usize] = i;
-        low[v as usize] = i;
+        marks[v as usize] = Mark { index: i, low: i };
         next_index.set(i + 1);
         stack.push(v);
         (v, graph.edge_range(v).start as u32)
     };
     for &root in &graph.inits {
-        if !region(root) || index[root as usize] != NONE {
+        if !region(root) || marks[root as usize].index != NONE {
             continue;
         }
-        walk.push(visit(root, &mut index, &mut low, &mut stack));
+        walk.push(visit(root, &mut marks, &mut stack));
         while let Some(&(v, position)) = walk.last() {
             // A clock read every few thousand steps of the walk: states visited, and the
             // walk's depth for its queue.
@@ -191,18 +202,18 @@ fn fair_components(
                 if !region(w) {
                     continue;
                 }
-                match index[w as usize] {
-                    NONE => walk.push(visit(w, &mut index, &mut low, &mut stack)),
+                match marks[w as usize].index {
+                    NONE => walk.push(visit(w, &mut marks, &mut stack)),
                     DONE => {}
-                    on_stack => low[v as usize] = low[v as usize].min(on_stack),
+                    on_stack => marks[v as usize].low = marks[v as usize].low.min(on_stack),
                 }
                 continue;
             }
             walk.pop();
             if let Some(&(u, _)) = walk.last() {
-                low[u as usize] = low[u as usize].min(low[v as usize]);
+                marks[u as usize].low = marks[u as usize].low.min(marks[v as usize].low);
             }
-            if low[v as usize] == index[v as usize] {
+            if marks[v as usize].low == marks[v as usize].index {
                 // `v` is its component's root: the states above it on the stack are the rest.
                 let c = fair.len() as u32;
                 let from = stack
@@ -210,8 +221,8 @@ fn fair_components(
                     .rposition(|&s| s == v)
                     .expect("a component's root is on the stack");
                 for &s in &stack[from..] {
-                    index[s as usize] = DONE;
-                    low[s as usize] = c;
+                    marks[s as usize].index = DONE;
+                    marks[s as usize].low = c;
                 }
                 // A loop through the component can pass every state and take every step inside
                 // it, so it is fair iff each group is disabled at one of its states or takes a
@@ -220,7 +231,7 @@ fn fair_components(
                 for &s in &stack[from..] {
                     met |= !graph.enabled(s) & all_groups;
                     for e in graph.edges(s) {
-                        if index[e.to as usize] == DONE && low[e.to as usize] == c {
+                        if marks[e.to as usize].index == DONE && marks[e.to as usize].low == c {
                             if let Some(g) = e.group {
                                 met |= 1 << g;
                             }
@@ -232,7 +243,7 @@ fn fair_components(
             }
         }
     }
-    (low, fair)
+    (marks, fair)
 }
 
 /// A closed walk from `entry` inside the component that, for every fair group, passes a state
