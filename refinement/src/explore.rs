@@ -166,6 +166,10 @@ struct Expanded<S> {
     /// In a search building the graph: the arrived states' slots and parent ids, given their
     /// own ids once every chunk's count is known.
     won: Vec<(usize, u32)>,
+    /// In a search building the graph, per candidate: its place in `won` if it kept its key,
+    /// else `LOST`. An edge to a winner of its own chunk learns its target's id from it
+    /// rather than from the visited set, a cache miss fewer.
+    winner: Vec<u32>,
     generated: u64,
     findings: Vec<(usize, usize, Finding)>,
     witnesses: Vec<Option<u64>>,
@@ -182,6 +186,7 @@ impl<S> Expanded<S> {
             slots: Vec::new(),
             arrived: Vec::new(),
             won: Vec::new(),
+            winner: Vec::new(),
             generated: 0,
             findings: Vec::new(),
             witnesses: vec![None; witnesses],
@@ -196,6 +201,7 @@ impl<S> Expanded<S> {
         self.slots.clear();
         self.arrived.clear();
         self.won.clear();
+        self.winner.clear();
         self.generated = 0;
         self.findings.clear();
         self.witnesses.clear();
@@ -432,11 +438,15 @@ fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool)
                 }
                 let slot = chunk.slots[k];
                 if visited.value_at(slot) != (first + k) as u64 {
+                    if !settle {
+                        chunk.winner.push(LOST);
+                    }
                     continue;
                 }
                 if settle {
                     visited.settle(slot, candidate.parent);
                 } else {
+                    chunk.winner.push(chunk.won.len() as u32);
                     chunk.won.push((slot, candidate.parent as u32));
                 }
                 chunk.arrived.push((candidate.fp, candidate.state));
@@ -460,16 +470,27 @@ fn number<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], first_id: us
             }
         });
     // Every new state has its id: the edges to them can be resolved.
-    expanded.par_iter_mut().for_each(|chunk| {
-        let part = chunk.graph.as_mut().expect("a graph part from every chunk");
-        for (j, &(position, candidate)) in chunk.pending.iter().enumerate() {
-            if let Some(&(_, ahead)) = chunk.pending.get(j + AHEAD) {
-                visited.prefetch_slot(chunk.slots[ahead]);
+    expanded
+        .par_iter_mut()
+        .zip(&firsts)
+        .for_each(|(chunk, &first)| {
+            let part = chunk.graph.as_mut().expect("a graph part from every chunk");
+            for (j, &(position, candidate)) in chunk.pending.iter().enumerate() {
+                if let Some(&(_, ahead)) = chunk.pending.get(j + AHEAD) {
+                    if chunk.winner[ahead] == LOST {
+                        visited.prefetch_slot(chunk.slots[ahead]);
+                    }
+                }
+                part.targets[position] = match chunk.winner[candidate] {
+                    LOST => id_of(visited.value_at(chunk.slots[candidate])),
+                    w => (first_id + first + w as usize) as u32,
+                };
             }
-            part.targets[position] = id_of(visited.value_at(chunk.slots[candidate]));
-        }
-    });
+        });
 }
+
+/// A candidate that did not keep its key (`Expanded::winner`).
+const LOST: u32 = u32::MAX;
 
 /// Where each of a run of consecutive ranges of these lengths starts.
 fn starts(lengths: impl Iterator<Item = usize>) -> Vec<usize> {

@@ -277,11 +277,23 @@ fn wide_levels_give_the_same_counterexamples_on_every_thread_count() {
         let report = check(&model, &spec(&[property], true, true), &options).unwrap();
         assert_eq!(report.outcome, Outcome::Violates(property.into()));
         let cx = report.counterexample.unwrap();
-        (
-            report.distinct_states,
-            cx.path.states().cloned().collect::<Vec<_>>(),
-            cx.loop_start,
-        )
+        let states: Vec<_> = cx.path.states().cloned().collect();
+        // A behaviour of the model: every step one of its actions (a graph whose edges led to
+        // the wrong ids would still give the same wrong lasso on every thread count).
+        assert!(model.init_states().contains(&states[0]), "{states:?}");
+        for step in states.windows(2) {
+            let mut actions = Vec::new();
+            model.actions(&step[0], &mut actions);
+            assert!(
+                actions
+                    .into_iter()
+                    .any(|a| model.next_state(&step[0], a).as_ref() == Some(&step[1])),
+                "{property} (mark {mark}): no step from {:?} to {:?}",
+                step[0],
+                step[1]
+            );
+        }
+        (report.distinct_states, states, cx.loop_start)
     };
     // Each mark a path through other states: more of the places where cores meet.
     let cases = (0..6).map(|mark| ("NotMarked", mark));
@@ -290,6 +302,66 @@ fn wide_levels_give_the_same_counterexamples_on_every_thread_count() {
         for threads in [2, 5] {
             let other = answer(threads, property, mark);
             assert_eq!(other, one, "{property} (mark {mark}) on {threads} threads");
+        }
+    }
+}
+
+/// The liveness graph is built in the search's own pass, each chunk's edges to the states the
+/// batch found new resolved once every chunk's winners have ids: every state's edges must be
+/// its successors, in order, on one thread and on two (a wide model: many chunks a level).
+#[test]
+fn the_graph_built_in_the_search_has_each_successor_as_an_edge() {
+    use loadbearing_refinement::budget::Limits;
+    use loadbearing_refinement::explore::{explore, SafetyChecks};
+    use loadbearing_refinement::fingerprint::fingerprint;
+    use loadbearing_refinement::graph::Condition;
+    use loadbearing_refinement::symmetry::Keys;
+
+    let model = Mesh {
+        width: 20_000,
+        depth: 4,
+        mark: 0,
+    };
+    let by_key: std::collections::HashMap<u64, (u8, u32)> = (0..=model.depth)
+        .flat_map(|level| (0..model.width).map(move |x| (level, x)))
+        .map(|s| (fingerprint(&s), s))
+        .collect();
+    let checks = SafetyChecks {
+        invariants: Vec::new(),
+        witnesses: Vec::new(),
+        refinements: Vec::new(),
+        allow_end_states: true,
+        keys: Keys::plain(&model),
+    };
+    let limits = Limits {
+        max_states: None,
+        deadline: None,
+        max_memory: None,
+    };
+    let conditions: Vec<Condition<'_, (u8, u32)>> =
+        vec![Box::new(|s: &(u8, u32)| s.1.is_multiple_of(7))];
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let found = pool.install(|| explore(&model, &checks, &limits, None, Some(&conditions)));
+        let graph = found.graph.expect("a graph for the temporal condition");
+        assert_eq!(graph.len(), found.visited.len());
+        for id in 0..graph.len() as u32 {
+            let state = by_key[&graph.fps[id as usize]];
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            let successors: Vec<u64> = actions
+                .into_iter()
+                .filter_map(|a| model.next_state(&state, a))
+                .map(|next| fingerprint(&next))
+                .collect();
+            let edges: Vec<u64> = graph.edges(id).map(|e| graph.fps[e.to as usize]).collect();
+            assert_eq!(
+                edges, successors,
+                "state {state:?} (id {id}), {threads} threads"
+            );
         }
     }
 }
