@@ -58,6 +58,12 @@ impl StateGraph {
         self.offsets[state as usize] as usize..self.offsets[state as usize + 1] as usize
     }
 
+    /// Asks for where `state`'s edges begin ahead of `edge_range` (`prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_edges(&self, state: u32) {
+        crate::prefetch::prefetch(&self.offsets[state as usize]);
+    }
+
     /// The target of the edge at a position `edge_range` gave.
     pub fn target(&self, position: usize) -> u32 {
         self.targets[position]

@@ -20,6 +20,7 @@ pub mod image;
 pub mod liveness;
 pub mod mapped;
 pub mod path;
+mod prefetch;
 pub mod progress;
 pub mod refinement;
 pub mod report;

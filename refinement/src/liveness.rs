@@ -181,7 +181,15 @@ fn fair_components(
         marks[v as usize] = Mark { index: i, low: i };
         next_index.set(i + 1);
         stack.push(v);
-        (v, graph.edge_range(v).start as u32)
+        let edges = graph.edge_range(v);
+        // The walk reads each successor's marks next, and its edges if it goes there: asked
+        // for together, their cache misses overlap.
+        for position in edges.clone() {
+            let w = graph.target(position);
+            crate::prefetch::prefetch(&marks[w as usize]);
+            graph.prefetch_edges(w);
+        }
+        (v, edges.start as u32)
     };
     for &root in &graph.inits {
         if !region(root) || marks[root as usize].index != NONE {

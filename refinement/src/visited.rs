@@ -108,16 +108,7 @@ impl Visited {
     /// As `prefetch`, for a slot `find` or `claim` gave.
     #[inline]
     pub fn prefetch_slot(&self, slot: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let address: *const Slot = &self.slots[slot];
-            // SAFETY: a prefetch is a hint to the cache: it reads nothing into the program and
-            // cannot fault, whatever the address; this one is a slot of the table besides.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
+        crate::prefetch::prefetch(&self.slots[slot]);
     }
 
     pub fn contains(&self, fp: u64) -> bool {
