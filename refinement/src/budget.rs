@@ -107,7 +107,8 @@ impl Limits {
         }
     }
 
-    /// The time or memory budget, if spent: cheap enough to ask between chunks of work.
+    /// The time or memory budget, if spent: asked once a step of a search, since reading the
+    /// resident set is a system call (the chunks of a step ask through `ChunkStop`).
     pub fn time_or_memory(&self) -> Option<Limit> {
         self.time_spent().or_else(|| self.memory_spent())
     }
@@ -257,13 +258,18 @@ mod tests {
         assert!(parse_size("3 parsecs").is_err());
     }
 
-    #[test]
-    fn a_memory_budget_below_what_the_process_holds_is_spent() {
-        let tiny = Limits {
+    /// A memory budget of one byte, every process past it; no other budget.
+    fn one_byte() -> Limits {
+        Limits {
             max_states: None,
             deadline: None,
             max_memory: Some(1),
-        };
+        }
+    }
+
+    #[test]
+    fn a_memory_budget_below_what_the_process_holds_is_spent() {
+        let tiny = one_byte();
         if resident_bytes().is_some() {
             let spent = tiny.check(0, 3, "exploring").unwrap_err();
             assert_eq!(spent.limit, Limit::Memory(1));
@@ -278,11 +284,7 @@ mod tests {
 
     #[test]
     fn a_step_whose_first_chunk_finds_memory_spent_stops_every_chunk() {
-        let tiny = Limits {
-            max_states: None,
-            deadline: None,
-            max_memory: Some(1),
-        };
+        let tiny = one_byte();
         if resident_bytes().is_some() {
             let stop = ChunkStop::default();
             assert!(stop.skip(&tiny) && stop.skip(&tiny));

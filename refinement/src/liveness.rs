@@ -155,7 +155,8 @@ fn fair_lasso(
 
 /// The strongly connected components of the region's states reachable from its initial states,
 /// by Tarjan's algorithm with an explicit stack (a deep graph would overflow the call stack):
-/// each state's marks (its component in `low`, `NONE` outside), and which components admit a fair cycle.
+/// each state's marks (its component in `low`, `NONE` outside), and which components admit a
+/// fair cycle.
 fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
