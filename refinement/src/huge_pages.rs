@@ -7,25 +7,29 @@
 //! huge pages), 512 times fewer pages to translate.
 
 /// The size of a huge page on x86-64 and most arm64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
-/// Asks the kernel to back `buffer`'s allocation (its whole capacity, before it is written)
+/// Asks the kernel to back the `bytes` of mapped memory at `start` (before they are written)
 /// with huge pages. A hint: where the kernel does not follow it, nothing changes but speed.
-pub fn advise<T>(buffer: &Vec<T>) {
-    let bytes = buffer.capacity() * std::mem::size_of::<T>();
-    // A small table fits the translation cache anyway.
-    if bytes < 4 * HUGE_PAGE {
+pub fn advise(start: *const u8, bytes: usize) {
+    if !worth(bytes) {
         return;
     }
-    let start = buffer.as_ptr() as usize;
+    let start = start as usize;
     let first = start.next_multiple_of(HUGE_PAGE);
     let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
     if end > first {
         #[cfg(target_os = "linux")]
-        // SAFETY: the range lies inside `buffer`'s own allocation, and MADV_HUGEPAGE changes
+        // SAFETY: the caller's range is mapped memory of its own, and MADV_HUGEPAGE changes
         // how it is backed, never its contents or whether it is mapped.
         unsafe {
             libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
         }
     }
+}
+
+/// Whether a table of `bytes` is worth huge pages: a small one fits the translation cache
+/// anyway, and would pay for zeroing a whole huge page.
+pub fn worth(bytes: usize) -> bool {
+    bytes >= 4 * HUGE_PAGE
 }

@@ -29,6 +29,7 @@ pub mod spec;
 pub mod symmetry;
 pub mod view;
 pub mod visited;
+mod zeroed;
 
 pub use budget::{Exhausted, Limit};
 pub use check::{check, CheckSpec, Options, SpecError};

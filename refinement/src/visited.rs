@@ -4,6 +4,8 @@
 //! Open addressing with linear probing over 16-byte slots, doubled when 90% full, so it holds
 //! between 45% and 90% of its slots: 17.8 to 35.6 bytes per state. (Grown by half it held 60 to
 //! 90%, but a search then spent a tenth of its time growing it, and its lookups probed further.)
+//! The table grows where it lies ([`ZeroedTable`]), its entries moved within it: a search
+//! writes the pages of its last table only, not of every table before it too.
 //!
 //! Every thread of a search inserts into the one table at once ([`Visited::claim`]): the slots
 //! are atomics, a new fingerprint takes an empty slot by compare-and-swap, and of the states of
@@ -15,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use crate::zeroed::{ZeroValid, ZeroedTable};
+
 /// Fingerprint 0 marks an empty slot; `fingerprint()` never returns it.
 const EMPTY: u64 = 0;
 /// The value of a slot no claim has reached: any claim is less.
@@ -24,23 +28,21 @@ const GROWTH: f64 = 2.0;
 
 /// Relaxed atomics throughout: the phases that write a slot (claims, then settling the
 /// winners) and those that read it are separated by the joins of the search's parallel steps.
-#[repr(align(16))]
+///
+/// The value is kept complemented (`!value`), so a slot of zeros is empty and unclaimed and a
+/// table fresh from the kernel needs no writing before use; the least claim is then the
+/// greatest complement.
+#[repr(C, align(16))]
 struct Slot {
     fp: AtomicU64,
-    value: AtomicU64,
+    complement: AtomicU64,
 }
 
-impl Slot {
-    fn empty() -> Slot {
-        Slot {
-            fp: AtomicU64::new(EMPTY),
-            value: AtomicU64::new(UNCLAIMED),
-        }
-    }
-}
+// SAFETY: two atomics of zero bytes: fingerprint EMPTY, value UNCLAIMED.
+unsafe impl ZeroValid for Slot {}
 
 pub struct Visited {
-    slots: Vec<Slot>,
+    slots: ZeroedTable<Slot>,
     len: usize,
 }
 
@@ -52,12 +54,10 @@ impl Default for Visited {
 
 impl Visited {
     fn with_slots(n: usize) -> Visited {
-        let n = n.max(16);
-        let mut slots = Vec::with_capacity(n);
-        crate::huge_pages::advise(&slots);
-        // Written on every core: a table grown late in a large search is gigabytes.
-        slots.par_extend((0..n).into_par_iter().map(|_| Slot::empty()));
-        Visited { slots, len: 0 }
+        Visited {
+            slots: ZeroedTable::new(n.max(16)),
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -70,7 +70,7 @@ impl Visited {
 
     /// Bytes held by the table.
     pub fn allocation_size(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
+        self.slots.bytes()
     }
 
     /// Maps a fingerprint onto `0..n` without a division (Lemire's multiply-shift).
@@ -123,7 +123,7 @@ impl Visited {
 
     /// The value in slot `slot` (a slot `find` or `claim` gave).
     pub fn value_at(&self, slot: usize) -> u64 {
-        self.slots[slot].value.load(Relaxed)
+        !self.slots[slot].complement.load(Relaxed)
     }
 
     /// Records `fp` with its value; false if it was already there (the first value stays).
@@ -133,10 +133,9 @@ impl Visited {
         match self.find(fp) {
             Ok(_) => false,
             Err(i) => {
-                self.slots[i] = Slot {
-                    fp: AtomicU64::new(fp),
-                    value: AtomicU64::new(value),
-                };
+                let slot = &mut self.slots[i];
+                *slot.fp.get_mut() = fp;
+                *slot.complement.get_mut() = !value;
                 self.len += 1;
                 true
             }
@@ -158,7 +157,7 @@ impl Visited {
     pub fn claim(&self, fp: u64, claim: u64) -> usize {
         debug_assert_ne!(claim, UNCLAIMED);
         let i = self.slot_for(fp);
-        self.slots[i].value.fetch_min(claim, Relaxed);
+        self.slots[i].complement.fetch_max(!claim, Relaxed);
         i
     }
 
@@ -190,7 +189,7 @@ impl Visited {
     /// Gives a claimed slot its value; only the claim that kept it does, once every claim of
     /// the batch is in. The table then counts it.
     pub fn settle(&self, slot: usize, value: u64) {
-        self.slots[slot].value.store(value, Relaxed);
+        self.slots[slot].complement.store(!value, Relaxed);
     }
 
     /// Counts the states a batch's winning claims added.
@@ -198,11 +197,10 @@ impl Visited {
         self.len += states;
     }
 
-    /// Bytes of the tables allocated while `arriving` more states are inserted (each growth
-    /// holds the old table and the new at once, so that is the most held at one time).
+    /// Bytes the table grows by while `arriving` more states are inserted.
     pub fn growth_bytes(&self, arriving: usize) -> usize {
         if (self.len + arriving) as f64 > self.slots.len() as f64 * MAX_LOAD {
-            self.slots_for(arriving) * std::mem::size_of::<Slot>()
+            (self.slots_for(arriving) - self.slots.len()) * std::mem::size_of::<Slot>()
         } else {
             0
         }
@@ -218,29 +216,65 @@ impl Visited {
         slots
     }
 
-    /// Moves every state into a table of `bigger` slots. One core, with plain writes: a
-    /// state's home only grows with its fingerprint, so the old table is read in about the
-    /// order the new one is written, which the caches follow, where atomics on every core
-    /// would each wait for the last.
+    /// Lengthens the table to `bigger` slots and moves each state to its new place, from the
+    /// last slot to the first, on one core with plain writes.
+    ///
+    /// A state's home only grows with the table (`home` scales its fingerprint by the length),
+    /// so taken from the last slot down, a state whose new home lies at or after the slot it is
+    /// taken from goes to the first free slot from its home, among slots that hold only moved
+    /// states: none is taken out again, so every state's probe from its home stays unbroken.
+    /// The few that would land before their old slot, or past the end, are put in last, the
+    /// ordinary way. The old table is read and the new written in about the same order,
+    /// which the caches follow.
     fn grow(&mut self, bigger: usize) {
-        let mut old = std::mem::replace(self, Visited::with_slots(bigger));
+        let old = self.slots.len();
+        self.slots.grow(bigger);
+        self.fault_in(old);
         let n = self.slots.len();
-        for slot in &mut old.slots {
-            let fp = *slot.fp.get_mut();
+        let mut late = Vec::new();
+        for from in (0..old).rev() {
+            let slot = &mut self.slots[from];
+            let fp = std::mem::replace(slot.fp.get_mut(), EMPTY);
             if fp == EMPTY {
                 continue;
             }
-            let mut i = self.home(fp);
-            while *self.slots[i].fp.get_mut() != EMPTY {
-                i += 1;
-                if i == n {
-                    i = 0;
-                }
+            let complement = std::mem::replace(slot.complement.get_mut(), 0);
+            let home = self.home(fp);
+            if home < from {
+                late.push((fp, complement));
+                continue;
             }
-            *self.slots[i].fp.get_mut() = fp;
-            *self.slots[i].value.get_mut() = *slot.value.get_mut();
+            match (home..n).find(|&i| *self.slots[i].fp.get_mut() == EMPTY) {
+                Some(to) => {
+                    let slot = &mut self.slots[to];
+                    *slot.fp.get_mut() = fp;
+                    *slot.complement.get_mut() = complement;
+                }
+                None => late.push((fp, complement)),
+            }
         }
-        self.len = old.len;
+        for (fp, complement) in late {
+            let Err(to) = self.find(fp) else {
+                unreachable!("a fingerprint is in the table once")
+            };
+            let slot = &mut self.slots[to];
+            *slot.fp.get_mut() = fp;
+            *slot.complement.get_mut() = complement;
+        }
+    }
+
+    /// Writes a zero into each page of the slots from `first` on, on every core: the kernel
+    /// backs a page when it is first written, and the move in `grow`, on one core, would
+    /// otherwise wait for each.
+    fn fault_in(&self, first: usize) {
+        const SLOTS_A_PAGE: usize = 4096 / std::mem::size_of::<Slot>();
+        self.slots[first..]
+            .par_chunks(SLOTS_A_PAGE * 64)
+            .for_each(|pages| {
+                for page in pages.chunks(SLOTS_A_PAGE) {
+                    page[0].fp.store(EMPTY, Relaxed);
+                }
+            });
     }
 }
 
@@ -268,6 +302,36 @@ mod tests {
         assert!(!v.contains(2));
         let per_state = v.allocation_size() as f64 / v.len() as f64;
         assert!(per_state <= 16.0 / 0.45, "{per_state} bytes per state");
+    }
+
+    /// Growing moves each state within the table: states whose probes wrapped past the end,
+    /// and runs of states far from their home at the start, must stay findable.
+    #[test]
+    fn growing_in_place_keeps_states_that_wrapped_or_ran_long() {
+        let mut v = Visited::default();
+        // 300 fingerprints whose home is the last slot (they wrap to the first slots), 300
+        // whose home is the first (a run from slot 0), and others spread between.
+        let fps: Vec<u64> = (1..=300u64)
+            .flat_map(|i| [u64::MAX - i, i, spread(i)])
+            .collect();
+        for &fp in &fps {
+            assert!(v.insert(fp, !fp));
+        }
+        let mut slots = v.slots.len();
+        while slots < 200_000 {
+            v.grow(slots * 2 + 1);
+            slots = v.slots.len();
+            for &fp in &fps {
+                assert_eq!(v.value(fp), Some(!fp), "{fp:#x} after growing to {slots}");
+            }
+        }
+        assert_eq!(
+            v.slots
+                .iter()
+                .filter(|s| s.fp.load(Relaxed) != EMPTY)
+                .count(),
+            900
+        );
     }
 
     #[test]

@@ -1,0 +1,235 @@
+//! A table of zeroed memory that grows where it lies.
+//!
+//! The visited set doubles many times in a large search. Grown into a fresh allocation, each
+//! growth wrote every slot of a table twice the size (a page fault, and the kernel's zeroing of
+//! the page, for each) and then gave the old table back: a search touched about twice the
+//! memory it kept, and on a virtual machine a fresh page costs more than the lookups that use
+//! it (casfw_reap Writers=4 MaxOffset=5: a quarter of its time zeroing pages). Here the table
+//! lies at the start of a reservation of address space as large as the machine's memory,
+//! which costs nothing until written; growing it only lengthens the slice, its new part
+//! already zero, and the search moves its entries within the one table.
+
+use std::ptr::NonNull;
+
+/// A type for which all-zero bytes are a valid value.
+///
+/// # Safety
+/// Every bit pattern of zeros must be a valid `Self` (atomics of integers, integers).
+pub unsafe trait ZeroValid {}
+
+/// The slots `0..len` of a reservation, zero where never written.
+pub struct ZeroedTable<T: ZeroValid> {
+    /// The first slot, aligned to a huge page.
+    start: NonNull<T>,
+    len: usize,
+    /// Slots the reservation holds from `start`.
+    reserved: usize,
+    /// The mapping as the kernel gave it (before aligning), to give back on drop.
+    mapping: NonNull<libc::c_void>,
+    mapping_bytes: usize,
+    /// Whether the kernel was asked to back the table with huge pages from its first write.
+    huge: bool,
+}
+
+// SAFETY: the table owns its mapping as a `Vec` owns its buffer; sharing it shares `&[T]`.
+unsafe impl<T: ZeroValid + Send> Send for ZeroedTable<T> {}
+// SAFETY: as above; `&ZeroedTable` only gives out `&[T]`.
+unsafe impl<T: ZeroValid + Sync> Sync for ZeroedTable<T> {}
+
+impl<T: ZeroValid> ZeroedTable<T> {
+    /// A table of `len` zeroed slots, with room reserved to grow to the machine's memory.
+    pub fn new(len: usize) -> ZeroedTable<T> {
+        let wanted = slot_bytes::<T>(len).max(physical_memory());
+        // Under strict overcommit a reservation the size of memory is refused: then one of
+        // just the table's size, moved by the kernel when it grows past it.
+        let (mapping, mapping_bytes) = map(wanted)
+            .or_else(|| map(slot_bytes::<T>(len)))
+            .unwrap_or_else(|| panic!("cannot map {} bytes for the visited set", len));
+        let mut table = ZeroedTable {
+            start: mapping.cast(),
+            len: 0,
+            reserved: 0,
+            mapping,
+            mapping_bytes,
+            huge: false,
+        };
+        table.place();
+        table.grow(len);
+        table
+    }
+
+    /// Aligns `start` to a huge page inside the mapping and counts the slots after it.
+    fn place(&mut self) {
+        let base = self.mapping.as_ptr() as usize;
+        let aligned = base.next_multiple_of(crate::huge_pages::HUGE_PAGE);
+        let aligned = if aligned - base < self.mapping_bytes / 2 {
+            aligned
+        } else {
+            base
+        };
+        // SAFETY: `aligned` lies inside the mapping, which is not null.
+        self.start = unsafe { NonNull::new_unchecked(aligned as *mut T) };
+        self.reserved = (base + self.mapping_bytes - aligned) / std::mem::size_of::<T>();
+    }
+
+    /// Lengthens the table to `len` slots, the new ones zero; the old keep their contents
+    /// and, while the reservation lasts, their addresses.
+    ///
+    /// Pages written before the table was worth huge pages stay small, so the growth that
+    /// makes it worth them moves it to a fresh reservation, advised before it is written.
+    pub fn grow(&mut self, len: usize) {
+        assert!(len >= self.len, "a table only grows");
+        let huge = crate::huge_pages::worth(slot_bytes::<T>(len));
+        if len > self.reserved {
+            self.remap(len.saturating_mul(2), len);
+        } else if huge && !self.huge {
+            self.remap(self.reserved, len);
+        }
+        self.advise(len);
+        self.len = len;
+    }
+
+    /// Asks for huge pages under the first `len` slots, once they are worth it.
+    fn advise(&mut self, len: usize) {
+        let bytes = slot_bytes::<T>(len);
+        if crate::huge_pages::worth(bytes) {
+            crate::huge_pages::advise(self.start.as_ptr().cast(), bytes);
+            self.huge = true;
+        }
+    }
+
+    /// Moves the table to a fresh mapping of `slots` slots, advised for a table of `len`.
+    fn remap(&mut self, slots: usize, len: usize) {
+        let bytes = slot_bytes::<T>(slots);
+        let (mapping, mapping_bytes) =
+            map(bytes).unwrap_or_else(|| panic!("cannot map {bytes} bytes for the visited set"));
+        let old = std::mem::replace(
+            self,
+            ZeroedTable {
+                start: mapping.cast(),
+                len: 0,
+                reserved: 0,
+                mapping,
+                mapping_bytes,
+                huge: false,
+            },
+        );
+        self.place();
+        self.advise(len);
+        // SAFETY: both ranges are mapped, `old.len` slots long, and do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(old.start.as_ptr(), self.start.as_ptr(), old.len);
+        }
+        self.len = old.len;
+    }
+
+    /// Bytes of the slots `0..len` (the pages the table may have written).
+    pub fn bytes(&self) -> usize {
+        slot_bytes::<T>(self.len)
+    }
+}
+
+impl<T: ZeroValid> std::ops::Deref for ZeroedTable<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` slots from `start` lie inside the mapping, zeroed or written as `T`,
+        // and zeros are a valid `T`.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroValid> std::ops::DerefMut for ZeroedTable<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` is the only way in.
+        unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroValid> Drop for ZeroedTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: the mapping is ours, mapped by `map` with this length, and no slice of it
+        // outlives `self`.
+        unsafe {
+            libc::munmap(self.mapping.as_ptr(), self.mapping_bytes);
+        }
+    }
+}
+
+fn slot_bytes<T>(slots: usize) -> usize {
+    slots
+        .saturating_mul(std::mem::size_of::<T>())
+        .max(std::mem::size_of::<T>())
+}
+
+/// Maps `bytes` of zeroed memory (plus a huge page, for aligning), counted against nothing
+/// until written.
+fn map(bytes: usize) -> Option<(NonNull<libc::c_void>, usize)> {
+    let bytes = bytes.checked_add(crate::huge_pages::HUGE_PAGE)?;
+    // SAFETY: an anonymous private mapping at an address the kernel picks touches no memory
+    // of ours.
+    let mapping = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if mapping == libc::MAP_FAILED {
+        return None;
+    }
+    NonNull::new(mapping).map(|mapping| (mapping, bytes))
+}
+
+/// The machine's memory in bytes (a table larger than it would not be held anyway).
+fn physical_memory() -> usize {
+    // SAFETY: sysconf reads a system constant.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages <= 0 || page <= 0 {
+        return 0;
+    }
+    (pages as usize).saturating_mul(page as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    // SAFETY: an AtomicU64 of zero bytes is 0.
+    unsafe impl ZeroValid for AtomicU64 {}
+
+    #[test]
+    fn grows_in_place_keeping_what_was_written_and_zero_after() {
+        let mut table = ZeroedTable::<AtomicU64>::new(1000);
+        assert!(table.iter().all(|v| v.load(Relaxed) == 0));
+        for (i, v) in table.iter().enumerate() {
+            v.store(i as u64 + 1, Relaxed);
+        }
+        let before = table.as_ptr();
+        table.grow(100_000);
+        assert_eq!(table.as_ptr(), before, "grown where it lay");
+        assert_eq!(table.len(), 100_000);
+        for (i, v) in table.iter().enumerate() {
+            let expected = if i < 1000 { i as u64 + 1 } else { 0 };
+            assert_eq!(v.load(Relaxed), expected);
+        }
+    }
+
+    #[test]
+    fn grows_past_its_reservation_by_moving() {
+        let mut table = ZeroedTable::<AtomicU64>::new(10);
+        table[9].store(9, Relaxed);
+        let past = table.reserved + 1;
+        table.grow(past);
+        assert_eq!(table[9].load(Relaxed), 9);
+        assert_eq!(table[past - 1].load(Relaxed), 0);
+    }
+}
