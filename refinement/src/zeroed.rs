@@ -45,6 +45,13 @@ impl<T: ZeroValid> ZeroedTable<T> {
         let (mapping, mapping_bytes) = map(wanted)
             .or_else(|| map(slot_bytes::<T>(len)))
             .unwrap_or_else(|| panic!("cannot map {} bytes for the visited set", len));
+        let mut table = ZeroedTable::empty_in(mapping, mapping_bytes);
+        table.grow(len);
+        table
+    }
+
+    /// An empty table at the first huge page of a fresh mapping.
+    fn empty_in(mapping: NonNull<libc::c_void>, mapping_bytes: usize) -> ZeroedTable<T> {
         let mut table = ZeroedTable {
             start: mapping.cast(),
             len: 0,
@@ -54,7 +61,6 @@ impl<T: ZeroValid> ZeroedTable<T> {
             huge: false,
         };
         table.place();
-        table.grow(len);
         table
     }
 
@@ -103,18 +109,7 @@ impl<T: ZeroValid> ZeroedTable<T> {
         let bytes = slot_bytes::<T>(slots);
         let (mapping, mapping_bytes) =
             map(bytes).unwrap_or_else(|| panic!("cannot map {bytes} bytes for the visited set"));
-        let old = std::mem::replace(
-            self,
-            ZeroedTable {
-                start: mapping.cast(),
-                len: 0,
-                reserved: 0,
-                mapping,
-                mapping_bytes,
-                huge: false,
-            },
-        );
-        self.place();
+        let old = std::mem::replace(self, ZeroedTable::empty_in(mapping, mapping_bytes));
         self.advise(len);
         // SAFETY: both ranges are mapped, `old.len` slots long, and do not overlap.
         unsafe {
