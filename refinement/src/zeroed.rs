@@ -10,6 +10,7 @@
 //! already zero, and the search moves its entries within the one table.
 
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 /// A type for which all-zero bytes are a valid value.
 ///
@@ -27,8 +28,6 @@ pub struct ZeroedTable<T: ZeroValid> {
     /// The mapping as the kernel gave it (before aligning), to give back on drop.
     mapping: NonNull<libc::c_void>,
     mapping_bytes: usize,
-    /// Whether the kernel was asked to back the table with huge pages from its first write.
-    huge: bool,
 }
 
 // SAFETY: the table owns its mapping as a `Vec` owns its buffer; sharing it shares `&[T]`.
@@ -37,14 +36,15 @@ unsafe impl<T: ZeroValid + Send> Send for ZeroedTable<T> {}
 unsafe impl<T: ZeroValid + Sync> Sync for ZeroedTable<T> {}
 
 impl<T: ZeroValid> ZeroedTable<T> {
-    /// A table of `len` zeroed slots, with room reserved to grow to the machine's memory.
+    /// A table of `len` zeroed slots, with room reserved to grow to the memory the process
+    /// may use.
     pub fn new(len: usize) -> ZeroedTable<T> {
-        let wanted = slot_bytes::<T>(len).max(physical_memory());
+        let wanted = slot_bytes::<T>(len).max(reservation());
         // Under strict overcommit a reservation the size of memory is refused: then one of
-        // just the table's size, moved by the kernel when it grows past it.
+        // just the table's size, copied to a larger one when it grows past it.
         let (mapping, mapping_bytes) = map(wanted)
             .or_else(|| map(slot_bytes::<T>(len)))
-            .unwrap_or_else(|| panic!("cannot map {} bytes for the visited set", len));
+            .unwrap_or_else(|| panic!("cannot map {len} slots of memory"));
         let mut table = ZeroedTable::empty_in(mapping, mapping_bytes);
         table.grow(len);
         table
@@ -58,21 +58,16 @@ impl<T: ZeroValid> ZeroedTable<T> {
             reserved: 0,
             mapping,
             mapping_bytes,
-            huge: false,
         };
         table.place();
         table
     }
 
-    /// Aligns `start` to a huge page inside the mapping and counts the slots after it.
+    /// Aligns `start` to a huge page inside the mapping (`map` adds one for it) and counts
+    /// the slots after it.
     fn place(&mut self) {
         let base = self.mapping.as_ptr() as usize;
         let aligned = base.next_multiple_of(crate::huge_pages::HUGE_PAGE);
-        let aligned = if aligned - base < self.mapping_bytes / 2 {
-            aligned
-        } else {
-            base
-        };
         // SAFETY: `aligned` lies inside the mapping, which is not null.
         self.start = unsafe { NonNull::new_unchecked(aligned as *mut T) };
         self.reserved = (base + self.mapping_bytes - aligned) / std::mem::size_of::<T>();
@@ -85,30 +80,26 @@ impl<T: ZeroValid> ZeroedTable<T> {
     /// makes it worth them moves it to a fresh reservation, advised before it is written.
     pub fn grow(&mut self, len: usize) {
         assert!(len >= self.len, "a table only grows");
-        let huge = crate::huge_pages::worth(slot_bytes::<T>(len));
-        if len > self.reserved {
-            self.remap(len.saturating_mul(2), len);
-        } else if huge && !self.huge {
-            self.remap(self.reserved, len);
+        let worth = |slots| crate::huge_pages::worth(slot_bytes::<T>(slots));
+        let written_small = self.len > 0 && !worth(self.len) && worth(len);
+        if len > self.reserved || written_small {
+            self.remap(self.reserved.max(len.saturating_mul(2)), len);
+        } else {
+            self.advise(len);
         }
-        self.advise(len);
         self.len = len;
     }
 
-    /// Asks for huge pages under the first `len` slots, once they are worth it.
-    fn advise(&mut self, len: usize) {
-        let bytes = slot_bytes::<T>(len);
-        if crate::huge_pages::worth(bytes) {
-            crate::huge_pages::advise(self.start.as_ptr().cast(), bytes);
-            self.huge = true;
-        }
+    /// Asks for huge pages under the first `len` slots (where they are worth it).
+    fn advise(&self, len: usize) {
+        crate::huge_pages::advise(self.start.as_ptr().cast(), slot_bytes::<T>(len));
     }
 
-    /// Moves the table to a fresh mapping of `slots` slots, advised for a table of `len`.
+    /// Copies the table to a fresh mapping of `slots` slots, advised for a table of `len`
+    /// before it is written.
     fn remap(&mut self, slots: usize, len: usize) {
-        let bytes = slot_bytes::<T>(slots);
-        let (mapping, mapping_bytes) =
-            map(bytes).unwrap_or_else(|| panic!("cannot map {bytes} bytes for the visited set"));
+        let (mapping, mapping_bytes) = map(slot_bytes::<T>(slots))
+            .unwrap_or_else(|| panic!("cannot map {slots} slots of memory"));
         let old = std::mem::replace(self, ZeroedTable::empty_in(mapping, mapping_bytes));
         self.advise(len);
         // SAFETY: both ranges are mapped, `old.len` slots long, and do not overlap.
@@ -178,19 +169,15 @@ fn map(bytes: usize) -> Option<(NonNull<libc::c_void>, usize)> {
     NonNull::new(mapping).map(|mapping| (mapping, bytes))
 }
 
-/// The machine's memory in bytes (a table larger than it would not be held anyway).
-fn physical_memory() -> usize {
-    // SAFETY: sysconf reads a system constant.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    if pages <= 0 || page <= 0 {
-        return 0;
-    }
-    (pages as usize).saturating_mul(page as usize)
+/// Bytes of address space a table reserves: the memory the process may use (a larger table
+/// would not be held anyway), read once for every table of the run; none where it cannot be
+/// read, each table then copied when it outgrows its mapping.
+fn reservation() -> usize {
+    static BYTES: OnceLock<usize> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        crate::budget::available_memory()
+            .map_or(0, |bytes| usize::try_from(bytes).unwrap_or(usize::MAX))
+    })
 }
 
 #[cfg(test)]
@@ -216,6 +203,23 @@ mod tests {
             let expected = if i < 1000 { i as u64 + 1 } else { 0 };
             assert_eq!(v.load(Relaxed), expected);
         }
+    }
+
+    /// Pages written while the table was small stay small pages: the growth that makes it
+    /// worth huge pages moves it once, the growths after leave it where it lies.
+    #[test]
+    fn moves_once_when_it_becomes_worth_huge_pages() {
+        let mut table = ZeroedTable::<AtomicU64>::new(1000);
+        table[999].store(7, Relaxed);
+        let small = table.as_ptr();
+        let huge = crate::huge_pages::HUGE_PAGE * 4 / 8;
+        table.grow(huge);
+        assert_ne!(table.as_ptr(), small, "moved to a fresh reservation");
+        let moved = table.as_ptr();
+        table.grow(huge * 2);
+        assert_eq!(table.as_ptr(), moved);
+        assert_eq!(table[999].load(Relaxed), 7);
+        assert_eq!(table[huge * 2 - 1].load(Relaxed), 0);
     }
 
     #[test]
