@@ -145,8 +145,9 @@ impl Visited {
     /// Grows the table, if need be, so `arriving` more states fit under the load limit: done
     /// before the claims of a batch, which cannot grow it.
     pub fn reserve(&mut self, arriving: usize) {
-        if (self.len + arriving) as f64 > self.slots.len() as f64 * MAX_LOAD {
-            self.grow(self.slots_for(arriving));
+        let slots = self.slots_for(arriving);
+        if slots > self.slots.len() {
+            self.grow(slots);
         }
     }
 
@@ -199,15 +200,11 @@ impl Visited {
 
     /// Bytes the table grows by while `arriving` more states are inserted.
     pub fn growth_bytes(&self, arriving: usize) -> usize {
-        if (self.len + arriving) as f64 > self.slots.len() as f64 * MAX_LOAD {
-            (self.slots_for(arriving) - self.slots.len()) * std::mem::size_of::<Slot>()
-        } else {
-            0
-        }
+        (self.slots_for(arriving) - self.slots.len()) * std::mem::size_of::<Slot>()
     }
 
-    /// The slots the table grows to so `arriving` more states fit: doubled as often as it
-    /// takes.
+    /// The slots the table needs so `arriving` more states fit under the load limit: its
+    /// length as it is, or doubled as often as it takes. The one place that says when it grows.
     fn slots_for(&self, arriving: usize) -> usize {
         let mut slots = self.slots.len();
         while (self.len + arriving) as f64 > slots as f64 * MAX_LOAD {
