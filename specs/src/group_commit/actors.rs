@@ -14,7 +14,7 @@ pub use crate::infra::actors::NetKind;
 use crate::infra::actors::{knobs, named};
 
 use crate::group_commit::model::{
-    GcState, GroupCommit, Pc, CAP_LIMIT, MAX_CAP, MAX_WRITERS, WRITERS_LIMIT,
+    GcState, GroupCommit, Pc, WriterQueue, CAP_LIMIT, MAX_CAP, MAX_WRITERS, WRITERS_LIMIT,
 };
 use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
@@ -441,7 +441,8 @@ impl GroupCommitActors {
             };
         }
         GcState {
-            queue: p.queue.clone(),
+            // Each writer offers once, so the queue fits the model's.
+            queue: WriterQueue::try_from(&p.queue[..]).expect("each writer offers once"),
             lock: p.lock.is_some(),
             done: p.durable,
             oc: p.oc,

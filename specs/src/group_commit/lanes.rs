@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use arrayvec::ArrayVec;
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use stateright::{Model, Property};
 
@@ -75,7 +76,9 @@ pub struct LastBegin {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LanesState {
     /// The write lane: offered writes not yet taken into a transaction, in arrival order.
-    pub writes: Vec<u8>,
+    /// Each writer offers once, so it never holds more than `MAX_WRITERS`: kept in the state
+    /// itself, so that cloning a state for each successor allocates nothing.
+    pub writes: ArrayVec<u8, { MAX_WRITERS as usize }>,
     /// The writers that have offered their write (each offers once).
     pub offered: WriterSet,
     /// The marker lane: queued offset-only commit tokens.
@@ -222,7 +225,7 @@ impl Model for GroupCommitLanes {
 
     fn init_states(&self) -> Vec<LanesState> {
         vec![LanesState {
-            writes: Vec::new(),
+            writes: ArrayVec::new(),
             offered: WriterSet::EMPTY,
             markers: 0,
             markers_scheduled: 0,

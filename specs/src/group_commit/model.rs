@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use arrayvec::ArrayVec;
 use loadbearing_refinement::{Spec, Variables};
 use stateright::{Model, Property};
 
@@ -10,6 +11,9 @@ use crate::{Configured, Guard, Under};
 
 /// At most this many writers: the state keeps their program counters in a fixed array.
 pub const MAX_WRITERS: usize = 8;
+/// Writer ids in order, each writer at most once, so never more than `MAX_WRITERS`: kept in
+/// the state itself, so that cloning a state for each successor allocates nothing.
+pub type WriterQueue = ArrayVec<u8, MAX_WRITERS>;
 pub(crate) const WRITERS_LIMIT: &str = "the state keeps 8 writers' program counters in an array";
 /// The greatest `Cap` of the group-commit models, and why no more is needed: it lies past every
 /// `N`, and a cap of `N` or more already takes every queued write.
@@ -46,7 +50,7 @@ impl fmt::Display for Pc {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct GcState {
     /// Writer ids in arrival order.
-    pub queue: Vec<u8>,
+    pub queue: WriterQueue,
     pub lock: bool,
     /// Bit w: writer w's write is durable.
     pub done: u16,
@@ -122,7 +126,7 @@ impl Model for GroupCommit {
             *slot = Pc::Offer;
         }
         vec![GcState {
-            queue: Vec::new(),
+            queue: WriterQueue::new(),
             lock: false,
             done: 0,
             oc: 0,
@@ -161,6 +165,7 @@ impl Model for GroupCommit {
         let mut next = s.clone();
         match action {
             GcAction::Offer(w) => {
+                // Each writer offers once: the queue never holds more than N.
                 next.queue.push(w);
                 next.pc[w as usize] = Pc::Acq;
             }
@@ -381,7 +386,7 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
                         return Err(GcContradiction::Drained {
                             reported: *writes,
                             model: drained,
-                            queue: before.queue.clone(),
+                            queue: before.queue.to_vec(),
                             cap: self.cap,
                         });
                     }
