@@ -1,4 +1,4 @@
-//! 64-bit state fingerprints. Fixed seeds keep runs reproducible: same model, same visit order,
+//! 64-bit state fingerprints. A fixed seed keeps runs reproducible: same model, same visit order,
 //! same counterexample.
 
 use std::hash::{BuildHasher, Hash};
