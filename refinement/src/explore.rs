@@ -20,9 +20,20 @@ use crate::spec::Spec;
 use crate::symmetry::Keys;
 use crate::visited::Visited;
 
-/// States expanded per parallel task: large enough to amortise scheduling, small enough to
-/// balance two cores on a narrow level.
+/// States expanded per parallel task at most: large enough to amortise scheduling.
 const CHUNK: usize = 1024;
+
+/// States expanded per parallel task at least, on a level too narrow to give every core a
+/// few tasks of `CHUNK` states.
+const MIN_CHUNK: usize = 128;
+
+/// The states each parallel task of a batch of `states` expands: `CHUNK`, or fewer on a narrow
+/// level, so that each core has about four tasks to take.
+fn chunk_size(states: usize) -> usize {
+    states
+        .div_ceil(4 * rayon::current_num_threads())
+        .clamp(MIN_CHUNK, CHUNK)
+}
 
 /// States expanded between claims in the visited set (see `explore`).
 const BATCH: usize = 32 * CHUNK;
@@ -308,19 +319,21 @@ pub fn explore<'a, M: Spec>(
                 conditions,
                 first_id,
             };
-            let chunks = batch.len().div_ceil(CHUNK);
+            let chunk_len = chunk_size(batch.len());
+            let chunks = batch.len().div_ceil(chunk_len);
             if pool.len() < chunks {
                 pool.resize_with(chunks, || Expanded::empty(witnesses, conditions.is_some()));
             }
             let expanded = &mut pool[..chunks];
             expanded
                 .par_iter_mut()
-                .zip(batch.par_chunks(CHUNK))
+                .zip(batch.par_chunks(chunk_len))
                 .enumerate()
                 .for_each(|(chunk_index, (out, chunk))| {
                     out.reset(witnesses, conditions.is_some());
                     if !stop.skip(limits) {
-                        level.expand_chunk(chunk, batch_index * BATCH + chunk_index * CHUNK, out);
+                        let first = batch_index * BATCH + chunk_index * chunk_len;
+                        level.expand_chunk(chunk, first, out);
                     }
                 });
             let arriving: usize = expanded.iter().map(|e| e.candidates.len()).sum();

@@ -99,7 +99,8 @@ impl Spec for CasFirstWriteAtomic {
 
     /// The writers sorted by (pc, offset): one representative per orbit.
     fn canonical(&self, s: &AtomicState, symmetry: usize) -> Option<AtomicState> {
-        let to = crate::first_write::sorting(self.writers, |w| (s.pc[w] as u8, s.off[w]));
+        let to =
+            crate::first_write::sorting(self.writers, |w| (s.pc[w] as u32) << 8 | s.off[w] as u32);
         Some(self.permute(s, symmetry, &to))
     }
 

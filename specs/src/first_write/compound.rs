@@ -242,7 +242,9 @@ impl Spec for CasFirstWrite {
     /// The writers sorted by their local state (pc, offset, spurious flag): nothing else in a
     /// state names a writer, so this is one representative per orbit.
     fn canonical(&self, s: &CasFwState, symmetry: usize) -> Option<CasFwState> {
-        let local = |w: usize| (s.pc[w] as u8, s.off[w], (s.spurious >> w) & 1);
+        let local = |w: usize| {
+            (s.pc[w] as u32) << 16 | (s.off[w] as u32) << 8 | (s.spurious as u32 >> w) & 1
+        };
         Some(self.permute(s, symmetry, &sorting(self.writers, local)))
     }
 

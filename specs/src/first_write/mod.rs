@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use arrayvec::ArrayVec;
+
 pub mod atomic;
 pub mod compound;
 pub mod contradiction;
@@ -87,15 +89,24 @@ pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {
         .collect()
 }
 
-/// The permutation that sorts writers `0..writers` by `local`: writer w goes to the slot of its
-/// rank (ties keep their order), as `permute` takes it. Both models reduce their writers'
-/// symmetry by it.
-pub(crate) fn sorting<K: Ord>(writers: u8, local: impl Fn(usize) -> K) -> Vec<u8> {
-    let mut order: Vec<usize> = (0..writers as usize).collect();
-    order.sort_by_key(|&w| local(w));
-    let mut to = vec![0u8; order.len()];
-    for (rank, &w) in order.iter().enumerate() {
-        to[w] = rank as u8;
+/// The permutation that sorts writers `0..writers` by `local`, a key below 2^24: writer w goes
+/// to the slot of its rank (ties keep their order), as `permute` takes it. Both models reduce
+/// their writers' symmetry by it.
+pub(crate) fn sorting(writers: u8, local: impl Fn(usize) -> u32) -> ArrayVec<u8, MAX_WRITERS> {
+    // Called for every state a symmetric search reaches: on the stack, no allocation, and
+    // each writer's key and index packed in one word, so that ties keep their order and
+    // every comparison is one instruction.
+    let mut order: ArrayVec<u32, MAX_WRITERS> = (0..writers)
+        .map(|w| {
+            let key = local(w as usize);
+            debug_assert!(key < 1 << 24, "a writer's key fits 24 bits");
+            key << 8 | w as u32
+        })
+        .collect();
+    order.sort_unstable();
+    let mut to: ArrayVec<u8, MAX_WRITERS> = (0..writers).collect();
+    for (rank, &packed) in order.iter().enumerate() {
+        to[(packed & 0xff) as usize] = rank as u8;
     }
     to
 }
