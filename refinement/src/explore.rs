@@ -18,7 +18,9 @@ use crate::progress::Progress;
 use crate::refinement::Refinement;
 use crate::spec::Spec;
 use crate::symmetry::Keys;
-use crate::visited::Visited;
+use crate::visited::{Lookup, Visited};
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// States expanded per parallel task at most: large enough to amortise scheduling.
 const CHUNK: usize = 1024;
@@ -160,18 +162,33 @@ impl Exploration {
 }
 
 /// A successor unknown to the visited set when its chunk was expanded, with its parent: the
-/// parent's key, or in a search building the graph the parent's id.
+/// parent's key, or in a search building the graph the parent's id; and its claim on its key.
 struct Candidate<S> {
     fp: u64,
     parent: u64,
+    claim: u64,
     state: S,
+}
+
+/// Bits of a claim that number a successor among its state's: the rest is the state's place
+/// in the level, so that claims follow frontier order.
+const SUCCESSOR_BITS: u32 = 24;
+
+/// The claim of the `index`th successor of the state at `position` in its level.
+fn claim_of(position: usize, index: usize) -> u64 {
+    (position as u64) << SUCCESSOR_BITS | index as u64
 }
 
 /// A chunk expanded, then carried through the batch's claims.
 struct Expanded<S> {
     candidates: Vec<Candidate<S>>,
-    /// Per candidate, the slot its claim reached.
+    /// Per candidate, the slot its claim reached: claimed while looking up, or else in
+    /// `claim` (`unclaimed`).
     slots: Vec<usize>,
+    /// Some of the candidates were not claimed while looking up: the batch ran out of room.
+    unclaimed: bool,
+    /// A state had more successors than a claim can number (`SUCCESSOR_BITS`).
+    too_many: bool,
     /// The candidates that kept their key, in order: the next level's states from this chunk.
     arrived: Vec<(u64, S)>,
     /// In a search building the graph: the arrived states' slots and parent ids, given their
@@ -195,6 +212,8 @@ impl<S> Expanded<S> {
         Expanded {
             candidates: Vec::new(),
             slots: Vec::new(),
+            unclaimed: false,
+            too_many: false,
             arrived: Vec::new(),
             won: Vec::new(),
             winner: Vec::new(),
@@ -210,6 +229,8 @@ impl<S> Expanded<S> {
     fn reset(&mut self, witnesses: usize, graph: bool) {
         self.candidates.clear();
         self.slots.clear();
+        self.unclaimed = false;
+        self.too_many = false;
         self.arrived.clear();
         self.won.clear();
         self.winner.clear();
@@ -237,6 +258,9 @@ struct Level<'a, M: Spec> {
     /// In a search building the graph, the id of the level's first state: the frontier is the
     /// last ids given out, in order.
     first_id: usize,
+    /// New keys the batch may still claim while looking up (`Visited::room`), taken a block
+    /// at a time.
+    room: &'a AtomicUsize,
 }
 
 /// Explores `model` breadth first, making `checks` at every state; with `conditions` (the
@@ -247,6 +271,19 @@ pub fn explore<'a, M: Spec>(
     limits: &Limits,
     progress: Option<&str>,
     conditions: Option<&'a [Condition<'a, M::State>]>,
+) -> Exploration {
+    explore_claiming(model, checks, limits, progress, conditions, usize::MAX)
+}
+
+/// As `explore`, with at most `most_claimed` keys of a batch claimed while looking up: its
+/// tests run the claims left to `claim` with it.
+fn explore_claiming<'a, M: Spec>(
+    model: &'a M,
+    checks: &'a SafetyChecks<'a, M>,
+    limits: &Limits,
+    progress: Option<&str>,
+    conditions: Option<&'a [Condition<'a, M::State>]>,
+    most_claimed: usize,
 ) -> Exploration {
     let mut visited = Visited::default();
     let mut graph = conditions.map(|c| StateGraph::new(model.fairness_groups().len(), c.len()));
@@ -299,6 +336,7 @@ pub fn explore<'a, M: Spec>(
     let mut pool: Vec<Expanded<M::State>> = Vec::new();
     let mut next: Vec<(u64, M::State)> = Vec::new();
     let witnesses = checks.witnesses.len();
+    let room = AtomicUsize::new(0);
     while result.finding.is_none() && !frontier.is_empty() {
         let depth = result.depth;
         let first_id = result
@@ -311,6 +349,10 @@ pub fn explore<'a, M: Spec>(
         // parent in frontier order is still the one kept.
         for (batch_index, batch) in frontier.chunks(BATCH).enumerate() {
             let stop = ChunkStop::default();
+            // The lookups claim new keys while the table has room for them; the batch that
+            // would fill it leaves the rest to `claim`, once it has grown as far as the
+            // batch's new keys need (the table's size does not rest on a guess).
+            room.store(result.visited.room().min(most_claimed), Relaxed);
             let level = Level {
                 model,
                 checks,
@@ -318,6 +360,7 @@ pub fn explore<'a, M: Spec>(
                 found: &result.witnesses_found,
                 conditions,
                 first_id,
+                room: &room,
             };
             let chunk_len = chunk_size(batch.len());
             let chunks = batch.len().div_ceil(chunk_len);
@@ -337,9 +380,12 @@ pub fn explore<'a, M: Spec>(
                     }
                 });
             let arriving: usize = expanded.iter().map(|e| e.candidates.len()).sum();
-            let spent = stop
-                .spent()
-                .or_else(|| limits.would_pass_memory(result.visited.growth_bytes(arriving)));
+            let unclaimed = expanded.iter().any(|e| e.unclaimed);
+            let spent = stop.spent().or_else(|| {
+                unclaimed
+                    .then(|| limits.would_pass_memory(result.visited.growth_bytes(arriving)))
+                    .flatten()
+            });
             if let Some(limit) = spent {
                 result.incomplete = Some(Exhausted {
                     limit,
@@ -348,8 +394,21 @@ pub fn explore<'a, M: Spec>(
                 });
                 return result;
             }
-            result.visited.reserve(arriving);
-            claim(&result.visited, expanded, result.graph.is_none());
+            if expanded.iter().any(|e| e.too_many) {
+                result.incomplete = Some(Exhausted::representation(
+                    "2^24 successors of one state",
+                    depth,
+                    PHASE,
+                ));
+                return result;
+            }
+            if unclaimed {
+                // Growing moves the claims made so far: every candidate claims again (the
+                // same claim twice is one), and learns its slot anew.
+                result.visited.reserve(arriving);
+                claim(&result.visited, expanded);
+            }
+            keep_winners(&result.visited, expanded, result.graph.is_none());
             if let Some(graph) = &result.graph {
                 let won: usize = expanded.iter().map(|e| e.won.len()).sum();
                 if graph.len() + won >= (u32::MAX - 1) as usize {
@@ -421,50 +480,46 @@ pub fn explore<'a, M: Spec>(
     result
 }
 
-/// Claims every chunk's candidates in the visited set, from every core, each claim numbered
-/// by its place in the batch (chunk order, then candidate order: frontier order); then keeps,
-/// in each chunk, the candidates whose claim kept its key, settling their parent keys at once
-/// (`settle`), or in a search building the graph leaving that to `number`.
-fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool) {
-    let firsts = starts(expanded.iter().map(|e| e.candidates.len()));
-    expanded
-        .par_iter_mut()
-        .zip(&firsts)
-        .for_each(|(chunk, &first)| {
-            let candidates = &chunk.candidates;
-            chunk.slots.clear();
-            chunk.slots.extend((0..candidates.len()).map(|k| {
-                if let Some(ahead) = candidates.get(k + AHEAD) {
-                    visited.prefetch(ahead.fp);
-                }
-                visited.claim(candidates[k].fp, (first + k) as u64)
-            }));
-        });
-    // Every claim is in: the least of each key's is final.
-    expanded
-        .par_iter_mut()
-        .zip(&firsts)
-        .for_each(|(chunk, &first)| {
-            for (k, candidate) in chunk.candidates.drain(..).enumerate() {
-                if let Some(&ahead) = chunk.slots.get(k + AHEAD) {
-                    visited.prefetch_slot(ahead);
-                }
-                let slot = chunk.slots[k];
-                if visited.value_at(slot) != (first + k) as u64 {
-                    if !settle {
-                        chunk.winner.push(LOST);
-                    }
-                    continue;
-                }
-                if settle {
-                    visited.settle(slot, candidate.parent);
-                } else {
-                    chunk.winner.push(chunk.won.len() as u32);
-                    chunk.won.push((slot, candidate.parent as u32));
-                }
-                chunk.arrived.push((candidate.fp, candidate.state));
+/// Claims every chunk's candidates in the visited set, from every core, and records the slots
+/// their claims reached: for a batch whose lookups could not claim them all.
+fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>]) {
+    expanded.par_iter_mut().for_each(|chunk| {
+        let candidates = &chunk.candidates;
+        chunk.slots.clear();
+        chunk.slots.extend((0..candidates.len()).map(|k| {
+            if let Some(ahead) = candidates.get(k + AHEAD) {
+                visited.prefetch(ahead.fp);
             }
-        });
+            visited.claim(candidates[k].fp, candidates[k].claim)
+        }));
+    });
+}
+
+/// Once every claim of the batch is in (the least of each key's is then final), keeps in each
+/// chunk the candidates whose claim kept its key, settling their parent keys at once
+/// (`settle`), or in a search building the graph leaving that to `number`.
+fn keep_winners<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool) {
+    expanded.par_iter_mut().for_each(|chunk| {
+        for (k, candidate) in chunk.candidates.drain(..).enumerate() {
+            if let Some(&ahead) = chunk.slots.get(k + AHEAD) {
+                visited.prefetch_slot(ahead);
+            }
+            let slot = chunk.slots[k];
+            if visited.value_at(slot) != candidate.claim {
+                if !settle {
+                    chunk.winner.push(LOST);
+                }
+                continue;
+            }
+            if settle {
+                visited.settle(slot, candidate.parent);
+            } else {
+                chunk.winner.push(chunk.won.len() as u32);
+                chunk.won.push((slot, candidate.parent as u32));
+            }
+            chunk.arrived.push((candidate.fp, candidate.state));
+        }
+    });
 }
 
 /// Gives the batch's new states their ids, from `first_id` on in frontier order, and the
@@ -691,13 +746,26 @@ impl<M: Spec> Level<'_, M> {
         block: &mut BlockSuccessors<M::State>,
         out: &mut Expanded<M::State>,
     ) {
+        // The block's lookups claim the keys they find new if the batch has room for every
+        // key they look up, what is not claimed given back after; else `claim` claims them.
+        let looked_up = block.keys.iter().filter(|&&key| key != 0).count();
+        let claiming = self
+            .room
+            .fetch_update(Relaxed, Relaxed, |room| room.checked_sub(looked_up))
+            .is_ok();
+        out.unclaimed |= !claiming;
+        let mut claimed = 0;
         let mut successors = block.states.drain(..);
         let mut start = 0;
         for (offset, ((fp, state), &end)) in states.iter().zip(&block.ends).enumerate() {
+            let position = first_position + offset;
             let parent = match self.conditions {
                 None => *fp,
-                Some(_) => (self.first_id + first_position + offset) as u64,
+                Some(_) => (self.first_id + position) as u64,
             };
+            if end - start >= 1 << SUCCESSOR_BITS {
+                out.too_many = true;
+            }
             let mut enabled = 0u64;
             for i in start..end {
                 let next = successors.next().expect("one state per key");
@@ -705,7 +773,17 @@ impl<M: Spec> Level<'_, M> {
                 if next_fp == 0 {
                     continue;
                 }
-                let known = self.visited.find(next_fp);
+                let claim = claim_of(position, i - start);
+                // The slot of a key the table held before the batch, or else of its claim
+                // (`None`: left to `claim`).
+                let known = if claiming {
+                    match self.visited.claim_or_find(next_fp, claim) {
+                        Lookup::Held(slot) => Ok(slot),
+                        Lookup::Claimed(slot) => Err(Some(slot)),
+                    }
+                } else {
+                    self.visited.find(next_fp).map_err(|_| None)
+                };
                 if let Some(part) = &mut out.graph {
                     let group = block.groups[i];
                     if group != NO_GROUP {
@@ -721,10 +799,15 @@ impl<M: Spec> Level<'_, M> {
                     }
                     part.groups.push(group);
                 }
-                if known.is_err() {
+                if let Err(slot) = known {
+                    if let Some(slot) = slot {
+                        out.slots.push(slot);
+                        claimed += 1;
+                    }
                     out.candidates.push(Candidate {
                         fp: next_fp,
                         parent,
+                        claim,
                         state: next,
                     });
                 }
@@ -735,7 +818,148 @@ impl<M: Spec> Level<'_, M> {
             }
         }
         drop(successors);
+        if claiming {
+            self.room.fetch_add(looked_up - claimed, Relaxed);
+        }
         block.groups.clear();
         block.keys.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Condition;
+    use crate::spec::Variables;
+    use stateright::Model;
+    use std::collections::HashMap;
+
+    /// States 0..size, each with three successors spread pseudo-randomly (one a stutter now
+    /// and then, two the same for every fifth state): many states reach each new one from
+    /// several chunks of a level.
+    struct Scatter {
+        size: u64,
+    }
+
+    impl Model for Scatter {
+        type State = u64;
+        type Action = u64;
+        fn init_states(&self) -> Vec<u64> {
+            vec![0, 1]
+        }
+        fn actions(&self, _: &u64, actions: &mut Vec<u64>) {
+            actions.extend([1, 2, 3]);
+        }
+        fn next_state(&self, s: &u64, branch: u64) -> Option<u64> {
+            // Every fifth state's third step goes where its first does.
+            let branch = if branch == 3 && s.is_multiple_of(5) {
+                1
+            } else {
+                branch
+            };
+            Some((s * 2_654_435_761 + branch * 40_503) % self.size)
+        }
+    }
+
+    impl Spec for Scatter {
+        fn variables(&self, s: &u64) -> Variables {
+            vec![("s", s.to_string())]
+        }
+    }
+
+    /// Each reachable state's breadth-first depth, by a plain search.
+    fn depths(model: &Scatter) -> HashMap<u64, usize> {
+        let mut depth: HashMap<u64, usize> =
+            model.init_states().into_iter().map(|s| (s, 0)).collect();
+        let mut level = model.init_states();
+        let mut d = 0;
+        while !level.is_empty() {
+            d += 1;
+            let mut next = Vec::new();
+            for s in level {
+                for a in 1..=3 {
+                    let t = model.next_state(&s, a).unwrap();
+                    depth.entry(t).or_insert_with(|| {
+                        next.push(t);
+                        d
+                    });
+                }
+            }
+            level = next;
+        }
+        depth
+    }
+
+    /// A batch whose lookups could not claim every new key (no room, or room for some blocks
+    /// only) leaves them to `claim`: the states, their parents, the graph's ids and edges are
+    /// those of a search that claimed all while looking up, on one thread and on two.
+    #[test]
+    fn claims_left_to_the_claim_pass_keep_the_same_states_parents_and_graph() {
+        let model = Scatter { size: 150_000 };
+        let depth = depths(&model);
+        let by_key: HashMap<u64, u64> = depth
+            .keys()
+            .map(|&s| (fingerprint_of(&model, s), s))
+            .collect();
+        let checks = SafetyChecks {
+            invariants: Vec::new(),
+            witnesses: Vec::new(),
+            refinements: Vec::new(),
+            allow_end_states: true,
+            keys: Keys::plain(&model),
+        };
+        let limits = Limits {
+            max_states: None,
+            deadline: None,
+            max_memory: None,
+        };
+        let conditions: Vec<Condition<'_, u64>> = vec![Box::new(|s: &u64| s.is_multiple_of(7))];
+        let run = |threads: usize, most_claimed: usize, graph: bool| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let conditions = graph.then_some(&conditions[..]);
+            let found = pool.install(|| {
+                explore_claiming(&model, &checks, &limits, None, conditions, most_claimed)
+            });
+            assert_eq!(
+                found.visited.len(),
+                depth.len(),
+                "every reachable state once"
+            );
+            // Each state's path is a shortest one, of the model's steps: its parents are right.
+            let paths: Vec<Vec<u64>> = depth
+                .keys()
+                .map(|&s| found.path_to(fingerprint_of(&model, s)))
+                .collect();
+            for path in &paths {
+                let states: Vec<u64> = path.iter().map(|fp| by_key[fp]).collect();
+                assert_eq!(states.len(), depth[states.last().unwrap()] + 1);
+                assert!(model.init_states().contains(&states[0]));
+                for step in states.windows(2) {
+                    assert!((1..=3).any(|a| model.next_state(&step[0], a) == Some(step[1])));
+                }
+            }
+            let edges = found.graph.as_ref().map(|g| {
+                (0..g.len() as u32)
+                    .map(|id| (g.fps[id as usize], g.edges(id).map(|e| e.to).collect()))
+                    .collect::<Vec<(u64, Vec<u32>)>>()
+            });
+            (paths, found.generated, found.depth, edges)
+        };
+        for graph in [false, true] {
+            let claimed = run(1, usize::MAX, graph);
+            for (threads, most_claimed) in [(1, 0), (2, 0), (2, 500), (2, usize::MAX)] {
+                assert!(
+                    run(threads, most_claimed, graph) == claimed,
+                    "{threads} threads, {most_claimed} claimed while looking up, graph {graph}"
+                );
+            }
+        }
+    }
+
+    fn fingerprint_of(model: &Scatter, s: u64) -> u64 {
+        Keys::plain(model).key(&s)
     }
 }

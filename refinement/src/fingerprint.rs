@@ -1,4 +1,4 @@
-//! 64-bit state fingerprints. A fixed seed keeps runs reproducible: same model, same visit order,
+//! 63-bit state fingerprints. A fixed seed keeps runs reproducible: same model, same visit order,
 //! same counterexample.
 
 use std::hash::{BuildHasher, Hash};
@@ -10,10 +10,12 @@ const SEED: u64 = 0x243f_6a88_85a3_08d3;
 /// byte or a flag, and foldhash gathers such small writes into one 128-bit word before each
 /// multiply, where aHash multiplied once per field. The quality variant mixes the result once
 /// more at the end: a fingerprint stands for its state, so its bits must all depend on it.
+///
+/// 63 bits: the visited set marks a slot claimed in the batch under way with the top bit.
 pub fn fingerprint<T: Hash>(value: &T) -> u64 {
     let hasher = foldhash::quality::FixedState::with_seed(SEED);
     // Zero is reserved as "no parent" in the visited set.
-    hasher.hash_one(value).max(1)
+    (hasher.hash_one(value) >> 1).max(1)
 }
 
 /// A hasher for keys that are already fingerprints: hashing them again only costs time.

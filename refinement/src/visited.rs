@@ -1,4 +1,4 @@
-//! The visited set: each state's 64-bit fingerprint with a 64-bit value (its BFS parent's
+//! The visited set: each state's 63-bit fingerprint with a 64-bit value (its BFS parent's
 //! fingerprint, or in a search that builds the liveness graph the state's id and its parent's).
 //!
 //! Open addressing with linear probing over 16-byte slots, doubled when 90% full, so it holds
@@ -12,6 +12,11 @@
 //! a batch that reach the same fingerprint the one with the least claim (the first in frontier
 //! order) keeps it, whichever thread came first. So the parent kept, and every counterexample,
 //! is the same on every thread count, and no thread waits for another to insert.
+//!
+//! Fingerprints are 63-bit: the top bit of a slot's fingerprint marks it `PENDING`, claimed in
+//! the batch under way and not yet settled. A lookup can then claim a new state in the same
+//! visit that finds it new ([`Visited::claim_or_find`]), and still tell it from a state the
+//! table held before the batch.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -21,6 +26,9 @@ use crate::zeroed::{ZeroValid, ZeroedTable};
 
 /// Fingerprint 0 marks an empty slot; `fingerprint()` never returns it.
 const EMPTY: u64 = 0;
+/// Set in a slot's fingerprint while its claims are pending; `fingerprint()` never sets it.
+const PENDING: u64 = 1 << 63;
+
 /// The value of a slot no claim has reached: any claim is less.
 const UNCLAIMED: u64 = u64::MAX;
 const MAX_LOAD: f64 = 0.9;
@@ -44,6 +52,13 @@ unsafe impl ZeroValid for Slot {}
 pub struct Visited {
     slots: ZeroedTable<Slot>,
     len: usize,
+}
+
+/// What `Visited::claim_or_find` found: a fingerprint held before the batch, or claimed in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Held(usize),
+    Claimed(usize),
 }
 
 impl Default for Visited {
@@ -73,12 +88,14 @@ impl Visited {
         self.slots.bytes()
     }
 
-    /// Maps a fingerprint onto `0..n` without a division (Lemire's multiply-shift).
+    /// Maps a fingerprint onto `0..n` without a division (Lemire's multiply-shift), on its 63
+    /// bits: the `PENDING` mark is shifted out.
     fn home(&self, fp: u64) -> usize {
-        ((fp as u128 * self.slots.len() as u128) >> 64) as usize
+        (((fp << 1) as u128 * self.slots.len() as u128) >> 64) as usize
     }
 
-    /// The slot holding `fp`, or the empty slot where it would go.
+    /// The slot holding `fp`, or the empty slot where it would go. A fingerprint claimed in the
+    /// batch under way is not held yet (its slot is `PENDING`): `find` passes it by.
     pub fn find(&self, fp: u64) -> Result<usize, usize> {
         let n = self.slots.len();
         let mut i = self.home(fp);
@@ -128,7 +145,7 @@ impl Visited {
 
     /// Records `fp` with its value; false if it was already there (the first value stays).
     pub fn insert(&mut self, fp: u64, value: u64) -> bool {
-        debug_assert_ne!(fp, EMPTY);
+        debug_assert!(fp != EMPTY && fp & PENDING == 0, "a 63-bit fingerprint");
         self.reserve(1);
         match self.find(fp) {
             Ok(_) => false,
@@ -154,31 +171,40 @@ impl Visited {
     /// Claims `fp` for `claim` from any thread, and says in which slot it is: a fingerprint new
     /// to the table takes an empty slot; of the claims on one fingerprint the least stays,
     /// whatever the order they arrive in. Room must have been reserved, and the fingerprint
-    /// must not have been in the table before this batch's claims.
+    /// must not have been in the table before this batch's claims. Claiming again with the
+    /// same claim changes nothing.
     pub fn claim(&self, fp: u64, claim: u64) -> usize {
-        debug_assert_ne!(claim, UNCLAIMED);
-        let i = self.slot_for(fp);
-        self.slots[i].complement.fetch_max(!claim, Relaxed);
-        i
+        match self.claim_or_find(fp, claim) {
+            Lookup::Claimed(i) => i,
+            Lookup::Held(_) => unreachable!("a claimed fingerprint was not in the table before"),
+        }
     }
 
-    /// The slot of `fp`, taken by compare-and-swap if it was not there: from any thread.
-    fn slot_for(&self, fp: u64) -> usize {
-        debug_assert_ne!(fp, EMPTY);
+    /// Looks `fp` up from any thread: if the table held it before this batch, its slot;
+    /// otherwise claims it for `claim`, as `claim` does. At most `room()` new fingerprints may
+    /// be claimed in a batch (and none while it grows).
+    pub fn claim_or_find(&self, fp: u64, claim: u64) -> Lookup {
+        debug_assert!(fp != EMPTY && fp & PENDING == 0, "a 63-bit fingerprint");
+        debug_assert_ne!(claim, UNCLAIMED);
         let n = self.slots.len();
         let mut i = self.home(fp);
+        let pending = fp | PENDING;
         loop {
             let slot = &self.slots[i];
             // Read first: the compare-and-swap, an atomic, is only for a slot that looks free.
             let mut held = slot.fp.load(Relaxed);
             if held == EMPTY {
-                held = match slot.fp.compare_exchange(EMPTY, fp, Relaxed, Relaxed) {
-                    Ok(_) => fp,
+                held = match slot.fp.compare_exchange(EMPTY, pending, Relaxed, Relaxed) {
+                    Ok(_) => pending,
                     Err(held) => held,
                 };
             }
             if held == fp {
-                return i;
+                return Lookup::Held(i);
+            }
+            if held == pending {
+                slot.complement.fetch_max(!claim, Relaxed);
+                return Lookup::Claimed(i);
             }
             i += 1;
             if i == n {
@@ -187,10 +213,18 @@ impl Visited {
         }
     }
 
-    /// Gives a claimed slot its value; only the claim that kept it does, once every claim of
-    /// the batch is in. The table then counts it.
+    /// How many new fingerprints may be claimed before the table must grow (`reserve`).
+    pub fn room(&self) -> usize {
+        ((self.slots.len() as f64 * MAX_LOAD) as usize).saturating_sub(self.len)
+    }
+
+    /// Gives a claimed slot its value and ends its `PENDING` mark; only the claim that kept it
+    /// does, once every claim of the batch is in. The table then counts it.
     pub fn settle(&self, slot: usize, value: u64) {
-        self.slots[slot].complement.store(!value, Relaxed);
+        let slot = &self.slots[slot];
+        // No claim writes the fingerprint any more: a plain read and write will do.
+        slot.fp.store(slot.fp.load(Relaxed) & !PENDING, Relaxed);
+        slot.complement.store(!value, Relaxed);
     }
 
     /// Counts the states a batch's winning claims added.
@@ -279,8 +313,9 @@ impl Visited {
 mod tests {
     use super::*;
 
+    /// A 63-bit fingerprint, as `fingerprint()` gives.
     fn spread(i: u64) -> u64 {
-        i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+        (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1) >> 1
     }
 
     #[test]
@@ -309,7 +344,7 @@ mod tests {
         // 300 fingerprints whose home is the last slot (they wrap to the first slots), 300
         // whose home is the first (a run from slot 0), and others spread between.
         let fps: Vec<u64> = (1..=300u64)
-            .flat_map(|i| [u64::MAX - i, i, spread(i)])
+            .flat_map(|i| [(u64::MAX >> 1) - i, i, spread(i)])
             .collect();
         for &fp in &fps {
             assert!(v.insert(fp, !fp));
@@ -332,6 +367,28 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_finds_what_the_table_held_and_claims_what_it_did_not() {
+        let mut v = Visited::default();
+        v.insert(spread(1), 5);
+        v.reserve(2);
+        assert_eq!(
+            v.claim_or_find(spread(1), 9),
+            Lookup::Held(v.find(spread(1)).unwrap())
+        );
+        let Lookup::Claimed(slot) = v.claim_or_find(spread(2), 9) else {
+            panic!("a new fingerprint is claimed");
+        };
+        assert_eq!(v.claim_or_find(spread(2), 4), Lookup::Claimed(slot));
+        assert_eq!(v.claim_or_find(spread(2), 7), Lookup::Claimed(slot));
+        assert_eq!(v.value_at(slot), 4, "the least claim");
+        assert!(!v.contains(spread(2)), "pending until settled");
+        v.settle(slot, 11);
+        v.add_settled(1);
+        assert_eq!(v.claim_or_find(spread(2), 1), Lookup::Held(slot));
+        assert_eq!(v.value(spread(2)), Some(11));
+    }
+
+    #[test]
     fn the_least_claim_keeps_a_fingerprint_whatever_the_order_of_the_threads() {
         let mut v = Visited::default();
         v.insert(spread(1), 0);
@@ -347,7 +404,8 @@ mod tests {
             s.spawn(|| claims(&mut (20_000..40_000).rev()));
         });
         for i in 0..10_000u64 {
-            let slot = v.find(spread(2 + i)).expect("claimed");
+            assert!(v.find(spread(2 + i)).is_err(), "pending until settled");
+            let slot = v.claim(spread(2 + i), i);
             assert_eq!(v.value_at(slot), i, "the least of the four claims");
             v.settle(slot, i + 100);
         }
