@@ -80,8 +80,8 @@ fn gib(bytes: u64) -> String {
     }
 }
 
-/// The budgets of one check.
-#[derive(Clone, Debug)]
+/// The budgets of one check (by default none).
+#[derive(Clone, Debug, Default)]
 pub struct Limits {
     pub max_states: Option<u64>,
     pub deadline: Option<(Instant, Duration)>,

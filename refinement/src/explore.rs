@@ -52,6 +52,20 @@ pub struct SafetyChecks<'a, M: Spec> {
     pub keys: Keys<'a, M>,
 }
 
+impl<'a, M: Spec> SafetyChecks<'a, M> {
+    /// No checks at all, end states allowed, plain keys: a search that only explores (and,
+    /// given temporal conditions, builds the graph).
+    pub fn none(model: &'a M) -> Self {
+        SafetyChecks {
+            invariants: Vec::new(),
+            witnesses: Vec::new(),
+            refinements: Vec::new(),
+            allow_end_states: true,
+            keys: Keys::plain(model),
+        }
+    }
+}
+
 /// Where a safety search runs out of a budget.
 const PHASE: &str = "exploring";
 
@@ -901,18 +915,8 @@ mod tests {
             .keys()
             .map(|&s| (fingerprint_of(&model, s), s))
             .collect();
-        let checks = SafetyChecks {
-            invariants: Vec::new(),
-            witnesses: Vec::new(),
-            refinements: Vec::new(),
-            allow_end_states: true,
-            keys: Keys::plain(&model),
-        };
-        let limits = Limits {
-            max_states: None,
-            deadline: None,
-            max_memory: None,
-        };
+        let checks = SafetyChecks::none(&model);
+        let limits = Limits::default();
         let conditions: Vec<Condition<'_, u64>> = vec![Box::new(|s: &u64| s.is_multiple_of(7))];
         let run = |threads: usize, most_claimed: usize, graph: bool| {
             let pool = rayon::ThreadPoolBuilder::new()

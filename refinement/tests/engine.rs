@@ -315,7 +315,6 @@ fn the_graph_built_in_the_search_has_each_successor_as_an_edge() {
     use loadbearing_refinement::explore::{explore, SafetyChecks};
     use loadbearing_refinement::fingerprint::fingerprint;
     use loadbearing_refinement::graph::Condition;
-    use loadbearing_refinement::symmetry::Keys;
 
     let model = Mesh {
         width: 20_000,
@@ -326,18 +325,8 @@ fn the_graph_built_in_the_search_has_each_successor_as_an_edge() {
         .flat_map(|level| (0..model.width).map(move |x| (level, x)))
         .map(|s| (fingerprint(&s), s))
         .collect();
-    let checks = SafetyChecks {
-        invariants: Vec::new(),
-        witnesses: Vec::new(),
-        refinements: Vec::new(),
-        allow_end_states: true,
-        keys: Keys::plain(&model),
-    };
-    let limits = Limits {
-        max_states: None,
-        deadline: None,
-        max_memory: None,
-    };
+    let checks = SafetyChecks::none(&model);
+    let limits = Limits::default();
     let conditions: Vec<Condition<'_, (u8, u32)>> =
         vec![Box::new(|s: &(u8, u32)| s.1.is_multiple_of(7))];
     for threads in [1, 2] {
