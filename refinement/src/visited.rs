@@ -54,6 +54,12 @@ pub struct Visited {
     len: usize,
 }
 
+/// How many states a table of `slots` slots holds under the load limit: the one place that
+/// says when it grows (`Visited::slots_for`) and how much a batch may claim (`Visited::room`).
+fn holds(slots: usize) -> usize {
+    (slots as f64 * MAX_LOAD) as usize
+}
+
 /// What `Visited::claim_or_find` found: a fingerprint held before the batch, or claimed in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lookup {
@@ -215,7 +221,7 @@ impl Visited {
 
     /// How many new fingerprints may be claimed before the table must grow (`reserve`).
     pub fn room(&self) -> usize {
-        ((self.slots.len() as f64 * MAX_LOAD) as usize).saturating_sub(self.len)
+        holds(self.slots.len()).saturating_sub(self.len)
     }
 
     /// Gives a claimed slot its value and ends its `PENDING` mark; only the claim that kept it
@@ -237,11 +243,11 @@ impl Visited {
         (self.slots_for(arriving) - self.slots.len()) * std::mem::size_of::<Slot>()
     }
 
-    /// The slots the table needs so `arriving` more states fit under the load limit: its
-    /// length as it is, or doubled as often as it takes. The one place that says when it grows.
+    /// The slots the table needs so `arriving` more states fit under the load limit (`holds`):
+    /// its length as it is, or doubled as often as it takes.
     fn slots_for(&self, arriving: usize) -> usize {
         let mut slots = self.slots.len();
-        while (self.len + arriving) as f64 > slots as f64 * MAX_LOAD {
+        while self.len + arriving > holds(slots) {
             slots = (slots as f64 * GROWTH) as usize + 1;
         }
         slots
