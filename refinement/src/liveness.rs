@@ -10,7 +10,9 @@
 //! The search keeps two words a state beside the graph: Tarjan's visit order and low link
 //! (the low link becomes the state's component once it closes), then the component and the
 //! breadth-first parent. Each component is judged fair as it closes, so no list of components
-//! is kept.
+//! is kept. A walk with two bits a state goes first: a region without a cycle or a state fair
+//! alone (every region of the kafka-flow 828 suite whose property holds) has no fair lasso,
+//! and Tarjan's walk, whose marks miss the cache on a large graph, is not needed.
 
 use crate::bits::BitSet;
 use crate::graph::StateGraph;
@@ -89,6 +91,9 @@ fn fair_lasso(
     } else {
         u64::MAX >> (64 - groups)
     };
+    if acyclic_without_fair_state(graph, &region, all_groups, progress) {
+        return None;
+    }
     let (marks, fair) = fair_components(graph, &region, all_groups, progress);
     let component = |s: u32| marks[s as usize].low;
     // No fair component, no lasso: the breadth-first search for the shortest way into one
@@ -151,6 +156,107 @@ fn fair_lasso(
         fair_cycle(graph, entry, &members, groups, |s| component(s) == c)
     };
     Some(Lasso { prefix, cycle })
+}
+
+/// Whether the region's states reachable from its initial states form no cycle and none of
+/// them is fair alone (each leaves some group enabled): then every component is a single
+/// state, none fair, and there is no fair lasso. A depth-first walk with two bits a state
+/// (seen, closed), a few megabytes where Tarjan's marks are two words a state: on a graph of
+/// millions of states it stays in the cache that Tarjan's marks miss. It gives up (false) at
+/// the first edge back into the walk, or the first state fair alone; Tarjan then decides.
+fn acyclic_without_fair_state(
+    graph: &StateGraph,
+    region: &impl Fn(u32) -> bool,
+    all_groups: u64,
+    progress: &mut Option<Progress>,
+) -> bool {
+    let mut colours = Colours::sized(graph.len());
+    let mut visited = 0u64;
+    // The depth-first walk: each state with the position of its next edge to follow.
+    let mut walk: Vec<(u32, u32)> = Vec::new();
+    for &root in &graph.inits {
+        if !region(root) || colours.get(root) != Colour::Unseen {
+            continue;
+        }
+        let mut next = Some(root);
+        loop {
+            if let Some(v) = next.take() {
+                // A state no group is enabled at may stutter forever: a fair lasso alone.
+                if !graph.enabled(v) & all_groups == all_groups {
+                    return false;
+                }
+                colours.set(v, Colour::OnWalk);
+                visited += 1;
+                let edges = graph.edge_range(v);
+                for position in edges.clone() {
+                    graph.prefetch_edges(graph.target(position));
+                }
+                walk.push((v, edges.start as u32));
+            }
+            let Some(&(v, position)) = walk.last() else {
+                break;
+            };
+            if position & 0xfff == 0 {
+                if let Some(line) = progress.as_mut() {
+                    line.tick(visited, walk.len() as u64, walk.len());
+                }
+            }
+            if (position as usize) < graph.edge_range(v).end {
+                walk.last_mut().expect("the walk is not empty").1 += 1;
+                let w = graph.target(position as usize);
+                if !region(w) {
+                    continue;
+                }
+                match colours.get(w) {
+                    Colour::Unseen => next = Some(w),
+                    // An edge back to a state on the walk: a cycle.
+                    Colour::OnWalk => return false,
+                    Colour::Closed => {}
+                }
+                continue;
+            }
+            walk.pop();
+            colours.set(v, Colour::Closed);
+        }
+    }
+    true
+}
+
+/// Where a state stands in `acyclic_without_fair_state`'s walk.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Colour {
+    Unseen = 0,
+    OnWalk = 1,
+    Closed = 2,
+}
+
+/// Two bits a state, side by side in one array: the walk reads a state's colour in one access.
+struct Colours {
+    words: Vec<u64>,
+}
+
+impl Colours {
+    fn sized(n: usize) -> Colours {
+        Colours {
+            words: vec![0; n.div_ceil(32)],
+        }
+    }
+
+    fn get(&self, state: u32) -> Colour {
+        let state = state as usize;
+        match (self.words[state / 32] >> (2 * (state % 32))) & 0b11 {
+            0 => Colour::Unseen,
+            1 => Colour::OnWalk,
+            _ => Colour::Closed,
+        }
+    }
+
+    fn set(&mut self, state: u32, colour: Colour) {
+        let state = state as usize;
+        let shift = 2 * (state % 32);
+        let word = &mut self.words[state / 32];
+        *word = *word & !(0b11 << shift) | (colour as u64) << shift;
+    }
 }
 
 /// The strongly connected components of the region's states reachable from its initial states,
@@ -385,6 +491,51 @@ mod tests {
         assert_eq!(lasso.prefix, [0, 1]);
         assert_eq!(lasso.cycle, [1, 0]);
         assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+    }
+
+    /// 0 -> 1 -> 3 and 0 -> 2 -> 3, then 3 -> 4, by group 0, with `back` an edge from 3 to 0;
+    /// P holds at 4 only if `p4`. Every state enables group 0 but 4, which enables nothing.
+    fn diamond(back: bool, p4: bool) -> StateGraph {
+        let from_3 = if back {
+            vec![edge(4), edge(0)]
+        } else {
+            vec![edge(4)]
+        };
+        StateGraph::from_parts(
+            vec![0],
+            vec![
+                vec![edge(1), edge(2)],
+                vec![edge(3)],
+                vec![edge(3)],
+                from_3,
+                vec![],
+            ],
+            vec![1, 1, 1, 1, 0],
+            vec![vec![false, false, false, false, p4]],
+        )
+    }
+
+    #[test]
+    fn the_walk_for_cycles_passes_a_state_reached_twice_and_stops_at_a_loop_or_a_fair_end() {
+        // P at 4: the region is 0 to 3, each enabling group 0, and 3 is reached twice.
+        let graph = diamond(false, true);
+        let not_p = |s| !graph.holds(0, s);
+        assert!(acyclic_without_fair_state(&graph, &not_p, 1, &mut None));
+        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+        // Without P at 4, 4 is a fair end: Tarjan decides, and finds it.
+        let graph = diamond(false, false);
+        assert!(!acyclic_without_fair_state(&graph, &|_| true, 1, &mut None));
+        assert_eq!(
+            find_unfulfilled(&graph, 0, 1, &mut None).unwrap().prefix,
+            [0, 1, 3, 4]
+        );
+        // The edge back from 3 closes a loop outside P that takes group 0 everywhere.
+        let graph = diamond(true, true);
+        let not_p = |s| !graph.holds(0, s);
+        assert!(!acyclic_without_fair_state(&graph, &not_p, 1, &mut None));
+        let lasso = find_unfulfilled(&graph, 0, 1, &mut None).expect("a fair loop outside P");
+        assert_eq!(lasso.prefix, [0]);
+        assert_eq!(lasso.cycle, [0, 1, 3]);
     }
 
     #[test]
