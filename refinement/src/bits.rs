@@ -49,8 +49,8 @@ impl BitSet {
     }
 }
 
-/// `width` bits per state (0 to 64), pushed in id order: a state's fair groups take as many
-/// bits as the spec has groups, not a whole word.
+/// `width` bits per state (0 to 64), pushed in id order or set in place: a state's fair groups
+/// take as many bits as the spec has groups, not a whole word.
 pub struct PackedBits {
     width: usize,
     words: Vec<u64>,
@@ -65,6 +65,14 @@ impl PackedBits {
             words: Vec::new(),
             len: 0,
         }
+    }
+
+    /// `n` values of `width` bits, all zero.
+    pub fn zeroed(width: usize, n: usize) -> PackedBits {
+        let mut bits = PackedBits::new(width);
+        bits.words = vec![0; (n * width).div_ceil(64)];
+        bits.len = n;
+        bits
     }
 
     fn mask(&self) -> u64 {
@@ -106,6 +114,23 @@ impl PackedBits {
         value & self.mask()
     }
 
+    /// Replaces value `i` (one already pushed, or within `zeroed`'s `n`).
+    pub fn set(&mut self, i: usize, value: u64) {
+        assert!(i < self.len, "value {i} of {}", self.len);
+        debug_assert_eq!(value & !self.mask(), 0, "a value wider than its bits");
+        if self.width == 0 {
+            return;
+        }
+        let mask = self.mask();
+        let bit = i * self.width;
+        let (word, shift) = (bit / 64, bit % 64);
+        self.words[word] = self.words[word] & !(mask << shift) | value << shift;
+        if shift + self.width > 64 {
+            let high = 64 - shift;
+            self.words[word + 1] = self.words[word + 1] & !(mask >> high) | value >> high;
+        }
+    }
+
     pub fn allocation_size(&self) -> usize {
         self.words.capacity() * 8
     }
@@ -131,6 +156,30 @@ mod tests {
                 bits.push(v);
             }
             for (i, &v) in values.iter().enumerate() {
+                assert_eq!(bits.get(i), v, "width {width}, state {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn values_set_in_place_leave_their_neighbours_alone() {
+        for width in [0, 1, 2, 3, 7, 13, 64] {
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            let mut bits = PackedBits::zeroed(width, 500);
+            let mut expected = vec![0u64; 500];
+            // Every value written twice, the second time over a first of all ones.
+            for round in [mask, 0x5555_5555_5555_5555] {
+                for i in (0..500).step_by(3).chain((1..500).step_by(3)) {
+                    let v = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask & round;
+                    bits.set(i, v);
+                    expected[i] = v;
+                }
+            }
+            for (i, &v) in expected.iter().enumerate() {
                 assert_eq!(bits.get(i), v, "width {width}, state {i}");
             }
         }

@@ -14,7 +14,7 @@
 //! alone (every region of the kafka-flow 828 suite whose property holds) has no fair lasso,
 //! and Tarjan's walk, whose marks miss the cache on a large graph, is not needed.
 
-use crate::bits::BitSet;
+use crate::bits::{BitSet, PackedBits};
 use crate::graph::StateGraph;
 use crate::progress::Progress;
 
@@ -161,21 +161,22 @@ fn fair_lasso(
 /// Whether the region's states reachable from its initial states form no cycle and none of
 /// them is fair alone (each leaves some group enabled): then every component is a single
 /// state, none fair, and there is no fair lasso. A depth-first walk with two bits a state
-/// (seen, closed), a few megabytes where Tarjan's marks are two words a state: on a graph of
+/// (`Colour`), a few megabytes where Tarjan's marks are two words a state: on a graph of
 /// millions of states it stays in the cache that Tarjan's marks miss. It gives up (false) at
-/// the first edge back into the walk, or the first state fair alone; Tarjan then decides.
+/// the first edge back into the walk, or the first state fair alone, and Tarjan then walks
+/// the region again from the start: what it decides, and every counterexample, is its own.
 fn acyclic_without_fair_state(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
     progress: &mut Option<Progress>,
 ) -> bool {
-    let mut colours = Colours::sized(graph.len());
+    let mut colours = PackedBits::zeroed(COLOUR_BITS, graph.len());
     let mut visited = 0u64;
     // The depth-first walk: each state with the position of its next edge to follow.
     let mut walk: Vec<(u32, u32)> = Vec::new();
     for &root in &graph.inits {
-        if !region(root) || colours.get(root) != Colour::Unseen {
+        if !region(root) || colour(&colours, root) != Colour::Unseen {
             continue;
         }
         let mut next = Some(root);
@@ -185,7 +186,7 @@ fn acyclic_without_fair_state(
                 if !graph.enabled(v) & all_groups == all_groups {
                     return false;
                 }
-                colours.set(v, Colour::OnWalk);
+                colours.set(v as usize, Colour::OnWalk as u64);
                 visited += 1;
                 let edges = graph.edge_range(v);
                 for position in edges.clone() {
@@ -207,7 +208,7 @@ fn acyclic_without_fair_state(
                 if !region(w) {
                     continue;
                 }
-                match colours.get(w) {
+                match colour(&colours, w) {
                     Colour::Unseen => next = Some(w),
                     // An edge back to a state on the walk: a cycle.
                     Colour::OnWalk => return false,
@@ -216,13 +217,14 @@ fn acyclic_without_fair_state(
                 continue;
             }
             walk.pop();
-            colours.set(v, Colour::Closed);
+            colours.set(v as usize, Colour::Closed as u64);
         }
     }
     true
 }
 
-/// Where a state stands in `acyclic_without_fair_state`'s walk.
+/// Where a state stands in `acyclic_without_fair_state`'s walk: two bits of a `PackedBits`,
+/// so that the walk reads a state's colour in one access.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Colour {
     Unseen = 0,
@@ -230,32 +232,13 @@ enum Colour {
     Closed = 2,
 }
 
-/// Two bits a state, side by side in one array: the walk reads a state's colour in one access.
-struct Colours {
-    words: Vec<u64>,
-}
+const COLOUR_BITS: usize = 2;
 
-impl Colours {
-    fn sized(n: usize) -> Colours {
-        Colours {
-            words: vec![0; n.div_ceil(32)],
-        }
-    }
-
-    fn get(&self, state: u32) -> Colour {
-        let state = state as usize;
-        match (self.words[state / 32] >> (2 * (state % 32))) & 0b11 {
-            0 => Colour::Unseen,
-            1 => Colour::OnWalk,
-            _ => Colour::Closed,
-        }
-    }
-
-    fn set(&mut self, state: u32, colour: Colour) {
-        let state = state as usize;
-        let shift = 2 * (state % 32);
-        let word = &mut self.words[state / 32];
-        *word = *word & !(0b11 << shift) | (colour as u64) << shift;
+fn colour(colours: &PackedBits, state: u32) -> Colour {
+    match colours.get(state as usize) {
+        0 => Colour::Unseen,
+        1 => Colour::OnWalk,
+        _ => Colour::Closed,
     }
 }
 
