@@ -1,5 +1,7 @@
 //! Dense per-state bits: one flag a state, or a few bits a state packed without padding.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 /// One bit per state, pushed in id order.
 #[derive(Default)]
 pub struct BitSet {
@@ -49,7 +51,29 @@ impl BitSet {
     }
 }
 
-/// `width` bits per state (0 to 64), pushed in id order or set in place: a state's fair groups
+/// One bit per state that every thread sets and reads at once.
+pub struct SharedBits {
+    words: Vec<AtomicU64>,
+}
+
+impl SharedBits {
+    /// `n` bits, all clear.
+    pub fn sized(n: usize) -> SharedBits {
+        SharedBits {
+            words: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub fn insert(&self, i: usize) {
+        self.words[i / 64].fetch_or(1 << (i % 64), Relaxed);
+    }
+
+    pub fn contains(&self, i: usize) -> bool {
+        self.words[i / 64].load(Relaxed) & (1 << (i % 64)) != 0
+    }
+}
+
+/// `width` bits per state (0 to 64), pushed in id order: a state's fair groups
 /// take as many bits as the spec has groups, not a whole word.
 pub struct PackedBits {
     width: usize,
@@ -65,14 +89,6 @@ impl PackedBits {
             words: Vec::new(),
             len: 0,
         }
-    }
-
-    /// `n` values of `width` bits, all zero.
-    pub fn zeroed(width: usize, n: usize) -> PackedBits {
-        let mut bits = PackedBits::new(width);
-        bits.words = vec![0; (n * width).div_ceil(64)];
-        bits.len = n;
-        bits
     }
 
     fn mask(&self) -> u64 {
@@ -114,23 +130,6 @@ impl PackedBits {
         value & self.mask()
     }
 
-    /// Replaces value `i` (one already pushed, or within `zeroed`'s `n`).
-    pub fn set(&mut self, i: usize, value: u64) {
-        assert!(i < self.len, "value {i} of {}", self.len);
-        debug_assert_eq!(value & !self.mask(), 0, "a value wider than its bits");
-        if self.width == 0 {
-            return;
-        }
-        let mask = self.mask();
-        let bit = i * self.width;
-        let (word, shift) = (bit / 64, bit % 64);
-        self.words[word] = self.words[word] & !(mask << shift) | value << shift;
-        if shift + self.width > 64 {
-            let high = 64 - shift;
-            self.words[word + 1] = self.words[word + 1] & !(mask >> high) | value >> high;
-        }
-    }
-
     pub fn allocation_size(&self) -> usize {
         self.words.capacity() * 8
     }
@@ -162,27 +161,12 @@ mod tests {
     }
 
     #[test]
-    fn values_set_in_place_leave_their_neighbours_alone() {
-        for width in [0, 1, 2, 3, 7, 13, 64] {
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
-            let mut bits = PackedBits::zeroed(width, 500);
-            let mut expected = vec![0u64; 500];
-            // Every value written twice, the second time over a first of all ones.
-            for round in [mask, 0x5555_5555_5555_5555] {
-                for i in (0..500).step_by(3).chain((1..500).step_by(3)) {
-                    let v = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask & round;
-                    bits.set(i, v);
-                    expected[i] = v;
-                }
-            }
-            for (i, &v) in expected.iter().enumerate() {
-                assert_eq!(bits.get(i), v, "width {width}, state {i}");
-            }
+    fn shared_bits_read_back_what_one_thread_set_and_nothing_else() {
+        let bits = SharedBits::sized(300);
+        for i in (0..300).step_by(7) {
+            bits.insert(i);
         }
+        assert!((0..300).all(|i| bits.contains(i) == (i % 7 == 0)));
     }
 
     #[test]

@@ -283,10 +283,11 @@ pub fn check<M: Spec>(
     let mut components =
         progress.map(|config| crate::progress::Progress::phase(config, "liveness components"));
     for (i, property) in liveness.iter().enumerate() {
-        let lasso = match property.form {
+        // In the pool: the walk for cycles uses as many threads as the search.
+        let lasso = pool.install(|| match property.form {
             Form::Eventually => find_unfulfilled(&graph, i, groups, &mut components),
             Form::EventuallyAlways => find_unstable(&graph, i, groups, &mut components),
-        };
+        });
         if let Some(lasso) = lasso {
             let cx = explain_lasso(model, &graph, &lasso, property.name, spec.fair);
             if options.every_temporal {

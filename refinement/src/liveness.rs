@@ -10,11 +10,13 @@
 //! The search keeps two words a state beside the graph: Tarjan's visit order and low link
 //! (the low link becomes the state's component once it closes), then the component and the
 //! breadth-first parent. Each component is judged fair as it closes, so no list of components
-//! is kept. A walk with two bits a state goes first: a region without a cycle or a state fair
-//! alone (every region of the kafka-flow 828 suite whose property holds) has no fair lasso,
-//! and Tarjan's walk, whose marks miss the cache on a large graph, is not needed.
+//! is kept. Walks with two bits a state go first, one a thread: a region without a cycle or a
+//! state fair alone (every region of the kafka-flow 828 suite whose property holds) has no
+//! fair lasso, and Tarjan's walk, whose marks miss the cache on a large graph, is not needed.
 
-use crate::bits::{BitSet, PackedBits};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use crate::bits::{BitSet, SharedBits};
 use crate::graph::StateGraph;
 use crate::progress::Progress;
 
@@ -81,7 +83,7 @@ const DONE: u32 = u32::MAX - 1;
 /// accepts, with the shortest prefix (then the lowest entry id): none if no such lasso exists.
 fn fair_lasso(
     graph: &StateGraph,
-    region: impl Fn(u32) -> bool,
+    region: impl Fn(u32) -> bool + Sync,
     entry_ok: impl Fn(u32) -> bool,
     groups: usize,
     progress: &mut Option<Progress>,
@@ -160,23 +162,102 @@ fn fair_lasso(
 
 /// Whether the region's states reachable from its initial states form no cycle and none of
 /// them is fair alone (each leaves some group enabled): then every component is a single
-/// state, none fair, and there is no fair lasso. A depth-first walk with two bits a state
-/// (`Colour`), a few megabytes where Tarjan's marks are two words a state: on a graph of
-/// millions of states it stays in the cache that Tarjan's marks miss. It gives up (false) at
-/// the first edge back into the walk, or the first state fair alone, and Tarjan then walks
-/// the region again from the start: what it decides, and every counterexample, is its own.
+/// state, none fair, and there is no fair lasso. Depth-first walks with a bit or two a state,
+/// a few megabytes where Tarjan's marks are two words a state: on a graph of millions of
+/// states they stay in the cache that Tarjan's marks miss. It gives up (false) at the first
+/// edge back into a walk, or the first state fair alone, and Tarjan then walks the region
+/// again from the start: what it decides, and every counterexample, is its own.
+///
+/// One walk a thread, each from its own place in the initial states and every other one
+/// taking edges in reverse, so that they set out into different parts of the graph. A state
+/// a walk has closed (everything it reaches walked, and no cycle found) is closed for every
+/// walk; a state only on another walk's path is walked again. The answer is a fact of the
+/// graph, the same on every thread count.
 fn acyclic_without_fair_state(
     graph: &StateGraph,
-    region: &impl Fn(u32) -> bool,
+    region: &(impl Fn(u32) -> bool + Sync),
     all_groups: u64,
     progress: &mut Option<Progress>,
 ) -> bool {
-    let mut colours = PackedBits::zeroed(COLOUR_BITS, graph.len());
+    let shared = Walks::new(graph.len());
+    let walkers = rayon::current_num_threads().max(1);
+    rayon::scope(|scope| {
+        for walker in 1..walkers {
+            let shared = &shared;
+            scope.spawn(move |_| {
+                walk_for_cycles(
+                    graph, region, all_groups, shared, walker, walkers, &mut None,
+                )
+            });
+        }
+        walk_for_cycles(graph, region, all_groups, &shared, 0, walkers, progress);
+    });
+    !shared.gave_up.load(Relaxed)
+}
+
+/// What the walks of `acyclic_without_fair_state` share.
+struct Walks {
+    /// States whose every successor in the region has been walked without finding a cycle.
+    closed: SharedBits,
+    /// Set by the walk that met a cycle or a state fair alone: the others stop too.
+    gave_up: AtomicBool,
+    /// States visited by every walk, for the progress line.
+    visited: AtomicU64,
+}
+
+impl Walks {
+    fn new(states: usize) -> Walks {
+        Walks {
+            closed: SharedBits::sized(states),
+            gave_up: AtomicBool::new(false),
+            visited: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Walk `walker` of `walkers`: from the initial states, starting at its share's first and
+/// going round, taking edges in reverse if `walker` is odd.
+fn walk_for_cycles(
+    graph: &StateGraph,
+    region: &impl Fn(u32) -> bool,
+    all_groups: u64,
+    shared: &Walks,
+    walker: usize,
+    walkers: usize,
+    progress: &mut Option<Progress>,
+) {
+    let reverse = walker % 2 == 1;
+    let roots = &graph.inits;
+    let first = walker * roots.len() / walkers;
+    // Walks going round the roots the same way would meet at each root in turn, both walking
+    // it; going opposite ways they meet once.
+    let root = |k: usize| {
+        if reverse {
+            roots[(first + roots.len() - k) % roots.len()]
+        } else {
+            roots[(first + k) % roots.len()]
+        }
+    };
+    let mut on_walk = BitSet::sized(graph.len());
     let mut visited = 0u64;
-    // The depth-first walk: each state with the position of its next edge to follow.
+    let mut steps = 0u32;
+    // The depth-first walk: each state with how many of its edges it has followed.
     let mut walk: Vec<(u32, u32)> = Vec::new();
-    for &root in &graph.inits {
-        if !region(root) || colour(&colours, root) != Colour::Unseen {
+    let edge_at = |v: u32, taken: u32| -> Option<u32> {
+        let edges = graph.edge_range(v);
+        let taken = taken as usize;
+        (taken < edges.len()).then(|| {
+            let position = if reverse {
+                edges.end - 1 - taken
+            } else {
+                edges.start + taken
+            };
+            graph.target(position)
+        })
+    };
+    for k in 0..roots.len() {
+        let root = root(k);
+        if !region(root) || shared.closed.contains(root as usize) {
             continue;
         }
         let mut next = Some(root);
@@ -184,61 +265,47 @@ fn acyclic_without_fair_state(
             if let Some(v) = next.take() {
                 // A state no group is enabled at may stutter forever: a fair lasso alone.
                 if !graph.enabled(v) & all_groups == all_groups {
-                    return false;
+                    shared.gave_up.store(true, Relaxed);
+                    return;
                 }
-                colours.set(v as usize, Colour::OnWalk as u64);
+                on_walk.insert(v as usize);
                 visited += 1;
-                let edges = graph.edge_range(v);
-                for position in edges.clone() {
+                for position in graph.edge_range(v) {
                     graph.prefetch_edges(graph.target(position));
                 }
-                walk.push((v, edges.start as u32));
+                walk.push((v, 0));
             }
-            let Some(&(v, position)) = walk.last() else {
+            let Some(&(v, taken)) = walk.last() else {
                 break;
             };
-            if position & 0xfff == 0 {
+            steps = steps.wrapping_add(1);
+            if steps & 0xfff == 0 {
+                shared.visited.fetch_add(visited, Relaxed);
+                visited = 0;
+                if shared.gave_up.load(Relaxed) {
+                    return;
+                }
                 if let Some(line) = progress.as_mut() {
-                    line.tick(visited, walk.len() as u64, walk.len());
+                    line.tick(shared.visited.load(Relaxed), walk.len() as u64, walk.len());
                 }
             }
-            if (position as usize) < graph.edge_range(v).end {
+            if let Some(w) = edge_at(v, taken) {
                 walk.last_mut().expect("the walk is not empty").1 += 1;
-                let w = graph.target(position as usize);
-                if !region(w) {
+                if !region(w) || shared.closed.contains(w as usize) {
                     continue;
                 }
-                match colour(&colours, w) {
-                    Colour::Unseen => next = Some(w),
-                    // An edge back to a state on the walk: a cycle.
-                    Colour::OnWalk => return false,
-                    Colour::Closed => {}
+                if on_walk.contains(w as usize) {
+                    // An edge back to a state on this walk: a cycle.
+                    shared.gave_up.store(true, Relaxed);
+                    return;
                 }
+                next = Some(w);
                 continue;
             }
             walk.pop();
-            colours.set(v as usize, Colour::Closed as u64);
+            // Its mark as on the walk stays: a state is looked up as closed first.
+            shared.closed.insert(v as usize);
         }
-    }
-    true
-}
-
-/// Where a state stands in `acyclic_without_fair_state`'s walk: two bits of a `PackedBits`,
-/// so that the walk reads a state's colour in one access.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Colour {
-    Unseen = 0,
-    OnWalk = 1,
-    Closed = 2,
-}
-
-const COLOUR_BITS: usize = 2;
-
-fn colour(colours: &PackedBits, state: u32) -> Colour {
-    match colours.get(state as usize) {
-        0 => Colour::Unseen,
-        1 => Colour::OnWalk,
-        _ => Colour::Closed,
     }
 }
 
@@ -519,6 +586,68 @@ mod tests {
         let lasso = find_unfulfilled(&graph, 0, 1, &mut None).expect("a fair loop outside P");
         assert_eq!(lasso.prefix, [0]);
         assert_eq!(lasso.cycle, [0, 1, 3]);
+    }
+
+    /// Roots 0 to 5, each leading to 6 and 7, which lead to 8 and then 9, by group 0; with
+    /// `back`, an edge from 9 to 6 closes a loop; with `fair_end`, 9 enables nothing.
+    fn fan_in(back: bool, fair_end: bool) -> StateGraph {
+        let mut edges: Vec<Vec<Edge>> = (0..6).map(|_| vec![edge(6), edge(7)]).collect();
+        edges.push(vec![edge(8)]);
+        edges.push(vec![edge(8)]);
+        edges.push(vec![edge(9)]);
+        edges.push(if back { vec![edge(6)] } else { vec![] });
+        let mut enabled = vec![1; 10];
+        if fair_end {
+            enabled[9] = 0;
+        }
+        StateGraph::from_parts((0..6).collect(), edges, enabled, vec![vec![false; 10]])
+    }
+
+    fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool")
+            .install(run)
+    }
+
+    #[test]
+    fn walks_from_many_roots_agree_on_every_thread_count() {
+        for threads in [1, 2, 3] {
+            let walk = |graph: &StateGraph| {
+                in_pool(threads, || {
+                    acyclic_without_fair_state(graph, &|_| true, 1, &mut None)
+                })
+            };
+            // States reached from every root, on other walks' paths or closed by them, are
+            // no cycle.
+            assert!(walk(&fan_in(false, false)), "{threads} threads");
+            assert!(!walk(&fan_in(true, false)), "a loop, {threads} threads");
+            assert!(!walk(&fan_in(false, true)), "a fair end, {threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_walk_going_round_the_roots_backwards_takes_every_root_and_edge() {
+        // Walk 1 of 2 starts at root 3 and goes down: the loop, reached from every root by
+        // each root's last edge (the first a backward walk takes), is found.
+        let graph = fan_in(true, false);
+        let shared = Walks::new(graph.len());
+        walk_for_cycles(&graph, &|_| true, 1, &shared, 1, 2, &mut None);
+        assert!(shared.gave_up.load(Relaxed));
+        // Without the loop it closes every state, roots below its start included.
+        let graph = fan_in(false, false);
+        let shared = Walks::new(graph.len());
+        walk_for_cycles(&graph, &|_| true, 1, &shared, 1, 2, &mut None);
+        assert!(!shared.gave_up.load(Relaxed));
+        assert!((0..10).all(|s| shared.closed.contains(s)));
+        // A state another walk closed is not walked again: a loop behind it goes unseen.
+        let graph = fan_in(true, false);
+        let shared = Walks::new(graph.len());
+        shared.closed.insert(6);
+        shared.closed.insert(7);
+        walk_for_cycles(&graph, &|_| true, 1, &shared, 0, 2, &mut None);
+        assert!(!shared.gave_up.load(Relaxed));
     }
 
     #[test]

@@ -32,6 +32,8 @@ const PENDING: u64 = 1 << 63;
 /// The value of a slot no claim has reached: any claim is less.
 const UNCLAIMED: u64 = u64::MAX;
 const MAX_LOAD: f64 = 0.9;
+/// Old slots a task moves while the table grows: a few hundred kilobytes, many tasks a core.
+const MOVE_SEGMENT: usize = 1 << 14;
 const GROWTH: f64 = 2.0;
 
 /// Relaxed atomics throughout: the phases that write a slot (claims, then settling the
@@ -259,23 +261,104 @@ impl Visited {
         slots
     }
 
-    /// Lengthens the table to `bigger` slots and moves each state to its new place, from the
-    /// last slot to the first, on one core with plain writes.
-    ///
-    /// A state's home only grows with the table (`home` scales its fingerprint by the length),
-    /// so taken from the last slot down, a state whose new home lies at or after the slot it is
-    /// taken from goes to the first free slot from its home, among slots that hold only moved
-    /// states: none is taken out again, so every state's probe from its home stays unbroken.
-    /// The few that would land before their old slot, or past the end, are put in last, the
-    /// ordinary way. The old table is read and the new written in about the same order,
-    /// which the caches follow.
+    /// Lengthens the table to `bigger` slots (at least twice its length) and moves each
+    /// state to its new place, on every core.
     fn grow(&mut self, bigger: usize) {
+        self.grow_in_segments(bigger, MOVE_SEGMENT);
+    }
+
+    /// `grow`, moving `segment` old slots a task.
+    ///
+    /// A state's home scales with the table (`home` multiplies its fingerprint by the length),
+    /// so the states of old slots `lo..hi` have their new homes in `scaled(lo)..scaled(hi)`,
+    /// and from twice the length on that lies above `hi`. So the top half of the old table
+    /// moves first, into the new part of the table; then the quarter below it, into the slots
+    /// the top half left; and so on down, each half cut into segments moved at once, each
+    /// into its own stretch of empty slots. A state goes to the first free slot from its home
+    /// within its segment's stretch, and stays there: its probe stays unbroken. The bottom
+    /// few old slots move on one core, within the table (`move_bottom`). The few states
+    /// whose home or probe leaves their stretch (those of a run that crossed a boundary) are
+    /// put in last, the ordinary way. The segments do not depend on the thread count, so
+    /// neither does where a state ends up.
+    fn grow_in_segments(&mut self, bigger: usize, segment: usize) {
         let old = self.slots.len();
+        assert!(
+            bigger > 2 * old,
+            "a table grows to more than twice its length"
+        );
         self.slots.grow(bigger);
         self.fault_in(old);
-        let n = self.slots.len();
+        let new = self.slots.len();
+        let scaled = |slot: usize| (slot as u128 * new as u128 / old as u128) as usize;
         let mut late = Vec::new();
-        for from in (0..old).rev() {
+        let mut hi = old;
+        while hi > 2 * segment {
+            let lo = hi.div_ceil(2);
+            let moved: Vec<Vec<(u64, u64)>> = (lo..hi)
+                .step_by(segment)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|from| {
+                    let to = (from + segment).min(hi);
+                    self.move_segment(from..to, scaled(from)..scaled(to))
+                })
+                .collect();
+            late.extend(moved.into_iter().flatten());
+            hi = lo;
+        }
+        self.move_bottom(hi, &mut late);
+        for (fp, complement) in late {
+            let Err(to) = self.find(fp) else {
+                unreachable!("a fingerprint is in the table once")
+            };
+            self.slots[to].fp.store(fp, Relaxed);
+            self.slots[to].complement.store(complement, Relaxed);
+        }
+    }
+
+    /// Moves the states of old slots `from` to the first free slot from their new home inside
+    /// `into`, whose slots are all empty: those that do not fit there are returned, to be put
+    /// in last. Segments moved at once touch disjoint slots.
+    fn move_segment(
+        &self,
+        from: std::ops::Range<usize>,
+        into: std::ops::Range<usize>,
+    ) -> Vec<(u64, u64)> {
+        let mut late = Vec::new();
+        for slot in &self.slots[from] {
+            // Loads and stores, not swaps: no other task touches these slots.
+            let fp = slot.fp.load(Relaxed);
+            if fp == EMPTY {
+                continue;
+            }
+            let complement = slot.complement.load(Relaxed);
+            slot.fp.store(EMPTY, Relaxed);
+            slot.complement.store(0, Relaxed);
+            let home = self.home(fp);
+            let free = (into.contains(&home))
+                .then(|| (home..into.end).find(|&i| self.slots[i].fp.load(Relaxed) == EMPTY))
+                .flatten();
+            match free {
+                Some(to) => {
+                    self.slots[to].fp.store(fp, Relaxed);
+                    self.slots[to].complement.store(complement, Relaxed);
+                }
+                None => late.push((fp, complement)),
+            }
+        }
+        late
+    }
+
+    /// Moves the states of old slots `0..end` within the table, from the last slot to the
+    /// first, on one core: the slots above them have been moved or are new.
+    ///
+    /// Taken from the last slot down, a state whose new home lies at or after the slot it is
+    /// taken from goes to the first free slot from its home, among slots that hold only moved
+    /// states: none is taken out again, so every state's probe from its home stays unbroken.
+    /// Those that would land before their old slot, or past the end, go to `late`.
+    fn move_bottom(&mut self, end: usize, late: &mut Vec<(u64, u64)>) {
+        let n = self.slots.len();
+        for from in (0..end).rev() {
             let slot = &mut self.slots[from];
             let fp = std::mem::replace(slot.fp.get_mut(), EMPTY);
             if fp == EMPTY {
@@ -295,14 +378,6 @@ impl Visited {
                 }
                 None => late.push((fp, complement)),
             }
-        }
-        for (fp, complement) in late {
-            let Err(to) = self.find(fp) else {
-                unreachable!("a fingerprint is in the table once")
-            };
-            let slot = &mut self.slots[to];
-            *slot.fp.get_mut() = fp;
-            *slot.complement.get_mut() = complement;
         }
     }
 
@@ -376,6 +451,34 @@ mod tests {
                 .count(),
             900
         );
+    }
+
+    /// Growing moves the old table's upper halves a segment at a time, each segment into its
+    /// own stretch of the new table: states whose run crosses a segment's boundary, or wraps
+    /// past the end, must stay findable, with every segment length down to one slot.
+    #[test]
+    fn growing_by_segments_keeps_every_state_where_its_probe_finds_it() {
+        for segment in [1, 3, 64, MOVE_SEGMENT] {
+            let mut v = Visited::default();
+            let fps: Vec<u64> = (1..=300u64)
+                .flat_map(|i| [(u64::MAX >> 1) - i, i, spread(i), spread(i + 300)])
+                .chain((601..=30_000).map(spread))
+                .collect();
+            for &fp in &fps {
+                v.reserve(1);
+                assert!(v.insert(fp, !fp));
+            }
+            let mut slots = v.slots.len();
+            while slots < 300_000 {
+                v.grow_in_segments(slots * 2 + 1, segment);
+                slots = v.slots.len();
+                for &fp in &fps {
+                    assert_eq!(v.value(fp), Some(!fp), "segment {segment}, {slots} slots");
+                }
+                let held = v.slots.iter().filter(|s| s.fp.load(Relaxed) != EMPTY);
+                assert_eq!(held.count(), fps.len(), "segment {segment}, {slots} slots");
+            }
+        }
     }
 
     #[test]
