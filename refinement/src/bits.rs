@@ -37,6 +37,16 @@ impl BitSet {
         self.len += 1;
     }
 
+    /// Pushes each of `bits` in turn, its words grown once.
+    pub fn extend(&mut self, bits: impl ExactSizeIterator<Item = bool>) {
+        let first = self.len;
+        self.len += bits.len();
+        self.words.resize(self.len.div_ceil(64), 0);
+        for (i, bit) in (first..).zip(bits) {
+            self.words[i / 64] |= u64::from(bit) << (i % 64);
+        }
+    }
+
     pub fn contains(&self, i: usize) -> bool {
         i < self.len && self.words[i / 64] & (1 << (i % 64)) != 0
     }
@@ -73,7 +83,7 @@ impl SharedBits {
     }
 }
 
-/// `width` bits per state (0 to 64), pushed in id order: a state's fair groups
+/// `width` bits per state (0 to 64), appended in id order: a state's fair groups
 /// take as many bits as the spec has groups, not a whole word.
 pub struct PackedBits {
     width: usize,
@@ -99,22 +109,23 @@ impl PackedBits {
         }
     }
 
-    pub fn push(&mut self, value: u64) {
-        debug_assert_eq!(value & !self.mask(), 0, "a value wider than its bits");
+    /// Pushes each of `values` in turn, its words grown once.
+    pub fn extend(&mut self, values: impl ExactSizeIterator<Item = u64>) {
+        let first = self.len;
+        self.len += values.len();
         if self.width == 0 {
-            self.len += 1;
             return;
         }
-        let bit = self.len * self.width;
-        let (word, shift) = (bit / 64, bit % 64);
-        while self.words.len() <= (bit + self.width - 1) / 64 {
-            self.words.push(0);
+        self.words.resize((self.len * self.width).div_ceil(64), 0);
+        for (i, value) in (first..).zip(values) {
+            debug_assert_eq!(value & !self.mask(), 0, "a value wider than its bits");
+            let bit = i * self.width;
+            let (word, shift) = (bit / 64, bit % 64);
+            self.words[word] |= value << shift;
+            if shift + self.width > 64 {
+                self.words[word + 1] |= value >> (64 - shift);
+            }
         }
-        self.words[word] |= value << shift;
-        if shift + self.width > 64 {
-            self.words[word + 1] |= value >> (64 - shift);
-        }
-        self.len += 1;
     }
 
     pub fn get(&self, i: usize) -> u64 {
@@ -152,7 +163,7 @@ mod tests {
                 .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask)
                 .collect();
             for &v in &values {
-                bits.push(v);
+                bits.extend(std::iter::once(v));
             }
             for (i, &v) in values.iter().enumerate() {
                 assert_eq!(bits.get(i), v, "width {width}, state {i}");
@@ -167,6 +178,32 @@ mod tests {
             bits.insert(i);
         }
         assert!((0..300).all(|i| bits.contains(i) == (i % 7 == 0)));
+    }
+
+    #[test]
+    fn runs_appended_read_back_as_one_sequence() {
+        for width in [0, 1, 3, 7, 13, 64] {
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            let (mut packed, mut bits) = (PackedBits::new(width), BitSet::default());
+            let mut all = Vec::new();
+            for run in 0..40u64 {
+                let values: Vec<u64> = (0..run * 3)
+                    .map(|i| (i ^ run).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask)
+                    .collect();
+                packed.extend(values.iter().copied());
+                bits.extend(values.iter().map(|&v| v & 1 == 1));
+                all.extend(values);
+            }
+            assert_eq!((packed.len, bits.len()), (all.len(), all.len()));
+            for (i, &v) in all.iter().enumerate() {
+                assert_eq!(packed.get(i), v, "width {width}, value {i}");
+                assert_eq!(bits.contains(i), v & 1 == 1, "width {width}, bit {i}");
+            }
+        }
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! before the batch. The batch's new states are then claimed in the set from every core at once,
 //! the first in frontier order keeping each state whichever core comes first (`Visited::claim`):
 //! parent links, graph ids and so every counterexample are the same on every run and thread
-//! count, and level-by-level search makes them shortest. What is left to one core per batch is
-//! appending the chunks' results in order.
+//! count, and level-by-level search makes them shortest. The chunks' results are appended in
+//! order, each chunk into its own stretch of the vectors, on every core (`extend_in_parts`);
+//! only the graph's packed bits are appended on one.
 
 use rayon::prelude::*;
 use stateright::Property;
 
 use crate::budget::{ChunkStop, Exhausted, Limits};
+use crate::extend::extend_in_parts;
 use crate::graph::{holding, Condition, GraphPart, StateGraph, NO_GROUP};
 use crate::image::AbstractStep;
 use crate::progress::Progress;
@@ -441,18 +443,25 @@ fn explore_claiming<'a, M: Spec>(
                 }
                 findings.append(&mut chunk.findings);
                 result.visited.add_settled(chunk.arrived.len());
-                if let Some(graph) = &mut result.graph {
-                    for (fp, _) in &chunk.arrived {
-                        graph.add_state(*fp).expect("ids counted before");
-                    }
-                    let part = chunk.graph.as_ref().expect("a graph part from every chunk");
-                    if let Err(what) = graph.append(part) {
-                        result.incomplete = Some(Exhausted::representation(what, depth, PHASE));
-                        return result;
-                    }
-                }
-                next.append(&mut chunk.arrived);
             }
+            if let Some(graph) = &mut result.graph {
+                let chunks: Vec<_> = expanded
+                    .iter()
+                    .map(|chunk| {
+                        let part = chunk.graph.as_ref().expect("a graph part from every chunk");
+                        (&chunk.arrived[..], part)
+                    })
+                    .collect();
+                if let Err(what) = graph.append_chunks(&chunks) {
+                    result.incomplete = Some(Exhausted::representation(what, depth, PHASE));
+                    return result;
+                }
+            }
+            let arrived = expanded.iter_mut().map(|chunk| {
+                let states = &mut chunk.arrived;
+                (states.len(), states.drain(..))
+            });
+            extend_in_parts(&mut next, arrived.collect());
             // After each batch, not each level: a wide level takes long.
             if let Some(line) = &mut progress {
                 // Not yet expanded: the rest of this level, and the next level found so far.

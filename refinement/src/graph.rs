@@ -7,6 +7,7 @@
 //! (`explore`), so the states live only in the frontier of the level being expanded.
 
 use crate::bits::{BitSet, PackedBits};
+use crate::extend::extend_in_parts;
 
 /// A successor's fair group, or none (`NO_GROUP`).
 pub(crate) const NO_GROUP: u8 = u8::MAX;
@@ -106,7 +107,7 @@ impl StateGraph {
         graph.inits = inits;
         for (i, successors) in edges.into_iter().enumerate() {
             graph.fps.push(i as u64 + 1);
-            graph.enabled.push(enabled[i]);
+            graph.enabled.extend(std::iter::once(enabled[i]));
             for e in successors {
                 graph.targets.push(e.to);
                 graph.groups.push(e.group.unwrap_or(NO_GROUP));
@@ -197,21 +198,63 @@ impl StateGraph {
         Ok(id)
     }
 
-    /// Appends the edges and labels of the next states in id order.
-    pub(crate) fn append(&mut self, part: &GraphPart) -> Result<(), &'static str> {
+    /// Appends a batch's chunks in order: the states each found new (numbered already: their
+    /// fingerprints, in id order), and its graph part, the edges and labels of the states it
+    /// expanded (the next ids to be given edges). The arrays are written on every core
+    /// (`extend_in_parts`), the packed bits on one.
+    pub(crate) fn append_chunks<S: Sync>(
+        &mut self,
+        chunks: &[(&[(u64, S)], &GraphPart)],
+    ) -> Result<(), &'static str> {
         let base = self.targets.len();
-        let last = base + part.targets.len();
-        if u32::try_from(last).is_err() {
+        let edges = chunks.iter().map(|(_, part)| part.targets.len());
+        let firsts: Vec<usize> = edges
+            .clone()
+            .scan(base, |next, len| {
+                let first = *next;
+                *next += len;
+                Some(first)
+            })
+            .collect();
+        if u32::try_from(base + edges.sum::<usize>()).is_err() {
             return Err("2^32 transitions");
         }
-        self.targets.extend_from_slice(&part.targets);
-        self.groups.extend_from_slice(&part.groups);
-        self.offsets
-            .extend(part.ends.iter().map(|&end| (base + end) as u32));
-        for (i, &enabled) in part.enabled.iter().enumerate() {
-            self.enabled.push(enabled);
+        extend_in_parts(
+            &mut self.fps,
+            chunks
+                .iter()
+                .map(|(arrived, _)| (arrived.len(), arrived.iter().map(|(fp, _)| *fp)))
+                .collect(),
+        );
+        extend_in_parts(
+            &mut self.offsets,
+            chunks
+                .iter()
+                .zip(&firsts)
+                .map(|((_, part), &first)| {
+                    let ends = part.ends.iter().map(move |&end| (first + end) as u32);
+                    (part.ends.len(), ends)
+                })
+                .collect(),
+        );
+        extend_in_parts(
+            &mut self.targets,
+            chunks
+                .iter()
+                .map(|(_, part)| (part.targets.len(), part.targets.iter().copied()))
+                .collect(),
+        );
+        extend_in_parts(
+            &mut self.groups,
+            chunks
+                .iter()
+                .map(|(_, part)| (part.groups.len(), part.groups.iter().copied()))
+                .collect(),
+        );
+        for (_, part) in chunks {
+            self.enabled.extend(part.enabled.iter().copied());
             for (p, column) in self.holds.iter_mut().enumerate() {
-                column.push(part.holds[i] & (1 << p) != 0);
+                column.extend(part.holds.iter().map(|holds| holds & (1 << p) != 0));
             }
         }
         Ok(())

@@ -13,6 +13,7 @@ pub mod conform;
 pub mod distributed;
 pub mod erased;
 pub mod explore;
+mod extend;
 pub mod fingerprint;
 pub mod graph;
 mod huge_pages;
