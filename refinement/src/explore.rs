@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use stateright::Property;
 
 use crate::budget::{ChunkStop, Exhausted, Limits};
-use crate::extend::extend_in_parts;
+use crate::extend::{extend_in_parts, starts};
 use crate::graph::{holding, Condition, GraphPart, StateGraph, NO_GROUP};
 use crate::image::AbstractStep;
 use crate::progress::Progress;
@@ -582,17 +582,6 @@ fn number<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], first_id: us
 
 /// A candidate that did not keep its key (`Expanded::winner`).
 const LOST: u32 = u32::MAX;
-
-/// Where each of a run of consecutive ranges of these lengths starts.
-fn starts(lengths: impl Iterator<Item = usize>) -> Vec<usize> {
-    lengths
-        .scan(0, |next, len| {
-            let start = *next;
-            *next += len;
-            Some(start)
-        })
-        .collect()
-}
 
 /// Fills `successors` with the states `state`'s actions reach, in the model's action order
 /// (stutters included); `actions` is scratch space kept between calls.

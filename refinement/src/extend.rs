@@ -44,6 +44,17 @@ where
     unsafe { vec.set_len(len + total) };
 }
 
+/// Where each of a run of consecutive ranges of these lengths starts, the first at 0.
+pub(crate) fn starts(lengths: impl Iterator<Item = usize>) -> Vec<usize> {
+    lengths
+        .scan(0, |next, len| {
+            let start = *next;
+            *next += len;
+            Some(start)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //! (`explore`), so the states live only in the frontier of the level being expanded.
 
 use crate::bits::{BitSet, PackedBits};
-use crate::extend::extend_in_parts;
+use crate::extend::{extend_in_parts, starts};
 
 /// A successor's fair group, or none (`NO_GROUP`).
 pub(crate) const NO_GROUP: u8 = u8::MAX;
@@ -208,14 +208,7 @@ impl StateGraph {
     ) -> Result<(), &'static str> {
         let base = self.targets.len();
         let edges = chunks.iter().map(|(_, part)| part.targets.len());
-        let firsts: Vec<usize> = edges
-            .clone()
-            .scan(base, |next, len| {
-                let first = *next;
-                *next += len;
-                Some(first)
-            })
-            .collect();
+        let firsts = starts(edges.clone());
         if u32::try_from(base + edges.sum::<usize>()).is_err() {
             return Err("2^32 transitions");
         }
@@ -232,7 +225,10 @@ impl StateGraph {
                 .iter()
                 .zip(&firsts)
                 .map(|((_, part), &first)| {
-                    let ends = part.ends.iter().map(move |&end| (first + end) as u32);
+                    let ends = part
+                        .ends
+                        .iter()
+                        .map(move |&end| (base + first + end) as u32);
                     (part.ends.len(), ends)
                 })
                 .collect(),
