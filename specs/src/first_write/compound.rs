@@ -1,6 +1,7 @@
 #![doc = include_str!("compound.md")]
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Symmetry, Variables};
 use stateright::{Model, Property};
@@ -37,7 +38,7 @@ impl fmt::Display for Pc {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CasFwState {
     pub stored: Row,
     pub pc: [Pc; MAX_WRITERS],
@@ -51,6 +52,22 @@ pub struct CasFwState {
 }
 
 impl CasFwState {
+    /// Every field, packed losslessly into two words: distinct states give distinct words.
+    fn words(&self) -> [u64; 2] {
+        let pcs = self
+            .pc
+            .iter()
+            .enumerate()
+            .fold(0u64, |bits, (w, &pc)| bits | (pc as u64) << (3 * w));
+        let rest = pcs
+            | (self.stored.present as u64) << 24
+            | (self.stored.offset as u64) << 25
+            | (self.corrupted as u64) << 33
+            | (self.spurious as u64) << 34
+            | (self.unjustified as u64) << 42;
+        [u64::from_le_bytes(self.off), rest]
+    }
+
     /// The initial state in which writer w persists `off[w]`: no row, every writer at its first
     /// UPDATE.
     pub fn initial(off: [u8; MAX_WRITERS]) -> CasFwState {
@@ -62,6 +79,16 @@ impl CasFwState {
             spurious: 0,
             unjustified: false,
         }
+    }
+}
+
+/// A state is fingerprinted at every successor: two words, one write each, where `derive(Hash)`
+/// wrote each field, and each array's length, on its own.
+impl Hash for CasFwState {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        let [a, b] = self.words();
+        hasher.write_u64(a);
+        hasher.write_u64(b);
     }
 }
 
@@ -553,5 +580,62 @@ mod tests {
         assert_eq!(diverges(&history(Some(Outcome::NotSent), 2)), None);
         let why = diverges(&history(Some(Outcome::NotSent), 4)).expect("it was never sent");
         assert!(why.contains("the model's row holds Present(2)"), "{why}");
+    }
+
+    /// A state with every field drawn from `next`, over each field's whole range.
+    fn drawn(next: &mut impl FnMut() -> u64) -> CasFwState {
+        let pcs = [Pc::U1, Pc::Ins, Pc::U2, Pc::Done, Pc::Conflict];
+        let mut pc = [Pc::U1; MAX_WRITERS];
+        let mut off = [0; MAX_WRITERS];
+        for w in 0..MAX_WRITERS {
+            pc[w] = pcs[next() as usize % pcs.len()];
+            off[w] = next() as u8;
+        }
+        CasFwState {
+            stored: Row {
+                present: next() % 2 == 1,
+                offset: next() as u8,
+            },
+            pc,
+            off,
+            corrupted: next() % 2 == 1,
+            spurious: next() as u8,
+            unjustified: next() % 2 == 1,
+        }
+    }
+
+    #[test]
+    fn states_that_differ_in_any_field_hash_from_different_words() {
+        // xorshift: the same draws on every run.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let a = drawn(&mut next);
+            // Each field of `a` in turn takes the value it has in another drawn state.
+            let b = drawn(&mut next);
+            let mut changed: Vec<CasFwState> = Vec::new();
+            let mut with = |change: &dyn Fn(&mut CasFwState)| {
+                let mut c = a.clone();
+                change(&mut c);
+                changed.push(c);
+            };
+            with(&|c| c.stored.present = b.stored.present);
+            with(&|c| c.stored.offset = b.stored.offset);
+            with(&|c| c.corrupted = b.corrupted);
+            with(&|c| c.spurious = b.spurious);
+            with(&|c| c.unjustified = b.unjustified);
+            for w in 0..MAX_WRITERS {
+                with(&|c| c.pc[w] = b.pc[w]);
+                with(&|c| c.off[w] = b.off[w]);
+            }
+            for c in changed {
+                assert_eq!(c == a, c.words() == a.words(), "{a:?} and {c:?}");
+            }
+        }
     }
 }
