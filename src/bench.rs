@@ -25,6 +25,18 @@ pub enum BenchError {
     Run { reason: String },
     #[error("{0}: its default backend is a server")]
     ServerBackend(&'static str),
+    /// Two measurements of one run disagree on what they found: the engine is not
+    /// deterministic there, and no time of it means anything.
+    #[error(
+        "{label}: the {count} measurements disagree ({first} and {other}); a run's outcome \
+         and states must not depend on the run"
+    )]
+    Disagree {
+        label: String,
+        count: usize,
+        first: String,
+        other: String,
+    },
     /// Filters that select no run: an empty table would read as a bench that measured
     /// nothing wrong.
     #[error("no bench run matches {filters:?}; the runs are:\n  {}", .runs.join("\n  "))]
@@ -75,6 +87,11 @@ pub const RUNS: &[Run] = &[
 /// Thread counts each run is measured at: the speedup of the second over the first.
 pub const THREADS: &[usize] = &[1, 2];
 
+/// Times each run is measured at each thread count (`--repeat`): its row shows the median.
+/// This machine's speed drifts from one second to the next, so one measurement of a run under
+/// a second says little.
+pub const REPEAT: u64 = 5;
+
 /// Timely worker counts each run the distributed engine can check is measured at, in one
 /// process (docs/distributed.md).
 pub const TIMELY_WORKERS: &[usize] = &[1, 2];
@@ -104,7 +121,11 @@ pub struct Measured {
     pub threads: usize,
     pub outcome: Outcome,
     pub states: u64,
+    /// The median of `runs` measurements.
     pub seconds: f64,
+    /// The fastest and the slowest of them.
+    pub spread: (f64, f64),
+    pub runs: usize,
     pub visited_bytes: usize,
     pub graph_bytes: usize,
     pub peak_rss: Option<u64>,
@@ -128,6 +149,8 @@ impl Measured {
             outcome: judged.report.outcome().clone(),
             states: judged.report.distinct_states(),
             seconds: judged.report.seconds(),
+            spread: (judged.report.seconds(), judged.report.seconds()),
+            runs: 1,
             visited_bytes: judged.report.visited_bytes(),
             graph_bytes: judged.report.graph_bytes(),
             peak_rss: peak_rss(),
@@ -148,6 +171,64 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Measures a run `repeat` times at each of `counts` (threads or workers), the counts taking
+/// turns (1, 2, 1, 2, ...) so that a drift in the machine's speed reaches each alike: a row
+/// per count, with the median time.
+fn repeated(
+    counts: &[usize],
+    repeat: u64,
+    mut once: impl FnMut(usize, u64) -> Result<Measured, BenchError>,
+) -> Result<Vec<Measured>, BenchError> {
+    let mut samples: Vec<Vec<Measured>> = counts.iter().map(|_| Vec::new()).collect();
+    for round in 0..repeat {
+        for (runs, &count) in samples.iter_mut().zip(counts) {
+            runs.push(once(count, round)?);
+        }
+    }
+    samples.into_iter().map(median_of).collect()
+}
+
+/// The middle of `sorted` values, or the mean of the middle two.
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// One row for several measurements of a run at one count: the median time, the fastest and
+/// slowest, the highest peak memory. Each must have found the same outcome and states.
+fn median_of(runs: Vec<Measured>) -> Result<Measured, BenchError> {
+    let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+    seconds.sort_by(f64::total_cmp);
+    let peak_rss = runs.iter().filter_map(|r| r.peak_rss).max();
+    let count = runs.len();
+    let mut runs = runs.into_iter();
+    let mut row = runs.next().expect("a run measured at least once");
+    let found = |m: &Measured| {
+        format!(
+            "{} with {} states",
+            crate::render::actual(&m.outcome),
+            m.states
+        )
+    };
+    if let Some(other) = runs.find(|r| r.outcome != row.outcome || r.states != row.states) {
+        return Err(BenchError::Disagree {
+            label: format!("{}, {} thread(s)", row.label, row.threads),
+            count,
+            first: found(&row),
+            other: found(&other),
+        });
+    }
+    row.seconds = median(&seconds);
+    row.spread = (seconds[0], seconds[count - 1]);
+    row.runs = count;
+    row.peak_rss = peak_rss;
+    Ok(row)
+}
+
 fn reset_peak_rss() {
     // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux only; ignored elsewhere).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -160,6 +241,7 @@ pub fn measure(
     filters: &[String],
     threads: &[usize],
     timely_workers: &[usize],
+    repeat: u64,
     timeout: Option<Duration>,
     tlc: Option<&crate::tlc::Tlc>,
 ) -> Result<Vec<Measured>, BenchError> {
@@ -206,7 +288,7 @@ pub fn measure(
             }
             None => None,
         };
-        for &threads in threads {
+        let local = repeated(threads, repeat, |threads, round| {
             let options = Options {
                 threads,
                 timeout,
@@ -214,32 +296,39 @@ pub fn measure(
                 ..Options::default()
             };
             reset_peak_rss();
-            eprintln!("bench: {label}, {threads} thread(s)");
+            eprintln!(
+                "bench: {label}, {threads} thread(s), {} of {repeat}",
+                round + 1
+            );
             let judged = run(&config, &options).map_err(|e| BenchError::Run {
                 reason: e.to_string(),
             })?;
-            results.push(Measured::of(
+            Ok(Measured::of(
                 &label,
                 Engine::Local,
                 threads,
                 &judged,
                 &tlc_run,
-            ));
-        }
+            ))
+        })?;
+        results.extend(local);
         if let Err(why) = distributable(&config) {
             if !timely_workers.is_empty() {
                 eprintln!("bench: {label} on timely: not measured ({why})");
             }
             continue;
         }
-        for &workers in timely_workers {
+        let timely = repeated(timely_workers, repeat, |workers, round| {
             let options = Options {
                 timeout,
                 progress: Some(config.name.clone()),
                 ..Options::default()
             };
             reset_peak_rss();
-            eprintln!("bench: {label}, {workers} timely worker(s)");
+            eprintln!(
+                "bench: {label}, {workers} timely worker(s), {} of {repeat}",
+                round + 1
+            );
             let cluster = Cluster::new(workers, 1, 0, None).map_err(|e| BenchError::Run {
                 reason: e.to_string(),
             })?;
@@ -254,14 +343,15 @@ pub fn measure(
             let judged = reports
                 .swap_remove(0)
                 .map_err(|reason| BenchError::Run { reason })?;
-            results.push(Measured::of(
+            Ok(Measured::of(
                 &label,
                 Engine::Timely,
                 workers,
                 &judged,
                 &tlc_run,
-            ));
-        }
+            ))
+        })?;
+        results.extend(timely);
     }
     if !matched {
         return Err(BenchError::NoRunMatches {
@@ -280,18 +370,28 @@ fn per_state(bytes: u64, states: u64) -> String {
     }
 }
 
-/// One row per run and thread count: throughput, bytes a state (the visited set, the liveness
+/// The fastest and slowest of a row's measurements, `-` for one.
+fn spread(m: &Measured) -> String {
+    if m.runs < 2 {
+        "-".into()
+    } else {
+        format!("{:.2}-{:.2}", m.spread.0, m.spread.1)
+    }
+}
+
+/// One row per run and thread count (the median of its measurements): throughput, bytes a state (the visited set, the liveness
 /// graph, and the whole process at its peak), the speedup over the run's first thread count,
 /// and TLC's time, count and our ratio when it ran.
 pub fn table(results: &[Measured]) -> String {
     let mut out = format!(
-        "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
+        "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8} {:>15} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
         "run",
         "engine",
         "thr",
         "outcome",
         "states",
         "seconds",
+        "fastest-slowest",
         "states/s",
         "visit B",
         "graph B",
@@ -319,13 +419,14 @@ pub fn table(results: &[Measured]) -> String {
             None => ("-".into(), "-".into()),
         };
         out.push_str(&format!(
-            "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8.2} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
+            "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8.2} {:>15} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
             m.label,
             m.engine.name(),
             m.threads,
             crate::render::actual(&m.outcome),
             m.states,
             m.seconds,
+            spread(m),
             m.states_per_second(),
             per_state(m.visited_bytes as u64, m.states),
             per_state(m.graph_bytes as u64, m.states),
@@ -366,15 +467,16 @@ pub fn tlc_summary(results: &[Measured]) -> Option<String> {
         [] => "ratio to TLC: no run agrees with TLC's state count".to_string(),
         _ => {
             let n = ratios.len();
-            let median = if n % 2 == 1 {
-                ratios[n / 2].0
-            } else {
-                (ratios[n / 2 - 1].0 + ratios[n / 2].0) / 2.0
-            };
+            let median = median(&ratios.iter().map(|r| r.0).collect::<Vec<_>>());
             let (least, least_run) = ratios[0];
+            let measured = results.iter().map(|m| m.runs).max().unwrap_or(1);
+            let each = match measured {
+                1 => String::new(),
+                k => format!(" (ours the median of {k} measurements each, TLC measured once)"),
+            };
             format!(
-                "ratio to TLC (local engine, most threads), over {n} runs: median {median:.0}x, \
-                 least {least:.0}x ({least_run})"
+                "ratio to TLC (local engine, most threads), over {n} runs{each}: median \
+                 {median:.0}x, least {least:.0}x ({least_run})"
             )
         }
     };
@@ -486,11 +588,59 @@ mod tests {
             outcome: Outcome::Holds,
             states: 100,
             seconds,
+            spread: (seconds, seconds),
+            runs: 1,
             visited_bytes: 0,
             graph_bytes: 0,
             peak_rss: None,
             tlc: tlc.map(|(states, seconds)| TlcRun { states, seconds }),
         }
+    }
+
+    #[test]
+    fn thread_counts_take_turns_and_a_row_is_the_median_of_its_measurements() {
+        let mut order = Vec::new();
+        // Three rounds: threads 1 take 1.0, 3.0 and 2.0 s, threads 2 0.4, 0.9 and 0.5 s (a
+        // fourth round for an even count below).
+        let times = [[1.0, 0.4], [3.0, 0.9], [2.0, 0.5], [1.5, 0.6]];
+        let rows = repeated(&[1, 2], 3, |threads, round| {
+            order.push(threads);
+            let mut m = measured("a", threads, times[round as usize][threads - 1], None);
+            m.peak_rss = Some(10 * (round + 1));
+            Ok(m)
+        })
+        .unwrap();
+        assert_eq!(order, [1, 2, 1, 2, 1, 2]);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].seconds, rows[0].spread, rows[0].runs),
+            (2.0, (1.0, 3.0), 3)
+        );
+        assert_eq!((rows[1].seconds, rows[1].spread), (0.5, (0.4, 0.9)));
+        assert_eq!(rows[0].peak_rss, Some(30), "the highest peak of the three");
+        let even = repeated(&[2], 4, |_, round| {
+            Ok(measured("a", 2, times[round as usize][1], None))
+        })
+        .unwrap();
+        assert_eq!(even[0].seconds, 0.55, "the mean of the middle two");
+        assert_eq!(spread(&even[0]), "0.40-0.90");
+        assert_eq!(spread(&measured("a", 2, 0.5, None)), "-");
+    }
+
+    #[test]
+    fn measurements_that_disagree_on_the_states_are_an_error_not_a_median() {
+        let err = repeated(&[1], 3, |threads, round| {
+            let mut m = measured("a", threads, 1.0, None);
+            m.states += u64::from(round == 2);
+            Ok(m)
+        })
+        .err()
+        .expect("a disagreement");
+        assert_eq!(
+            err.to_string(),
+            "a, 1 thread(s): the 3 measurements disagree (holds with 100 states and holds with \
+             101 states); a run's outcome and states must not depend on the run"
+        );
     }
 
     #[test]
@@ -509,5 +659,12 @@ mod tests {
              left out, TLC's count differs: d"
         );
         assert_eq!(tlc_summary(&[measured("a", 2, 1.0, None)]), None);
+        let mut repeated = measured("a", 2, 0.5, Some((100, 100.0)));
+        repeated.runs = 5;
+        assert_eq!(
+            tlc_summary(&[repeated]).unwrap(),
+            "ratio to TLC (local engine, most threads), over 1 runs (ours the median of 5 \
+             measurements each, TLC measured once): median 200x, least 200x (a)"
+        );
     }
 }

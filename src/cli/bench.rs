@@ -23,6 +23,10 @@ pub struct Args {
     /// this process (`--timely` alone: none).
     #[arg(long, value_delimiter = ',', num_args = 0.., default_values_t = bench::TIMELY_WORKERS.to_vec())]
     timely: Vec<usize>,
+    /// Measure each run this many times at each thread count, the counts taking turns; a
+    /// row shows the median, and the fastest and slowest. TLC runs once.
+    #[arg(long, default_value_t = bench::REPEAT, value_parser = clap::value_parser!(u64).range(1..))]
+    repeat: u64,
     /// Stop each run after this many seconds, as `check --timeout-secs` does.
     #[arg(long)]
     timeout_secs: Option<u64>,
@@ -94,6 +98,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         &args.filters,
         &args.threads,
         &args.timely,
+        args.repeat,
         args.timeout_secs.map(Duration::from_secs),
         tlc.as_ref(),
     )?;
