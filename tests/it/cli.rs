@@ -170,6 +170,7 @@ fn bad_input_is_a_clear_error_with_exit_two() {
         ),
         (&["check", "gc_cap1", "--set", "N=99"], "outside"),
         (&["bench", "zzz"], "no bench run matches [\"zzz\"]"),
+        (&["bench", "--repeat", "0"], "0 is not in 1.."),
         (
             &["check", "casfw_3w", "-workers", "2"],
             "`-workers` is TLC's spelling: threads are `--threads N`",
