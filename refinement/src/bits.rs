@@ -81,6 +81,14 @@ impl SharedBits {
     pub fn contains(&self, i: usize) -> bool {
         self.words[i / 64].load(Relaxed) & (1 << (i % 64)) != 0
     }
+
+    /// As `insert`, for a caller that is the only one setting bits at the time (it holds a
+    /// lock every setter holds): a plain read and write, no locked instruction, while others
+    /// read.
+    pub fn insert_alone(&self, i: usize) {
+        let word = &self.words[i / 64];
+        word.store(word.load(Relaxed) | 1 << (i % 64), Relaxed);
+    }
 }
 
 /// `width` bits per state (0 to 64), appended in id order: a state's fair groups

@@ -9,6 +9,7 @@ mod abstract_of;
 mod bits;
 pub mod budget;
 pub mod check;
+mod components;
 pub mod conform;
 pub mod distributed;
 pub mod erased;

@@ -13,10 +13,12 @@
 //! is kept. Walks with two bits a state go first, one a thread: a region without a cycle or a
 //! state fair alone (every region of the kafka-flow 828 suite whose property holds) has no
 //! fair lasso, and Tarjan's walk, whose marks miss the cache on a large graph, is not needed.
+//! Where it is, it runs one a thread too (`components`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use crate::bits::{BitSet, SharedBits};
+use crate::components::fair_components_shared;
 use crate::graph::StateGraph;
 use crate::progress::Progress;
 
@@ -67,17 +69,17 @@ pub fn find_unstable(
 /// What Tarjan's walk keeps of a state, side by side: the walk reads and writes both at once,
 /// and a graph of millions of states reaches them at random, a cache miss each.
 #[derive(Clone, Copy)]
-struct Mark {
+pub(crate) struct Mark {
     /// Visit order while on the stack, `DONE` once closed; `NONE` before the visit.
-    index: u32,
+    pub(crate) index: u32,
     /// The low link while on the stack, the component once closed (`NONE` outside the region).
-    low: u32,
+    pub(crate) low: u32,
 }
 
 /// No state: unvisited, outside the region, or the root of a breadth-first search.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 /// A state whose component has closed (Tarjan's visit order is then no longer needed).
-const DONE: u32 = u32::MAX - 1;
+pub(crate) const DONE: u32 = u32::MAX - 1;
 
 /// The fair lasso that stays inside `region` and whose loop starts at a state `entry_ok`
 /// accepts, with the shortest prefix (then the lowest entry id): none if no such lasso exists.
@@ -96,7 +98,13 @@ fn fair_lasso(
     if acyclic_without_fair_state(graph, &region, all_groups, progress) {
         return None;
     }
-    let (marks, fair) = fair_components(graph, &region, all_groups, progress);
+    // Which state is in which component is a fact of the graph: on one core Tarjan's walk
+    // finds it, on several one walk a core, sharing the components they close.
+    let (marks, fair) = if rayon::current_num_threads() > 1 {
+        fair_components_shared(graph, &region, all_groups, progress)
+    } else {
+        fair_components(graph, &region, all_groups, progress)
+    };
     let component = |s: u32| marks[s as usize].low;
     // No fair component, no lasso: the breadth-first search for the shortest way into one
     // would only walk the whole region to find none.
@@ -313,7 +321,7 @@ fn walk_for_cycles(
 /// by Tarjan's algorithm with an explicit stack (a deep graph would overflow the call stack):
 /// each state's marks (its component in `low`, `NONE` outside), and which components admit a
 /// fair cycle.
-fn fair_components(
+pub(crate) fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
