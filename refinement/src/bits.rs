@@ -18,6 +18,7 @@ impl BitSet {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -27,6 +28,7 @@ impl BitSet {
         self.words[i / 64] |= 1 << (i % 64);
     }
 
+    #[cfg(test)]
     pub fn push(&mut self, bit: bool) {
         if self.len.is_multiple_of(64) {
             self.words.push(0);

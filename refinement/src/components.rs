@@ -23,8 +23,8 @@ use rayon::prelude::*;
 
 use crate::bits::{BitSet, SharedBits};
 use crate::graph::StateGraph;
-use crate::liveness::{Mark, DONE, NONE};
 use crate::progress::Progress;
+use crate::tarjan::{Mark, Tarjan, DONE, NONE};
 
 /// Closed pieces a walk keeps before it publishes them.
 const PUBLISH_EVERY: usize = 4096;
@@ -133,117 +133,49 @@ fn walk(
     walkers: usize,
     progress: &mut Option<Progress>,
 ) -> Vec<Mark> {
-    let n = graph.len();
     let roots = &graph.inits;
     let first = walker * roots.len() / walkers;
-    let root_at = |k: usize| roots[(first + k) % roots.len()];
-    let mut marks = vec![
-        Mark {
-            index: NONE,
-            low: NONE
-        };
-        n
-    ];
-    let mut stack: Vec<u32> = Vec::new();
-    // The depth-first walk: each state with the position of its next edge to follow.
-    let mut path: Vec<(u32, u32)> = Vec::new();
+    let skip = |s: u32| !region(s) || published.states.contains(s as usize);
+    let mut tarjan = Tarjan::new(graph, all_groups);
     let mut closed = Closed::default();
-    // A cell: the progress line reads it while `visit` counts with it.
-    let next_index = std::cell::Cell::new(0u32);
     let mut reported = 0u32;
-    let mut steps = 0u32;
-    let visit = |v: u32, marks: &mut [Mark], stack: &mut Vec<u32>| {
-        let i = next_index.get();
-        marks[v as usize] = Mark { index: i, low: i };
-        next_index.set(i + 1);
-        stack.push(v);
-        let edges = graph.edge_range(v);
-        for position in edges.clone() {
-            let w = graph.target(position);
-            crate::prefetch::prefetch(&marks[w as usize]);
-            graph.prefetch_edges(w);
-        }
-        (v, edges.start as u32)
-    };
     for k in 0..roots.len() {
-        let root = root_at(k);
-        if !region(root)
-            || marks[root as usize].index != NONE
-            || published.states.contains(root as usize)
-        {
+        let root = roots[(first + k) % roots.len()];
+        if !tarjan.unvisited(root, &skip) {
             continue;
         }
-        path.push(visit(root, &mut marks, &mut stack));
-        while let Some(&(v, position)) = path.last() {
-            steps = steps.wrapping_add(1);
-            if steps & 0xfff == 0 {
-                if published.finished.load(Relaxed) {
-                    return marks;
-                }
-                published
-                    .visited
-                    .fetch_add(u64::from(next_index.get() - reported), Relaxed);
-                reported = next_index.get();
-                if let Some(line) = progress.as_mut() {
-                    let all = published.visited.load(Relaxed);
-                    line.tick(all, path.len() as u64, path.len());
-                }
-            }
-            if (position as usize) < graph.edge_range(v).end {
-                path.last_mut().expect("the path is not empty").1 += 1;
-                let w = graph.target(position as usize);
-                if !region(w) || published.states.contains(w as usize) {
-                    continue;
-                }
-                match marks[w as usize].index {
-                    NONE => path.push(visit(w, &mut marks, &mut stack)),
-                    DONE => {}
-                    on_stack => marks[v as usize].low = marks[v as usize].low.min(on_stack),
-                }
-                continue;
-            }
-            path.pop();
-            if let Some(&(u, _)) = path.last() {
-                marks[u as usize].low = marks[u as usize].low.min(marks[v as usize].low);
-            }
-            if marks[v as usize].low == marks[v as usize].index {
-                let from = stack
-                    .iter()
-                    .rposition(|&s| s == v)
-                    .expect("a component's root is on the stack");
-                for &s in &stack[from..] {
-                    marks[s as usize] = Mark {
-                        index: DONE,
-                        low: v,
-                    };
-                }
-                // Fair iff each group is disabled at one of its states or takes a step
-                // inside it (see `liveness::fair_components`).
-                let mut met = 0u64;
-                for &s in &stack[from..] {
-                    met |= !graph.enabled(s) & all_groups;
-                    for e in graph.edges(s) {
-                        let to = marks[e.to as usize];
-                        if to.index == DONE && to.low == v {
-                            if let Some(g) = e.group {
-                                met |= 1 << g;
-                            }
-                        }
-                    }
-                }
-                closed.states.extend_from_slice(&stack[from..]);
+        let finished = tarjan.walk(
+            root,
+            &skip,
+            &mut |members, component, is_fair| {
+                closed.states.extend_from_slice(members);
                 closed.ends.push(closed.states.len());
-                closed.roots.push((v, met & all_groups == all_groups));
-                stack.truncate(from);
+                closed.roots.push((component, is_fair));
                 if closed.roots.len() >= PUBLISH_EVERY {
                     published.publish(&mut closed);
                 }
-            }
+            },
+            // Another walk has been round every root: everything reachable is published.
+            &mut |tarjan, depth| {
+                let visited = tarjan.visited();
+                published
+                    .visited
+                    .fetch_add(u64::from(visited - reported), Relaxed);
+                reported = visited;
+                if let Some(line) = progress.as_mut() {
+                    let all = published.visited.load(Relaxed);
+                    line.tick(all, depth as u64, depth);
+                }
+                !published.finished.load(Relaxed)
+            },
+        );
+        if !finished {
+            return tarjan.marks;
         }
     }
     published.publish(&mut closed);
     published.finished.store(true, Relaxed);
-    marks
+    tarjan.marks
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod report;
 pub mod shown;
 pub mod spec;
 pub mod symmetry;
+mod tarjan;
 pub mod view;
 pub mod visited;
 mod zeroed;

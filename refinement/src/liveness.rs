@@ -21,6 +21,7 @@ use crate::bits::{BitSet, SharedBits};
 use crate::components::fair_components_shared;
 use crate::graph::StateGraph;
 use crate::progress::Progress;
+use crate::tarjan::{Mark, Tarjan, NONE};
 
 /// A behaviour that never reaches P: `prefix` ends at the loop's first state; `cycle` starts
 /// there and returns to it. An empty cycle means the last state stutters forever.
@@ -65,21 +66,6 @@ pub fn find_unstable(
         progress,
     )
 }
-
-/// What Tarjan's walk keeps of a state, side by side: the walk reads and writes both at once,
-/// and a graph of millions of states reaches them at random, a cache miss each.
-#[derive(Clone, Copy)]
-pub(crate) struct Mark {
-    /// Visit order while on the stack, `DONE` once closed; `NONE` before the visit.
-    pub(crate) index: u32,
-    /// The low link while on the stack, the component once closed (`NONE` outside the region).
-    pub(crate) low: u32,
-}
-
-/// No state: unvisited, outside the region, or the root of a breadth-first search.
-pub(crate) const NONE: u32 = u32::MAX;
-/// A state whose component has closed (Tarjan's visit order is then no longer needed).
-pub(crate) const DONE: u32 = u32::MAX - 1;
 
 /// The fair lasso that stays inside `region` and whose loop starts at a state `entry_ok`
 /// accepts, with the shortest prefix (then the lowest entry id): none if no such lasso exists.
@@ -318,105 +304,38 @@ fn walk_for_cycles(
 }
 
 /// The strongly connected components of the region's states reachable from its initial states,
-/// by Tarjan's algorithm with an explicit stack (a deep graph would overflow the call stack):
-/// each state's marks (its component in `low`, `NONE` outside), and which components admit a
-/// fair cycle.
+/// by Tarjan's algorithm on one thread: each state's marks (its component in `low`, named by
+/// a state of it; `NONE` outside), and which components admit a fair cycle.
 pub(crate) fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
     progress: &mut Option<Progress>,
 ) -> (Vec<Mark>, BitSet) {
-    let n = graph.len();
-    let mut marks = vec![
-        Mark {
-            index: NONE,
-            low: NONE
-        };
-        n
-    ];
-    let mut fair = BitSet::default();
-    let mut stack: Vec<u32> = Vec::new();
-    // The depth-first walk: each state with the position of its next edge to follow.
-    let mut walk: Vec<(u32, u32)> = Vec::new();
-    // A cell: the walk's progress line reads it while `visit` counts with it.
-    let next_index = std::cell::Cell::new(0u32);
-    let visit = |v: u32, marks: &mut [Mark], stack: &mut Vec<u32>| {
-        let i = next_index.get();
-        marks[v as usize] = Mark { index: i, low: i };
-        next_index.set(i + 1);
-        stack.push(v);
-        let edges = graph.edge_range(v);
-        // The walk reads each successor's marks next, and its edges if it goes there: asked
-        // for together, their cache misses overlap.
-        for position in edges.clone() {
-            let w = graph.target(position);
-            crate::prefetch::prefetch(&marks[w as usize]);
-            graph.prefetch_edges(w);
-        }
-        (v, edges.start as u32)
-    };
+    let mut tarjan = Tarjan::new(graph, all_groups);
+    let mut fair = BitSet::sized(graph.len());
+    let outside = |s: u32| !region(s);
     for &root in &graph.inits {
-        if !region(root) || marks[root as usize].index != NONE {
-            continue;
-        }
-        walk.push(visit(root, &mut marks, &mut stack));
-        while let Some(&(v, position)) = walk.last() {
-            // A clock read every few thousand steps of the walk: states visited, and the
-            // walk's depth for its queue.
-            if position & 0xfff == 0 {
-                if let Some(line) = progress.as_mut() {
-                    line.tick(u64::from(next_index.get()), walk.len() as u64, walk.len());
-                }
-            }
-            if (position as usize) < graph.edge_range(v).end {
-                walk.last_mut().expect("the walk is not empty").1 += 1;
-                let w = graph.target(position as usize);
-                if !region(w) {
-                    continue;
-                }
-                match marks[w as usize].index {
-                    NONE => walk.push(visit(w, &mut marks, &mut stack)),
-                    DONE => {}
-                    on_stack => marks[v as usize].low = marks[v as usize].low.min(on_stack),
-                }
-                continue;
-            }
-            walk.pop();
-            if let Some(&(u, _)) = walk.last() {
-                marks[u as usize].low = marks[u as usize].low.min(marks[v as usize].low);
-            }
-            if marks[v as usize].low == marks[v as usize].index {
-                // `v` is its component's root: the states above it on the stack are the rest.
-                let c = fair.len() as u32;
-                let from = stack
-                    .iter()
-                    .rposition(|&s| s == v)
-                    .expect("a component's root is on the stack");
-                for &s in &stack[from..] {
-                    marks[s as usize].index = DONE;
-                    marks[s as usize].low = c;
-                }
-                // A loop through the component can pass every state and take every step inside
-                // it, so it is fair iff each group is disabled at one of its states or takes a
-                // step inside.
-                let mut met = 0u64;
-                for &s in &stack[from..] {
-                    met |= !graph.enabled(s) & all_groups;
-                    for e in graph.edges(s) {
-                        if marks[e.to as usize].index == DONE && marks[e.to as usize].low == c {
-                            if let Some(g) = e.group {
-                                met |= 1 << g;
-                            }
-                        }
+        if tarjan.unvisited(root, &outside) {
+            tarjan.walk(
+                root,
+                &outside,
+                &mut |_, component, is_fair| {
+                    if is_fair {
+                        fair.insert(component as usize);
                     }
-                }
-                fair.push(met & all_groups == all_groups);
-                stack.truncate(from);
-            }
+                },
+                // States visited, and the walk's depth for its queue.
+                &mut |tarjan, depth| {
+                    if let Some(line) = progress.as_mut() {
+                        line.tick(u64::from(tarjan.visited()), depth as u64, depth);
+                    }
+                    true
+                },
+            );
         }
     }
-    (marks, fair)
+    (tarjan.marks, fair)
 }
 
 /// A closed walk from `entry` inside the component that, for every fair group, passes a state
