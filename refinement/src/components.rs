@@ -80,8 +80,8 @@ impl Published {
 
 /// As `liveness::fair_components`, on every core: each state's marks (its component in
 /// `low`, `NONE` outside the region or unreached), and which components admit a fair cycle.
-/// Components are named by a state of theirs rather than numbered, and so are the same on
-/// every run.
+/// A component is named by the state its walk closed it at, which can differ from run to run;
+/// what is read of it, which states share it and whether it is fair, does not.
 pub(crate) fn fair_components_shared(
     graph: &StateGraph,
     region: &(impl Fn(u32) -> bool + Sync),
