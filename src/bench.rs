@@ -379,9 +379,9 @@ fn spread(m: &Measured) -> String {
     }
 }
 
-/// One row per run and thread count (the median of its measurements): throughput, bytes a state (the visited set, the liveness
-/// graph, and the whole process at its peak), the speedup over the run's first thread count,
-/// and TLC's time, count and our ratio when it ran.
+/// One row per run and thread count, the median of its measurements: throughput, bytes a
+/// state (the visited set, the liveness graph, and the whole process at its peak), the speedup
+/// over the run's first thread count, and TLC's time, count and our ratio when it ran.
 pub fn table(results: &[Measured]) -> String {
     let mut out = format!(
         "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8} {:>15} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use crate::bits::{BitSet, SharedBits};
 use crate::graph::StateGraph;
+use crate::liveness::one_walk_a_thread;
 use crate::progress::Progress;
 use crate::tarjan::{Mark, Tarjan, DONE, NONE};
 
@@ -96,17 +97,10 @@ pub(crate) fn fair_components_shared(
         finished: AtomicBool::new(false),
         visited: AtomicU64::new(0),
     };
-    let walkers = rayon::current_num_threads().max(1);
-    let mut marks = rayon::scope(|scope| {
-        for walker in 1..walkers {
-            let published = &published;
-            scope.spawn(move |_| {
-                walk(
-                    graph, region, all_groups, published, walker, walkers, &mut None,
-                );
-            });
-        }
-        walk(graph, region, all_groups, &published, 0, walkers, progress)
+    let mut marks = one_walk_a_thread(progress, |walker, walkers, progress| {
+        walk(
+            graph, region, all_groups, &published, walker, walkers, progress,
+        )
     });
     marks.par_iter_mut().enumerate().for_each(|(s, mark)| {
         *mark = Mark {
@@ -182,15 +176,7 @@ fn walk(
 mod tests {
     use super::*;
     use crate::graph::Edge;
-    use crate::liveness::fair_components;
-
-    fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a pool")
-            .install(run)
-    }
+    use crate::liveness::{fair_components, in_pool};
 
     /// `states` states, `roots` of them initial, each with up to three edges drawn from `seed`
     /// (some by group 0, some by group 1, some by neither), and two groups each enabled or not.

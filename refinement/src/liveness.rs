@@ -7,7 +7,8 @@
 //! or takes some step inside it: one cycle can then visit all of those places (and start at the
 //! ¬P state the loop must pass).
 //!
-//! The search keeps two words a state beside the graph: Tarjan's visit order and low link
+//! The search keeps two words a state beside the graph (each thread its own on several):
+//! Tarjan's visit order and low link
 //! (the low link becomes the state's component once it closes), then the component and the
 //! breadth-first parent. Each component is judged fair as it closes, so no list of components
 //! is kept. Walks with two bits a state go first, one a thread: a region without a cycle or a
@@ -174,19 +175,40 @@ fn acyclic_without_fair_state(
     progress: &mut Option<Progress>,
 ) -> bool {
     let shared = Walks::new(graph.len());
+    one_walk_a_thread(progress, |walker, walkers, progress| {
+        walk_for_cycles(
+            graph, region, all_groups, &shared, walker, walkers, progress,
+        )
+    });
+    !shared.gave_up.load(Relaxed)
+}
+
+/// Runs `walk(walker, walkers, progress)` once on each thread of the pool: walker 0 on this
+/// thread, with the progress line, the others without. Returns walker 0's result.
+pub(crate) fn one_walk_a_thread<T: Send>(
+    progress: &mut Option<Progress>,
+    walk: impl Fn(usize, usize, &mut Option<Progress>) -> T + Sync,
+) -> T {
     let walkers = rayon::current_num_threads().max(1);
     rayon::scope(|scope| {
         for walker in 1..walkers {
-            let shared = &shared;
+            let walk = &walk;
             scope.spawn(move |_| {
-                walk_for_cycles(
-                    graph, region, all_groups, shared, walker, walkers, &mut None,
-                )
+                walk(walker, walkers, &mut None);
             });
         }
-        walk_for_cycles(graph, region, all_groups, &shared, 0, walkers, progress);
-    });
-    !shared.gave_up.load(Relaxed)
+        walk(0, walkers, progress)
+    })
+}
+
+/// Runs `run` in a pool of `threads` threads.
+#[cfg(test)]
+pub(crate) fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a pool")
+        .install(run)
 }
 
 /// What the walks of `acyclic_without_fair_state` share.
@@ -528,14 +550,6 @@ mod tests {
             enabled[9] = 0;
         }
         StateGraph::from_parts((0..6).collect(), edges, enabled, vec![vec![false; 10]])
-    }
-
-    fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a pool")
-            .install(run)
     }
 
     #[test]
