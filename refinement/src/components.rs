@@ -23,9 +23,9 @@ use rayon::prelude::*;
 
 use crate::bits::{BitSet, SharedBits};
 use crate::graph::StateGraph;
-use crate::liveness::one_walk_a_thread;
 use crate::progress::Progress;
 use crate::tarjan::{Mark, Tarjan, DONE, NONE};
+use crate::threads::one_walk_a_thread;
 
 /// Closed pieces a walk keeps before it publishes them.
 const PUBLISH_EVERY: usize = 4096;
@@ -176,7 +176,8 @@ fn walk(
 mod tests {
     use super::*;
     use crate::graph::Edge;
-    use crate::liveness::{fair_components, in_pool};
+    use crate::liveness::fair_components;
+    use crate::threads::in_pool;
 
     /// `states` states, `roots` of them initial, each with up to three edges drawn from `seed`
     /// (some by group 0, some by group 1, some by neither), and two groups each enabled or not.

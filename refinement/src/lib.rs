@@ -30,6 +30,7 @@ pub mod shown;
 pub mod spec;
 pub mod symmetry;
 mod tarjan;
+mod threads;
 pub mod view;
 pub mod visited;
 mod zeroed;

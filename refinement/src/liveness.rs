@@ -23,6 +23,7 @@ use crate::components::fair_components_shared;
 use crate::graph::StateGraph;
 use crate::progress::Progress;
 use crate::tarjan::{Mark, Tarjan, NONE};
+use crate::threads::one_walk_a_thread;
 
 /// A behaviour that never reaches P: `prefix` ends at the loop's first state; `cycle` starts
 /// there and returns to it. An empty cycle means the last state stutters forever.
@@ -181,34 +182,6 @@ fn acyclic_without_fair_state(
         )
     });
     !shared.gave_up.load(Relaxed)
-}
-
-/// Runs `walk(walker, walkers, progress)` once on each thread of the pool: walker 0 on this
-/// thread, with the progress line, the others without. Returns walker 0's result.
-pub(crate) fn one_walk_a_thread<T: Send>(
-    progress: &mut Option<Progress>,
-    walk: impl Fn(usize, usize, &mut Option<Progress>) -> T + Sync,
-) -> T {
-    let walkers = rayon::current_num_threads().max(1);
-    rayon::scope(|scope| {
-        for walker in 1..walkers {
-            let walk = &walk;
-            scope.spawn(move |_| {
-                walk(walker, walkers, &mut None);
-            });
-        }
-        walk(0, walkers, progress)
-    })
-}
-
-/// Runs `run` in a pool of `threads` threads.
-#[cfg(test)]
-pub(crate) fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("a pool")
-        .install(run)
 }
 
 /// What the walks of `acyclic_without_fair_state` share.
@@ -445,6 +418,7 @@ fn extend(
 mod tests {
     use super::*;
     use crate::graph::Edge;
+    use crate::threads::in_pool;
 
     fn edge(to: u32) -> Edge {
         Edge { to, group: Some(0) }
