@@ -129,6 +129,9 @@ pub struct Measured {
     pub visited_bytes: usize,
     pub graph_bytes: usize,
     pub peak_rss: Option<u64>,
+    /// For a search by orbits (a model's symmetry the config did not ask for): the orbits
+    /// searched, which stand for `states`.
+    pub orbits: Option<u64>,
     /// TLC on the same constants, when `--tlc` pointed at its models.
     pub tlc: Option<crate::tlc::TlcRun>,
 }
@@ -154,6 +157,7 @@ impl Measured {
             visited_bytes: judged.report.visited_bytes(),
             graph_bytes: judged.report.graph_bytes(),
             peak_rss: peak_rss(),
+            orbits: judged.report.orbits(),
             tlc: tlc.clone(),
         }
     }
@@ -437,7 +441,30 @@ pub fn table(results: &[Measured]) -> String {
             ratio,
         ));
     }
+    out.push_str(&orbit_notes(results));
     out
+}
+
+/// A line under the table for each run searched by orbits: its states are counted, not each
+/// visited, and its states/s is of the states counted.
+fn orbit_notes(results: &[Measured]) -> String {
+    let mut notes = String::new();
+    let mut noted: Vec<&str> = Vec::new();
+    for m in results {
+        let Some(orbits) = m.orbits else { continue };
+        if noted.contains(&m.label.as_str()) {
+            continue;
+        }
+        noted.push(&m.label);
+        notes.push_str(&format!(
+            "{}: searched by orbits of the model's symmetry, {} orbits for its {} states (check \
+             --every-state visits each)\n",
+            m.label,
+            loadbearing_refinement::progress::grouped(orbits),
+            loadbearing_refinement::progress::grouped(m.states)
+        ));
+    }
+    notes
 }
 
 /// The engine's ratio to TLC over a bench: per run, the local engine on the most threads
@@ -593,6 +620,7 @@ mod tests {
             visited_bytes: 0,
             graph_bytes: 0,
             peak_rss: None,
+            orbits: None,
             tlc: tlc.map(|(states, seconds)| TlcRun { states, seconds }),
         }
     }

@@ -123,13 +123,18 @@ pub fn tlc_line(r: &dyn loadbearing_refinement::AnyReport) -> String {
         grouped(r.generated()),
         grouped(r.distinct_states())
     );
-    match r.outcome() {
+    let line = match r.outcome() {
         // TLC counts the depth in states, the initial ones included: one more than our steps.
         Outcome::Holds => format!(
             "{counts}, 0 states left on queue. The depth of the complete state graph search is {}.",
             r.depth() + 1
         ),
         _ => format!("{counts}; the search stopped at depth {}.", r.depth()),
+    };
+    // After TLC's words, which a TLC user may look for as they are.
+    match r.orbits() {
+        Some(orbits) => format!("{line} (Searched as {} orbits.)", grouped(orbits)),
+        None => line,
     }
 }
 
@@ -299,6 +304,9 @@ pub fn judged_json(j: &Judged) -> Value {
         "depth": r.depth(),
         "seconds": r.seconds(),
     });
+    if let Some(orbits) = r.orbits() {
+        object["orbits_searched"] = json!(orbits);
+    }
     if let Some(why) = &j.mismatch {
         object["mismatch"] = json!(why.to_string());
     }

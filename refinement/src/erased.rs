@@ -28,6 +28,8 @@ pub trait AnyReport: Send + Sync {
     /// With `Options::every_temporal`: every temporal property violated, with its
     /// counterexample's length.
     fn temporal_violations(&self) -> &[(String, usize)];
+    /// For a search by orbits: the orbits searched, which stand for the states counted.
+    fn orbits(&self) -> Option<u64>;
     /// The counterexample as people read it.
     fn counterexample(&self) -> Option<&ShownPath>;
     /// The `sometimes` witnesses found, as people read them.
@@ -109,6 +111,10 @@ impl<M: Spec + 'static> AnyReport for Erased<M> {
 
     fn temporal_violations(&self) -> &[(String, usize)] {
         &self.report.temporal_violations
+    }
+
+    fn orbits(&self) -> Option<u64> {
+        self.report.orbits
     }
 
     fn counterexample(&self) -> Option<&ShownPath> {

@@ -118,6 +118,9 @@ pub struct Exploration {
     /// Every state reached, by key, with its parent's key; in a search that built the graph,
     /// with its id and its parent's (`ids`).
     pub visited: Visited,
+    /// Distinct states reached: the visited set's keys, or under keys that count orbits
+    /// (`Keys::counting`) the states of every orbit reached.
+    pub distinct: u64,
     /// Levels explored; with a finding, the transitions on its counterexample.
     pub depth: usize,
     /// States generated, TLC's count: the initial states and every successor computed, those
@@ -307,11 +310,13 @@ fn explore_claiming<'a, M: Spec>(
     let mut init_findings = Vec::new();
     let inits = model.init_states();
     let generated = inits.len() as u64;
+    let mut distinct = 0;
     for state in inits {
         let fp = checks.keys.key(&state);
         if visited.contains(fp) {
             continue;
         }
+        distinct += checks.keys.states_of(&state);
         let value = match &mut graph {
             None => 0,
             Some(graph) => {
@@ -334,6 +339,7 @@ fn explore_claiming<'a, M: Spec>(
     }
     let mut result = Exploration {
         visited,
+        distinct,
         depth: 0,
         generated,
         finding: init_findings.into_iter().next(),
@@ -425,6 +431,7 @@ fn explore_claiming<'a, M: Spec>(
                 claim(&result.visited, expanded);
             }
             keep_winners(&result.visited, expanded, result.graph.is_none());
+            result.distinct += arrived_states(&checks.keys, expanded);
             if let Some(graph) = &result.graph {
                 let won: usize = expanded.iter().map(|e| e.won.len()).sum();
                 if graph.len() + won >= (u32::MAX - 1) as usize {
@@ -466,11 +473,7 @@ fn explore_claiming<'a, M: Spec>(
             if let Some(line) = &mut progress {
                 // Not yet expanded: the rest of this level, and the next level found so far.
                 let left = frontier.len().saturating_sub((batch_index + 1) * BATCH);
-                line.tick(
-                    result.visited.len() as u64,
-                    (left + next.len()) as u64,
-                    depth,
-                );
+                line.tick(result.distinct, (left + next.len()) as u64, depth);
             }
         }
         // Shortest path first, then the configured property order, then frontier order.
@@ -489,9 +492,8 @@ fn explore_claiming<'a, M: Spec>(
         std::mem::swap(&mut frontier, &mut next);
         next.clear();
 
-        let states = result.visited.len() as u64;
         if result.finding.is_none() && !frontier.is_empty() {
-            if let Err(spent) = limits.check(states, result.depth, PHASE) {
+            if let Err(spent) = limits.check(result.distinct, result.depth, PHASE) {
                 result.incomplete = Some(spent);
                 return result;
             }
@@ -543,6 +545,24 @@ fn keep_winners<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle
             chunk.arrived.push((candidate.fp, candidate.state));
         }
     });
+}
+
+/// The states a batch's new keys stand for: one a key, or each orbit's states under keys that
+/// count them (computed on every core: a factorial a state for a model that cannot count
+/// them itself).
+fn arrived_states<M: Spec>(keys: &Keys<'_, M>, expanded: &[Expanded<M::State>]) -> u64 {
+    if !keys.counts_orbits() {
+        return expanded.iter().map(|e| e.arrived.len() as u64).sum();
+    }
+    expanded
+        .par_iter()
+        .map(|e| {
+            e.arrived
+                .iter()
+                .map(|(_, s)| keys.states_of(s))
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 /// Gives the batch's new states their ids, from `first_id` on in frontier order, and the
@@ -720,7 +740,8 @@ impl<M: Spec> Level<'_, M> {
             ),
         }
         let successors = &block.states[start..];
-        out.generated += successors.len() as u64;
+        // Every state of the orbit has as many successors (`Keys::counting`).
+        out.generated += checks.keys.states_of(state) * successors.len() as u64;
         let refinement_order = checks.invariants.len();
         for (r, refinement) in checks.refinements.iter().enumerate() {
             if !refinement.check_steps(state, successors).is_empty() {

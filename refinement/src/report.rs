@@ -88,6 +88,9 @@ pub struct Report<S, A> {
     /// With `Options::every_temporal`, each temporal property the liveness graph violates, with
     /// its counterexample's length (the first of them is the outcome).
     pub temporal_violations: Vec<(String, usize)>,
+    /// For a search by orbits (`Options::by_orbits`): the orbits searched, one state each,
+    /// which stand for the `distinct_states` counted.
+    pub orbits: Option<u64>,
 }
 
 /// The report of a check of model `M`.

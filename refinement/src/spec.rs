@@ -99,6 +99,13 @@ pub trait Spec:
         None
     }
 
+    /// How many states `state`'s orbit under symmetry `symmetry` holds (its distinct images),
+    /// when the model can count them directly (say, from how many processes share each local
+    /// state). `None` (the default): the engine counts the distinct images, a factorial.
+    fn orbit_size(&self, _state: &Self::State, _symmetry: usize) -> Option<u64> {
+        None
+    }
+
     /// The party that takes an action (owner, zombie, writer w1, T1…): a swimlane column.
     fn actor(&self, _action: &Self::Action) -> String {
         "system".to_string()

@@ -51,6 +51,12 @@ pub struct Args {
     /// of it are counted once, as TLC's SYMMETRY does. Safety and refinement only.
     #[arg(long)]
     symmetry: Vec<String>,
+    /// Search every state even where the model declares a symmetry. By default a config
+    /// without temporal properties or refinements, of a model that declares one (the
+    /// first-write models' Writers), is searched one state an orbit, each orbit counted as
+    /// the states it holds: the same counts, verdict and counterexample, sooner.
+    #[arg(long, conflicts_with = "symmetry")]
+    every_state: bool,
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Instead of configs: every interleaving of an SSI workload file (docs/workloads.md)
@@ -80,6 +86,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         max_memory: args.max_memory.or_else(budget::default_max_memory),
         progress: None,
         every_temporal: false,
+        by_orbits: !args.every_state,
     };
     if args.cluster.distributed {
         return check_distributed(selected, &options, args.format, &args.cluster);

@@ -365,7 +365,8 @@ expected = "holds"
 }
 
 /// A config checked on its own ends with TLC's closing line, TLC's numbers for a faithful port
-/// (casfw_3w: 2,538 generated, 1,431 distinct, depth 7 in TLC's states); a suite pinning another
+/// (casfw_3w: 2,538 generated, 1,431 distinct, depth 7 in TLC's states), whether searched by
+/// orbits (which the line then says) or state by state; a suite pinning another
 /// `generated` count than the check's is a mismatch that says both.
 #[test]
 fn tlc_s_closing_line_and_a_generated_count_that_differs_is_a_mismatch() {
@@ -373,8 +374,28 @@ fn tlc_s_closing_line_and_a_generated_count_that_differs_is_a_mismatch() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
     assert!(
-        said.contains("2,538 states generated, 1,431 distinct states found, 0 states left on queue. The depth of the complete state graph search is 7."),
+        said.contains("2,538 states generated, 1,431 distinct states found, 0 states left on queue. The depth of the complete state graph search is 7. (Searched as 294 orbits.)"),
         "{said}"
+    );
+    // The same counts from every state searched, which the line then does not mention.
+    let out = loadbearing(&["check", "kafka-flow-835/casfw_3w", "--every-state"]);
+    let every = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{every}{}", stderr(&out));
+    assert!(
+        every.contains("2,538 states generated, 1,431 distinct states found, 0 states left on queue. The depth of the complete state graph search is 7.\n"),
+        "{every}"
+    );
+    let both = loadbearing(&[
+        "check",
+        "casfw_3w",
+        "--every-state",
+        "--symmetry",
+        "Writers",
+    ]);
+    assert_eq!(
+        both.status.code(),
+        Some(2),
+        "--every-state with --symmetry is refused"
     );
 
     let dir = std::env::temp_dir().join(format!("lb-generated-{}", std::process::id()));

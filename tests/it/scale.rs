@@ -91,16 +91,36 @@ fn a_counterexample_under_symmetry_is_a_concrete_path() {
     }
 }
 
-/// The models' representatives agree with their permutations on every reachable state.
+/// The models' representatives and orbit sizes agree with their permutations on every
+/// reachable state, for the compound protocol and the atomic spec it refines.
 #[test]
 fn each_model_names_one_representative_per_orbit() {
     use loadbearing_refinement::symmetry::check_canonical;
+    use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
     use loadbearing_specs::first_write::compound::CasFirstWrite;
-    use stateright::Model;
     let configs = suite::built_in().expect("the shipped suite loads");
     let config = suite::find(&configs, "kafka-flow-828/casfw_3w").unwrap();
     let model: CasFirstWrite =
         loadbearing_specs::Configured::from_knobs(&config.constants).unwrap();
+    let states = reachable(&model);
+    assert_eq!(states.len(), 1431);
+    check_canonical(&model, 0, &states).unwrap();
+    let atomic = CasFirstWriteAtomic {
+        writers: 4,
+        max_offset: 3,
+        guarded: true,
+        reap: true,
+    };
+    let states = reachable(&atomic);
+    assert!(states.len() > 1000, "{} atomic states", states.len());
+    check_canonical(&atomic, 0, &states).unwrap();
+}
+
+/// Every state `model` reaches, breadth first.
+fn reachable<M: stateright::Model>(model: &M) -> Vec<M::State>
+where
+    M::State: Clone + std::hash::Hash + Eq,
+{
     let mut states = model.init_states();
     let mut seen: std::collections::HashSet<_> = states.iter().cloned().collect();
     let mut i = 0;
@@ -116,8 +136,65 @@ fn each_model_names_one_representative_per_orbit() {
         }
         i += 1;
     }
-    assert_eq!(states.len(), 1431);
-    check_canonical(&model, 0, &states).unwrap();
+    states
+}
+
+/// A config that asks for no symmetry, of a model that declares one, is searched one state an
+/// orbit, each orbit counted as its states: every first-write config of both suites, at the
+/// suite's constants and at four writers, gives the counts, depth, verdict, counterexample,
+/// witnesses and budget stop of the search of every state (`by_orbits: false`), while
+/// searching fewer.
+#[test]
+fn a_search_by_orbits_counts_every_state() {
+    let configs = suite::built_in().expect("the shipped suite loads");
+    let first_write: Vec<_> = configs
+        .iter()
+        .filter(|c| c.model == "CasFirstWrite")
+        .collect();
+    assert!(first_write.len() >= 15, "{} configs", first_write.len());
+    let mut searched_by_orbits = 0;
+    for config in first_write {
+        for (sets, max_states) in [
+            (&[][..], None),
+            (&["Writers=4", "MaxOffset=3"][..], None),
+            (&["Writers=4", "MaxOffset=3"][..], Some(20_000)),
+        ] {
+            let mut config = config.clone();
+            let sets: Vec<_> = sets.iter().map(|s| parse_set(s).unwrap()).collect();
+            override_constants(&mut config, &sets).unwrap();
+            let answer = |by_orbits: bool| {
+                let options = Options {
+                    by_orbits,
+                    max_states,
+                    ..Options::default()
+                };
+                let report = run(&config, &options).unwrap().report;
+                let answer = (
+                    report.outcome().clone(),
+                    report.distinct_states(),
+                    report.generated(),
+                    report.depth(),
+                    format!("{:?}", report.counterexample()),
+                    format!("{:?}", report.witnesses()),
+                );
+                (answer, report.orbits())
+            };
+            let (every, none) = answer(false);
+            assert_eq!(none, None, "{} {sets:?}: no orbits asked", config.label);
+            let (by_orbits, orbits) = answer(true);
+            assert_eq!(by_orbits, every, "{} {sets:?}", config.label);
+            if let Some(orbits) = orbits {
+                assert!(
+                    orbits < every.1,
+                    "{} {sets:?}: {orbits} orbits",
+                    config.label
+                );
+                searched_by_orbits += 1;
+            }
+        }
+    }
+    // Those with a refinement are searched state by state.
+    assert!(searched_by_orbits >= 30, "{searched_by_orbits} by orbits");
 }
 
 /// A symmetry the model does not declare is named as unknown, with those it has.

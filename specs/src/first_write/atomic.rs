@@ -88,6 +88,12 @@ impl Model for CasFirstWriteAtomic {
     }
 }
 
+/// Writer `w`'s local state (pc, offset) as one number: nothing else in a state names a
+/// writer.
+fn local_state(s: &AtomicState, w: usize) -> u32 {
+    (s.pc[w] as u32) << 8 | s.off[w] as u32
+}
+
 impl Spec for CasFirstWriteAtomic {
     /// The writers are interchangeable, as in the compound protocol (safety only).
     fn symmetries(&self) -> Vec<Symmetry> {
@@ -99,9 +105,14 @@ impl Spec for CasFirstWriteAtomic {
 
     /// The writers sorted by (pc, offset): one representative per orbit.
     fn canonical(&self, s: &AtomicState, symmetry: usize) -> Option<AtomicState> {
-        let to =
-            crate::first_write::sorting(self.writers, |w| (s.pc[w] as u32) << 8 | s.off[w] as u32);
+        let to = crate::first_write::sorting(self.writers, |w| local_state(s, w));
         Some(self.permute(s, symmetry, &to))
+    }
+
+    fn orbit_size(&self, s: &AtomicState, _symmetry: usize) -> Option<u64> {
+        Some(crate::first_write::orbit_size(self.writers, |w| {
+            local_state(s, w)
+        }))
     }
 
     fn permute(&self, s: &AtomicState, _symmetry: usize, to: &[u8]) -> AtomicState {

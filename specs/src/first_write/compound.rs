@@ -243,6 +243,12 @@ impl Model for CasFirstWrite {
     }
 }
 
+/// Writer `w`'s local state (pc, offset, spurious flag) as one number: nothing else in a
+/// state names a writer.
+fn local_state(s: &CasFwState, w: usize) -> u32 {
+    (s.pc[w] as u32) << 16 | (s.off[w] as u32) << 8 | (s.spurious as u32 >> w) & 1
+}
+
 impl Spec for CasFirstWrite {
     /// The writers are interchangeable: each runs the same protocol on its own offset, the
     /// initial states assign every offset to every writer, and every property quantifies over
@@ -269,10 +275,14 @@ impl Spec for CasFirstWrite {
     /// The writers sorted by their local state (pc, offset, spurious flag): nothing else in a
     /// state names a writer, so this is one representative per orbit.
     fn canonical(&self, s: &CasFwState, symmetry: usize) -> Option<CasFwState> {
-        let local = |w: usize| {
-            (s.pc[w] as u32) << 16 | (s.off[w] as u32) << 8 | (s.spurious as u32 >> w) & 1
-        };
-        Some(self.permute(s, symmetry, &sorting(self.writers, local)))
+        let to = sorting(self.writers, |w| local_state(s, w));
+        Some(self.permute(s, symmetry, &to))
+    }
+
+    fn orbit_size(&self, s: &CasFwState, _symmetry: usize) -> Option<u64> {
+        Some(crate::first_write::orbit_size(self.writers, |w| {
+            local_state(s, w)
+        }))
     }
 
     fn variables(&self, s: &CasFwState) -> Variables {

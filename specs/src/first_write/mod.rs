@@ -111,6 +111,21 @@ pub(crate) fn sorting(writers: u8, local: impl Fn(usize) -> u32) -> ArrayVec<u8,
     to
 }
 
+/// The states in the orbit of a state whose writers have the local states `local` gives, under
+/// every permutation of the writers, where nothing but those local states names a writer:
+/// `writers!` over the product of `k!` for each local state `k` writers share (a permutation
+/// among writers of one local state leaves the state as it is).
+pub(crate) fn orbit_size(writers: u8, local: impl Fn(usize) -> u32) -> u64 {
+    let mut keys: ArrayVec<u32, MAX_WRITERS> = (0..writers as usize).map(local).collect();
+    keys.sort_unstable();
+    let factorial = |n: u64| (1..=n).product::<u64>();
+    let shared: u64 = keys
+        .chunk_by(|a, b| a == b)
+        .map(|run| factorial(run.len() as u64))
+        .product();
+    factorial(writers as u64) / shared
+}
+
 /// The constants of both first-write models (the atomic one ignores `InsertIfNotExists` and
 /// `Retry`: it has no INSERT and no retry).
 #[derive(Clone, Debug, PartialEq, Eq)]
