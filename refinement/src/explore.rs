@@ -208,6 +208,9 @@ struct Expanded<S> {
     unclaimed: bool,
     /// A state had more successors than a claim can number (`SUCCESSOR_BITS`).
     too_many: bool,
+    /// In a search building the graph: a step of the chunk did not increase the model's
+    /// variant, or the model has none (`Spec::variant`).
+    variant_broken: bool,
     /// The candidates that kept their key, in order: the next level's states from this chunk.
     arrived: Vec<(u64, S)>,
     /// In a search building the graph: the arrived states' slots and parent ids, given their
@@ -233,6 +236,7 @@ impl<S> Expanded<S> {
             slots: Vec::new(),
             unclaimed: false,
             too_many: false,
+            variant_broken: false,
             arrived: Vec::new(),
             won: Vec::new(),
             winner: Vec::new(),
@@ -250,6 +254,7 @@ impl<S> Expanded<S> {
         self.slots.clear();
         self.unclaimed = false;
         self.too_many = false;
+        self.variant_broken = false;
         self.arrived.clear();
         self.won.clear();
         self.winner.clear();
@@ -306,6 +311,10 @@ fn explore_claiming<'a, M: Spec>(
 ) -> Exploration {
     let mut visited = Visited::default();
     let mut graph = conditions.map(|c| StateGraph::new(model.fairness_groups().len(), c.len()));
+    if let Some(graph) = &mut graph {
+        // Until a step is found that does not increase the model's variant.
+        graph.acyclic = true;
+    }
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
     let inits = model.init_states();
@@ -442,6 +451,9 @@ fn explore_claiming<'a, M: Spec>(
                 number(&result.visited, expanded, graph.len());
             }
             for chunk in expanded.iter_mut() {
+                if let (Some(graph), true) = (&mut result.graph, chunk.variant_broken) {
+                    graph.acyclic = false;
+                }
                 result.generated += chunk.generated;
                 for (i, found) in chunk.witnesses.iter().enumerate() {
                     if result.witnesses_found[i].is_none() {
@@ -648,6 +660,18 @@ fn append_grouped_successors<M: Spec>(
     }
 }
 
+/// Whether every step from `state` to `successors` that changes it increases the model's
+/// variant (`Spec::variant`); false for a model that declares none.
+fn increases_variant<M: Spec>(model: &M, state: &M::State, successors: &[M::State]) -> bool {
+    let Some(before) = model.variant(state) else {
+        return false;
+    };
+    successors
+        .iter()
+        .filter(|next| *next != state)
+        .all(|next| model.variant(next).is_some_and(|after| after > before))
+}
+
 /// States of a chunk whose successors are computed, and their slots prefetched, before the
 /// first of their lookups: enough misses in flight to overlap, few enough to stay in cache.
 const BLOCK: usize = 64;
@@ -754,6 +778,9 @@ impl<M: Spec> Level<'_, M> {
                     },
                 ));
             }
+        }
+        if self.conditions.is_some() && !out.variant_broken {
+            out.variant_broken = !increases_variant(model, state, successors);
         }
         if successors.is_empty() && !checks.allow_end_states {
             out.findings

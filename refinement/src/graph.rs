@@ -32,6 +32,8 @@ pub struct StateGraph {
     enabled: PackedBits,
     /// Per temporal property, in the order given to `build`: the states where it holds.
     holds: Vec<BitSet>,
+    /// The graph has no cycle: the model's variant (`Spec::variant`) increased on every edge.
+    pub(crate) acyclic: bool,
 }
 
 impl StateGraph {
@@ -131,6 +133,7 @@ impl StateGraph {
             groups: Vec::new(),
             enabled: PackedBits::new(groups),
             holds: (0..properties).map(|_| BitSet::default()).collect(),
+            acyclic: false,
         }
     }
 }

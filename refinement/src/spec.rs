@@ -106,6 +106,15 @@ pub trait Spec:
         None
     }
 
+    /// A number every step that changes the state increases (a variant), when the model has
+    /// one: its state graph then has no cycle. A search building the liveness graph checks it
+    /// on every step it takes; where it held, no walk looks for a cycle (a fair lasso then
+    /// needs a state that may stutter forever), and a model whose variant fails on some step
+    /// is checked as if it had declared none. `None` (the default): no variant.
+    fn variant(&self, _state: &Self::State) -> Option<u64> {
+        None
+    }
+
     /// The party that takes an action (owner, zombie, writer w1, T1…): a swimlane column.
     fn actor(&self, _action: &Self::Action) -> String {
         "system".to_string()

@@ -75,6 +75,12 @@ impl Spec for Counter {
     fn fairness_group(&self, a: &CounterAction) -> Option<usize> {
         (*a == CounterAction::Inc).then_some(0)
     }
+    /// The count, which Inc and Jump increase and Lose does not: a counter that can lose has
+    /// a cycle its liveness checks must still find, the variant notwithstanding
+    /// (`weak_fairness_is_not_strong_fairness_on_a_cycle`).
+    fn variant(&self, s: &u8) -> Option<u64> {
+        Some(*s as u64)
+    }
     /// One counter is a set of one interchangeable process: the trivial symmetry, enough to
     /// see what the engine accepts and refuses with a symmetry declared.
     fn symmetries(&self) -> Vec<loadbearing_refinement::Symmetry> {
