@@ -236,8 +236,10 @@ pub fn check<M: Spec>(
         && spec.symmetry.is_empty()
         && liveness.is_empty()
         && checks.refinements.is_empty();
-    if let Some(keys) = Keys::counting(model).filter(|_| by_orbits) {
-        checks.keys = keys;
+    if by_orbits {
+        if let Some(keys) = Keys::counting(model) {
+            checks.keys = keys;
+        }
     }
     let limits = Limits {
         max_states: options.max_states,

@@ -660,16 +660,23 @@ fn append_grouped_successors<M: Spec>(
     }
 }
 
-/// Whether every step from `state` to `successors` that changes it increases the model's
-/// variant (`Spec::variant`); false for a model that declares none.
-fn increases_variant<M: Spec>(model: &M, state: &M::State, successors: &[M::State]) -> bool {
+/// Whether every step from `state` to `successors` that changes it (its key not 0, the mark
+/// of a stutter) increases the model's variant (`Spec::variant`); false for a model that
+/// declares none.
+fn increases_variant<M: Spec>(
+    model: &M,
+    state: &M::State,
+    successors: &[M::State],
+    keys: &[u64],
+) -> bool {
     let Some(before) = model.variant(state) else {
         return false;
     };
     successors
         .iter()
-        .filter(|next| *next != state)
-        .all(|next| model.variant(next).is_some_and(|after| after > before))
+        .zip(keys)
+        .filter(|(_, &key)| key != 0)
+        .all(|(next, _)| model.variant(next).is_some_and(|after| after > before))
 }
 
 /// States of a chunk whose successors are computed, and their slots prefetched, before the
@@ -779,9 +786,6 @@ impl<M: Spec> Level<'_, M> {
                 ));
             }
         }
-        if self.conditions.is_some() && !out.variant_broken {
-            out.variant_broken = !increases_variant(model, state, successors);
-        }
         if successors.is_empty() && !checks.allow_end_states {
             out.findings
                 .push((usize::MAX, position, Finding::Deadlock { state: fp }));
@@ -794,6 +798,10 @@ impl<M: Spec> Level<'_, M> {
             self.visited.prefetch(key);
             key
         }));
+        if self.conditions.is_some() && !out.variant_broken {
+            let keys = &block.keys[start..];
+            out.variant_broken = !increases_variant(model, state, successors, keys);
+        }
         block.ends.push(block.states.len());
     }
 

@@ -98,9 +98,7 @@ impl<'a, M: Spec> Keys<'a, M> {
         self.each_image(state.clone(), 0, &mut |image| {
             images.push(fingerprint(image));
         });
-        images.sort_unstable();
-        images.dedup();
-        images.len() as u64
+        distinct(images)
     }
 
     pub fn key(&self, state: &M::State) -> u64 {
@@ -132,6 +130,13 @@ impl<'a, M: Spec> Keys<'a, M> {
     }
 }
 
+/// How many distinct states images' fingerprints stand for: an orbit's size.
+fn distinct(mut fingerprints: Vec<u64>) -> u64 {
+    fingerprints.sort_unstable();
+    fingerprints.dedup();
+    fingerprints.len() as u64
+}
+
 /// Every permutation of `0..n`, the identity first (Heap's algorithm would do; `n` is small,
 /// since the orbit is walked for every state).
 fn permutations(n: usize) -> Vec<Vec<u8>> {
@@ -160,29 +165,24 @@ pub fn check_canonical<M: Spec>(
     symmetry: usize,
     states: &[M::State],
 ) -> Result<(), String> {
-    let size = model.symmetries()[symmetry].size;
+    let permutations = permutations(model.symmetries()[symmetry].size);
     for state in states {
+        let images: Vec<M::State> = permutations
+            .iter()
+            .map(|p| model.permute(state, symmetry, p))
+            .collect();
+        let distinct_images = distinct(images.iter().map(fingerprint).collect());
         if let Some(orbit) = model.orbit_size(state, symmetry) {
-            let mut images: Vec<M::State> = permutations(size)
-                .iter()
-                .map(|p| model.permute(state, symmetry, p))
-                .collect();
-            images.sort_by_key(fingerprint);
-            images.dedup();
-            if orbit != images.len() as u64 {
+            if orbit != distinct_images {
                 return Err(format!(
-                    "{state:?}: the model counts {orbit} states in its orbit, its images are {}",
-                    images.len()
+                    "{state:?}: the model counts {orbit} states in its orbit, its images are \
+                     {distinct_images}"
                 ));
             }
         }
         let Some(representative) = model.canonical(state, symmetry) else {
             return Err("the model names no representative".into());
         };
-        let images: Vec<M::State> = permutations(size)
-            .iter()
-            .map(|p| model.permute(state, symmetry, p))
-            .collect();
         if !images.contains(&representative) {
             return Err(format!("{representative:?} is not an image of {state:?}"));
         }
