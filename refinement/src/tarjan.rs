@@ -46,7 +46,7 @@ impl<'g> Tarjan<'g> {
         Tarjan {
             graph,
             all_groups,
-            marks: vec![unvisited; graph.len()],
+            marks: crate::huge_pages::filled(graph.len(), unvisited),
             stack: Vec::new(),
             path: Vec::new(),
             next_index: 0,
