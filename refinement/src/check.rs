@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 use stateright::Expectation;
 
 use crate::budget::{Exhausted, Limits};
-use crate::explore::{explore, Finding, SafetyChecks};
+use crate::explore::{explore, Edges, Exploration, Finding, SafetyChecks};
 use crate::graph::{Condition, StateGraph};
-use crate::liveness::{find_unfulfilled, find_unstable, Lasso};
+use crate::liveness::{find_unfulfilled, find_unstable, settled_by_variant, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 use crate::spec::Spec;
@@ -260,44 +260,63 @@ pub fn check<M: Spec>(
         })
         .collect();
     let graphed = (!liveness.is_empty()).then_some(&conditions[..]);
-    let mut exploration = pool.install(|| explore(model, &checks, &limits, progress, graphed));
+    let search =
+        |edges| pool.install(|| explore(model, &checks, &limits, progress, graphed, edges));
+    // A model that declares a variant is searched without the graph's edges first: where the
+    // variant settles every temporal property, nothing reads them.
+    let variant_declared = model
+        .init_states()
+        .first()
+        .is_some_and(|s| model.variant(s).is_some());
+    let mut exploration = search(if variant_declared {
+        Edges::Dropped
+    } else {
+        Edges::Kept
+    });
 
     let finish = |mut report: ReportOf<M>| {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     };
-    let (mut report, settled) = safety_report(
-        &checks,
-        spec,
-        Searched {
-            distinct_states: exploration.distinct,
-            generated: exploration.generated,
-            depth: exploration.depth,
-            finding: exploration.finding.as_ref(),
-            witnesses_found: &exploration.witnesses_found,
-            incomplete: exploration.incomplete.as_ref(),
-            visited_bytes: exploration.visited_bytes(),
-            path_to: &|fp| exploration.path_to(fp),
-        },
-    );
-    report.orbits = checks
-        .keys
-        .counts_orbits()
-        .then_some(exploration.visited.len() as u64);
+    let (mut report, settled) = search_report(&checks, spec, &exploration);
     if settled {
         return finish(report);
     }
-    let Some(graph) = exploration.graph.take() else {
+    let Some(mut graph) = exploration.graph.take() else {
         return finish(report);
     };
     // The graph is all the lasso search reads; the visited set is no longer needed.
     drop(exploration);
-    report.graph_bytes = graph.allocation_size();
     let groups = if spec.fair {
         model.fairness_groups().len()
     } else {
         0
     };
+    if !graph.edges_kept {
+        let by_variant = liveness.iter().enumerate().all(|(i, property)| {
+            let eventually_always = matches!(property.form, Form::EventuallyAlways);
+            pool.install(|| settled_by_variant(&graph, i, eventually_always, groups))
+        });
+        if by_variant {
+            report.graph_bytes = graph.allocation_size();
+            return finish(report);
+        }
+        // The variant failed on a step, or a state of a region may stutter forever: the same
+        // search again, keeping the edges the lasso search reads. (Its report is the first's,
+        // unless a budget runs out on the way.)
+        drop(graph);
+        let mut again = search(Edges::Kept);
+        let settled;
+        (report, settled) = search_report(&checks, spec, &again);
+        if settled {
+            return finish(report);
+        }
+        graph = again
+            .graph
+            .take()
+            .expect("a search given temporal conditions builds the graph");
+    }
+    report.graph_bytes = graph.allocation_size();
     // The components' search has its line too: on a large graph it takes seconds.
     let mut components =
         progress.map(|config| crate::progress::Progress::phase(config, "liveness components"));
@@ -325,6 +344,34 @@ pub fn check<M: Spec>(
         }
     }
     finish(report)
+}
+
+/// The report of the single-process search `exploration`, and whether its verdict is settled
+/// (`safety_report`).
+fn search_report<M: Spec>(
+    checks: &SafetyChecks<'_, M>,
+    spec: &CheckSpec,
+    exploration: &Exploration,
+) -> (ReportOf<M>, bool) {
+    let (mut report, settled) = safety_report(
+        checks,
+        spec,
+        Searched {
+            distinct_states: exploration.distinct,
+            generated: exploration.generated,
+            depth: exploration.depth,
+            finding: exploration.finding.as_ref(),
+            witnesses_found: &exploration.witnesses_found,
+            incomplete: exploration.incomplete.as_ref(),
+            visited_bytes: exploration.visited_bytes(),
+            path_to: &|fp| exploration.path_to(fp),
+        },
+    );
+    report.orbits = checks
+        .keys
+        .counts_orbits()
+        .then_some(exploration.visited.len() as u64);
+    (report, settled)
 }
 
 /// What a breadth-first safety search found, whichever engine ran it.

@@ -45,6 +45,16 @@ const BATCH: usize = 32 * CHUNK;
 /// How many lookups ahead a pass over the visited set prefetches the slot it will read.
 const AHEAD: usize = 8;
 
+/// Whether a search building the liveness graph keeps each state's edges, or only its states
+/// (their fingerprints, fair groups enabled and properties holding): enough where the model's
+/// variant settles every temporal property (`liveness::settled_by_variant`), for the bytes and
+/// the time of some five bytes an edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edges {
+    Kept,
+    Dropped,
+}
+
 pub struct SafetyChecks<'a, M: Spec> {
     pub invariants: Vec<Property<M>>,
     pub witnesses: Vec<Property<M>>,
@@ -279,6 +289,8 @@ struct Level<'a, M: Spec> {
     found: &'a [Option<u64>],
     /// The temporal properties' conditions, in a search building the graph.
     conditions: Option<&'a [Condition<'a, M::State>]>,
+    /// Whether the graph keeps each state's edges.
+    edges: Edges,
     /// In a search building the graph, the id of the level's first state: the frontier is the
     /// last ids given out, in order.
     first_id: usize,
@@ -288,15 +300,24 @@ struct Level<'a, M: Spec> {
 }
 
 /// Explores `model` breadth first, making `checks` at every state; with `conditions` (the
-/// temporal properties'), builds the liveness graph in the same pass.
+/// temporal properties'), builds the liveness graph in the same pass, with its `edges` or not.
 pub fn explore<'a, M: Spec>(
     model: &'a M,
     checks: &'a SafetyChecks<'a, M>,
     limits: &Limits,
     progress: Option<&str>,
     conditions: Option<&'a [Condition<'a, M::State>]>,
+    edges: Edges,
 ) -> Exploration {
-    explore_claiming(model, checks, limits, progress, conditions, usize::MAX)
+    explore_claiming(
+        model,
+        checks,
+        limits,
+        progress,
+        conditions,
+        edges,
+        usize::MAX,
+    )
 }
 
 /// As `explore`, with at most `most_claimed` keys of a batch claimed while looking up: its
@@ -307,6 +328,7 @@ fn explore_claiming<'a, M: Spec>(
     limits: &Limits,
     progress: Option<&str>,
     conditions: Option<&'a [Condition<'a, M::State>]>,
+    edges: Edges,
     most_claimed: usize,
 ) -> Exploration {
     let mut visited = Visited::default();
@@ -314,6 +336,7 @@ fn explore_claiming<'a, M: Spec>(
     if let Some(graph) = &mut graph {
         // Until a step is found that does not increase the model's variant.
         graph.acyclic = true;
+        graph.edges_kept = edges == Edges::Kept;
     }
     let mut frontier: Vec<(u64, M::State)> = Vec::new();
     let mut init_findings = Vec::new();
@@ -356,9 +379,10 @@ fn explore_claiming<'a, M: Spec>(
         incomplete: None,
         graph,
     };
-    let phase = match conditions {
-        None => "safety",
-        Some(_) => "safety and liveness graph",
+    let phase = match (conditions, edges) {
+        (None, _) => "safety",
+        (Some(_), Edges::Kept) => "safety and liveness graph",
+        (Some(_), Edges::Dropped) => "safety and liveness states",
     };
     let mut progress = progress.map(|config| Progress::phase(config, phase));
     // Every batch's chunks are expanded into these, and the next level into `next`, emptied
@@ -390,6 +414,7 @@ fn explore_claiming<'a, M: Spec>(
                 visited: &result.visited,
                 found: &result.witnesses_found,
                 conditions,
+                edges,
                 first_id,
                 room: &room,
             };
@@ -857,15 +882,17 @@ impl<M: Spec> Level<'_, M> {
                     if group != NO_GROUP {
                         enabled |= 1 << group;
                     }
-                    match known {
-                        Ok(slot) => part.targets.push(id_of(self.visited.value_at(slot))),
-                        Err(_) => {
-                            out.pending.push((part.targets.len(), out.candidates.len()));
-                            // Resolved by `number` once the candidate's winner has an id.
-                            part.targets.push(u32::MAX);
+                    if self.edges == Edges::Kept {
+                        match known {
+                            Ok(slot) => part.targets.push(id_of(self.visited.value_at(slot))),
+                            Err(_) => {
+                                out.pending.push((part.targets.len(), out.candidates.len()));
+                                // Resolved by `number` once the candidate's winner has an id.
+                                part.targets.push(u32::MAX);
+                            }
                         }
+                        part.groups.push(group);
                     }
-                    part.groups.push(group);
                 }
                 if let Err(slot) = known {
                     if let Some(slot) = slot {
@@ -979,7 +1006,15 @@ mod tests {
                 .unwrap();
             let conditions = graph.then_some(&conditions[..]);
             let found = pool.install(|| {
-                explore_claiming(&model, &checks, &limits, None, conditions, most_claimed)
+                explore_claiming(
+                    &model,
+                    &checks,
+                    &limits,
+                    None,
+                    conditions,
+                    Edges::Kept,
+                    most_claimed,
+                )
             });
             assert_eq!(
                 found.visited.len(),

@@ -34,6 +34,10 @@ pub struct StateGraph {
     holds: Vec<BitSet>,
     /// The graph has no cycle: the model's variant (`Spec::variant`) increased on every edge.
     pub(crate) acyclic: bool,
+    /// The search kept each state's edges (`explore::Edges`). Without them the offsets, the
+    /// targets and their groups stay empty, and only what needs no edge may be asked
+    /// (`liveness::settled_by_variant`); the lasso search refuses such a graph.
+    pub(crate) edges_kept: bool,
 }
 
 impl StateGraph {
@@ -134,6 +138,7 @@ impl StateGraph {
             enabled: PackedBits::new(groups),
             holds: (0..properties).map(|_| BitSet::default()).collect(),
             acyclic: false,
+            edges_kept: true,
         }
     }
 }
@@ -222,6 +227,11 @@ impl StateGraph {
                 .map(|(arrived, _)| (arrived.len(), arrived.iter().map(|(fp, _)| *fp)))
                 .collect(),
         );
+        if !self.edges_kept {
+            // Every state has no edge: the offsets would all be 0, and nothing reads them.
+            self.append_bits(chunks);
+            return Ok(());
+        }
         extend_in_parts(
             &mut self.offsets,
             chunks
@@ -250,13 +260,18 @@ impl StateGraph {
                 .map(|(_, part)| (part.groups.len(), part.groups.iter().copied()))
                 .collect(),
         );
+        self.append_bits(chunks);
+        Ok(())
+    }
+
+    /// Appends each chunk's states' enabled groups and holding properties.
+    fn append_bits<S>(&mut self, chunks: &[(&[(u64, S)], &GraphPart)]) {
         for (_, part) in chunks {
             self.enabled.extend(part.enabled.iter().copied());
             for (p, column) in self.holds.iter_mut().enumerate() {
                 column.extend(part.holds.iter().map(|holds| holds & (1 << p) != 0));
             }
         }
-        Ok(())
     }
 
     /// The arrays grew by doubling; what the lasso search reads is what they hold.

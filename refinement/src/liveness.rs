@@ -71,6 +71,37 @@ pub fn find_unstable(
     )
 }
 
+/// Whether temporal property `property` (`<>P`, or `<>[]P` if `eventually_always`) holds on
+/// a graph whose model's variant grew on every step, read without its edges (which it may
+/// lack): with no cycle, the only fair lassos stutter forever at a state where every fair
+/// group is disabled, and the property's region has none. False where that does not settle it:
+/// the lasso search then needs the edges.
+pub fn settled_by_variant(
+    graph: &StateGraph,
+    property: usize,
+    eventually_always: bool,
+    groups: usize,
+) -> bool {
+    let all_groups = all_groups(groups);
+    graph.acyclic
+        && if eventually_always {
+            // `find_unstable`'s region.
+            !any_fair_alone(graph, &|_| true, all_groups)
+        } else {
+            // `find_unfulfilled`'s.
+            !any_fair_alone(graph, &|s| !graph.holds(property, s), all_groups)
+        }
+}
+
+/// The bits of `groups` fair groups.
+fn all_groups(groups: usize) -> u64 {
+    if groups == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - groups)
+    }
+}
+
 /// The fair lasso that stays inside `region` and whose loop starts at a state `entry_ok`
 /// accepts, with the shortest prefix (then the lowest entry id): none if no such lasso exists.
 fn fair_lasso(
@@ -80,11 +111,11 @@ fn fair_lasso(
     groups: usize,
     progress: &mut Option<Progress>,
 ) -> Option<Lasso> {
-    let all_groups: u64 = if groups == 0 {
-        0
-    } else {
-        u64::MAX >> (64 - groups)
-    };
+    assert!(
+        graph.edges_kept,
+        "a lasso is searched for on a graph that kept its edges"
+    );
+    let all_groups = all_groups(groups);
     // Without a cycle (the model's variant grew on every step) the only fair lassos stutter
     // forever at their last state: a region with no such state needs no walk.
     if graph.acyclic && !any_fair_alone(graph, &region, all_groups) {

@@ -110,7 +110,9 @@ pub trait Spec:
     /// one: its state graph then has no cycle. A search building the liveness graph checks it
     /// on every step it takes; where it held, no walk looks for a cycle (a fair lasso then
     /// needs a state that may stutter forever), and a model whose variant fails on some step
-    /// is checked as if it had declared none. `None` (the default): no variant.
+    /// is checked as if it had declared none. Such a model's graph is first built without its
+    /// edges, and built again with them only where the variant does not settle every temporal
+    /// property. `None` (the default): no variant.
     fn variant(&self, _state: &Self::State) -> Option<u64> {
         None
     }

@@ -318,7 +318,7 @@ fn wide_levels_give_the_same_counterexamples_on_every_thread_count() {
 #[test]
 fn the_graph_built_in_the_search_has_each_successor_as_an_edge() {
     use loadbearing_refinement::budget::Limits;
-    use loadbearing_refinement::explore::{explore, SafetyChecks};
+    use loadbearing_refinement::explore::{explore, Edges, SafetyChecks};
     use loadbearing_refinement::fingerprint::fingerprint;
     use loadbearing_refinement::graph::Condition;
 
@@ -340,7 +340,16 @@ fn the_graph_built_in_the_search_has_each_successor_as_an_edge() {
             .num_threads(threads)
             .build()
             .unwrap();
-        let found = pool.install(|| explore(&model, &checks, &limits, None, Some(&conditions)));
+        let found = pool.install(|| {
+            explore(
+                &model,
+                &checks,
+                &limits,
+                None,
+                Some(&conditions),
+                Edges::Kept,
+            )
+        });
         let graph = found.graph.expect("a graph for the temporal condition");
         assert_eq!(graph.len(), found.visited.len());
         for id in 0..graph.len() as u32 {
@@ -563,6 +572,42 @@ fn eventually_always_holds_once_the_behaviour_settles() {
         unfair.outcome,
         Outcome::Violates("SettlesAwayFromOne".into())
     );
+    // The variant held on every step, but a state may stutter forever: the lasso's prefix
+    // is read from the graph's edges, which the search keeps on a second pass.
+    let cx = unfair.counterexample.unwrap();
+    let states: Vec<u8> = (0..=cx.len()).map(|i| *cx.path.state(i)).collect();
+    assert_eq!(states, [0, 1], "to n = 1, then stutter there");
+    assert_eq!(cx.loop_start, Some(1));
+}
+
+#[test]
+fn a_variant_that_settles_liveness_spares_the_graph_its_edges() {
+    // The count grows on every step and fairness forces Inc wherever the maximum is not
+    // reached: no state of `ReachesMax`'s region may stutter forever, so the search keeps
+    // no edge, only each state's fingerprint and bits.
+    let model = Counter {
+        max: 200,
+        jump: true,
+        lose: false,
+    };
+    let report = check(&model, &spec(&["ReachesMax"], true, true), &options()).unwrap();
+    assert_eq!(report.outcome, Outcome::Holds);
+    assert_eq!(report.distinct_states, 201);
+    // With its edges the graph has at least 8 bytes a state (fingerprint), 4 (offset) and 5
+    // an edge (target and group): 199 states have two edges.
+    assert!(
+        report.graph_bytes < 12 * 201,
+        "{} bytes: the edges were kept",
+        report.graph_bytes
+    );
+    // Where the variant fails (Lose), the same property is judged on the edges.
+    let losing = Counter {
+        lose: true,
+        ..model
+    };
+    let report = check(&losing, &spec(&["ReachesMax"], true, true), &options()).unwrap();
+    assert_eq!(report.outcome, Outcome::Violates("ReachesMax".into()));
+    assert!(report.graph_bytes > 12 * 201 + 5 * 2 * 199);
 }
 
 #[test]
