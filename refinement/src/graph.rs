@@ -209,7 +209,8 @@ impl StateGraph {
     /// Appends a batch's chunks in order: the states each found new (numbered already: their
     /// fingerprints, in id order), and its graph part, the edges and labels of the states it
     /// expanded (the next ids to be given edges). The arrays are written on every core
-    /// (`extend_in_parts`), the packed bits on one.
+    /// (`extend_in_parts`), the packed bits on one meanwhile: split between the cores, a
+    /// batch's bits cost what handing them over does (docs/scale.md).
     pub(crate) fn append_chunks<S: Sync>(
         &mut self,
         chunks: &[(&[(u64, S)], &GraphPart)],
@@ -220,58 +221,67 @@ impl StateGraph {
         if u32::try_from(base + edges.sum::<usize>()).is_err() {
             return Err("2^32 transitions");
         }
-        extend_in_parts(
-            &mut self.fps,
-            chunks
-                .iter()
-                .map(|(arrived, _)| (arrived.len(), arrived.iter().map(|(fp, _)| *fp)))
-                .collect(),
-        );
-        if !self.edges_kept {
-            // Every state has no edge: the offsets would all be 0, and nothing reads them.
-            self.append_bits(chunks);
-            return Ok(());
-        }
-        extend_in_parts(
-            &mut self.offsets,
-            chunks
-                .iter()
-                .zip(&firsts)
-                .map(|((_, part), &first)| {
-                    let ends = part
-                        .ends
-                        .iter()
-                        .map(move |&end| (base + first + end) as u32);
-                    (part.ends.len(), ends)
-                })
-                .collect(),
-        );
-        extend_in_parts(
-            &mut self.targets,
-            chunks
-                .iter()
-                .map(|(_, part)| (part.targets.len(), part.targets.iter().copied()))
-                .collect(),
-        );
-        extend_in_parts(
-            &mut self.groups,
-            chunks
-                .iter()
-                .map(|(_, part)| (part.groups.len(), part.groups.iter().copied()))
-                .collect(),
-        );
-        self.append_bits(chunks);
-        Ok(())
-    }
-
-    /// Appends each chunk's states' enabled groups and holding properties.
-    fn append_bits<S>(&mut self, chunks: &[(&[(u64, S)], &GraphPart)]) {
-        for (_, part) in chunks {
-            self.enabled.extend(part.enabled.iter().copied());
-            for (p, column) in self.holds.iter_mut().enumerate() {
-                column.extend(part.holds.iter().map(|holds| holds & (1 << p) != 0));
+        let StateGraph {
+            fps,
+            offsets,
+            targets,
+            groups,
+            enabled,
+            holds,
+            edges_kept,
+            ..
+        } = self;
+        let arrays = || {
+            extend_in_parts(
+                fps,
+                chunks
+                    .iter()
+                    .map(|(arrived, _)| (arrived.len(), arrived.iter().map(|(fp, _)| *fp)))
+                    .collect(),
+            );
+            if !*edges_kept {
+                // Every state has no edge: the offsets would all be 0, and nothing reads them.
+                return;
             }
-        }
+            extend_in_parts(
+                offsets,
+                chunks
+                    .iter()
+                    .zip(&firsts)
+                    .map(|((_, part), &first)| {
+                        let ends = part
+                            .ends
+                            .iter()
+                            .map(move |&end| (base + first + end) as u32);
+                        (part.ends.len(), ends)
+                    })
+                    .collect(),
+            );
+            extend_in_parts(
+                targets,
+                chunks
+                    .iter()
+                    .map(|(_, part)| (part.targets.len(), part.targets.iter().copied()))
+                    .collect(),
+            );
+            extend_in_parts(
+                groups,
+                chunks
+                    .iter()
+                    .map(|(_, part)| (part.groups.len(), part.groups.iter().copied()))
+                    .collect(),
+            );
+        };
+        let bits = || {
+            for (_, part) in chunks {
+                enabled.extend(part.enabled.iter().copied());
+                for (p, column) in holds.iter_mut().enumerate() {
+                    column.extend(part.holds.iter().map(|holds| holds & (1 << p) != 0));
+                }
+            }
+        };
+        rayon::join(bits, arrays);
+        Ok(())
     }
 
     /// The arrays grew by doubling; what the lasso search reads is what they hold.
