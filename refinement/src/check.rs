@@ -7,7 +7,7 @@ use stateright::Expectation;
 use crate::budget::{Exhausted, Limits};
 use crate::explore::{explore, Edges, Exploration, Finding, SafetyChecks};
 use crate::graph::{Condition, StateGraph};
-use crate::liveness::{find_unfulfilled, find_unstable, settled_by_variant, Lasso};
+use crate::liveness::{find_violation, settled_by_variant, Form, Lasso};
 use crate::path::Path;
 use crate::report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};
 use crate::spec::Spec;
@@ -91,14 +91,6 @@ pub(crate) struct Temporal<M: Spec> {
     pub name: &'static str,
     condition: fn(&M, &M::State) -> bool,
     form: Form,
-}
-
-#[derive(Clone, Copy)]
-enum Form {
-    /// `<>P`
-    Eventually,
-    /// `<>[]P`
-    EventuallyAlways,
 }
 
 /// Every property name a model answers to, in its own order.
@@ -294,8 +286,7 @@ pub fn check<M: Spec>(
     };
     if !graph.edges_kept {
         let by_variant = liveness.iter().enumerate().all(|(i, property)| {
-            let eventually_always = matches!(property.form, Form::EventuallyAlways);
-            pool.install(|| settled_by_variant(&graph, i, eventually_always, groups))
+            pool.install(|| settled_by_variant(&graph, i, property.form, groups))
         });
         if by_variant {
             report.graph_bytes = graph.allocation_size();
@@ -322,10 +313,8 @@ pub fn check<M: Spec>(
         progress.map(|config| crate::progress::Progress::phase(config, "liveness components"));
     for (i, property) in liveness.iter().enumerate() {
         // In the pool: the walk for cycles uses as many threads as the search.
-        let lasso = pool.install(|| match property.form {
-            Form::Eventually => find_unfulfilled(&graph, i, groups, &mut components),
-            Form::EventuallyAlways => find_unstable(&graph, i, groups, &mut components),
-        });
+        let lasso =
+            pool.install(|| find_violation(&graph, i, property.form, groups, &mut components));
         if let Some(lasso) = lasso {
             let cx = explain_lasso(model, &graph, &lasso, property.name, spec.fair);
             if options.every_temporal {

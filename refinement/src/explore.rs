@@ -226,9 +226,9 @@ struct Expanded<S> {
     /// In a search building the graph: the arrived states' slots and parent ids, given their
     /// own ids once every chunk's count is known.
     won: Vec<(usize, u32)>,
-    /// In a search building the graph, per candidate: its place in `won` if it kept its key,
-    /// else `LOST`. An edge to a winner of its own chunk learns its target's id from it
-    /// rather than from the visited set, a cache miss fewer.
+    /// In a chunk with edges to resolve (`pending`), per candidate: its place in `won` if it
+    /// kept its key, else `LOST`. An edge to a winner of its own chunk learns its target's id
+    /// from it rather than from the visited set, a cache miss fewer.
     winner: Vec<u32>,
     generated: u64,
     findings: Vec<(usize, usize, Finding)>,
@@ -562,13 +562,15 @@ fn claim<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>]) {
 /// (`settle`), or in a search building the graph leaving that to `number`.
 fn keep_winners<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle: bool) {
     expanded.par_iter_mut().for_each(|chunk| {
+        // Only an edge still to be resolved reads its candidate's winner.
+        let winners = !chunk.pending.is_empty();
         for (k, candidate) in chunk.candidates.drain(..).enumerate() {
             if let Some(&ahead) = chunk.slots.get(k + AHEAD) {
                 visited.prefetch_slot(ahead);
             }
             let slot = chunk.slots[k];
             if visited.value_at(slot) != candidate.claim {
-                if !settle {
+                if winners {
                     chunk.winner.push(LOST);
                 }
                 continue;
@@ -576,7 +578,9 @@ fn keep_winners<S: Send>(visited: &Visited, expanded: &mut [Expanded<S>], settle
             if settle {
                 visited.settle(slot, candidate.parent);
             } else {
-                chunk.winner.push(chunk.won.len() as u32);
+                if winners {
+                    chunk.winner.push(chunk.won.len() as u32);
+                }
                 chunk.won.push((slot, candidate.parent as u32));
             }
             chunk.arrived.push((candidate.fp, candidate.state));

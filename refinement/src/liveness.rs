@@ -35,62 +35,61 @@ pub struct Lasso {
     pub cycle: Vec<u32>,
 }
 
-/// `<>P` for temporal property `property` of the graph. `groups` is the number of
-/// weakly-fair groups in force (zero for a spec without fairness).
+/// The form of a temporal property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `<>P`
+    Eventually,
+    /// `<>[]P`
+    EventuallyAlways,
+}
+
+/// Where a fair lasso violating temporal property `property` of `form` stays (its region), and
+/// where its loop may start. `<>P`: a behaviour that never reaches P stays in ¬P states from
+/// its first state on. `<>[]P`: the loop passes a ¬P state, so P is left infinitely often; the
+/// prefix may pass through P, and an initial P does not help.
+fn violating(
+    graph: &StateGraph,
+    property: usize,
+    form: Form,
+) -> (impl Fn(u32) -> bool + Sync + '_, impl Fn(u32) -> bool + '_) {
+    let eventually = form == Form::Eventually;
+    let region = move |s| !eventually || !graph.holds(property, s);
+    let entry = move |s| eventually || !graph.holds(property, s);
+    (region, entry)
+}
+
+/// The shortest fair lasso violating temporal property `property` of `form`, if any. `groups`
+/// is the number of weakly-fair groups in force (zero for a spec without fairness).
 /// `progress` ticks while the components are searched.
-pub fn find_unfulfilled(
+pub fn find_violation(
     graph: &StateGraph,
     property: usize,
+    form: Form,
     groups: usize,
     progress: &mut Option<Progress>,
 ) -> Option<Lasso> {
-    // A behaviour that never reaches P stays in ¬P states from its first state on.
-    fair_lasso(
-        graph,
-        |s| !graph.holds(property, s),
-        |_| true,
-        groups,
-        progress,
-    )
+    let (region, entry) = violating(graph, property, form);
+    fair_lasso(graph, region, entry, groups, progress)
 }
 
-/// `<>[]P` under weak fairness: a violation is a fair lasso whose loop passes a ¬P state, so P
-/// is left infinitely often (its prefix may pass through P). An initial P does not help.
-pub fn find_unstable(
-    graph: &StateGraph,
-    property: usize,
-    groups: usize,
-    progress: &mut Option<Progress>,
-) -> Option<Lasso> {
-    fair_lasso(
-        graph,
-        |_| true,
-        |s| !graph.holds(property, s),
-        groups,
-        progress,
-    )
+/// Whether temporal property `property` of `form` holds on a graph whose model's variant grew
+/// on every step, read without its edges (which it may lack): false where that does not settle
+/// it, and the lasso search needs the edges (`acyclic_without_stutter`).
+pub fn settled_by_variant(graph: &StateGraph, property: usize, form: Form, groups: usize) -> bool {
+    let (region, _) = violating(graph, property, form);
+    acyclic_without_stutter(graph, &region, all_groups(groups))
 }
 
-/// Whether temporal property `property` (`<>P`, or `<>[]P` if `eventually_always`) holds on
-/// a graph whose model's variant grew on every step, read without its edges (which it may
-/// lack): with no cycle, the only fair lassos stutter forever at a state where every fair
-/// group is disabled, and the property's region has none. False where that does not settle it:
-/// the lasso search then needs the edges.
-pub fn settled_by_variant(
+/// Whether the graph has no cycle (the model's variant grew on every step) and no state of
+/// the region may stutter forever: then the only fair lassos, which stutter forever at their
+/// last state, are not in the region, and there is none to find.
+fn acyclic_without_stutter(
     graph: &StateGraph,
-    property: usize,
-    eventually_always: bool,
-    groups: usize,
+    region: &(impl Fn(u32) -> bool + Sync),
+    all_groups: u64,
 ) -> bool {
-    let all_groups = all_groups(groups);
-    graph.acyclic
-        && if eventually_always {
-            // `find_unstable`'s region.
-            !any_fair_alone(graph, &|_| true, all_groups)
-        } else {
-            // `find_unfulfilled`'s.
-            !any_fair_alone(graph, &|s| !graph.holds(property, s), all_groups)
-        }
+    graph.acyclic && !any_fair_alone(graph, region, all_groups)
 }
 
 /// The bits of `groups` fair groups.
@@ -116,9 +115,8 @@ fn fair_lasso(
         "a lasso is searched for on a graph that kept its edges"
     );
     let all_groups = all_groups(groups);
-    // Without a cycle (the model's variant grew on every step) the only fair lassos stutter
-    // forever at their last state: a region with no such state needs no walk.
-    if graph.acyclic && !any_fair_alone(graph, &region, all_groups) {
+    // Without a cycle a region with no state that may stutter forever needs no walk.
+    if acyclic_without_stutter(graph, &region, all_groups) {
         return None;
     }
     if acyclic_without_fair_state(graph, &region, all_groups, progress) {
@@ -471,6 +469,24 @@ fn extend(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn find_unfulfilled(
+        graph: &StateGraph,
+        property: usize,
+        groups: usize,
+        progress: &mut Option<Progress>,
+    ) -> Option<Lasso> {
+        find_violation(graph, property, Form::Eventually, groups, progress)
+    }
+
+    fn find_unstable(
+        graph: &StateGraph,
+        property: usize,
+        groups: usize,
+        progress: &mut Option<Progress>,
+    ) -> Option<Lasso> {
+        find_violation(graph, property, Form::EventuallyAlways, groups, progress)
+    }
     use crate::graph::Edge;
     use crate::threads::in_pool;
 
