@@ -6,6 +6,7 @@
 //! paths so a caller can drive an implementation along them.
 
 mod abstract_of;
+pub mod allocator;
 mod bits;
 pub mod budget;
 pub mod check;

@@ -111,6 +111,8 @@ pub fn main() -> ExitCode {
 /// The whole CLI on `design`: its models added to the built-in ones, its suite the default.
 /// The one place a verdict becomes an exit code.
 pub fn main_with(design: Design) -> ExitCode {
+    // Before the first search: a run of many searches gives back each one's large arrays.
+    loadbearing_refinement::allocator::map_large_blocks();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(advice) = tlc_style_option(&args) {
         eprintln!("error: {advice}");
