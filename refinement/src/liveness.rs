@@ -469,26 +469,14 @@ fn extend(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn find_unfulfilled(
-        graph: &StateGraph,
-        property: usize,
-        groups: usize,
-        progress: &mut Option<Progress>,
-    ) -> Option<Lasso> {
-        find_violation(graph, property, Form::Eventually, groups, progress)
-    }
-
-    fn find_unstable(
-        graph: &StateGraph,
-        property: usize,
-        groups: usize,
-        progress: &mut Option<Progress>,
-    ) -> Option<Lasso> {
-        find_violation(graph, property, Form::EventuallyAlways, groups, progress)
-    }
     use crate::graph::Edge;
     use crate::threads::in_pool;
+
+    /// The shortest fair lasso violating the graph's property 0 of `form`, with `groups`
+    /// fair groups.
+    fn violation(graph: &StateGraph, form: Form, groups: usize) -> Option<Lasso> {
+        find_violation(graph, 0, form, groups, &mut None)
+    }
 
     fn edge(to: u32) -> Edge {
         Edge { to, group: Some(0) }
@@ -516,22 +504,22 @@ mod tests {
             vec![1, 1, 1],
             vec![vec![false, false, false]],
         );
-        let lasso = find_unfulfilled(&graph, 0, 1, &mut None).expect("the fair loop");
+        let lasso = violation(&graph, Form::Eventually, 1).expect("the fair loop");
         assert_eq!(lasso.cycle.len(), 2);
         graph.acyclic = true;
-        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+        assert!(violation(&graph, Form::Eventually, 1).is_none());
         // A state that enables no fair group may stutter forever: found on any graph.
         let mut stuck = chain([false, false, false]);
         stuck.acyclic = true;
-        let lasso = find_unfulfilled(&stuck, 0, 1, &mut None).expect("stuttering at 2");
+        let lasso = violation(&stuck, Form::Eventually, 1).expect("stuttering at 2");
         assert_eq!(lasso.prefix, [0, 1, 2]);
     }
 
     #[test]
     fn a_behaviour_that_passes_p_and_leaves_it_violates_eventually_always_only() {
         let graph = chain([true, false, false]);
-        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
-        let lasso = find_unstable(&graph, 0, 1, &mut None).expect("it ends stuttering in ¬P");
+        assert!(violation(&graph, Form::Eventually, 1).is_none());
+        let lasso = violation(&graph, Form::EventuallyAlways, 1).expect("it ends stuttering in ¬P");
         assert_eq!(lasso.prefix, [0, 1, 2]);
         assert!(lasso.cycle.is_empty());
     }
@@ -539,9 +527,12 @@ mod tests {
     #[test]
     fn eventually_always_holds_when_every_fair_end_satisfies_p() {
         let graph = chain([false, false, true]);
-        assert!(find_unstable(&graph, 0, 1, &mut None).is_none());
+        assert!(violation(&graph, Form::EventuallyAlways, 1).is_none());
         // Without fairness the behaviour may stop at its first state.
-        assert_eq!(find_unstable(&graph, 0, 0, &mut None).unwrap().prefix, [0]);
+        assert_eq!(
+            violation(&graph, Form::EventuallyAlways, 0).unwrap().prefix,
+            [0]
+        );
     }
 
     #[test]
@@ -553,10 +544,10 @@ mod tests {
             vec![1, 1],
             vec![vec![true, false]],
         );
-        let lasso = find_unstable(&graph, 0, 1, &mut None).expect("a fair loop leaves P");
+        let lasso = violation(&graph, Form::EventuallyAlways, 1).expect("a fair loop leaves P");
         assert_eq!(lasso.prefix, [0, 1]);
         assert_eq!(lasso.cycle, [1, 0]);
-        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+        assert!(violation(&graph, Form::Eventually, 1).is_none());
     }
 
     /// 0 -> 1 -> 3 and 0 -> 2 -> 3, then 3 -> 4, by group 0, with `back` an edge from 3 to 0;
@@ -587,19 +578,19 @@ mod tests {
         let graph = diamond(false, true);
         let not_p = |s| !graph.holds(0, s);
         assert!(acyclic_without_fair_state(&graph, &not_p, 1, &mut None));
-        assert!(find_unfulfilled(&graph, 0, 1, &mut None).is_none());
+        assert!(violation(&graph, Form::Eventually, 1).is_none());
         // Without P at 4, 4 is a fair end: Tarjan decides, and finds it.
         let graph = diamond(false, false);
         assert!(!acyclic_without_fair_state(&graph, &|_| true, 1, &mut None));
         assert_eq!(
-            find_unfulfilled(&graph, 0, 1, &mut None).unwrap().prefix,
+            violation(&graph, Form::Eventually, 1).unwrap().prefix,
             [0, 1, 3, 4]
         );
         // The edge back from 3 closes a loop outside P that takes group 0 everywhere.
         let graph = diamond(true, true);
         let not_p = |s| !graph.holds(0, s);
         assert!(!acyclic_without_fair_state(&graph, &not_p, 1, &mut None));
-        let lasso = find_unfulfilled(&graph, 0, 1, &mut None).expect("a fair loop outside P");
+        let lasso = violation(&graph, Form::Eventually, 1).expect("a fair loop outside P");
         assert_eq!(lasso.prefix, [0]);
         assert_eq!(lasso.cycle, [0, 1, 3]);
     }
@@ -670,7 +661,7 @@ mod tests {
             vec![0b11, 0b11, 0],
             vec![vec![false; 3]],
         );
-        let lasso = find_unfulfilled(&graph, 0, 2, &mut None).expect("the exit to 2 is fair");
+        let lasso = violation(&graph, Form::Eventually, 2).expect("the exit to 2 is fair");
         assert_eq!(lasso.prefix, [0, 2]);
         assert!(lasso.cycle.is_empty());
     }
