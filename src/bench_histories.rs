@@ -11,6 +11,7 @@ use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
 
 use crate::histories::{generate, Shape};
+use crate::Verdict;
 
 /// The model the histories are judged against.
 pub const MODEL: &str = "CasFirstWriteAtomic";
@@ -112,7 +113,7 @@ pub fn judge_file(path: &Path) -> Result<Timing, HistoryBenchError> {
     let verdict = match report.decision() {
         Decision::Conforms => "linearizable",
         Decision::Diverges => "not linearizable",
-        Decision::Unknown => "unknown",
+        Decision::Unknown(_) => "unknown",
     };
     Ok(Timing {
         seconds,
@@ -232,4 +233,65 @@ pub fn table(rows: &[HistoryRow]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `bench --histories --oracle N`: the judge against the oracle, `n` histories a model from
+/// `seed`; a table of agreements, and every disagreement written to `dir` (a finding: exit 1).
+pub fn against_the_oracle(n: usize, seed: u64, dir: &Path) -> Result<Verdict, HistoryBenchError> {
+    use crate::oracle::compare::{run, Case};
+    let mut table = String::from(
+        "| model | histories | judgements (history and sequence) | agree | disagree | undecided | linearizable (oracle) | seconds |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut disagreed = 0;
+    for case in Case::ALL {
+        let started = Instant::now();
+        let tally = run(case, n, seed);
+        let judged = tally.agreed + tally.disagreements.len();
+        table.push_str(&format!(
+            "| {case} | {} | {judged} | {} | {} | {} | {} | {:.1} |\n",
+            tally.histories,
+            tally.agreed,
+            tally.disagreements.len() - tally.undecided,
+            tally.undecided,
+            tally.linearizable,
+            started.elapsed().as_secs_f64()
+        ));
+        for (i, d) in tally.disagreements.iter().enumerate() {
+            std::fs::create_dir_all(dir).map_err(|source| HistoryBenchError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            let path = dir.join(format!(
+                "disagreement-{}-{i}.ndjson",
+                case.to_string().replace([' ', '='], "-")
+            ));
+            std::fs::write(&path, &d.history).map_err(|source| HistoryBenchError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            eprintln!(
+                "{case}: the judge says {}, the oracle {} ({}): {}",
+                d.judge,
+                if d.oracle {
+                    "linearizable"
+                } else {
+                    "not linearizable"
+                },
+                if d.as_sequence {
+                    "as a sequence"
+                } else {
+                    "as a history"
+                },
+                path.display()
+            );
+        }
+        disagreed += tally.disagreements.len();
+    }
+    print!("{table}");
+    println!("(seeds {seed}..{}; n = {n} a model)", seed + n as u64);
+    Ok(if disagreed == 0 {
+        Verdict::AsExpected
+    } else {
+        Verdict::Differs
+    })
 }

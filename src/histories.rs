@@ -11,10 +11,8 @@
 //! independently). An operation whose reply is lost has an unknown outcome (`"ret": null`): it
 //! took effect at its instant or never, and its client moves on after a timeout.
 
-use loadbearing_refinement::conform::{to_history_ndjson, to_ndjson, Timed};
-use loadbearing_specs::first_write::trace::{
-    FirstWriteEvent, Outcome, Statement, StoreRow, Writer,
-};
+use loadbearing_refinement::conform::{to_history_ndjson, to_ndjson, Key, Timed};
+use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, ReadRow, Statement, Writer};
 
 /// The shape of a generated history.
 #[derive(Clone, Copy, Debug)]
@@ -85,7 +83,7 @@ pub fn generate(shape: Shape) -> Generated {
     for key in 0..shape.keys {
         let count =
             shape.operations / shape.keys + usize::from(key < shape.operations % shape.keys);
-        let name = (shape.keys > 1).then(|| format!("k{key}"));
+        let name = (shape.keys > 1).then(|| Key::Name(format!("k{key}")));
         simulate_key(&mut rng, shape, count, name, &mut all);
     }
     // Each key's operations were simulated in effect order (one that never took effect at the
@@ -111,7 +109,7 @@ fn simulate_key(
     rng: &mut fastrand::Rng,
     shape: Shape,
     count: usize,
-    key: Option<String>,
+    key: Option<Key>,
     out: &mut Vec<Simulated>,
 ) {
     // Each operation: (writer, call, effect instant, ret), effect strictly inside.
@@ -155,7 +153,7 @@ fn simulate_key(
     for i in order {
         let p = &planned[i];
         let event = if p.read {
-            FirstWriteEvent::Read(StoreRow::at(row))
+            FirstWriteEvent::Read(ReadRow::at(row))
         } else {
             let applies = row.is_none_or(|stored| stored <= p.offset);
             let (outcome, stored) = match (p.ret, applies) {
@@ -167,7 +165,7 @@ fn simulate_key(
                 row = Some(p.offset);
             }
             FirstWriteEvent::Persist(Statement::new(
-                Writer(p.writer as u8),
+                Writer::model(p.writer),
                 p.offset,
                 outcome,
                 stored,

@@ -12,6 +12,7 @@ pub mod histories;
 pub mod isolation;
 pub mod junit;
 pub mod mutate;
+pub mod oracle;
 pub mod render;
 pub mod report;
 pub mod run_actors;

@@ -40,9 +40,8 @@ fn event_of(op: &Op) -> Option<FirstWriteEvent> {
         Told::Read(read) => return Some(read_event(read, true)),
         Told::ReadFailed => return None,
     };
-    // A session is a writer; the row judge never tells writers apart, so a run of more than
-    // 256 sessions would only be named ambiguously.
-    let writer = Writer(op.session as u8);
+    // A session is a writer, by its number (the row judge never tells writers apart).
+    let writer = Writer::named(format!("s{}", op.session));
     match &op.asked {
         Asked::Persist { offset, value } => Some(FirstWriteEvent::Persist(
             Statement::new(writer, *offset, outcome, stored)
@@ -66,7 +65,7 @@ pub fn timed(history: &History) -> Vec<Timed<FirstWriteEvent>> {
             Some(Timed {
                 call: op.call_us,
                 ret: op.ret_us,
-                key: Some(op.key.clone()),
+                key: Some(op.key.clone().into()),
                 event: event_of(op)?,
                 line: 0,
             })
@@ -134,7 +133,7 @@ mod tests {
             op(1, 22, Some(23), persist(6), Told::Applied),
             op(1, 24, Some(25), Asked::Read, live(6)),
         ]);
-        assert!(v.conforming(), "{}", v.text(&|i| i + 1));
+        assert!(v.conforming(), "{}", v.text());
     }
 
     #[test]
@@ -147,11 +146,11 @@ mod tests {
             op(2, 6, Some(7), Asked::Read, live(8)),
         ]);
         let HistoryOutcome::NotLinearizable(why) = &v.outcome else {
-            panic!("{}", v.text(&|i| i + 1));
+            panic!("{}", v.text());
         };
-        let text = v.text(&|i| i + 1);
+        let text = v.text();
         assert!(text.contains("a stale write landed"), "{text}");
-        assert_eq!(why.key, "\"k\"");
+        assert_eq!(why.part.to_string(), "key \"k\"");
     }
 
     #[test]

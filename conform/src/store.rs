@@ -12,7 +12,7 @@ use loadbearing_refinement::conform::{Timed, TraceEvent as _};
 use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
 use loadbearing_specs::first_write::trace::{
-    FirstWriteEvent, Outcome, Payload, Statement, StoreRow, Writer,
+    FirstWriteEvent, Outcome, Payload, ReadRow, Statement, Writer,
 };
 use stateright::Model;
 
@@ -173,7 +173,7 @@ pub fn scheduled_round(
     Ok(scheduler
         .steps()
         .iter()
-        .filter_map(|(w, step)| event_of(Writer(*w as u8), step, None))
+        .filter_map(|(w, step)| event_of(Writer::model(*w), step, None))
         .collect())
 }
 
@@ -254,10 +254,11 @@ pub(crate) struct ClockedTracer {
 impl Tracer for ClockedTracer {
     fn step(&self, step: &Step) {
         let at = self.clock.now();
-        self.sink
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((self.writer, at, step.clone()));
+        self.sink.lock().unwrap_or_else(|e| e.into_inner()).push((
+            self.writer.clone(),
+            at,
+            step.clone(),
+        ));
     }
 }
 
@@ -298,12 +299,17 @@ pub fn value_text(bytes: &[u8]) -> String {
 /// which holds offsets only).
 pub(crate) fn read_event(read: &Read, whole: bool) -> FirstWriteEvent {
     FirstWriteEvent::Read(match read {
-        Read::Live { offset, value } if whole => StoreRow::Live {
+        Read::Live { offset, value } if whole => ReadRow::Row {
             offset: *offset,
             value: Some(value_text(value)),
+            tombstone: Some(false),
         },
-        Read::Tombstone { offset } if whole => StoreRow::Tombstone { offset: *offset },
-        read => StoreRow::at(stored_offset(read)),
+        Read::Tombstone { offset } if whole => ReadRow::Row {
+            offset: *offset,
+            value: None,
+            tombstone: Some(true),
+        },
+        read => ReadRow::at(stored_offset(read)),
     })
 }
 
@@ -329,7 +335,7 @@ pub fn race(
         .enumerate()
         .map(|(w, _)| {
             factory.open(Arc::new(ClockedTracer {
-                writer: Writer(w as u8),
+                writer: Writer::model(w),
                 clock,
                 sink: sink.clone(),
             }))
@@ -393,11 +399,13 @@ pub(crate) fn history_of(
     let mut since: Vec<u64> = called.to_vec();
     let mut history = Vec::new();
     for (writer, at, step) in steps {
-        let value = race_value(writer.index(), offsets[writer.index()]);
-        let Some(event) = event_of(*writer, step, Some(&value)) else {
+        let w = writer
+            .index()
+            .expect("a race's writers are the model's, w1 …");
+        let value = race_value(w, offsets[w]);
+        let Some(event) = event_of(writer.clone(), step, Some(&value)) else {
             continue;
         };
-        let w = usize::from(writer.0);
         let call = since[w];
         since[w] = *at;
         let ret = event.has_outcome().then_some(*at);

@@ -281,7 +281,7 @@ fn faulted_round(
     let stores = (0..plan.offsets.len())
         .map(|w| {
             factory.open(Arc::new(ClockedTracer {
-                writer: Writer(w as u8),
+                writer: Writer::model(w),
                 clock,
                 sink: sink.clone(),
             }))

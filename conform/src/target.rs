@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use loadbearing_refinement::conform::history::ModelSteps;
 use loadbearing_refinement::conform::{
     check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
-    HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
+    HistoryOutcome, HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
 };
 use loadbearing_refinement::progress::{grouped, Progress};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
@@ -95,6 +95,9 @@ pub struct TargetResult {
     pub divergences: Vec<Divergence>,
     /// Divergences found in all (only the first few are kept in `divergences`).
     pub divergent_traces: usize,
+    /// Traces the search could not decide within its budget: neither conforming nor
+    /// diverging, so a target with one is not ok whatever it must show.
+    pub undecided_traces: usize,
     /// Histories (of writers that ran concurrently) that no order of the model explains: the
     /// first few, each with the search's verdict. Absent from the JSON when there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -207,6 +210,7 @@ impl TargetResult {
             conforming: 0,
             divergences: Vec::new(),
             divergent_traces: 0,
+            undecided_traces: 0,
             histories: Vec::new(),
             expected: target.expect(),
             ok: false,
@@ -291,6 +295,8 @@ impl TargetResult {
         self.validation_seconds += validating.elapsed().as_secs_f64();
         if verdict.conforming {
             self.conforming += 1;
+        } else if verdict.incomplete.is_some() {
+            self.undecided_traces += 1;
         } else {
             self.divergent_traces += 1;
             if self.divergences.len() < 3 {
@@ -337,6 +343,8 @@ impl TargetResult {
         self.validation_seconds += validating.elapsed().as_secs_f64();
         if verdict.conforming() {
             self.conforming += 1;
+        } else if matches!(verdict.outcome, HistoryOutcome::Unknown { .. }) {
+            self.undecided_traces += 1;
         } else {
             self.divergent_traces += 1;
             if self.histories.len() < 3 {
@@ -350,7 +358,7 @@ impl TargetResult {
                             what: steps.describe(&op.event),
                         })
                         .collect(),
-                    text: verdict.text(&|op| history[op].line),
+                    text: verdict.text(),
                     verdict,
                 });
             }
@@ -367,10 +375,11 @@ impl TargetResult {
         if self.expected == Expect::Conforms && self.traces == 0 && self.steps == 0 {
             self.mismatches.push(Mismatch::NothingChecked);
         }
-        let traces_as_expected = match self.expected {
-            Expect::Conforms => self.conforming == self.traces,
-            Expect::Diverges => self.divergent_traces > 0,
-        };
+        let traces_as_expected = self.undecided_traces == 0
+            && match self.expected {
+                Expect::Conforms => self.conforming == self.traces,
+                Expect::Diverges => self.divergent_traces > 0,
+            };
         self.ok = traces_as_expected && self.mismatches.is_empty();
     }
 }

@@ -599,7 +599,7 @@ impl Judged<'_> {
         assert!(
             self.verdict.conforming(),
             "the run is no behaviour of the model:\n{}",
-            self.verdict.text(&|op| op + 1)
+            self.verdict.text()
         );
         self.tally
     }
@@ -788,7 +788,7 @@ fn proxied_run_of(
         assert!(
             !judged.verdict.conforming(),
             "the model let the mutant's stale writes pass: {}",
-            judged.verdict.text(&|op| op + 1)
+            judged.verdict.text()
         );
         return;
     }
@@ -975,7 +975,7 @@ fn broker_paused_past_a_session_makes_a_zombie_that_cannot_write() {
             verdict.operations,
         ),
     );
-    assert!(verdict.conforming(), "{}", verdict.text(&|op| op + 1));
+    assert!(verdict.conforming(), "{}", verdict.text());
     assert_eq!(after_owner, owners, "the owner's snapshot is durable");
     assert!(stale.is_err(), "the zombie's stale flush committed");
     assert_eq!(

@@ -22,7 +22,12 @@ use crate::spec::Spec;
 pub mod history;
 mod wire;
 
-pub use history::{check_history, Budget, HistoryOutcome, HistoryVerdict, Sequential};
+pub use history::{
+    check_history, search_history, Budget, HistoryOutcome, HistoryVerdict, NotLinearizable,
+    PartName, PartOrder, Placed, Progress, Refused, Sequential, Spent,
+};
+use history::{Searched, Step};
+pub use wire::Key;
 pub use wire::{
     parse_ndjson, parse_trace, to_history_line, to_history_ndjson, to_ndjson, LineError, Timed,
     Trace, TraceError, TraceEvent, SCHEMA_VERSION,
@@ -80,6 +85,65 @@ pub trait Conform: Spec {
     fn disabled_reason(&self, _state: &Self::State, _event: &Self::Event) -> Option<String> {
         None
     }
+
+    /// The first value of the trace the model, as its constants build it, cannot hold (an
+    /// offset past `MaxOffset`, a writer past `Writers`), with the bound it passes. A trace
+    /// with one is not judged: a model that cannot hold a value would call the trace
+    /// diverging, which says nothing of the implementation. `conform --trace` stops with an
+    /// error naming the bound and the `--set` that lifts it (exit 2). A model whose events
+    /// carry bounded values declares them here; the default declares none.
+    fn beyond(&self, _events: &[Self::Event]) -> Option<Beyond> {
+        None
+    }
+}
+
+/// A value of a trace past what the model holds: which event, what value, and the bound.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Beyond {
+    /// The event's index in the trace (0-based).
+    pub event: usize,
+    /// The value as people read it (`offset 7`, `writer w9`).
+    pub what: String,
+    pub bound: Bound,
+}
+
+/// What a value passes: a constant a `--set` lifts, or a limit of the model's representation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Bound {
+    /// A knob of the model: its value, and the least that holds the trace's value (`None`
+    /// when no value of the knob does: it is past the knob's own limit).
+    Knob {
+        name: &'static str,
+        value: u64,
+        needs: Option<u64>,
+    },
+    /// A limit of the model's representation, no knob: the most it holds.
+    Fixed { what: &'static str, most: u64 },
+}
+
+impl Beyond {
+    /// The same, at the event's line of a file (its index when the file's lines are not known).
+    pub fn text(&self, line: usize) -> String {
+        let at = format!("line {line}: {} is past what the model holds", self.what);
+        match &self.bound {
+            Bound::Knob {
+                name,
+                value,
+                needs: Some(needs),
+            } => format!(
+                "{at} ({name} = {value}): judge it with --set {name}={needs} (a value the model cannot hold would be no verdict on the implementation)"
+            ),
+            Bound::Knob {
+                name,
+                value,
+                needs: None,
+            } => format!("{at} ({name} = {value}), and no value of {name} holds it"),
+            Bound::Fixed { what, most } => {
+                format!("{at}: the model holds at most {most} {what}, whatever its constants")
+            }
+        }
+    }
 }
 
 /// One model action tried for the event that could not be matched, and why it did not fit.
@@ -127,87 +191,36 @@ pub struct Verdict {
     /// The model path the trace follows (model action names, silent steps included).
     pub witness: Option<Vec<String>>,
     pub divergence: Option<Divergence>,
-    /// The largest number of model states consistent with a prefix: how ambiguous the trace was.
+    /// The search ran out of a budget before it could tell: neither conforming nor diverging.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Spent>,
+    /// The largest number of configurations (a model state, and which unresolved steps
+    /// landed) consistent with a prefix: how ambiguous the trace was.
     pub max_candidates: usize,
+}
+
+impl Verdict {
+    /// Diverging: neither conforming nor undecided.
+    pub fn diverges(&self) -> bool {
+        self.divergence.is_some()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Silent model steps allowed between two events.
-    pub silent_steps: usize,
     /// States shown per divergence.
     pub shown_states: usize,
+    /// How far the search may go before it answers that it could not tell.
+    pub budget: Budget,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            silent_steps: 2,
             shown_states: 3,
+            budget: Budget::default(),
         }
     }
-}
-
-/// A node of the witness forest: how a candidate state was reached. A root is an initial
-/// candidate, by its index in the forest's `roots`.
-struct Node<A> {
-    parent: Option<usize>,
-    action: Option<A>,
-    /// Whether `action` was a silent step (taken between events, reported by none).
-    silent: bool,
-}
-
-impl<A> Node<A> {
-    fn root() -> Self {
-        Node {
-            parent: None,
-            action: None,
-            silent: false,
-        }
-    }
-
-    fn step(parent: usize, action: A, silent: bool) -> Self {
-        Node {
-            parent: Some(parent),
-            action: Some(action),
-            silent,
-        }
-    }
-}
-
-/// The steps from a root to node `at`: the root's node index, then each action with whether
-/// it was silent, in order.
-fn steps<A>(nodes: &[Node<A>], mut at: usize) -> (usize, Vec<(&A, bool)>) {
-    let mut steps = Vec::new();
-    loop {
-        let node = &nodes[at];
-        if let Some(a) = &node.action {
-            steps.push((a, node.silent));
-        }
-        match node.parent {
-            Some(p) => at = p,
-            None => break,
-        }
-    }
-    steps.reverse();
-    (at, steps)
-}
-
-/// The model path to node `at` as people read it: each action as the model formats it, a
-/// silent step marked so.
-fn path<M: Conform>(model: &M, nodes: &[Node<M::Action>], at: usize) -> Vec<String> {
-    steps(nodes, at)
-        .1
-        .into_iter()
-        .map(|(action, silent)| {
-            let shown = model.format_action(action);
-            if silent {
-                format!("{shown} (silent)")
-            } else {
-                shown
-            }
-        })
-        .collect()
 }
 
 /// A verdict with the model path a fitting trace follows, in the model's own states and
@@ -216,9 +229,6 @@ pub struct Validated<S, A> {
     pub verdict: Verdict,
     pub path: Option<Path<S, A>>,
 }
-
-/// Fingerprints already seen: they are hashes already, so they are not hashed again.
-type Seen = HashSet<u64, BuildIdentity>;
 
 /// Why an action was not tried for an event that names another action.
 const REPORTS_ANOTHER: &str = "the event reports another action";
@@ -230,204 +240,155 @@ pub fn validate<M: Conform>(model: &M, events: &[M::Event], limits: Limits) -> V
 
 /// Checks whether `events` is a behaviour of `model`, and for one that is, the model path it
 /// follows as typed states and actions.
+///
+/// A sequence is the history in which each event returns before the next is called and an
+/// unresolved event never returns (`history::sequence_as_history`), and it is judged by the
+/// history search itself: one semantics for both. Silent actions may happen between any two
+/// events, any number of times; an unresolved event's step may land once, anywhere after its
+/// event, or never, and only where the model enables it.
 pub fn validate_path<M: Conform>(
     model: &M,
     events: &[M::Event],
     limits: Limits,
 ) -> Validated<M::State, M::Action> {
-    let mut nodes: Vec<Node<M::Action>> = Vec::new();
-    let mut frontier: Vec<(M::State, usize)> = Vec::new();
-    // Each initial candidate with its root node.
-    let mut roots: Vec<(usize, M::State)> = Vec::new();
-    let mut seen = Seen::default();
-    for state in model.initial_candidates(events) {
-        if seen.insert(fingerprint(&state)) {
-            nodes.push(Node::root());
-            roots.push((nodes.len() - 1, state.clone()));
-            frontier.push((state, nodes.len() - 1));
-        }
-    }
-    let mut max_candidates = frontier.len();
-    let mut actions = Vec::new();
-    // Each unresolved event's step, with where the event stands: it may land only after the
-    // statement was sent, that is after its event.
-    let late = Late {
-        actions: events
-            .iter()
-            .enumerate()
-            .flat_map(|(i, e)| {
-                model
-                    .unresolved(std::slice::from_ref(e))
-                    .into_iter()
-                    .map(move |a| (i, a))
-            })
-            .collect(),
+    let history = history::sequence_as_history(events);
+    let face = history::ModelSteps { model };
+    let (found, widest) = history::search_whole(&face, &history, limits.budget);
+    let verdict = |conforming, witness, divergence, incomplete| Verdict {
+        events: events.len(),
+        conforming,
+        witness,
+        divergence,
+        incomplete,
+        max_candidates: widest,
     };
-    // Every unresolved step may land between the same two events.
-    let silent_steps = limits.silent_steps + late.actions.len();
-    for (i, event) in events.iter().enumerate() {
-        let closure = silent_closure(model, frontier, &mut nodes, silent_steps, &late.before(i));
-        let mut next: Vec<(M::State, usize)> = Vec::new();
-        let mut next_seen = Seen::default();
-        let stutter = model.is_stutter(event);
-        for (state, node) in &closure {
-            if stutter && model.observe(state, state, event).is_ok() {
-                if next_seen.insert(fingerprint(state)) {
-                    next.push((state.clone(), *node));
-                }
-                continue;
-            }
-            actions.clear();
-            model.actions(state, &mut actions);
-            for action in actions.drain(..) {
-                if !model.reports(&action, event) {
-                    continue;
-                }
-                let Some(after) = model.next_state(state, action.clone()) else {
-                    continue;
-                };
-                if model.observe(state, &after, event).is_ok()
-                    && next_seen.insert(fingerprint(&after))
-                {
-                    nodes.push(Node::step(*node, action, false));
-                    next.push((after, nodes.len() - 1));
-                }
+    match found {
+        Searched::Order { last } => {
+            let steps = last.map(|node| node.order());
+            let typed = steps
+                .as_ref()
+                .map(|(initial, steps)| typed_path(model, events, initial, steps));
+            let witness = typed.as_ref().map(|path| shown(model, path));
+            Validated {
+                verdict: verdict(true, witness, None, None),
+                path: typed.map(|p| p.path),
             }
         }
-        if next.is_empty() {
-            let divergence = explain(model, event, i, &closure, &nodes, limits);
-            return Validated {
-                verdict: Verdict {
-                    events: events.len(),
-                    conforming: false,
-                    witness: None,
-                    divergence: Some(divergence),
-                    max_candidates,
-                },
+        Searched::None { due, held, .. } => {
+            let states: Vec<&M::State> = distinct(held.iter().map(|node| &node.state));
+            let prefix = held
+                .first()
+                .map(|node| {
+                    let (initial, steps) = node.order();
+                    shown(model, &typed_path(model, events, &initial, &steps))
+                })
+                .unwrap_or_default();
+            let divergence = explain(model, &events[due], due, &states, prefix, limits);
+            Validated {
+                verdict: verdict(false, None, Some(divergence), None),
                 path: None,
-            };
+            }
         }
-        max_candidates = max_candidates.max(next.len());
-        frontier = next;
-    }
-    let end = frontier.first().map(|(_, node)| *node);
-    Validated {
-        verdict: Verdict {
-            events: events.len(),
-            conforming: true,
-            witness: end.map(|node| path(model, &nodes, node)),
-            divergence: None,
-            max_candidates,
+        Searched::Spent(spent) => Validated {
+            verdict: verdict(false, None, None, Some(spent)),
+            path: None,
         },
-        path: end.map(|node| typed_path(model, &nodes, &roots, node)),
     }
 }
 
-/// The typed path to node `at`: its root's initial state, then each action applied in turn
-/// (each one was enabled there when the forest grew, and `next_state` is a function).
+/// The states in order, each once.
+fn distinct<'a, S: std::hash::Hash + 'a>(states: impl Iterator<Item = &'a S>) -> Vec<&'a S> {
+    let mut seen = Seen::default();
+    states.filter(|s| seen.insert(fingerprint(*s))).collect()
+}
+
+/// A model path with, per action, whether it was silent (a declared silent action, or an
+/// unresolved event's step landing).
+struct TypedPath<S, A> {
+    path: Path<S, A>,
+    silent: Vec<bool>,
+}
+
+/// The model actions behind the search's steps: for each event, the action that reports it
+/// and leads to the state the search reached (none for a stutter); for each silent step or
+/// landing of an unresolved event, the action that does. The search built each step from
+/// exactly such an action, so one is always found.
 fn typed_path<M: Conform>(
     model: &M,
-    nodes: &[Node<M::Action>],
-    roots: &[(usize, M::State)],
-    at: usize,
-) -> Path<M::State, M::Action> {
-    let (root, steps) = steps(nodes, at);
-    let init = roots
-        .iter()
-        .find(|(node, _)| *node == root)
-        .map(|(_, state)| state.clone())
-        .expect("every root of the forest is an initial candidate");
-    let mut path = Path::new(init);
-    for (action, _) in steps {
-        let next = model
-            .next_state(path.last_state(), action.clone())
-            .expect("an action of the forest is enabled where it was taken");
-        path.push(action.clone(), next);
-    }
-    path
-}
-
-/// The unresolved steps of a trace ([`Conform::unresolved`]), each with the index of its event:
-/// silent for this trace only, and only after their event.
-struct Late<A> {
-    actions: Vec<(usize, A)>,
-}
-
-impl<A: PartialEq + Clone> Late<A> {
-    /// The steps that may land before event `i`: those of the unresolved events before it.
-    fn before(&self, i: usize) -> Landing<A> {
-        Landing {
-            actions: self
-                .actions
-                .iter()
-                .filter(|(at, _)| *at < i)
-                .map(|(_, a)| a.clone())
-                .collect(),
-        }
-    }
-}
-
-/// The unresolved steps that may land at one point of the trace.
-struct Landing<A> {
-    actions: Vec<A>,
-}
-
-impl<A: PartialEq> Landing<A> {
-    fn silent<M: Conform<Action = A>>(&self, model: &M, action: &A) -> bool {
-        model.is_silent(action) || self.actions.contains(action)
-    }
-}
-
-/// The states reachable by up to `bound` silent steps (the states themselves included).
-fn silent_closure<M: Conform>(
-    model: &M,
-    frontier: Vec<(M::State, usize)>,
-    nodes: &mut Vec<Node<M::Action>>,
-    bound: usize,
-    late: &Landing<M::Action>,
-) -> Vec<(M::State, usize)> {
-    let mut seen: Seen = frontier.iter().map(|(s, _)| fingerprint(s)).collect();
-    let mut all = frontier;
-    // The last layer added is `all[layer..]`.
-    let mut layer = 0;
+    events: &[M::Event],
+    initial: &M::State,
+    steps: &[(Step, M::State)],
+) -> TypedPath<M::State, M::Action> {
+    let mut path = Path::new(initial.clone());
+    let mut silent = Vec::new();
     let mut actions = Vec::new();
-    for _ in 0..bound {
-        let mut next_layer = Vec::new();
-        for (state, node) in &all[layer..] {
-            actions.clear();
-            model.actions(state, &mut actions);
-            for action in actions.drain(..) {
-                if !late.silent(model, &action) {
+    for (step, after) in steps {
+        let before = path.last_state().clone();
+        let fits =
+            |action: &M::Action| model.next_state(&before, action.clone()).as_ref() == Some(after);
+        actions.clear();
+        model.actions(&before, &mut actions);
+        let (action, quiet) = match *step {
+            Step::Op(k) if !events[k].has_outcome() => {
+                let unresolved = model.unresolved(std::slice::from_ref(&events[k]));
+                let found = actions.iter().find(|a| unresolved.contains(a) && fits(a));
+                (found.cloned(), true)
+            }
+            Step::Op(k) => {
+                let event = &events[k];
+                if model.is_stutter(event) {
                     continue;
                 }
-                if let Some(after) = model.next_state(state, action.clone()) {
-                    if seen.insert(fingerprint(&after)) {
-                        nodes.push(Node::step(*node, action, true));
-                        next_layer.push((after, nodes.len() - 1));
-                    }
-                }
+                let found = actions.iter().find(|a| {
+                    model.reports(a, event)
+                        && fits(a)
+                        && model.observe(&before, after, event).is_ok()
+                });
+                (found.cloned(), false)
             }
-        }
-        if next_layer.is_empty() {
-            break;
-        }
-        layer = all.len();
-        all.extend(next_layer);
+            Step::Silent | Step::Start => {
+                let found = actions.iter().find(|a| model.is_silent(a) && fits(a));
+                (found.cloned(), true)
+            }
+        };
+        let action = action.expect("the search's step is one of the model's actions");
+        path.push(action, after.clone());
+        silent.push(quiet);
     }
-    all
+    TypedPath { path, silent }
 }
+
+/// A path as people read it: each action as the model formats it, a silent one marked so.
+fn shown<M: Conform>(model: &M, typed: &TypedPath<M::State, M::Action>) -> Vec<String> {
+    typed
+        .path
+        .actions()
+        .zip(&typed.silent)
+        .map(|(action, &silent)| {
+            let shown = model.format_action(action);
+            if silent {
+                format!("{shown} (silent)")
+            } else {
+                shown
+            }
+        })
+        .collect()
+}
+
+/// Fingerprints already seen: they are hashes already, so they are not hashed again.
+type Seen = HashSet<u64, BuildIdentity>;
 
 fn explain<M: Conform>(
     model: &M,
     event: &M::Event,
     index: usize,
-    closure: &[(M::State, usize)],
-    nodes: &[Node<M::Action>],
+    closure: &[&M::State],
+    prefix: Vec<String>,
     limits: Limits,
 ) -> Divergence {
     let mut tried = Vec::new();
     let mut actions = Vec::new();
-    for (state, _) in closure.iter().take(limits.shown_states) {
+    for &state in closure.iter().take(limits.shown_states) {
         let mut allowed = Vec::new();
         if model.is_stutter(event) {
             if let Err(why) = model.observe(state, state, event) {
@@ -478,10 +439,7 @@ fn explain<M: Conform>(
         event: serde_json::from_str(&event.to_line()).expect("a trace line is JSON"),
         action: event.action().to_string(),
         as_written: event.to_line(),
-        prefix: closure
-            .first()
-            .map(|(_, n)| path(model, nodes, *n))
-            .unwrap_or_default(),
+        prefix,
         tried,
         candidates: closure.len(),
     }

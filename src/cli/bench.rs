@@ -49,6 +49,16 @@ pub struct Args {
     /// `go build` beside this binary when missing).
     #[arg(long, requires = "histories")]
     porcupine: bool,
+    /// With --histories: instead of timing, hold the judge to the oracle: N generated histories
+    /// of each model that reads them (2–5 clients, 3–14 operations, unknown outcomes, reads,
+    /// deletes, values, up to two keys, half with one wrong answer), each judged as a history
+    /// and as a sequence by `conform --trace` and by a naive checker; prints the agreements
+    /// (exit 1 on any disagreement, each written to the histories folder).
+    #[arg(long, requires = "histories", value_name = "N")]
+    oracle: Option<usize>,
+    /// With --oracle: the first history's seed (each next one's is one more).
+    #[arg(long, requires = "oracle", default_value_t = 1)]
+    seed: u64,
     /// With --histories: where the generated history files are written.
     #[arg(long, requires = "histories", value_name = "DIR")]
     histories_dir: Option<PathBuf>,
@@ -78,6 +88,9 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         let dir = args
             .histories_dir
             .unwrap_or_else(|| std::env::temp_dir().join("loadbearing-histories"));
+        if let Some(n) = args.oracle {
+            return Ok(bench_histories::against_the_oracle(n, args.seed, &dir)?);
+        }
         let porcupine = args
             .porcupine
             .then(bench_histories::porcupine_runner)

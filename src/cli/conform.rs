@@ -11,7 +11,8 @@ use crate::conform::{self, BackendKind, Plan, Servers, TargetResult};
 use crate::conform_table;
 use crate::junit;
 use crate::Verdict;
-use loadbearing_refinement::conform::Budget;
+use loadbearing_refinement::budget;
+use loadbearing_refinement::conform::{Budget, Limits};
 use loadbearing_registry::trace::TraceOptions;
 
 use super::configs::Suite;
@@ -64,11 +65,17 @@ pub struct Args {
     /// With --trace: override a constant of that config or model (MaxOffset=5).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     sets: Vec<String>,
-    /// With --trace, for a history (events with `call`/`ret`): how many configurations
-    /// (operations placed, model state) the search may explore before it answers unknown
-    /// (exit 2).
-    #[arg(long, value_name = "N", default_value_t = Budget::default().configurations)]
+    /// With --trace: how many configurations (operations placed, model state) the search may
+    /// explore before it answers unknown (exit 2, `incomplete (configurations)`).
+    #[arg(long, value_name = "N", default_value_t = Budget::DEFAULT_CONFIGURATIONS, requires = "trace")]
     max_configurations: u64,
+    /// With --trace: stop the search after this many seconds (exit 2, `incomplete (time)`).
+    #[arg(long, value_name = "SECONDS", requires = "trace")]
+    timeout_secs: Option<u64>,
+    /// With --trace: stop the search once the process holds this much memory (12G, 512M; exit
+    /// 2, `incomplete (memory)`). Default: nine tenths of the machine's (or its cgroup's).
+    #[arg(long, value_parser = budget::parse_size, requires = "trace")]
+    max_memory: Option<u64>,
     /// With --trace: read a sequence as a history (each event returns before the next is
     /// called; one with no outcome never returns) and judge it by the history search.
     #[arg(long, requires = "trace")]
@@ -83,12 +90,16 @@ fn backend_kind(text: &str) -> Result<BackendKind, conform::backend::UnknownBack
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if let (Some(file), Some(model)) = (&args.trace, &args.model) {
         let options = TraceOptions {
-            budget: Budget {
-                configurations: args.max_configurations,
-                time: None,
+            limits: Limits {
+                budget: Budget {
+                    configurations: args.max_configurations,
+                    time: args.timeout_secs.map(std::time::Duration::from_secs),
+                    memory: args.max_memory.or_else(budget::default_max_memory),
+                },
+                ..Limits::default()
             },
             as_history: args.as_history,
-            ..TraceOptions::default()
+            progress: Some(conform_trace::progress_line),
         };
         return conform_trace::run(suite, file, model, &args.sets, &options, args.format);
     }

@@ -4,9 +4,13 @@
 
 use std::path::Path;
 
+use std::sync::Mutex;
+
 use crate::junit;
 use crate::suite::{self, LookupError};
 use crate::Verdict;
+use loadbearing_refinement::conform::Progress;
+use loadbearing_refinement::progress::{self, grouped};
 use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
 
@@ -63,11 +67,13 @@ pub fn run(
         given.insert(name, value);
     }
     let constants = (entry.resolve)(&given)?;
-    let report =
-        (entry.conform)(&constants, &text, options).map_err(|source| BadInput::TraceFile {
-            path: file.to_path_buf(),
-            source,
-        })?;
+    let judged = (entry.conform)(&constants, &text, options);
+    // The progress line is erased before the verdict is printed.
+    drop(LINE.lock().unwrap_or_else(|e| e.into_inner()).take());
+    let report = judged.map_err(|source| BadInput::TraceFile {
+        path: file.to_path_buf(),
+        source,
+    })?;
     let decision = report.decision();
     match format {
         ResultFormat::Json => println!(
@@ -82,8 +88,8 @@ pub fn run(
             let outcome = match decision {
                 Decision::Conforms => junit::CaseOutcome::Passed,
                 Decision::Diverges => failed(format!("the trace does not conform to {model_name}")),
-                Decision::Unknown => failed(format!(
-                    "the history could not be decided against {model_name} within its budget"
+                Decision::Unknown(spent) => failed(format!(
+                    "the trace could not be decided against {model_name}: the search spent {spent}"
                 )),
             };
             let case = junit::Case {
@@ -97,12 +103,39 @@ pub fn run(
                 junit::xml("loadbearing conform", &junit::grouped(vec![case]))
             );
         }
-        ResultFormat::Table => print!("{}: {}", file.display(), report.text(&model_name)),
+        ResultFormat::Table => {
+            print!("{}: {}", file.display(), report.text(&model_name));
+            if let Decision::Unknown(spent) = decision {
+                println!("incomplete ({})", spent.kind());
+            }
+        }
     }
     Ok(match decision {
         Decision::Conforms => Verdict::AsExpected,
         Decision::Diverges => Verdict::Differs,
         // Undecided is never "conforms": a CI reads it as incomplete.
-        Decision::Unknown => Verdict::Incomplete,
+        Decision::Unknown(_) => Verdict::Incomplete,
     })
+}
+
+/// The line of a long trace search (stderr: redrawn on a terminal, every few seconds in a log).
+static LINE: Mutex<Option<progress::Progress>> = Mutex::new(None);
+
+/// Where a long search is: the part, how far through its calls and returns, the
+/// configurations held and explored.
+pub fn progress_line(at: &Progress) {
+    let mut line = LINE.lock().unwrap_or_else(|e| e.into_inner());
+    line.get_or_insert_with(|| progress::Progress::new("conform --trace"))
+        .tick_with(|_| {
+            format!(
+                "  … part {} of {}, {} of {} calls and returns, {} configurations held, {} explored, {:.0}s",
+                at.part + 1,
+                at.parts,
+                grouped(at.events_done as u64),
+                grouped(at.events as u64),
+                grouped(at.held as u64),
+                grouped(at.configurations),
+                at.seconds
+            )
+        });
 }

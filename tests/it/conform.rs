@@ -185,7 +185,7 @@ fn conform_validates_a_trace_file_and_names_a_malformed_line() {
     let fits = dir.join("fits.ndjson");
     use loadbearing_specs::first_write::trace::{FirstWriteEvent as E, Outcome, Statement, Writer};
     let st = |w: u8, offset: u64, outcome: Outcome, stored: Option<u64>| {
-        Statement::new(Writer(w - 1), offset, Some(outcome), stored)
+        Statement::new(Writer::model(w as usize - 1), offset, Some(outcome), stored)
     };
     let events = vec![
         E::Update1(st(1, 2, Outcome::RowAbsent, None)),

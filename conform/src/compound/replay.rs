@@ -120,7 +120,7 @@ fn scripted(
         events: scheduler
             .steps()
             .iter()
-            .filter_map(|(w, step)| event_of(Writer(*w as u8), step, None))
+            .filter_map(|(w, step)| event_of(Writer::model(*w), step, None))
             .collect(),
         results,
         row: row?,
@@ -273,8 +273,7 @@ fn violation_on_store(violation: Violation, run: &Run, off: &[u8]) -> Option<Str
                 outcome: Some(Outcome::RowAbsent),
                 ..
             }) => Some(format!(
-                "w{}: the retry of offset {offset} found no row (reaped after the lost insert): a spurious conflict, nothing was written",
-                writer.0 + 1
+                "{writer}: the retry of offset {offset} found no row (reaped after the lost insert): a spurious conflict, nothing was written"
             )),
             _ => None,
         }),

@@ -17,6 +17,7 @@ use stress::StressReport;
 pub const BUDGET: Budget = Budget {
     configurations: 50_000_000,
     time: Some(Duration::from_secs(120)),
+    memory: None,
 };
 
 /// A run's whole history judged by the model, with what it cost (printed beside the run).
@@ -42,8 +43,8 @@ pub fn judge_history(what: &str, history: &stress::History) -> HistoryVerdict {
 /// The verdict in a word, as the reliability table shows it.
 pub fn outcome(verdict: &HistoryVerdict) -> &'static str {
     use loadbearing_refinement::conform::HistoryOutcome::*;
-    match verdict.outcome {
-        Linearizable => "linearizable",
+    match &verdict.outcome {
+        Linearizable { .. } => "linearizable",
         NotLinearizable(_) => "not linearizable",
         Unknown { .. } => "unknown",
     }
@@ -89,11 +90,7 @@ pub fn assert_recorded_clean(table: &str, backend: &str, report: &StressReport) 
 
 /// The model accepts the run's history (the failed part shown otherwise).
 pub fn assert_linearizable(what: &str, report: &StressReport, verdict: &HistoryVerdict) {
-    assert!(
-        verdict.conforming(),
-        "{what}: {report}\n{}",
-        verdict.text(&|i| i + 1)
-    );
+    assert!(verdict.conforming(), "{what}: {report}\n{}", verdict.text());
 }
 
 /// A planted mutant's run: recorded, and the model must refuse its history.

@@ -10,12 +10,12 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::{Conform, TraceEvent};
+use loadbearing_refinement::conform::{Beyond, Bound, Conform, TraceEvent};
 use loadbearing_registry::trace::{judge, read_trace};
 use loadbearing_registry::ConformEntry;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{FencingToken, LockAction, LockState};
+use crate::model::{FencingToken, LockAction, LockState, CLIENTS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", deny_unknown_fields)]
@@ -152,6 +152,29 @@ impl Conform for FencingToken {
         }
     }
 
+    /// Clients other than the model's (`1` to `CLIENTS`): a trace of three clients is not this
+    /// model's to judge (`conformance` raises `MaxToken` to the trace's tokens itself).
+    fn beyond(&self, events: &[FencingEvent]) -> Option<Beyond> {
+        events
+            .iter()
+            .enumerate()
+            .find_map(|(i, event)| match *event {
+                FencingEvent::Acquire { client, .. } | FencingEvent::Write { client, .. }
+                    if !(1..=CLIENTS).contains(&usize::from(client)) =>
+                {
+                    Some(Beyond {
+                        event: i,
+                        what: format!("client {client}"),
+                        bound: Bound::Fixed {
+                            what: "clients, numbered from 1",
+                            most: CLIENTS as u64,
+                        },
+                    })
+                }
+                _ => None,
+            })
+    }
+
     fn disabled_reason(&self, s: &LockState, event: &FencingEvent) -> Option<String> {
         match *event {
             FencingEvent::Acquire { .. } => Some(match s.holder {
@@ -185,7 +208,7 @@ pub fn conformance() -> ConformEntry {
                 .max()
                 .unwrap_or(0);
             model.max_token = model.max_token.max(granted);
-            Ok(judge(&model, trace, options, None))
+            judge(&model, trace, options, None)
         },
         ..loadbearing_registry::conformance_entry::<FencingToken>()
     }

@@ -165,6 +165,42 @@ pub fn to_ndjson<E: TraceEvent>(events: &[E]) -> String {
     events.iter().map(|e| e.to_line() + "\n").collect()
 }
 
+/// The key an operation of a history is on, typed as the line wrote it: `"17"` and `17` are
+/// two keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Key {
+    Number(u64),
+    Name(String),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Number(n) => write!(f, "{n}"),
+            Key::Name(name) => write!(f, "{name:?}"),
+        }
+    }
+}
+
+impl From<&str> for Key {
+    fn from(name: &str) -> Key {
+        Key::Name(name.to_string())
+    }
+}
+
+impl From<String> for Key {
+    fn from(name: String) -> Key {
+        Key::Name(name)
+    }
+}
+
+impl From<u64> for Key {
+    fn from(n: u64) -> Key {
+        Key::Number(n)
+    }
+}
+
 /// One operation of a history: what it did (an event of the model's vocabulary), when it was
 /// called, and when it returned (`None`: it never did, and its outcome is unknown).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,7 +210,7 @@ pub struct Timed<E> {
     /// The key the operation is on (the envelope's `key`; `None`: the history's one key).
     /// Operations on different keys never constrain each other: each key's operations are
     /// judged apart, each against a model of its own.
-    pub key: Option<String>,
+    pub key: Option<Key>,
     pub event: E,
     /// Its 1-based line in the trace file, for reports.
     pub line: usize,
@@ -272,8 +308,8 @@ pub fn parse_trace<E: TraceEvent>(text: &str) -> Result<Trace<E>, TraceError> {
         };
         let key = match key {
             None => None,
-            Some(Value::String(k)) => Some(k),
-            Some(Value::Number(n)) if n.is_u64() => Some(n.to_string()),
+            Some(Value::String(k)) => Some(Key::Name(k)),
+            Some(Value::Number(n)) if n.is_u64() => Some(Key::Number(n.as_u64().expect("a u64"))),
             Some(other) => {
                 return Err(at(LineError::Key(format!(
                     "`key` is {other}, not a string or a whole number"
@@ -334,7 +370,7 @@ struct TimedLine<'a, E> {
     call: u64,
     ret: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<&'a str>,
+    key: Option<&'a Key>,
     #[serde(flatten)]
     event: &'a E,
 }
@@ -346,7 +382,7 @@ pub fn to_history_line<E: TraceEvent>(op: &Timed<E>) -> String {
         vocabulary: E::VOCABULARY,
         call: op.call,
         ret: op.ret,
-        key: op.key.as_deref(),
+        key: op.key.as_ref(),
         event: &op.event,
     })
     .expect("trace events serialize")
@@ -426,8 +462,11 @@ mod tests {
         let Trace::History(ops) = parse_trace::<Ev>(&text).unwrap() else {
             panic!("a history");
         };
-        let keys: Vec<Option<&str>> = ops.iter().map(|o| o.key.as_deref()).collect();
-        assert_eq!(keys, [Some("k1"), Some("17"), None]);
+        let keys: Vec<Option<&Key>> = ops.iter().map(|o| o.key.as_ref()).collect();
+        // Typed as written: a name and a number are two keys, even "17" and 17.
+        assert_eq!(keys, [Some(&"k1".into()), Some(&Key::Number(17)), None]);
+        assert_ne!(Key::from("17"), Key::Number(17));
+        assert!(to_history_line(&ops[1]).contains(r#""key":17"#));
         assert!(to_history_line(&ops[0]).contains(r#""key":"k1""#));
         assert!(!to_history_line(&ops[2]).contains("key"));
         let Trace::History(again) = parse_trace::<Ev>(&to_history_ndjson(&ops)).unwrap() else {

@@ -343,7 +343,7 @@ where
 {
     trace_entry::<M>(|knobs, ndjson, options| {
         let trace = read_trace::<M::Event>(ndjson, options)?;
-        Ok(judge(&model::<M>(knobs), trace, options, None))
+        judge(&model::<M>(knobs), trace, options, None)
     })
 }
 
@@ -355,7 +355,7 @@ where
 {
     trace_entry::<M>(|knobs, ndjson, options| {
         let trace = read_trace::<M::Event>(ndjson, options)?;
-        Ok(judge_fitted(model::<M>(knobs), trace, options)?)
+        judge_fitted(model::<M>(knobs), trace, options)
     })
 }
 

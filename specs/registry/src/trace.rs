@@ -1,13 +1,17 @@
-//! One trace file judged against one model: a sequence (today's NDJSON: the file's order is
-//! the order things happened) by the trace validator, a history (events with `call` and `ret`
-//! times: only the times order them) by the linearizability search over the model's steps.
-//! The first-write models are fitted to the trace first, so a real store's offsets and writers
-//! reach them in the model's terms, or as an error naming the bound they exceed.
+//! One trace file judged against one model: a sequence (the file's order is the order things
+//! happened) or a history (events with `call` and `ret` times: only the times order them), both
+//! by the one history search (a sequence is the history in which each event returns before
+//! the next is called), so a trace and the same events as a history get one verdict. The
+//! first-write models are fitted to the trace first, so a real store's offsets and writers
+//! reach them in the model's terms, or as an error naming the bound they exceed; a value any
+//! other model cannot hold is an error naming its bound too ([`Conform::beyond`]).
 
-use loadbearing_refinement::conform::history::{check_history, sequence_as_history, ModelSteps};
+use loadbearing_refinement::conform::history::{
+    search_history, sequence_as_history, ModelSteps, Progress,
+};
 use loadbearing_refinement::conform::{
-    parse_trace, validate, Budget, Conform, HistoryOutcome, HistoryVerdict, Limits, Timed, Trace,
-    TraceError, TraceEvent, Verdict,
+    parse_trace, validate, Beyond, Conform, HistoryOutcome, HistoryVerdict, Limits, Sequential,
+    Spent, Timed, Trace, TraceError, TraceEvent, Verdict,
 };
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
@@ -16,16 +20,17 @@ use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::FirstWriteEvent;
 use serde::Serialize;
 
-/// How far a trace is searched.
-#[derive(Clone, Copy, Debug, Default)]
+/// How far a trace is searched, and who hears of a long search.
+#[derive(Clone, Copy, Default)]
 pub struct TraceOptions {
-    /// For a sequence: the silent steps between two events, the states shown.
+    /// How much of the search it may spend before it answers unknown (`limits.budget`), and
+    /// for a sequence the states shown per divergence.
     pub limits: Limits,
-    /// For a history: how much of the search it may spend before it answers unknown.
-    pub budget: Budget,
     /// Read a sequence as a history (each event returns before the next is called; one with
-    /// no outcome never returns) and judge it by the history search.
+    /// no outcome never returns) and report it as one.
     pub as_history: bool,
+    /// Told where a long history search is, every few thousand configurations.
+    pub progress: Option<fn(&Progress)>,
 }
 
 /// Reads an NDJSON trace: a sequence, a history, or a sequence read as a history when the
@@ -49,13 +54,7 @@ pub enum Judgement {
     /// A sequence, and the model path it follows or where it diverged.
     Sequence(Verdict),
     /// A history, and whether some order its times allow is a behaviour of the model.
-    History {
-        #[serde(flatten)]
-        verdict: HistoryVerdict,
-        /// Each operation's line in the file, by its index in the history.
-        #[serde(skip)]
-        lines: Vec<usize>,
-    },
+    History(HistoryVerdict),
 }
 
 /// A trace file's judgement, and how the trace was fitted to the model when it was.
@@ -67,6 +66,10 @@ pub struct TraceReport {
     /// model writer (absent when the trace is in the model's own terms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fitting: Option<Fitting>,
+    /// The file was a sequence, judged as the history of its events (each returning before
+    /// the next is called).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_sequence: bool,
 }
 
 /// How the judgement reads for a CI: as expected, a finding, or undecided.
@@ -74,38 +77,48 @@ pub struct TraceReport {
 pub enum Decision {
     Conforms,
     Diverges,
-    /// The history search ran out of its budget: neither conforms nor diverges.
-    Unknown,
+    /// The search ran out of a budget: neither conforms nor diverges.
+    Unknown(Spent),
 }
 
 impl TraceReport {
     pub fn decision(&self) -> Decision {
         match &self.judgement {
-            Judgement::Sequence(v) if v.conforming => Decision::Conforms,
-            Judgement::Sequence(_) => Decision::Diverges,
-            Judgement::History { verdict, .. } => match verdict.outcome {
-                HistoryOutcome::Linearizable => Decision::Conforms,
+            Judgement::Sequence(v) => match v.incomplete {
+                Some(spent) => Decision::Unknown(spent),
+                None if v.conforming => Decision::Conforms,
+                None => Decision::Diverges,
+            },
+            Judgement::History(verdict) => match verdict.outcome {
+                HistoryOutcome::Linearizable { .. } => Decision::Conforms,
                 HistoryOutcome::NotLinearizable(_) => Decision::Diverges,
-                HistoryOutcome::Unknown { .. } => Decision::Unknown,
+                HistoryOutcome::Unknown { spent, .. } => Decision::Unknown(spent),
             },
         }
     }
 
-    /// For people: the verdict (a divergence, or the failed part of a history, one operation
-    /// a line), then the fitting's legend when the model saw other numbers than the file's.
+    /// For people: the verdict (a divergence, the failed part of a history, or a history's
+    /// order, one step a line), then the fitting's legend when the model saw other numbers
+    /// than the file's.
     pub fn text(&self, model: &str) -> String {
         let mut out = match &self.judgement {
-            Judgement::Sequence(v) => match &v.divergence {
-                None => format!(
+            Judgement::Sequence(v) => match (&v.divergence, v.incomplete) {
+                (_, Some(spent)) => format!(
+                    "unknown against {model}: the search spent {spent} before it could tell\n"
+                ),
+                (None, None) => format!(
                     "{} events conform to {model}; model path: {}\n",
                     v.events,
                     v.witness.clone().unwrap_or_default().join(", ")
                 ),
-                Some(d) => format!("does not conform to {model}\n{}", d.text()),
+                (Some(d), None) => format!("does not conform to {model}\n{}", d.text()),
             },
-            Judgement::History { verdict, lines } => {
-                let line_of = |i: usize| lines.get(i).copied().unwrap_or(0);
-                format!("history against {model}: {}", verdict.text(&line_of))
+            Judgement::History(verdict) if self.from_sequence => format!(
+                "sequence against {model}, as the history of its events (each returning before the next is called): {}",
+                verdict.text()
+            ),
+            Judgement::History(verdict) => {
+                format!("history against {model}: {}", verdict.text())
             }
         };
         if let Some(fitting) = self.fitting.as_ref().filter(|f| !f.is_identity()) {
@@ -122,56 +135,83 @@ pub enum TraceProblem {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Unrepresentable(#[from] Unrepresentable),
+    /// A value past what the model holds, at its line.
+    #[error("{}", .beyond.text(*.line))]
+    Beyond { line: usize, beyond: Beyond },
 }
 
-/// Judges a parsed trace against `model`.
+/// The first value past what `model` holds, at its line of the file.
+fn within<M: Conform>(model: &M, trace: &Trace<M::Event>) -> Result<(), TraceProblem> {
+    let (events, lines): (Vec<M::Event>, Vec<usize>) = match trace {
+        Trace::Sequence(events) => (events.clone(), (1..=events.len()).collect()),
+        Trace::History(ops) => ops.iter().map(|op| (op.event.clone(), op.line)).unzip(),
+    };
+    match model.beyond(&events) {
+        Some(beyond) => Err(TraceProblem::Beyond {
+            line: lines.get(beyond.event).copied().unwrap_or(beyond.event + 1),
+            beyond,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Judges a parsed trace against `model`: a value it cannot hold is an error, not a verdict.
 pub fn judge<M: Conform>(
     model: &M,
     trace: Trace<M::Event>,
     options: &TraceOptions,
     fitting: Option<Fitting>,
-) -> TraceReport
+) -> Result<TraceReport, TraceProblem>
 where
     M::State: Eq,
 {
+    within(model, &trace)?;
     let judgement = match trace {
         Trace::Sequence(events) => Judgement::Sequence(validate(model, &events, options.limits)),
         Trace::History(ops) => judge_history(&ModelSteps { model }, &ops, options),
     };
-    TraceReport { judgement, fitting }
+    Ok(TraceReport {
+        judgement,
+        fitting,
+        from_sequence: false,
+    })
 }
 
-fn judge_history<S: loadbearing_refinement::conform::Sequential>(
+fn judge_history<S: Sequential>(
     face: &S,
     ops: &[Timed<S::Op>],
     options: &TraceOptions,
 ) -> Judgement {
-    Judgement::History {
-        verdict: check_history(face, ops, options.budget),
-        lines: ops.iter().map(|op| op.line).collect(),
-    }
+    let mut progress = |at: &Progress| {
+        if let Some(tell) = options.progress {
+            tell(at)
+        }
+    };
+    Judgement::History(search_history(
+        face,
+        ops,
+        options.limits.budget,
+        &mut progress,
+    ))
 }
 
-/// Judges a first-write trace against CasFirstWriteAtomic. A history (or a sequence read as
-/// one) is judged on each key's row with the store's own offsets and payloads (`AtomicRow`:
-/// the model's steps, with no bound on writes or offsets); so is a sequence that says what the
-/// row holds beyond its offset (a value, a tombstone, a delete), which the model's own state
-/// cannot; any other sequence is fitted to the model and validated as before.
+/// Judges a first-write trace against CasFirstWriteAtomic on each key's row with the store's
+/// own offsets and payloads (`AtomicRow`: the model's steps, with no bound on writes, writers
+/// or offsets). A sequence is the history in which each event returns before the next is
+/// called: one judge for both.
 pub fn judge_atomic(
     model: CasFirstWriteAtomic,
     trace: Trace<FirstWriteEvent>,
     options: &TraceOptions,
 ) -> Result<TraceReport, Unrepresentable> {
-    let ops = match trace {
-        Trace::History(ops) => ops,
-        Trace::Sequence(events) if events.iter().any(FirstWriteEvent::says_payload) => {
-            sequence_as_history(&events)
-        }
-        sequence => return judge_fitted(model, sequence, options),
+    let (ops, from_sequence) = match trace {
+        Trace::History(ops) => (ops, false),
+        Trace::Sequence(events) => (sequence_as_history(&events), true),
     };
     Ok(TraceReport {
         judgement: judge_history(&AtomicRow { model: &model }, &ops, options),
         fitting: None,
+        from_sequence,
     })
 }
 
@@ -181,13 +221,13 @@ pub fn judge_fitted<M: FitsFirstWrites>(
     mut model: M,
     mut trace: Trace<FirstWriteEvent>,
     options: &TraceOptions,
-) -> Result<TraceReport, Unrepresentable>
+) -> Result<TraceReport, TraceProblem>
 where
     M::State: Eq,
 {
     let fitting = fit_trace(&mut trace)?;
     model.size_to(&fitting);
-    Ok(judge(&model, trace, options, Some(fitting)))
+    judge(&model, trace, options, Some(fitting))
 }
 
 /// A first-write model sized to a fitted trace: as many writers as the trace has writes, as
@@ -218,7 +258,7 @@ pub fn fit_trace(trace: &mut Trace<FirstWriteEvent>) -> Result<Fitting, Unrepres
         Trace::Sequence(events) => fit(events),
         Trace::History(ops) => {
             // The fitting gives the trace's writes the model's writers: one key's writes.
-            let mut keys: Vec<&str> = ops.iter().filter_map(|op| op.key.as_deref()).collect();
+            let mut keys: Vec<_> = ops.iter().filter_map(|op| op.key.as_ref()).collect();
             keys.sort_unstable();
             keys.dedup();
             if keys.len() > 1 {

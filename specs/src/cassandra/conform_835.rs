@@ -205,6 +205,15 @@ impl Conform for Cassandra835 {
     fn is_silent(&self, action: &Cassandra835Action) -> bool {
         matches!(action, Cassandra835Action::OwnerRecover)
     }
+
+    /// Offsets past `MaxOffset`.
+    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::one_key::conform::offset_beyond(
+            Cassandra835::MAX_OFFSET,
+            self.max_offset,
+            crate::cassandra::trace::offsets_named(events),
+        )
+    }
 }
 
 #[cfg(test)]

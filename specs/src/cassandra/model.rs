@@ -387,4 +387,13 @@ impl Conform for Cassandra {
     fn is_silent(&self, action: &CassandraAction) -> bool {
         matches!(action, CassandraAction::OwnerRecover)
     }
+
+    /// Offsets past `MaxOffset`.
+    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::one_key::conform::offset_beyond(
+            Cassandra::MAX_OFFSET,
+            self.max_offset,
+            crate::cassandra::trace::offsets_named(events),
+        )
+    }
 }

@@ -124,6 +124,46 @@ impl FlowEvent {
 
 /// The event logs a flow trace allows: every offset a write names fixes its op, the others
 /// stay open ([`crate::one_key::conform::revealed_logs`]).
+/// Every offset a flow trace names, with what it is, by event index: a write's offset and the
+/// offset it presented, a handover's, and every offset of a row or owner state it read.
+pub(crate) fn offsets_named(events: &[FlowEvent]) -> Vec<(usize, &'static str, u64)> {
+    let mut named = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        if let Some(w) = event.write() {
+            named.push((i, "offset", w.offset));
+            named.extend(w.presented.map(|p| (i, "presented offset", p)));
+        }
+        match event {
+            FlowEvent::Handover {
+                resume_at,
+                owner_state,
+                ..
+            } => {
+                named.push((i, "resume offset", *resume_at));
+                named.extend(owner_state.iter().flat_map(|s| {
+                    Vec::<u8>::from(*s)
+                        .into_iter()
+                        .map(move |o| (i, "owner state offset", o as u64))
+                }));
+            }
+            FlowEvent::OwnerRecover {
+                owner_state: Some(s),
+                ..
+            } => named.extend(
+                Vec::<u8>::from(*s)
+                    .into_iter()
+                    .map(|o| (i, "owner state offset", o as u64)),
+            ),
+            _ => {}
+        }
+        if let Some(cell) = event.stored() {
+            named
+                .extend(crate::one_key::conform::cell_offsets(&cell).map(|(what, o)| (i, what, o)));
+        }
+    }
+    named
+}
+
 pub(crate) fn logs_of(max_offset: u8, events: &[FlowEvent]) -> Vec<crate::infra::vocab::Ops> {
     let reveals = events
         .iter()

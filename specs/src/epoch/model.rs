@@ -289,6 +289,15 @@ impl loadbearing_refinement::conform::Conform for Epoch {
     fn is_stutter(&self, event: &KafkaEvent) -> bool {
         refused(event)
     }
+
+    /// Offsets past `MaxOffset`.
+    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::one_key::conform::offset_beyond(
+            Epoch::MAX_OFFSET,
+            self.max_offset,
+            crate::kafka::trace::offsets_named(events),
+        )
+    }
 }
 
 /// A zombie commit the coordinator refused.

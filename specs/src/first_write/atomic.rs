@@ -160,31 +160,30 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     type Contradiction = FirstWriteContradiction;
 
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<AtomicState> {
-        // Each writer's offset is in its own Persist event; enumerating every assignment up
-        // front would be (MaxOffset+1)^Writers states.
-        revealed_offsets(events)
-            .map(AtomicState::initial)
+        offset_choices(events)
             .into_iter()
+            .map(AtomicState::initial)
             .collect()
     }
 
     fn reports(&self, action: &AtomicAction, event: &FirstWriteEvent) -> bool {
         let FirstWriteEvent::Persist(s) = event else {
-            // The compound's statements, a reap and a read are no atomic step (the model's
-            // reap is silent, a read a stutter).
             return false;
         };
+        let by = |w: &u8| s.writer.index() == Some(*w as usize);
         match (action, s.outcome) {
-            // An unresolved upsert is a stutter; its step is placed silently.
             (_, None) => false,
-            (AtomicAction::GiveUp(w), Some(Outcome::NotSent)) => s.writer.index() == *w as usize,
+            (AtomicAction::GiveUp(w), Some(Outcome::NotSent)) => by(w),
             (AtomicAction::GiveUp(_), Some(_))
             | (AtomicAction::Persist(_), Some(Outcome::NotSent)) => false,
-            (AtomicAction::Persist(w), Some(_)) => s.writer.index() == *w as usize,
+            (AtomicAction::Persist(w), Some(_)) => by(w),
             (AtomicAction::ReapRow, _) => false,
         }
     }
 
+    /// The writer's offset identifies its step on every statement, the unresolved ones too;
+    /// the outcome is compared where there is one. `guard_expired` is an answer of the
+    /// compound's insert, which the upsert never gives.
     fn observe(
         &self,
         before: &AtomicState,
@@ -197,12 +196,14 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         let s = event
             .statement()
             .ok_or(FirstWriteContradiction::ReapIsNoAtomicStep)?;
+        let offset = writer_offset(&before.off, s)?;
         let Some(outcome) = s.outcome.filter(|o| *o != Outcome::NotSent) else {
-            // Unresolved (a stutter) or never sent (a give-up): nothing to compare.
             return Ok(());
         };
+        if outcome == Outcome::GuardExpired {
+            return Err(FirstWriteContradiction::NoAtomicOutcome { outcome });
+        }
         let applied = outcome == Outcome::Applied;
-        let offset = before.off[s.writer.index()];
         let row = before.stored;
         let model_applies = self.persist_applies(row, offset);
         match (applied, model_applies) {
@@ -222,13 +223,14 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         event.is_stutter()
     }
 
-    /// An upsert sent and never answered may have landed at any point since.
     fn unresolved(&self, events: &[FirstWriteEvent]) -> Vec<AtomicAction> {
         events
             .iter()
             .filter(|e| e.is_unresolved())
             .filter_map(|e| match e {
-                FirstWriteEvent::Persist(s) => Some(AtomicAction::Persist(s.writer.0)),
+                FirstWriteEvent::Persist(s) => {
+                    Some(AtomicAction::Persist(u8::try_from(s.writer.index()?).ok()?))
+                }
                 _ => None,
             })
             .collect()
@@ -237,10 +239,18 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
     fn is_silent(&self, action: &AtomicAction) -> bool {
         matches!(action, AtomicAction::ReapRow)
     }
+
+    fn beyond(
+        &self,
+        events: &[FirstWriteEvent],
+    ) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::first_write::beyond(self.writers, self.max_offset, events)
+    }
 }
 
+use crate::first_write::contradiction::writer_offset;
 use crate::first_write::contradiction::FirstWriteContradiction;
-use crate::first_write::trace::{revealed_offsets, FirstWriteEvent, Outcome};
+use crate::first_write::trace::{offset_choices, FirstWriteEvent, Outcome};
 
 /// Not a config model of its own (it is a refinement target), but traces of the atomic stores
 /// are checked against it, with the same constants as CasFirstWrite.
@@ -300,7 +310,7 @@ impl AtomicState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::first_write::trace::{Statement, StoreRow, Writer};
+    use crate::first_write::trace::{ReadRow, Statement, Writer};
     use loadbearing_refinement::conform::{validate, Limits};
 
     fn model() -> CasFirstWriteAtomic {
@@ -318,11 +328,16 @@ mod tests {
         outcome: Option<Outcome>,
         stored: Option<u64>,
     ) -> FirstWriteEvent {
-        FirstWriteEvent::Persist(Statement::new(Writer(w), offset, outcome, stored))
+        FirstWriteEvent::Persist(Statement::new(
+            Writer::model(w as usize),
+            offset,
+            outcome,
+            stored,
+        ))
     }
 
     fn read(stored: Option<u64>) -> FirstWriteEvent {
-        FirstWriteEvent::Read(StoreRow::at(stored))
+        FirstWriteEvent::Read(ReadRow::at(stored))
     }
 
     fn conforms(events: &[FirstWriteEvent]) -> Result<(), String> {

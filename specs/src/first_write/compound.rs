@@ -417,9 +417,9 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
     type Contradiction = FirstWriteContradiction;
 
     fn initial_candidates(&self, events: &[FirstWriteEvent]) -> Vec<CasFwState> {
-        revealed_offsets(events)
-            .map(CasFwState::initial)
+        offset_choices(events)
             .into_iter()
+            .map(CasFwState::initial)
             .collect()
     }
 
@@ -427,7 +427,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         if self.is_stutter(event) {
             return false;
         }
-        let by = |s: &Statement, w: &u8| s.writer.index() == *w as usize;
+        let by = |s: &Statement, w: &u8| s.writer.index() == Some(*w as usize);
         match (action, event) {
             (CasFwAction::Update1(w), FirstWriteEvent::Update1(s))
             | (CasFwAction::Insert(w), FirstWriteEvent::Insert(s))
@@ -456,17 +456,14 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         }
     }
 
+    /// The writer's offset identifies its step on every statement, the unresolved and the
+    /// unsent ones too; the outcome is compared where there is one.
     fn observe(
         &self,
         before: &CasFwState,
         _after: &CasFwState,
         event: &FirstWriteEvent,
     ) -> Result<(), FirstWriteContradiction> {
-        if event.is_unresolved() || event.not_sent() {
-            // Unresolved (its step is placed silently) or never sent (the writer stopped
-            // there): a stutter with nothing to compare.
-            return Ok(());
-        }
         let (insert, s) = match event {
             FirstWriteEvent::ReapRow {} => return Ok(()),
             FirstWriteEvent::Read(read) => {
@@ -478,7 +475,12 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             | FirstWriteEvent::Persist(s)
             | FirstWriteEvent::Delete(Deletion(s)) => (false, s),
         };
-        let offset = before.off[s.writer.index()];
+        let offset = writer_offset(&before.off, s)?;
+        if event.is_unresolved() || event.not_sent() {
+            // Unresolved (its step is placed where the model allows it) or never sent (the
+            // writer stopped there): nothing more to compare.
+            return Ok(());
+        }
         let row = before.stored;
         if event.is_guard_expired() && !row.present {
             // The insert lost to a row whose guard expired: absent to the model, a stutter.
@@ -521,28 +523,40 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
         events
             .iter()
             .filter(|e| e.is_unresolved())
-            .filter_map(|e| match e {
-                FirstWriteEvent::Update1(s) => Some(CasFwAction::Update1(s.writer.0)),
-                FirstWriteEvent::Insert(s) | FirstWriteEvent::Repair(s) => {
-                    Some(CasFwAction::Insert(s.writer.0))
+            .filter_map(|e| {
+                let s = e.statement()?;
+                let w = u8::try_from(s.writer.index()?).ok()?;
+                match e {
+                    FirstWriteEvent::Update1(_) => Some(CasFwAction::Update1(w)),
+                    FirstWriteEvent::Insert(_) | FirstWriteEvent::Repair(_) => {
+                        Some(CasFwAction::Insert(w))
+                    }
+                    FirstWriteEvent::RetryUpdate(_) => Some(CasFwAction::RetryUpdate(w)),
+                    FirstWriteEvent::Persist(_)
+                    | FirstWriteEvent::Delete(_)
+                    | FirstWriteEvent::ReapRow {}
+                    | FirstWriteEvent::Read(_) => None,
                 }
-                FirstWriteEvent::RetryUpdate(s) => Some(CasFwAction::RetryUpdate(s.writer.0)),
-                FirstWriteEvent::Persist(_)
-                | FirstWriteEvent::Delete(_)
-                | FirstWriteEvent::ReapRow {}
-                | FirstWriteEvent::Read(_) => None,
             })
             .collect()
     }
+
+    fn beyond(
+        &self,
+        events: &[FirstWriteEvent],
+    ) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::first_write::beyond(self.writers, self.max_offset, events)
+    }
 }
 
+use crate::first_write::contradiction::writer_offset;
 use crate::first_write::contradiction::FirstWriteContradiction;
-use crate::first_write::trace::{revealed_offsets, Deletion, FirstWriteEvent, Outcome, Statement};
+use crate::first_write::trace::{offset_choices, Deletion, FirstWriteEvent, Outcome, Statement};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::first_write::trace::StoreRow;
+    use crate::first_write::trace::ReadRow;
     use loadbearing_refinement::conform::{validate, Limits};
 
     fn compound() -> CasFirstWrite {
@@ -558,7 +572,12 @@ mod tests {
     }
 
     fn statement(w: u8, offset: u64, outcome: Option<Outcome>) -> Statement {
-        Statement::new(crate::first_write::trace::Writer(w), offset, outcome, None)
+        Statement::new(
+            crate::first_write::trace::Writer::model(w as usize),
+            offset,
+            outcome,
+            None,
+        )
     }
 
     fn diverges(events: &[FirstWriteEvent]) -> Option<String> {
@@ -573,7 +592,7 @@ mod tests {
             FirstWriteEvent::Update1(statement(0, 2, Some(Outcome::RowAbsent))),
             FirstWriteEvent::Insert(statement(0, 2, Some(Outcome::Applied))),
             FirstWriteEvent::Update1(statement(1, 4, w2)),
-            FirstWriteEvent::Read(StoreRow::at(Some(read))),
+            FirstWriteEvent::Read(ReadRow::at(Some(read))),
         ]
     }
 

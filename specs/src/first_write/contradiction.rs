@@ -37,6 +37,46 @@ pub enum FirstWriteContradiction {
     StaleWriteLanded { offset: u8, row: Row },
     #[error("the implementation refused offset {offset}, but the row holds {row}: the write should have applied")]
     WriteRefused { offset: u8, row: Row },
+    #[error(
+        "the event names offset {named}, but the model's writer {writer} persists offset {persists}: an event reports a writer's step only with its own offset"
+    )]
+    WriterOffset {
+        writer: String,
+        named: u64,
+        persists: u8,
+    },
+    #[error("`{writer}` is none of the model's writers (w1, w2, …)")]
+    NotAModelWriter { writer: String },
+    #[error(
+        "`{}` is an answer of the compound's insert, not of the atomic upsert",
+        .outcome.name()
+    )]
+    NoAtomicOutcome { outcome: Outcome },
+}
+
+/// The offset the model's writer of statement `s` persists, when the statement names it: an
+/// event reports a writer's step only if every field that identifies it agrees (the writer
+/// and its offset).
+pub(crate) fn writer_offset(
+    off: &[u8; super::MAX_WRITERS],
+    s: &super::trace::Statement,
+) -> Result<u8, FirstWriteContradiction> {
+    let persists = s
+        .writer
+        .index()
+        .and_then(|w| off.get(w))
+        .copied()
+        .ok_or_else(|| FirstWriteContradiction::NotAModelWriter {
+            writer: s.writer.to_string(),
+        })?;
+    if s.offset != u64::from(persists) {
+        return Err(FirstWriteContradiction::WriterOffset {
+            writer: s.writer.to_string(),
+            named: s.offset,
+            persists,
+        });
+    }
+    Ok(persists)
 }
 
 /// A read's row in words.
@@ -64,7 +104,7 @@ mod tests {
 
     #[test]
     fn an_applied_older_offset_is_reported_as_a_stale_write() {
-        let insert = |outcome| Statement::new(Writer(0), 2, Some(outcome), None);
+        let insert = |outcome| Statement::new(Writer::model(0), 2, Some(outcome), None);
         let why = |got, expected| {
             FirstWriteContradiction::Outcome {
                 event: FirstWriteEvent::Insert(insert(got)),

@@ -69,6 +69,57 @@ pub(crate) fn read_matches(
     }
 }
 
+/// The first value of a first-write trace the models, with `writers` writers and offsets up
+/// to `max_offset`, cannot hold: a writer that is not one of theirs (`w1` …), an offset past
+/// `MaxOffset`, a read that says a value or a tombstone (their row is an offset: compared by
+/// its offset alone, a wrong value would pass). `conform --trace` fits a real trace to them
+/// first (`real::fit`), so these are what a trace in the models' own terms may still carry.
+pub(crate) fn beyond(
+    writers: u8,
+    max_offset: u8,
+    events: &[trace::FirstWriteEvent],
+) -> Option<loadbearing_refinement::conform::Beyond> {
+    use loadbearing_refinement::conform::{Beyond, Bound};
+    let offset = |event: usize, what: &'static str, o: u64| {
+        FirstWriteParams::MAX_OFFSET
+            .passed_by(max_offset as u64, o, event, || format!("{what} {o}"))
+    };
+    events.iter().enumerate().find_map(|(event, e)| {
+        if let Some(s) = e.statement() {
+            let Some(w) = s.writer.index().filter(|&w| w < MAX_WRITERS) else {
+                return Some(Beyond {
+                    event,
+                    what: format!("writer `{}`", s.writer),
+                    bound: Bound::Fixed {
+                        what: "writers, named w1, w2, … (conform --trace fits a real trace's writers to them)",
+                        most: MAX_WRITERS as u64,
+                    },
+                });
+            };
+            return FirstWriteParams::WRITERS
+                .passed_by(writers as u64, w as u64 + 1, event, || {
+                    format!("writer {}", s.writer)
+                })
+                .or_else(|| offset(event, "offset", s.offset))
+                .or_else(|| s.stored.and_then(|stored| offset(event, "stored offset", stored)));
+        }
+        match e {
+            trace::FirstWriteEvent::Read(read) if read.says_payload() => Some(Beyond {
+                event,
+                what: format!("the read's {read}"),
+                bound: Bound::Fixed {
+                    what: "values or tombstones (the model's row is an offset; judge whole writes, Persist and Delete, against CasFirstWriteAtomic, whose row judge compares them)",
+                    most: 0,
+                },
+            }),
+            trace::FirstWriteEvent::Read(read) => {
+                read.offset().and_then(|o| offset(event, "read offset", o))
+            }
+            _ => None,
+        }
+    })
+}
+
 /// Every assignment of an offset in `0..=max` to each writer, in a fixed order. Offset zero is
 /// included on purpose: `Present(0)` differs from `Absent`.
 pub(crate) fn all_offsets(writers: u8, max: u8) -> Vec<[u8; MAX_WRITERS]> {

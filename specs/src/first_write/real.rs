@@ -8,12 +8,12 @@
 //! the model's 8-bit offsets hold, more writes than its writers — is an error that names the
 //! bound: a trace is never clamped into the model.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use serde::Serialize;
 
-use super::trace::{Deletion, FirstWriteEvent, StoreRow, Writer};
+use super::trace::{Deletion, FirstWriteEvent, ReadRow, Writer};
 use super::MAX_WRITERS;
 
 /// How a trace was fitted: the real offset of each model offset (by rank), and the trace
@@ -27,7 +27,7 @@ pub struct Fitting {
 }
 
 /// One write of a trace writer: its name in the trace and which of its writes it is (1-based).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Write {
     pub writer: Writer,
     pub nth: usize,
@@ -42,7 +42,7 @@ impl Fitting {
                 .writes
                 .iter()
                 .enumerate()
-                .all(|(w, write)| write.writer.index() == w && write.nth == 1)
+                .all(|(w, write)| write.writer.index() == Some(w) && write.nth == 1)
     }
 
     /// The model's writers (each write of the trace).
@@ -118,7 +118,7 @@ pub fn fit(events: &mut [FirstWriteEvent]) -> Result<Fitting, Unrepresentable> {
     let rank = |o: u64| offsets.binary_search(&o).expect("every offset ranked") as u64;
     let mut writes: Vec<Write> = Vec::new();
     // Per trace writer, the model writer of its write in progress.
-    let mut current: Vec<Option<usize>> = vec![None; u8::MAX as usize + 1];
+    let mut current: HashMap<Writer, usize> = HashMap::new();
     for event in events.iter_mut() {
         let starts = matches!(
             event,
@@ -131,32 +131,27 @@ pub fn fit(events: &mut [FirstWriteEvent]) -> Result<Fitting, Unrepresentable> {
             | FirstWriteEvent::RetryUpdate(s)
             | FirstWriteEvent::Persist(s)
             | FirstWriteEvent::Delete(Deletion(s)) => {
-                let slot = &mut current[s.writer.index()];
-                let model_writer = match *slot {
-                    Some(w) if !starts => w,
+                let model_writer = match current.get(&s.writer) {
+                    Some(&w) if !starts => w,
                     _ => {
                         let nth = writes.iter().filter(|w| w.writer == s.writer).count() + 1;
                         writes.push(Write {
-                            writer: s.writer,
+                            writer: s.writer.clone(),
                             nth,
                         });
-                        *slot = Some(writes.len() - 1);
+                        current.insert(s.writer.clone(), writes.len() - 1);
                         writes.len() - 1
                     }
                 };
                 s.offset = rank(s.offset);
                 s.stored = s.stored.map(rank);
-                if model_writer >= MAX_WRITERS {
-                    continue;
-                }
-                s.writer = Writer(model_writer as u8);
+                s.writer = Writer::model(model_writer);
             }
-            FirstWriteEvent::Read(row) => match row {
-                StoreRow::Absent => {}
-                StoreRow::Live { offset, .. } | StoreRow::Tombstone { offset } => {
+            FirstWriteEvent::Read(read) => {
+                if let ReadRow::Row { offset, .. } = read {
                     *offset = rank(*offset)
                 }
-            },
+            }
             FirstWriteEvent::ReapRow {} => {}
         }
     }
@@ -194,7 +189,12 @@ mod tests {
         outcome: Option<Outcome>,
         stored: Option<u64>,
     ) -> FirstWriteEvent {
-        FirstWriteEvent::Persist(Statement::new(Writer(w), offset, outcome, stored))
+        FirstWriteEvent::Persist(Statement::new(
+            Writer::model(w as usize),
+            offset,
+            outcome,
+            stored,
+        ))
     }
 
     #[test]
@@ -203,7 +203,7 @@ mod tests {
             persist(4, 41_000, Some(Outcome::Applied), None),
             persist(4, 41_007, Some(Outcome::Applied), None),
             persist(0, 300, Some(Outcome::NotApplied), Some(41_007)),
-            FirstWriteEvent::Read(StoreRow::at(Some(41_007))),
+            FirstWriteEvent::Read(ReadRow::at(Some(41_007))),
         ];
         let fitting = fit(&mut events).unwrap();
         assert_eq!(fitting.offsets, [300, 41_000, 41_007]);
@@ -213,7 +213,7 @@ mod tests {
                 persist(0, 1, Some(Outcome::Applied), None),
                 persist(1, 2, Some(Outcome::Applied), None),
                 persist(2, 0, Some(Outcome::NotApplied), Some(2)),
-                FirstWriteEvent::Read(StoreRow::at(Some(2))),
+                FirstWriteEvent::Read(ReadRow::at(Some(2))),
             ]
         );
         assert_eq!(fitting.writers(), 3);
@@ -221,7 +221,7 @@ mod tests {
         assert_eq!(
             fitting.writes[1],
             Write {
-                writer: Writer(4),
+                writer: Writer::model(4),
                 nth: 2
             }
         );
@@ -253,7 +253,7 @@ mod tests {
         assert_eq!(err, Unrepresentable::Writes { writes: 9 });
         assert!(err.to_string().contains("Writers ≤ 8"), "{err}");
         let mut events: Vec<_> = (0..300)
-            .map(|i| FirstWriteEvent::Read(StoreRow::at(Some(i))))
+            .map(|i| FirstWriteEvent::Read(ReadRow::at(Some(i))))
             .collect();
         let err = fit(&mut events).unwrap_err();
         assert_eq!(err, Unrepresentable::Offsets { distinct: 300 });

@@ -35,7 +35,7 @@ use std::fmt;
 use loadbearing_refinement::conform::Sequential;
 
 use super::atomic::CasFirstWriteAtomic;
-use super::trace::{Deletion, FirstWriteEvent, Outcome, Payload, Statement, StoreRow};
+use super::trace::{Deletion, FirstWriteEvent, Outcome, Payload, ReadRow, Statement, StoreRow};
 
 /// The row of `CasFirstWriteAtomic` over a store's own offsets and payloads (see the module's
 /// text).
@@ -59,7 +59,7 @@ pub enum RowMisfit {
         row: StoreRow,
     },
     ReadRow {
-        read: StoreRow,
+        read: ReadRow,
         row: StoreRow,
     },
     NoAtomicStep {
@@ -87,10 +87,6 @@ impl fmt::Display for RowMisfit {
                 "the implementation reports stored offset {stored}, the model's row holds {row}"
             ),
             RowMisfit::ReadRow { read, row } => {
-                let read = match read {
-                    StoreRow::Absent => "no row".to_string(),
-                    read => read.to_string(),
-                };
                 write!(f, "the read found {read}, the model's row holds {row}")
             }
             RowMisfit::NoAtomicStep { action } => {
@@ -106,6 +102,11 @@ impl fmt::Display for RowMisfit {
 }
 
 impl AtomicRow<'_> {
+    /// Guarded with no reap: the row's offset only grows (a guarded delete keeps its offset).
+    fn monotone(&self) -> bool {
+        self.model.guarded && !self.model.reap
+    }
+
     fn applies(&self, row: &StoreRow, offset: u64) -> bool {
         self.model.applies(row.offset(), offset)
     }
@@ -161,7 +162,7 @@ impl Sequential for AtomicRow<'_> {
         after: &mut Vec<StoreRow>,
     ) -> Result<(), RowMisfit> {
         if let FirstWriteEvent::Read(read) = op {
-            if read != row {
+            if !read.matches(row) {
                 return Err(RowMisfit::ReadRow {
                     read: read.clone(),
                     row: row.clone(),
@@ -212,6 +213,35 @@ impl Sequential for AtomicRow<'_> {
         Ok(())
     }
 
+    /// The same step, with no reason built (the search's inner step).
+    fn apply(&self, row: &StoreRow, op: &FirstWriteEvent, after: &mut Vec<StoreRow>) -> bool {
+        if let FirstWriteEvent::Read(read) = op {
+            if read.matches(row) {
+                after.push(row.clone());
+            }
+            return read.matches(row);
+        }
+        let Some(s) = self.write(op) else {
+            return false;
+        };
+        let applies = self.applies(row, s.offset);
+        let fits = match s.outcome {
+            None | Some(Outcome::NotSent) => true,
+            Some(Outcome::Applied) => applies,
+            Some(Outcome::NotApplied | Outcome::RowAbsent) => {
+                !applies && s.stored.is_none_or(|stored| Some(stored) == row.offset())
+            }
+            Some(Outcome::GuardExpired) => false,
+        };
+        if fits {
+            after.push(match s.outcome {
+                Some(Outcome::Applied) => self.landed(op, s),
+                _ => row.clone(),
+            });
+        }
+        fits
+    }
+
     fn step_unknown(&self, row: &StoreRow, op: &FirstWriteEvent, after: &mut Vec<StoreRow>) {
         // Only a whole write is placed for an unanswered statement (the model's `unresolved`).
         if let Some(s) = self.write(op) {
@@ -228,7 +258,7 @@ impl Sequential for AtomicRow<'_> {
     /// between, and a second landing at the row's own offset rewrites the same payload unless
     /// another write of the key carries that offset with another.
     fn repeatable_in(&self, part: &[&FirstWriteEvent]) -> Vec<bool> {
-        if !self.model.guarded || self.model.reap {
+        if !self.monotone() {
             return vec![false; part.len()];
         }
         let mut landing_at: HashMap<u64, Option<StoreRow>> = HashMap::new();
@@ -251,13 +281,61 @@ impl Sequential for AtomicRow<'_> {
             .collect()
     }
 
-    /// A repeatable write at or below a row changes nothing, and never will: with no reap,
-    /// the row only grows.
+    /// Guarded with no reap the row's offset only grows: a write below it never lands again.
     fn settled(&self, row: &StoreRow, op: &FirstWriteEvent) -> bool {
-        match (row.offset(), op.statement()) {
-            (Some(row), Some(s)) => row >= s.offset,
+        self.monotone()
+            && matches!((row.offset(), self.write(op)), (Some(row), Some(s)) if row > s.offset)
+    }
+
+    /// Two unanswered whole writes that would leave the same row (the writer is no part of
+    /// it): the same effect from every row, since the guard reads the offset, which the row
+    /// they leave carries (last-write-wins reads none).
+    fn same_effect(&self, a: &FirstWriteEvent, b: &FirstWriteEvent) -> bool {
+        match (self.write(a), self.write(b)) {
+            (Some(sa), Some(sb)) => {
+                let same_guard = !self.model.guarded || sa.offset == sb.offset;
+                same_guard && self.landed(a, sa) == self.landed(b, sb)
+            }
             _ => false,
         }
+    }
+
+    /// What no row the search may still reach lets take effect: an answer the upsert never
+    /// gives or a statement that is none of its steps (from any row); last-write-wins, a
+    /// refusal (it refuses nothing); guarded with no reap, where the row's offset only grows,
+    /// a write acknowledged below it, a refusal naming an offset below it, and a read of an
+    /// offset below it (or of no row, once there is one).
+    fn doomed(&self, row: &StoreRow, op: &FirstWriteEvent) -> bool {
+        let passed = |offset: u64| row.offset().is_some_and(|r| r > offset);
+        if let FirstWriteEvent::Read(read) = op {
+            return self.monotone()
+                && match read.offset() {
+                    None => *row != StoreRow::Absent,
+                    Some(offset) => passed(offset),
+                };
+        }
+        let Some(s) = self.write(op) else {
+            return true;
+        };
+        match s.outcome {
+            None | Some(Outcome::NotSent) => false,
+            Some(Outcome::GuardExpired) => true,
+            Some(Outcome::Applied) => self.monotone() && passed(s.offset),
+            Some(Outcome::NotApplied | Outcome::RowAbsent) => {
+                !self.model.guarded
+                    || s.stored.is_some_and(|stored| stored <= s.offset)
+                    || (self.monotone() && s.stored.is_some_and(passed))
+            }
+        }
+    }
+
+    /// Last-write-wins, a whole write that lands (acknowledged, or of unknown outcome where it
+    /// is placed) leaves its own row whatever the row was.
+    fn blind(&self, op: &FirstWriteEvent) -> bool {
+        !self.model.guarded
+            && self
+                .write(op)
+                .is_some_and(|s| matches!(s.outcome, None | Some(Outcome::Applied)))
     }
 
     fn silent(&self, row: &StoreRow, after: &mut Vec<StoreRow>) {

@@ -31,38 +31,60 @@ use std::fmt;
 use loadbearing_refinement::conform::TraceEvent;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A writer by index; on the wire `w1` is writer 0 (the model's writer names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Writer(pub u8);
+/// A writer, by the name the trace gives it: any non-empty string (a client id, a host, an
+/// owner's generation). The models' own writers are named `w1`, `w2`, … (model writer 0, 1,
+/// …): a trace in the models' terms names them so, and the fitting (`real::fit`) renames each
+/// write of a real trace to one of them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Writer(String);
 
 impl Writer {
-    pub fn index(self) -> usize {
-        self.0 as usize
+    /// The model's writer `index` (`w1` is 0).
+    pub fn model(index: usize) -> Writer {
+        Writer(format!("w{}", index + 1))
+    }
+
+    /// A writer by any name.
+    pub fn named(name: impl Into<String>) -> Writer {
+        Writer(name.into())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+
+    /// The model writer this name is, when it is one (`w1` is 0; `w01`, `w0` and other names
+    /// are none).
+    pub fn index(&self) -> Option<usize> {
+        let digits = self.0.strip_prefix('w')?;
+        if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse::<usize>().ok()?.checked_sub(1)
     }
 }
 
 impl fmt::Display for Writer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "w{}", self.0 as u16 + 1)
+        f.write_str(&self.0)
     }
 }
 
 impl Serialize for Writer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(&self.0)
     }
 }
 
 impl<'de> Deserialize<'de> for Writer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Writer, D::Error> {
         let name = String::deserialize(d)?;
-        name.strip_prefix('w')
-            .and_then(|n| n.parse::<u8>().ok())
-            .and_then(|n| n.checked_sub(1))
-            .map(Writer)
-            .ok_or_else(|| {
-                serde::de::Error::custom(format!("`{name}` is not a writer (w1, w2, …)"))
-            })
+        if name.is_empty() {
+            return Err(serde::de::Error::custom(
+                "a writer is named by a non-empty string",
+            ));
+        }
+        Ok(Writer(name))
     }
 }
 
@@ -223,10 +245,9 @@ impl From<Deletion> for StatementLine {
     }
 }
 
-/// A key's row as a read found it: absent, a live row (with its value when the read says
+/// A key's row as the judge holds it: absent, a live row (with its value when the write said
 /// it), or an offset-carrying tombstone.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "ReadLine", into = "ReadLine")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StoreRow {
     Absent,
     Live { offset: u64, value: Option<String> },
@@ -240,25 +261,6 @@ impl StoreRow {
             StoreRow::Absent => None,
             StoreRow::Live { offset, .. } | StoreRow::Tombstone { offset } => Some(*offset),
         }
-    }
-
-    /// A live row at `offset` whose value is not said.
-    pub fn at(offset: Option<u64>) -> StoreRow {
-        match offset {
-            Some(offset) => StoreRow::Live {
-                offset,
-                value: None,
-            },
-            None => StoreRow::Absent,
-        }
-    }
-
-    /// Whether the read says more than the offset: a value or a tombstone.
-    pub fn says_payload(&self) -> bool {
-        matches!(
-            self,
-            StoreRow::Live { value: Some(_), .. } | StoreRow::Tombstone { .. }
-        )
     }
 }
 
@@ -279,6 +281,100 @@ impl fmt::Display for StoreRow {
     }
 }
 
+/// What a read of the key found, as far as it says: no row, or a row at an offset with, when
+/// the read says them, its value and whether it is a tombstone. What a read does not say is not
+/// compared: `{"stored":5}` is any row at offset 5, live or a tombstone, whatever its value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "ReadLine", into = "ReadLine")]
+pub enum ReadRow {
+    Absent,
+    Row {
+        offset: u64,
+        /// The value read (a live row's).
+        value: Option<String>,
+        /// Whether the row is a tombstone (`false`: a live row), when the read says.
+        tombstone: Option<bool>,
+    },
+}
+
+impl ReadRow {
+    /// A read of the row's offset alone (`None`: no row).
+    pub fn at(offset: Option<u64>) -> ReadRow {
+        match offset {
+            Some(offset) => ReadRow::Row {
+                offset,
+                value: None,
+                tombstone: None,
+            },
+            None => ReadRow::Absent,
+        }
+    }
+
+    /// The read's offset, `None` for no row.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            ReadRow::Absent => None,
+            ReadRow::Row { offset, .. } => Some(*offset),
+        }
+    }
+
+    /// Whether the read says more than the offset: a value, or whether it is a tombstone.
+    pub fn says_payload(&self) -> bool {
+        matches!(self, ReadRow::Row { value, tombstone, .. } if value.is_some() || tombstone.is_some())
+    }
+
+    /// Whether the row could be what the read found: the same offset (or both absent), and
+    /// what the read says of the row (live or a tombstone, its value) where the row is known
+    /// (a write that did not say its value leaves it unknown, so any value read fits).
+    pub fn matches(&self, row: &StoreRow) -> bool {
+        match (self, row) {
+            (ReadRow::Absent, StoreRow::Absent) => true,
+            (
+                ReadRow::Row {
+                    offset,
+                    value,
+                    tombstone,
+                },
+                StoreRow::Live {
+                    offset: o,
+                    value: v,
+                },
+            ) => {
+                offset == o
+                    && *tombstone != Some(true)
+                    && (value.is_none() || v.is_none() || value == v)
+            }
+            (
+                ReadRow::Row {
+                    offset,
+                    value,
+                    tombstone,
+                },
+                StoreRow::Tombstone { offset: o },
+            ) => offset == o && *tombstone != Some(false) && value.is_none(),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ReadRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadRow::Absent => write!(f, "no row"),
+            ReadRow::Row {
+                offset,
+                value,
+                tombstone,
+            } => match (value, tombstone) {
+                (Some(value), _) => write!(f, "Present({offset}, {value:?})"),
+                (None, Some(true)) => write!(f, "Tombstone({offset})"),
+                (None, Some(false)) => write!(f, "Present({offset})"),
+                (None, None) => write!(f, "a row at offset {offset}"),
+            },
+        }
+    }
+}
+
 /// A read as a line spells it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -287,37 +383,49 @@ struct ReadLine {
     stored: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     value: Option<String>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    tombstone: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tombstone: Option<bool>,
 }
 
-impl TryFrom<ReadLine> for StoreRow {
+impl TryFrom<ReadLine> for ReadRow {
     type Error = String;
 
-    fn try_from(line: ReadLine) -> Result<StoreRow, String> {
+    fn try_from(line: ReadLine) -> Result<ReadRow, String> {
         match (line.stored, line.value, line.tombstone) {
-            (None, None, false) => Ok(StoreRow::Absent),
-            (None, _, _) => Err("a read of no row names no `value` or `tombstone`".into()),
-            (Some(_), Some(_), true) => {
+            (None, None, None) => Ok(ReadRow::Absent),
+            (None, _, _) => Err(
+                "a read of no row names no `value` or `tombstone` (a row read names its offset, `stored`)"
+                    .into(),
+            ),
+            (Some(_), Some(_), Some(true)) => {
                 Err("a read finds a `value` or a `tombstone`, not both".into())
             }
-            (Some(offset), value, false) => Ok(StoreRow::Live { offset, value }),
-            (Some(offset), None, true) => Ok(StoreRow::Tombstone { offset }),
+            (Some(offset), value, tombstone) => Ok(ReadRow::Row {
+                offset,
+                value,
+                tombstone,
+            }),
         }
     }
 }
 
-impl From<StoreRow> for ReadLine {
-    fn from(row: StoreRow) -> ReadLine {
-        let (stored, value, tombstone) = match row {
-            StoreRow::Absent => (None, None, false),
-            StoreRow::Live { offset, value } => (Some(offset), value, false),
-            StoreRow::Tombstone { offset } => (Some(offset), None, true),
-        };
-        ReadLine {
-            stored,
-            value,
-            tombstone,
+impl From<ReadRow> for ReadLine {
+    fn from(row: ReadRow) -> ReadLine {
+        match row {
+            ReadRow::Absent => ReadLine {
+                stored: None,
+                value: None,
+                tombstone: None,
+            },
+            ReadRow::Row {
+                offset,
+                value,
+                tombstone,
+            } => ReadLine {
+                stored: Some(offset),
+                value,
+                tombstone,
+            },
         }
     }
 }
@@ -343,9 +451,9 @@ pub enum FirstWriteEvent {
     Delete(Deletion),
     /// `ReapRow`: the store found an expired row and treated it as absent or removed it.
     ReapRow {},
-    /// A read of the key (a stutter): the row, as the store holds it. The model's row must be
-    /// the same; a value or a tombstone is compared where the judge holds them.
-    Read(StoreRow),
+    /// A read of the key (a stutter): the row, as far as the read says. The model's row must
+    /// fit it; a value or a tombstone is compared where the judge holds them.
+    Read(ReadRow),
 }
 
 impl FirstWriteEvent {
@@ -422,16 +530,40 @@ impl TraceEvent for FirstWriteEvent {
     }
 }
 
-/// Each writer's offset as its statements name it; the last event wins, a writer no event
-/// names persists offset 0. `None` when a writer or an offset is beyond what the model holds
-/// (8 writers, 8-bit offsets): such a trace matches no initial state, never a clamped one
-/// (`real::fit` maps a real store's trace into the model first).
-pub fn revealed_offsets(events: &[FirstWriteEvent]) -> Option<[u8; super::MAX_WRITERS]> {
-    let mut off = [0; super::MAX_WRITERS];
+/// The initial offsets a trace's statements allow: each model writer persists one offset, and
+/// an event reports a writer's step only if it names that writer's offset. A writer whose
+/// events name several offsets gets a candidate for each (all but one then fail to fit: the
+/// trace diverges, naming the offset); a writer no event names persists offset 0. No candidate
+/// when a writer is not one of the model's (`w1` … `w8`) or an offset is past the model's 8
+/// bits: such a trace matches no initial state, never a clamped one (`real::fit` maps a real
+/// store's trace into the model first).
+pub fn offset_choices(events: &[FirstWriteEvent]) -> Vec<[u8; super::MAX_WRITERS]> {
+    let mut named: [Vec<u8>; super::MAX_WRITERS] = Default::default();
     for s in events.iter().filter_map(FirstWriteEvent::statement) {
-        *off.get_mut(s.writer.index())? = u8::try_from(s.offset).ok()?;
+        let (Some(offsets), Ok(offset)) = (
+            s.writer.index().and_then(|w| named.get_mut(w)),
+            u8::try_from(s.offset),
+        ) else {
+            return Vec::new();
+        };
+        if !offsets.contains(&offset) {
+            offsets.push(offset);
+        }
     }
-    Some(off)
+    let mut choices = vec![[0; super::MAX_WRITERS]];
+    for (w, offsets) in named.iter().enumerate().filter(|(_, o)| !o.is_empty()) {
+        choices = choices
+            .iter()
+            .flat_map(|choice| {
+                offsets.iter().map(move |&o| {
+                    let mut next = *choice;
+                    next[w] = o;
+                    next
+                })
+            })
+            .collect();
+    }
+    choices
 }
 
 #[cfg(test)]
@@ -439,9 +571,9 @@ mod tests {
     use super::*;
     use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, LineError};
 
-    fn persist(w: u8, offset: u64) -> FirstWriteEvent {
+    fn persist(w: usize, offset: u64) -> FirstWriteEvent {
         FirstWriteEvent::Persist(Statement::new(
-            Writer(w),
+            Writer::model(w),
             offset,
             Some(Outcome::NotApplied),
             Some(3),
@@ -463,28 +595,33 @@ mod tests {
     fn payloads_deletes_and_rows_round_trip() {
         let events = vec![
             FirstWriteEvent::Persist(
-                Statement::new(Writer(0), 41_007, Some(Outcome::Applied), None)
+                Statement::new(Writer::model(0), 41_007, Some(Outcome::Applied), None)
                     .writing(Payload::Value("seed".into())),
             ),
             FirstWriteEvent::Insert(
-                Statement::new(Writer(1), 41_010, Some(Outcome::Applied), None)
+                Statement::new(Writer::model(1), 41_010, Some(Outcome::Applied), None)
                     .writing(Payload::Tombstone),
             ),
             FirstWriteEvent::Delete(Deletion(
-                Statement::new(Writer(1), 41_011, None, None).writing(Payload::Tombstone),
+                Statement::new(Writer::model(1), 41_011, None, None).writing(Payload::Tombstone),
             )),
             FirstWriteEvent::Repair(Statement::new(
-                Writer(2),
+                Writer::model(2),
                 41_020,
                 Some(Outcome::Applied),
                 None,
             )),
-            FirstWriteEvent::Read(StoreRow::Tombstone { offset: 41_011 }),
-            FirstWriteEvent::Read(StoreRow::Live {
+            FirstWriteEvent::Read(ReadRow::Row {
+                offset: 41_011,
+                value: None,
+                tombstone: Some(true),
+            }),
+            FirstWriteEvent::Read(ReadRow::Row {
                 offset: 41_020,
                 value: Some("x".into()),
+                tombstone: None,
             }),
-            FirstWriteEvent::Read(StoreRow::Absent),
+            FirstWriteEvent::Read(ReadRow::Absent),
         ];
         let text = to_ndjson(&events);
         let lines: Vec<&str> = text.lines().collect();
@@ -542,8 +679,8 @@ mod tests {
                 "unknown field `colour`",
             ),
             (
-                line(r#""action":"Persist","writer":"x","offset":1"#),
-                "not a writer",
+                line(r#""action":"Persist","writer":"","offset":1"#),
+                "a writer is named by a non-empty string",
             ),
         ];
         for (bad, why) in cases {
@@ -569,5 +706,90 @@ mod tests {
                 expected: "first_write"
             }
         );
+    }
+
+    /// Writers are any names; the model's own are `w1`, `w2`, ….
+    #[test]
+    fn writers_are_any_names_and_the_models_are_w1_onwards() {
+        let line = r#"{"v":2,"vocabulary":"first_write","action":"Persist","writer":"owner-7 (host b)","offset":1,"outcome":"applied"}"#;
+        let events = parse_ndjson::<FirstWriteEvent>(line).unwrap();
+        let writer = &events[0].statement().unwrap().writer;
+        assert_eq!(writer.name(), "owner-7 (host b)");
+        assert_eq!(writer.index(), None);
+        assert_eq!(to_ndjson(&events).trim(), line);
+        assert_eq!(Writer::model(0).name(), "w1");
+        assert_eq!(Writer::named("w12").index(), Some(11));
+        for none in ["w0", "w01", "w", "wx", "W1", "w-1", "w1 "] {
+            assert_eq!(Writer::named(none).index(), None, "{none}");
+        }
+    }
+
+    /// A read says what it says: `stored` alone is any row at that offset; a value, or whether
+    /// it is a tombstone, is compared when said; a row whose value no write said fits any value.
+    #[test]
+    fn a_read_matches_the_rows_it_could_have_found() {
+        let read = |text: &str| match parse_ndjson::<FirstWriteEvent>(&format!(
+            r#"{{"v":2,"vocabulary":"first_write","action":"Read"{text}}}"#
+        ))
+        .unwrap()
+        .remove(0)
+        {
+            FirstWriteEvent::Read(read) => read,
+            other => panic!("{other:?}"),
+        };
+        let live = |value: Option<&str>| StoreRow::Live {
+            offset: 5,
+            value: value.map(str::to_string),
+        };
+        let tomb = StoreRow::Tombstone { offset: 5 };
+        let cases: [(&str, [bool; 5]); 6] = [
+            // Against: live "a", live unsaid, tombstone, live at 6, absent.
+            (r#","stored":5"#, [true, true, true, false, false]),
+            (
+                r#","stored":5,"value":"a""#,
+                [true, true, false, false, false],
+            ),
+            (
+                r#","stored":5,"value":"b""#,
+                [false, true, false, false, false],
+            ),
+            (
+                r#","stored":5,"tombstone":true"#,
+                [false, false, true, false, false],
+            ),
+            (
+                r#","stored":5,"tombstone":false"#,
+                [true, true, false, false, false],
+            ),
+            ("", [false, false, false, false, true]),
+        ];
+        for (text, expected) in cases {
+            let read = read(text);
+            let rows = [
+                live(Some("a")),
+                live(None),
+                tomb.clone(),
+                StoreRow::Live {
+                    offset: 6,
+                    value: None,
+                },
+                StoreRow::Absent,
+            ];
+            let got: Vec<bool> = rows.iter().map(|row| read.matches(row)).collect();
+            assert_eq!(got, expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn each_writer_gets_each_offset_its_events_name() {
+        let choices = offset_choices(&[persist(0, 5), persist(1, 2), persist(0, 9)]);
+        let mut firsts: Vec<(u8, u8)> = choices.iter().map(|c| (c[0], c[1])).collect();
+        firsts.sort();
+        assert_eq!(firsts, [(5, 2), (9, 2)]);
+        // Past the model's writers or its 8-bit offsets: no initial state, never a clamped one.
+        assert!(offset_choices(&[persist(8, 1)]).is_empty());
+        assert!(offset_choices(&[persist(0, 256)]).is_empty());
+        let named = FirstWriteEvent::Persist(Statement::new(Writer::named("a"), 1, None, None));
+        assert!(offset_choices(&[named]).is_empty());
     }
 }

@@ -20,8 +20,9 @@ pub struct Partitions(pub u16);
 impl Partitions {
     pub const EMPTY: Partitions = Partitions(0);
 
+    /// Whether partition `p` is in the set (one past the set's 16 never is).
     pub fn contains(self, p: u8) -> bool {
-        self.0 & (1 << p) != 0
+        p < MAX_PARTITIONS && self.0 & (1 << p) != 0
     }
 
     pub fn is_subset(self, of: Partitions) -> bool {
@@ -225,6 +226,36 @@ impl Conform for FlowsAlive {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// Partitions past `Partitions` (they are 0-based: p needs p + 1), and more rebalances
+    /// than `MaxGen`.
+    fn beyond(&self, events: &[FlowsEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        let mut rebalances = 0u64;
+        events.iter().enumerate().find_map(|(i, event)| {
+            let partitions: Vec<u8> = match event {
+                FlowsEvent::Rebalance { owned, live } => {
+                    rebalances += 1;
+                    owned.iter().chain(live.iter().flatten()).copied().collect()
+                }
+                FlowsEvent::Teardown { partition } => vec![*partition],
+            };
+            partitions
+                .into_iter()
+                .find_map(|p| {
+                    FlowsAlive::PARTITIONS.passed_by(
+                        self.partitions as u64,
+                        p as u64 + 1,
+                        i,
+                        || format!("partition {p} (0-based)"),
+                    )
+                })
+                .or_else(|| {
+                    FlowsAlive::MAX_GEN.passed_by(self.max_gen as u64, rebalances, i, || {
+                        format!("rebalance number {rebalances}")
+                    })
+                })
+        })
     }
 
     fn disabled_reason(&self, state: &FlowsState, event: &FlowsEvent) -> Option<String> {

@@ -219,6 +219,28 @@ impl Conform for FlushCell {
         }
     }
 
+    /// Values other than the model's two.
+    fn beyond(&self, events: &[FlushEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        events.iter().enumerate().find_map(|(i, event)| {
+            let value = match *event {
+                FlushEvent::Append { value } | FlushEvent::FlushWrite { wrote: Some(value) } => {
+                    value
+                }
+                FlushEvent::FlushWrite { wrote: None } | FlushEvent::FlushMark { .. } => {
+                    return None
+                }
+            };
+            (!VALUES.contains(&value)).then(|| loadbearing_refinement::conform::Beyond {
+                event: i,
+                what: format!("value {value}"),
+                bound: loadbearing_refinement::conform::Bound::Fixed {
+                    what: "values, 1 and 2",
+                    most: VALUES.len() as u64,
+                },
+            })
+        })
+    }
+
     fn disabled_reason(&self, s: &FlushState, event: &FlushEvent) -> Option<String> {
         Some(match event {
             FlushEvent::Append { .. } => {

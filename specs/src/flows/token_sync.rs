@@ -267,6 +267,21 @@ impl Conform for TokenSync {
         matches!(event, TokenEvent::Commit { .. } | TokenEvent::Quiesced)
     }
 
+    /// Generations past `MaxGen`.
+    fn beyond(&self, events: &[TokenEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        events
+            .iter()
+            .enumerate()
+            .find_map(|(i, event)| match *event {
+                TokenEvent::OwnerRefresh { generation } => {
+                    TokenSync::MAX_GEN.passed_by(self.max_gen as u64, generation as u64, i, || {
+                        format!("generation {generation}")
+                    })
+                }
+                _ => None,
+            })
+    }
+
     fn disabled_reason(&self, s: &TokenState, event: &TokenEvent) -> Option<String> {
         Some(match event {
             TokenEvent::AssigningBump | TokenEvent::SilentBump if s.live_gen >= self.max_gen => {

@@ -560,6 +560,42 @@ impl Conform for GroupCommitLanes {
         matches!(event, LanesEvent::Quiesced { .. })
     }
 
+    /// Writers and offsets past `N` (or below 1: the model's are 1 to N); a transaction of more
+    /// writes than `Cap`.
+    fn beyond(&self, events: &[LanesEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        events.iter().enumerate().find_map(|(i, event)| {
+            let n = |what: &str, o: u8| {
+                let what = format!("{what} {o}");
+                if o == 0 {
+                    return Some(loadbearing_refinement::conform::Beyond {
+                        event: i,
+                        what,
+                        bound: loadbearing_refinement::conform::Bound::Fixed {
+                            what: "writers and offsets numbered from 1",
+                            most: self.n as u64,
+                        },
+                    });
+                }
+                GroupCommitLanes::N.passed_by(self.n as u64, o as u64, i, || what)
+            };
+            match *event {
+                LanesEvent::OfferWrite { writer } => n("writer", writer),
+                LanesEvent::ScheduleMarker { offset } => n("offset", offset),
+                LanesEvent::Quiesced { co } => {
+                    GroupCommitLanes::N.passed_by(self.n as u64, co as u64, i, || {
+                        format!("committed offset {co}")
+                    })
+                }
+                LanesEvent::TxnBegin { writes } => {
+                    GroupCommitLanes::CAP.passed_by(self.cap as u64, writes as u64, i, || {
+                        format!("a transaction of {writes} writes")
+                    })
+                }
+                LanesEvent::TxnCommit | LanesEvent::TxnAbort => None,
+            }
+        })
+    }
+
     fn disabled_reason(&self, s: &LanesState, event: &LanesEvent) -> Option<String> {
         Some(match event {
             LanesEvent::OfferWrite { writer } => format!("writer {writer} has offered already"),

@@ -417,6 +417,41 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
         matches!(action, GcAction::SchedDone | GcAction::Terminating)
     }
 
+    /// Writers, scheduled and committed offsets past `N`; a commit of more writes than `Cap`.
+    fn beyond(&self, events: &[GcEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        events.iter().enumerate().find_map(|(i, event)| {
+            let n = |what: &str, o: u64| {
+                GroupCommit::N.passed_by(self.n as u64, o, i, || format!("{what} {o}"))
+            };
+            let writer = |w: &crate::group_commit::trace::Writer| match w {
+                crate::group_commit::trace::Writer::Of(o) => {
+                    GroupCommit::N.passed_by(self.n as u64, *o as u64, i, || format!("writer w{o}"))
+                }
+                crate::group_commit::trace::Writer::Unmodelled(_) => None,
+            };
+            match event {
+                GcEvent::Offer { writer: w }
+                | GcEvent::Acq { writer: w }
+                | GcEvent::Transaction { writer: w, .. }
+                | GcEvent::Await { writer: w, .. } => writer(w),
+                GcEvent::Commit {
+                    writer: w,
+                    writes,
+                    co,
+                } => writer(w)
+                    .or_else(|| co.and_then(|co| n("committed offset", co)))
+                    .or_else(|| {
+                        writes.and_then(|k| {
+                            GroupCommit::CAP.passed_by(self.cap as u64, k, i, || {
+                                format!("a commit of {k} writes")
+                            })
+                        })
+                    }),
+                GcEvent::Sched { o } => n("scheduled offset", *o),
+            }
+        })
+    }
+
     fn disabled_reason(&self, state: &GcState, event: &GcEvent) -> Option<String> {
         let GcEvent::Sched { o } = event else {
             return None;

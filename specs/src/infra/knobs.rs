@@ -278,6 +278,34 @@ impl<T> Nat<T> {
     pub const fn knob(self) -> Knob {
         self.knob
     }
+
+    /// A trace's `value` (of event `event`, `what` it is) past `has`, this knob's value in the
+    /// model judging it: the bound it passes, and the least value of the knob that holds it
+    /// (none past the knob's own maximum). `None` when the value is within.
+    pub fn passed_by(
+        self,
+        has: u64,
+        value: u64,
+        event: usize,
+        what: impl FnOnce() -> String,
+    ) -> Option<loadbearing_refinement::conform::Beyond> {
+        if value <= has {
+            return None;
+        }
+        let max = match self.knob.kind {
+            Kind::Nat { max, .. } => max,
+            _ => unreachable!("a number knob is a Nat"),
+        };
+        Some(loadbearing_refinement::conform::Beyond {
+            event,
+            what: what(),
+            bound: loadbearing_refinement::conform::Bound::Knob {
+                name: self.knob.name,
+                value: has,
+                needs: (value <= max).then_some(value),
+            },
+        })
+    }
 }
 
 impl Flag {

@@ -391,6 +391,15 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     fn is_stutter(&self, event: &KafkaEvent) -> bool {
         matches!(event, KafkaEvent::ZombieInit {})
     }
+
+    /// Offsets past `MaxOffset`.
+    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        crate::one_key::conform::offset_beyond(
+            Kafka::MAX_OFFSET,
+            self.max_offset,
+            crate::kafka::trace::offsets_named(events),
+        )
+    }
 }
 
 use crate::kafka::trace::{KafkaEvent, TxnOutcome};

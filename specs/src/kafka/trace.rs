@@ -117,6 +117,35 @@ impl KafkaEvent {
     }
 }
 
+/// Every offset a Kafka trace names, with what it is, by event index: a fold's or commit's
+/// offset, and every offset of a record or owner state it read.
+pub(crate) fn offsets_named(events: &[KafkaEvent]) -> Vec<(usize, &'static str, u64)> {
+    let mut named = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        named.extend(event.reveals().map(|(o, _)| (i, "offset", o)));
+        let (topic, owner_state) = match event {
+            KafkaEvent::OwnerFold { topic, .. } | KafkaEvent::ZombieCommit { topic, .. } => {
+                (*topic, None)
+            }
+            KafkaEvent::OwnerRecover { topic, owner_state } => (*topic, *owner_state),
+            KafkaEvent::Rebalance { .. } | KafkaEvent::Poll { .. } | KafkaEvent::ZombieInit {} => {
+                (None, None)
+            }
+        };
+        if let Some(cell) = topic {
+            named
+                .extend(crate::one_key::conform::cell_offsets(&cell).map(|(what, o)| (i, what, o)));
+        }
+        named.extend(
+            owner_state
+                .into_iter()
+                .flat_map(Vec::<u8>::from)
+                .map(|o| (i, "owner state offset", o as u64)),
+        );
+    }
+    named
+}
+
 impl TraceEvent for KafkaEvent {
     const VOCABULARY: &'static str = "kafka";
 

@@ -55,6 +55,8 @@ pub enum OneKeyContradiction {
     },
     #[error("the topic's last record for the key is {got}, the model's topic is {model}")]
     Topic { got: Cell, model: Cell },
+    #[error("offset {offset} is past the model's log (offsets 1 to {most})")]
+    PastTheLog { offset: u64, most: u8 },
 }
 
 /// A number an event reports that the model keeps too.
@@ -76,7 +78,14 @@ impl fmt::Display for Counter {
 }
 
 pub(crate) fn check_op(ops: Ops, offset: u64, op: Op) -> Result<(), OneKeyContradiction> {
-    let model = ops.at(offset as u8);
+    // The log is a 32-bit set: an offset past it is in no model's log (never wrapped into it).
+    let Some(at) = u8::try_from(offset).ok().filter(|&o| o <= LAST_OFFSET) else {
+        return Err(OneKeyContradiction::PastTheLog {
+            offset,
+            most: LAST_OFFSET,
+        });
+    };
+    let model = ops.at(at);
     if op != model {
         return Err(OneKeyContradiction::Op {
             offset,
@@ -85,6 +94,33 @@ pub(crate) fn check_op(ops: Ops, offset: u64, op: Op) -> Result<(), OneKeyContra
         });
     }
     Ok(())
+}
+
+/// The last offset a log holds (`Ops` is a 32-bit set of offsets).
+const LAST_OFFSET: u8 = 31;
+
+/// The first offset a trace names past `max`, the model's `knob` (`MaxOffset`): events'
+/// offsets, with what each is, by event index.
+pub(crate) fn offset_beyond(
+    knob: crate::infra::knobs::Nat,
+    max: u8,
+    offsets: impl IntoIterator<Item = (usize, &'static str, u64)>,
+) -> Option<loadbearing_refinement::conform::Beyond> {
+    offsets.into_iter().find_map(|(event, what, offset)| {
+        knob.passed_by(max as u64, offset, event, || format!("{what} {offset}"))
+    })
+}
+
+/// The offsets a row or record names: its own, and those it has folded.
+pub(crate) fn cell_offsets(cell: &Cell) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    cell.present
+        .then_some(("row offset", cell.offset as u64))
+        .into_iter()
+        .chain(
+            Vec::<u8>::from(cell.contents)
+                .into_iter()
+                .map(|o| ("folded offset", o as u64)),
+        )
 }
 
 pub(crate) fn expect_u64(

@@ -438,6 +438,39 @@ impl Conform for RecoveryRead {
         matches!(event, ReadEvent::Ends { .. })
     }
 
+    /// Record indexes and counts past the model's log.
+    fn beyond(&self, events: &[ReadEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        let most = crate::recovery::log::MAX_LOG as u64;
+        events.iter().enumerate().find_map(|(i, event)| {
+            let named: Vec<(&str, u8)> = match event {
+                ReadEvent::TimeoutAbort { index } => vec![("index", *index)],
+                ReadEvent::Truncate { keep } => vec![("records kept", *keep)],
+                ReadEvent::Capture { target } => vec![("target", *target)],
+                ReadEvent::Complete { result } => {
+                    result.iter().map(|&r| ("index read", r)).collect()
+                }
+                ReadEvent::Ends { stable, high } => {
+                    vec![
+                        ("records below the stable offset", *stable),
+                        ("records below the high watermark", *high),
+                    ]
+                }
+                _ => Vec::new(),
+            };
+            named
+                .into_iter()
+                .find(|&(_, n)| n as u64 > most)
+                .map(|(what, n)| loadbearing_refinement::conform::Beyond {
+                    event: i,
+                    what: format!("{what} {n}"),
+                    bound: loadbearing_refinement::conform::Bound::Fixed {
+                        what: "records in the log",
+                        most,
+                    },
+                })
+        })
+    }
+
     fn disabled_reason(&self, s: &ReadState, event: &ReadEvent) -> Option<String> {
         match event {
             ReadEvent::Complete { .. } if s.rstate != ReaderState::Reading => {

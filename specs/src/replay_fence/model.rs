@@ -297,6 +297,35 @@ impl Conform for ReplayFence {
     fn is_silent(&self, action: &ReplayAction) -> bool {
         matches!(action, ReplayAction::Halted)
     }
+
+    /// Offsets past `MaxOffset`: folded, presented, stored, and the high water.
+    fn beyond(&self, events: &[ReplayEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        events.iter().enumerate().find_map(|(i, event)| {
+            let named: Vec<(&str, u64)> = match *event {
+                ReplayEvent::Fold { offset, hw } => [("offset", Some(offset)), ("high water", hw)]
+                    .into_iter()
+                    .filter_map(|(w, o)| Some((w, o?)))
+                    .collect(),
+                ReplayEvent::Write {
+                    presented,
+                    stored,
+                    hw,
+                    ..
+                } => [
+                    ("presented offset", presented),
+                    ("stored offset", stored),
+                    ("high water", hw),
+                ]
+                .into_iter()
+                .filter_map(|(w, o)| Some((w, o?)))
+                .collect(),
+            };
+            named.into_iter().find_map(|(what, o)| {
+                ReplayFence::MAX_OFFSET
+                    .passed_by(self.max_offset as u64, o, i, || format!("{what} {o}"))
+            })
+        })
+    }
 }
 
 #[cfg(test)]

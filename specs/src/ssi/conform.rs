@@ -41,6 +41,52 @@ impl Conform for Ssi {
     type Event = SsiEvent;
     type Contradiction = SsiContradiction;
 
+    /// Transactions and keys the workload lacks, values past the model's 8 bits.
+    fn beyond(&self, events: &[SsiEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+        use loadbearing_refinement::conform::{Beyond, Bound};
+        let fixed = |event: usize, what: String, bound: &'static str, most: usize| Beyond {
+            event,
+            what,
+            bound: Bound::Fixed {
+                what: bound,
+                most: most as u64,
+            },
+        };
+        events.iter().enumerate().find_map(|(i, event)| {
+            let txns = self.workload.programs.len();
+            if event.txn().index() >= txns {
+                return Some(fixed(
+                    i,
+                    format!("transaction {}", event.txn()),
+                    "transactions in this workload",
+                    txns,
+                ));
+            }
+            let (key, value) = match event {
+                SsiEvent::Read { key, value, .. } | SsiEvent::Write { key, value, .. } => {
+                    (Some(key), *value)
+                }
+                _ => (None, None),
+            };
+            if let Some(key) = key.filter(|k| !self.workload.keys.contains(k)) {
+                return Some(fixed(
+                    i,
+                    format!("key {key:?}"),
+                    "keys in this workload",
+                    self.workload.keys.len(),
+                ));
+            }
+            value.filter(|v| i8::try_from(*v).is_err()).map(|v| {
+                fixed(
+                    i,
+                    format!("value {v}"),
+                    "as the largest value (values are -128 to 127)",
+                    i8::MAX as usize,
+                )
+            })
+        })
+    }
+
     fn reports(&self, action: &SsiAction, event: &SsiEvent) -> bool {
         let by = |t: u8| event.txn().index() == t as usize;
         match (*action, event) {
@@ -110,7 +156,9 @@ impl Conform for Ssi {
                 let stmt = was.pc as usize;
                 let model = now.reads[stmt];
                 match value {
-                    Some(v) if Some(*v as i8) != model => {
+                    // Compared as the engine's numbers: a value past the model's i8 never
+                    // wraps into one the model holds.
+                    Some(v) if Some(*v) != model.map(i64::from) => {
                         Err(SsiContradiction::Read { engine: *v, model })
                     }
                     _ => Ok(()),
@@ -142,10 +190,12 @@ impl Conform for Ssi {
                     return Err(SsiContradiction::WroteButFalse);
                 }
                 match value {
-                    Some(v) if mine(after) != Some(*v as i8) => Err(SsiContradiction::Wrote {
-                        engine: *v,
-                        model: mine(after),
-                    }),
+                    Some(v) if mine(after).map(i64::from) != Some(*v) => {
+                        Err(SsiContradiction::Wrote {
+                            engine: *v,
+                            model: mine(after),
+                        })
+                    }
                     _ => Ok(()),
                 }
             }
