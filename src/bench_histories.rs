@@ -121,22 +121,48 @@ pub fn judge_file(path: &Path) -> Result<Timing, HistoryBenchError> {
     })
 }
 
-/// Generates the histories into `dir` and measures each, with Porcupine's runner when given.
-pub fn measure(dir: &Path, porcupine: Option<&Path>) -> Result<Vec<HistoryRow>, HistoryBenchError> {
+/// Generates the histories into `dir` and measures each `repeat` times, ours and Porcupine's
+/// runner (when given) taking turns; a row is the median of each. Runs of one checker that
+/// disagree on the verdict are an error.
+pub fn measure(
+    dir: &Path,
+    porcupine: Option<&Path>,
+    repeat: usize,
+) -> Result<Vec<HistoryRow>, HistoryBenchError> {
     write_files(dir)?
         .into_iter()
         .map(|(label, operations, file)| {
-            let ours = judge_file(&file)?;
-            let porcupine = porcupine.map(|bin| run_porcupine(bin, &file)).transpose()?;
+            let mut ours = Vec::new();
+            let mut theirs = Vec::new();
+            for _ in 0..repeat.max(1) {
+                ours.push(judge_file(&file)?);
+                if let Some(bin) = porcupine {
+                    theirs.push(run_porcupine(bin, &file)?);
+                }
+            }
             Ok(HistoryRow {
+                ours: median(&label, ours)?,
+                porcupine: (!theirs.is_empty())
+                    .then(|| median(&label, theirs))
+                    .transpose()?,
                 label,
                 operations,
                 file,
-                ours,
-                porcupine,
             })
         })
         .collect()
+}
+
+/// The median run (by time) of runs that agree on the verdict.
+fn median(label: &str, mut runs: Vec<Timing>) -> Result<Timing, HistoryBenchError> {
+    if let Some(other) = runs.iter().find(|t| t.verdict != runs[0].verdict) {
+        return Err(HistoryBenchError::Judge(format!(
+            "{label}: one run says {}, another {}",
+            runs[0].verdict, other.verdict
+        )));
+    }
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    Ok(runs.swap_remove(runs.len() / 2))
 }
 
 /// Runs Porcupine's runner on a file: it prints `{"seconds":…,"verdict":"…"}`.

@@ -95,7 +95,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
             .porcupine
             .then(bench_histories::porcupine_runner)
             .transpose()?;
-        let rows = bench_histories::measure(&dir, porcupine.as_deref())?;
+        let rows = bench_histories::measure(&dir, porcupine.as_deref(), args.repeat as usize)?;
         print!("{}", bench_histories::table(&rows));
         println!("(files in {})", dir.display());
         return Ok(Verdict::AsExpected);

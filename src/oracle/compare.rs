@@ -85,7 +85,8 @@ pub struct Disagreement {
 /// What a comparison found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Tally {
-    pub case: Case,
+    /// The model, as `Case` names it (or a design's own).
+    pub case: String,
     /// Histories generated, each judged as a history and as a sequence.
     pub histories: usize,
     pub agreed: usize,
@@ -116,7 +117,7 @@ fn word(judged: &Result<TraceReport, TraceProblem>) -> Result<bool, String> {
 
 /// Runs `n` histories of `case` from `seed`.
 pub fn run(case: Case, n: usize, seed: u64) -> Tally {
-    let mut tally = Tally::new(case);
+    let mut tally = Tally::new(case.to_string());
     for i in 0..n {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
         match case {
@@ -205,6 +206,21 @@ fn reported(verdict: HistoryVerdict) -> Result<TraceReport, TraceProblem> {
     })
 }
 
+/// The comparison on `n` walks of a model of any design (from `seed`), each rendered as its
+/// events by `render`, with one wrong answer half the time: judged as `conform --trace` judges
+/// the model's traces and by the naive checker stepping the model's own actions.
+pub fn walks<M: Conform>(label: &str, model: &M, render: Render<M>, n: usize, seed: u64) -> Tally
+where
+    M::State: Eq + std::hash::Hash,
+{
+    let mut tally = Tally::new(label.to_string());
+    for i in 0..n {
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
+        tally.walked(&mut rng, model, render);
+    }
+    tally
+}
+
 /// The comparison of the compound's histories with a judge of the caller's (a face of the
 /// model the trace is fitted to, as `conform --trace` fits it): how a planted bug in a face is
 /// shown to be caught.
@@ -214,7 +230,7 @@ pub fn compound_with(
     reap: bool,
     judge: impl Fn(&CasFirstWrite, &[Timed<FirstWriteEvent>]) -> HistoryVerdict,
 ) -> Tally {
-    let mut tally = Tally::new(Case::Compound);
+    let mut tally = Tally::new(Case::Compound.to_string());
     for i in 0..n {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
         let shape = Shape {
@@ -262,7 +278,7 @@ pub fn atomic_with(
     reap: bool,
     judge: impl Fn(&CasFirstWriteAtomic, &[Timed<FirstWriteEvent>]) -> HistoryVerdict,
 ) -> Tally {
-    let mut tally = Tally::new(Case::AtomicGuarded);
+    let mut tally = Tally::new(Case::AtomicGuarded.to_string());
     let model = CasFirstWriteAtomic {
         writers: 2,
         max_offset: 2,
@@ -315,7 +331,7 @@ fn first_write_history(rng: &mut fastrand::Rng, shape: Shape) -> Vec<Timed<First
 }
 
 impl Tally {
-    fn new(case: Case) -> Tally {
+    fn new(case: String) -> Tally {
         Tally {
             case,
             histories: 0,

@@ -187,3 +187,47 @@ fn the_built_in_models_stay_available() {
     let (code, said) = run(CLI, &["--suite", suite, "check", "epoch_refines"]);
     assert_eq!(code, Some(0), "{said}");
 }
+
+/// The design's vocabulary held to loadbearing's oracle: walks of the model rendered as the
+/// implementation would log them (with and without the token check), half with one wrong
+/// answer, judged as `conform --trace` judges them and by the naive checker; every verdict the
+/// same, as a history and as a sequence.
+#[test]
+fn the_judge_agrees_with_the_oracle_on_the_designs_histories() {
+    use fencing_token::model::{FencingToken, LockAction, LockState};
+    use fencing_token::trace::FencingEvent;
+
+    fn render(
+        _: &FencingToken,
+        before: &LockState,
+        action: &LockAction,
+        after: &LockState,
+    ) -> Option<FencingEvent> {
+        let client = |c: usize| c as u8 + 1;
+        Some(match *action {
+            LockAction::Acquire(c) => FencingEvent::Acquire {
+                client: client(c),
+                token: after.held[c]?,
+            },
+            LockAction::Expire => FencingEvent::Expire,
+            LockAction::Write(c) => FencingEvent::Write {
+                client: client(c),
+                token: before.held[c]?,
+                accepted: after.held[c].is_some(),
+            },
+        })
+    }
+    for token_check in [true, false] {
+        let model = FencingToken {
+            token_check,
+            max_token: 3,
+        };
+        let tally = loadbearing::oracle::compare::walks("FencingToken", &model, &render, 300, 1);
+        assert!(
+            tally.all_agree(),
+            "token check {token_check}: {:?}",
+            tally.disagreements.first()
+        );
+        assert!(tally.linearizable > 30 && tally.histories - tally.linearizable > 30);
+    }
+}

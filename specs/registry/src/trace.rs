@@ -97,6 +97,41 @@ impl TraceReport {
         }
     }
 
+    /// Each event of the report as the file wrote it (`as_written`, by index): the model judged
+    /// them fitted (its offsets ranks, its writers a write each), which the legend explains.
+    pub fn show_as_written(&mut self, as_written: &[String]) {
+        let line = |i: usize| as_written.get(i).cloned();
+        match &mut self.judgement {
+            Judgement::Sequence(v) => {
+                if let Some(d) = &mut v.divergence {
+                    if let Some(written) = line(d.matched) {
+                        d.event = serde_json::from_str(&written).unwrap_or(d.event.take());
+                        d.as_written = written;
+                    }
+                }
+            }
+            Judgement::History(v) => {
+                let placed = match &mut v.outcome {
+                    HistoryOutcome::Linearizable { orders } => {
+                        orders.iter_mut().flat_map(|o| o.placed.iter_mut()).collect()
+                    }
+                    HistoryOutcome::NotLinearizable(why) => {
+                        for r in &mut why.refused {
+                            r.what = line(r.op).unwrap_or(r.what.clone());
+                        }
+                        why.placed.iter_mut().collect()
+                    }
+                    HistoryOutcome::Unknown { .. } => Vec::new(),
+                };
+                for p in placed {
+                    if let Some(written) = p.op.and_then(line) {
+                        p.what = written;
+                    }
+                }
+            }
+        }
+    }
+
     /// For people: the verdict (a divergence, the failed part of a history, or a history's
     /// order, one step a line), then the fitting's legend when the model saw other numbers
     /// than the file's.
@@ -225,9 +260,13 @@ pub fn judge_fitted<M: FitsFirstWrites>(
 where
     M::State: Eq,
 {
+    // The events as the file wrote them, for the report: the model sees them fitted.
+    let as_written: Vec<String> = trace.events().map(TraceEvent::to_line).collect();
     let fitting = fit_trace(&mut trace)?;
     model.size_to(&fitting);
-    judge(&model, trace, options, Some(fitting))
+    let mut report = judge(&model, trace, options, Some(fitting))?;
+    report.show_as_written(&as_written);
+    Ok(report)
 }
 
 /// A first-write model sized to a fitted trace: as many writers as the trace has writes, as
