@@ -117,66 +117,29 @@ fn word(judged: &Result<TraceReport, TraceProblem>) -> Result<bool, String> {
 
 /// Runs `n` histories of `case` from `seed`.
 pub fn run(case: Case, n: usize, seed: u64) -> Tally {
-    let mut tally = Tally::new(case.to_string());
-    for i in 0..n {
-        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
-        match case {
-            Case::AtomicGuarded | Case::AtomicLastWriteWins | Case::AtomicReap => {
-                let (guarded, reap) = match case {
-                    Case::AtomicGuarded => (true, false),
-                    Case::AtomicLastWriteWins => (false, false),
-                    _ => (true, true),
-                };
-                let shape = Shape {
-                    guarded,
-                    reap,
-                    compound: false,
-                    payloads: true,
-                    keys: true,
-                };
-                let history = first_write_history(&mut rng, shape);
-                let model = CasFirstWriteAtomic {
-                    writers: 2,
-                    max_offset: 2,
-                    guarded,
-                    reap,
-                };
-                let reference = AtomicRowRef { guarded, reap };
-                tally.compare(
-                    &history,
-                    |trace| judge_atomic(model.clone(), trace, &options()).map_err(Into::into),
-                    |h| linearizable(&reference, h),
-                );
-            }
-            Case::Compound | Case::CompoundReap => {
-                let reap = case == Case::CompoundReap;
-                let shape = Shape {
-                    guarded: true,
-                    reap,
-                    compound: true,
-                    payloads: false,
-                    keys: false,
-                };
-                let history = first_write_history(&mut rng, shape);
-                let model = compound(reap);
-                let oracle = |h: &[Timed<FirstWriteEvent>]| {
-                    let (steps, writes) = first_write::writes_of(h);
-                    let reference = CompoundRef {
-                        guarded: true,
-                        insert_if_not_exists: true,
-                        retry: true,
-                        reap,
-                        writes,
-                    };
-                    linearizable(&reference, &steps)
-                };
-                tally.compare(
-                    &history,
-                    |trace| judge_fitted(model.clone(), trace, &options()),
-                    oracle,
-                );
-            }
-            Case::Cassandra => {
+    let label = case.to_string();
+    match case {
+        Case::AtomicGuarded | Case::AtomicLastWriteWins | Case::AtomicReap => {
+            let (guarded, reap) = match case {
+                Case::AtomicGuarded => (true, false),
+                Case::AtomicLastWriteWins => (false, false),
+                _ => (true, true),
+            };
+            let model = atomic(guarded, reap);
+            atomic_histories(&label, n, seed, guarded, reap, |trace| {
+                judge_atomic(model.clone(), trace, &options()).map_err(Into::into)
+            })
+        }
+        Case::Compound | Case::CompoundReap => {
+            let reap = case == Case::CompoundReap;
+            compound_histories(&label, n, seed, reap, |trace| {
+                judge_fitted(compound(reap), trace, &options())
+            })
+        }
+        Case::Cassandra => {
+            let mut tally = Tally::new(label);
+            for i in 0..n {
+                let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
                 let model = Cassandra {
                     max_offset: 3,
                     guarded: rng.bool(),
@@ -184,13 +147,16 @@ pub fn run(case: Case, n: usize, seed: u64) -> Tally {
                 };
                 tally.walked(&mut rng, &model, &render_cassandra);
             }
-            Case::Cassandra835 => {
-                let model = Cassandra835::design(3);
-                tally.walked(&mut rng, &model, &render_cassandra_835);
-            }
+            tally
         }
+        Case::Cassandra835 => walks(
+            &label,
+            &Cassandra835::design(3),
+            &render_cassandra_835,
+            n,
+            seed,
+        ),
     }
-    tally
 }
 
 fn options() -> TraceOptions {
@@ -204,6 +170,14 @@ fn reported(verdict: HistoryVerdict) -> Result<TraceReport, TraceProblem> {
         fitting: None,
         from_sequence: false,
     })
+}
+
+/// The events of a trace as a history (a sequence's: each returning before the next call).
+fn as_history(trace: Trace<FirstWriteEvent>) -> Vec<Timed<FirstWriteEvent>> {
+    match trace {
+        Trace::Sequence(events) => sequence_as_history(&events),
+        Trace::History(ops) => ops,
+    }
 }
 
 /// The comparison on `n` walks of a model of any design (from `seed`), each rendered as its
@@ -221,6 +195,69 @@ where
     tally
 }
 
+/// `n` generated histories of the compound (from `seed`; with a reap or not), each judged by
+/// `judge` and by the compound's reference.
+fn compound_histories(
+    label: &str,
+    n: usize,
+    seed: u64,
+    reap: bool,
+    judge: impl Fn(Trace<FirstWriteEvent>) -> Result<TraceReport, TraceProblem>,
+) -> Tally {
+    let mut tally = Tally::new(label.to_string());
+    let shape = Shape {
+        guarded: true,
+        reap,
+        compound: true,
+        payloads: false,
+        keys: false,
+    };
+    let oracle = |h: &[Timed<FirstWriteEvent>]| {
+        let (steps, writes) = first_write::writes_of(h);
+        let reference = CompoundRef {
+            guarded: true,
+            insert_if_not_exists: true,
+            retry: true,
+            reap,
+            writes,
+        };
+        linearizable(&reference, &steps)
+    };
+    for i in 0..n {
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
+        let history = first_write_history(&mut rng, shape);
+        tally.compare(&history, &judge, oracle);
+    }
+    tally
+}
+
+/// `n` generated histories of the atomic row (from `seed`), each judged by `judge` and by the
+/// row's reference.
+fn atomic_histories(
+    label: &str,
+    n: usize,
+    seed: u64,
+    guarded: bool,
+    reap: bool,
+    judge: impl Fn(Trace<FirstWriteEvent>) -> Result<TraceReport, TraceProblem>,
+) -> Tally {
+    let mut tally = Tally::new(label.to_string());
+    let shape = Shape {
+        guarded,
+        reap,
+        compound: false,
+        payloads: true,
+        keys: true,
+    };
+    let reference = AtomicRowRef { guarded, reap };
+    for i in 0..n {
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
+        let history = first_write_history(&mut rng, shape);
+        tally.compare(&history, &judge, |h| linearizable(&reference, h));
+    }
+    tally
+}
+
 /// The comparison of the compound's histories with a judge of the caller's (a face of the
 /// model the trace is fitted to, as `conform --trace` fits it): how a planted bug in a face is
 /// shown to be caught.
@@ -230,44 +267,19 @@ pub fn compound_with(
     reap: bool,
     judge: impl Fn(&CasFirstWrite, &[Timed<FirstWriteEvent>]) -> HistoryVerdict,
 ) -> Tally {
-    let mut tally = Tally::new(Case::Compound.to_string());
-    for i in 0..n {
-        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
-        let shape = Shape {
-            guarded: true,
-            reap,
-            compound: true,
-            payloads: false,
-            keys: false,
-        };
-        let history = first_write_history(&mut rng, shape);
-        let oracle = |h: &[Timed<FirstWriteEvent>]| {
-            let (steps, writes) = first_write::writes_of(h);
-            let reference = CompoundRef {
-                guarded: true,
-                insert_if_not_exists: true,
-                retry: true,
-                reap,
-                writes,
-            };
-            linearizable(&reference, &steps)
-        };
-        let fitted = |trace: Trace<FirstWriteEvent>| {
-            let mut trace = match trace {
-                Trace::Sequence(events) => Trace::History(sequence_as_history(&events)),
-                history => history,
-            };
+    compound_histories(
+        "CasFirstWrite (a face of the caller's)",
+        n,
+        seed,
+        reap,
+        |trace| {
+            let mut trace = Trace::History(as_history(trace));
             let fitting = fit_trace(&mut trace)?;
-            let Trace::History(ops) = trace else {
-                unreachable!("a history")
-            };
             let mut model = compound(reap);
             model.size_to(&fitting);
-            reported(judge(&model, &ops))
-        };
-        tally.compare(&history, fitted, oracle);
-    }
-    tally
+            reported(judge(&model, &as_history(trace)))
+        },
+    )
 }
 
 /// The comparison of the atomic row's histories with a judge of the caller's.
@@ -278,34 +290,25 @@ pub fn atomic_with(
     reap: bool,
     judge: impl Fn(&CasFirstWriteAtomic, &[Timed<FirstWriteEvent>]) -> HistoryVerdict,
 ) -> Tally {
-    let mut tally = Tally::new(Case::AtomicGuarded.to_string());
-    let model = CasFirstWriteAtomic {
+    let model = atomic(guarded, reap);
+    atomic_histories(
+        "CasFirstWriteAtomic (a face of the caller's)",
+        n,
+        seed,
+        guarded,
+        reap,
+        |trace| reported(judge(&model, &as_history(trace))),
+    )
+}
+
+/// CasFirstWriteAtomic with these guards (its writers and offsets are the row judge's own).
+fn atomic(guarded: bool, reap: bool) -> CasFirstWriteAtomic {
+    CasFirstWriteAtomic {
         writers: 2,
         max_offset: 2,
         guarded,
         reap,
-    };
-    let reference = AtomicRowRef { guarded, reap };
-    for i in 0..n {
-        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
-        let shape = Shape {
-            guarded,
-            reap,
-            compound: false,
-            payloads: true,
-            keys: true,
-        };
-        let history = first_write_history(&mut rng, shape);
-        let as_history = |trace: Trace<FirstWriteEvent>| {
-            let ops = match trace {
-                Trace::Sequence(events) => sequence_as_history(&events),
-                Trace::History(ops) => ops,
-            };
-            reported(judge(&model, &ops))
-        };
-        tally.compare(&history, as_history, |h| linearizable(&reference, h));
     }
-    tally
 }
 
 /// CasFirstWrite as the suite's configs build it (guarded, insert-if-not-exists, one retry).

@@ -676,23 +676,11 @@ fn set_outcome(
     outcome: Outcome,
     row: Option<u64>,
 ) {
-    let s = statement_mut(event).expect("a statement");
+    let s = event.statement_mut().expect("a statement");
     s.outcome = Some(outcome);
     s.stored = (outcome == Outcome::NotApplied && rng.bool())
         .then_some(row)
         .flatten();
-}
-
-fn statement_mut(event: &mut FirstWriteEvent) -> Option<&mut Statement> {
-    match event {
-        FirstWriteEvent::Update1(s)
-        | FirstWriteEvent::Insert(s)
-        | FirstWriteEvent::RetryUpdate(s)
-        | FirstWriteEvent::Repair(s)
-        | FirstWriteEvent::Persist(s)
-        | FirstWriteEvent::Delete(Deletion(s)) => Some(s),
-        FirstWriteEvent::ReapRow {} | FirstWriteEvent::Read(_) => None,
-    }
 }
 
 /// One wrong answer, as a broken store would give: an operation with a known outcome reports
@@ -746,7 +734,7 @@ pub fn perturb(rng: &mut fastrand::Rng, history: &mut [Timed<FirstWriteEvent>], 
             history[i].event = kinds[rng.usize(0..3)](s);
         }
         event => {
-            let s = statement_mut(event).expect("a statement");
+            let s = event.statement_mut().expect("a statement");
             match rng.u8(0..4) {
                 0 => s.stored = Some(other_offset(rng)),
                 // The statement logged with another offset than its write's.

@@ -112,9 +112,10 @@ impl TraceReport {
             }
             Judgement::History(v) => {
                 let placed = match &mut v.outcome {
-                    HistoryOutcome::Linearizable { orders } => {
-                        orders.iter_mut().flat_map(|o| o.placed.iter_mut()).collect()
-                    }
+                    HistoryOutcome::Linearizable { orders } => orders
+                        .iter_mut()
+                        .flat_map(|o| o.placed.iter_mut())
+                        .collect(),
                     HistoryOutcome::NotLinearizable(why) => {
                         for r in &mut why.refused {
                             r.what = line(r.op).unwrap_or(r.what.clone());

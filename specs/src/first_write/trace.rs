@@ -470,6 +470,19 @@ impl FirstWriteEvent {
         }
     }
 
+    /// The writer's statement, to change (a generator's, a fitting's).
+    pub fn statement_mut(&mut self) -> Option<&mut Statement> {
+        match self {
+            FirstWriteEvent::Update1(s)
+            | FirstWriteEvent::Insert(s)
+            | FirstWriteEvent::RetryUpdate(s)
+            | FirstWriteEvent::Repair(s)
+            | FirstWriteEvent::Persist(s)
+            | FirstWriteEvent::Delete(Deletion(s)) => Some(s),
+            FirstWriteEvent::ReapRow {} | FirstWriteEvent::Read(_) => None,
+        }
+    }
+
     /// Whether the event says what a row holds beyond its offset: a write's value or
     /// tombstone, a whole delete, a read's value or tombstone. The models compare offsets
     /// only; the row judge (`register::AtomicRow`) compares these too.

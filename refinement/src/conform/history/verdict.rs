@@ -36,6 +36,15 @@ impl PartName {
     pub fn is_whole(&self) -> bool {
         self.key.is_none() && self.model_key.is_none()
     }
+
+    /// `key "k17": ` before what is said of the part; nothing for the whole history.
+    fn prefix(&self) -> String {
+        if self.is_whole() {
+            String::new()
+        } else {
+            format!("{self}: ")
+        }
+    }
 }
 
 /// `key "k17"`, `key 17`, `key "k17" 0`, `model key 0`; the whole history: `the history`.
@@ -216,14 +225,10 @@ impl PartOrder {
     /// One step a line, then the operations of unknown outcome left out.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let whose = if self.part.is_whole() {
-            String::new()
-        } else {
-            format!("{}: ", self.part)
-        };
         let _ = writeln!(
             out,
-            "{whose}an order the model allows, from {}:",
+            "{}an order the model allows, from {}:",
+            self.part.prefix(),
             self.initial
         );
         for p in &self.placed {
@@ -246,14 +251,10 @@ impl NotLinearizable {
     /// that had to come next and why the model refused it.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let whose = if self.part.is_whole() {
-            String::new()
-        } else {
-            format!("{}: ", self.part)
-        };
         let _ = writeln!(
             out,
-            "not linearizable: {whose}no order of its {} operations is a behaviour of the model",
+            "not linearizable: {}no order of its {} operations is a behaviour of the model",
+            self.part.prefix(),
             self.ops.len()
         );
         let _ = writeln!(
