@@ -266,7 +266,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
 pub fn against_the_oracle(n: usize, seed: u64, dir: &Path) -> Result<Verdict, HistoryBenchError> {
     use crate::oracle::compare::{run, Case};
     let mut table = String::from(
-        "| model | histories | judgements (history and sequence) | agree | disagree | undecided | linearizable (oracle) | seconds |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| model | histories | judgements (history and sequence) | agree | disagree | undecided | refused (past the model's bounds) | linearizable (oracle) | seconds |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut disagreed = 0;
     for case in Case::ALL {
@@ -274,11 +274,12 @@ pub fn against_the_oracle(n: usize, seed: u64, dir: &Path) -> Result<Verdict, Hi
         let tally = run(case, n, seed);
         let judged = tally.agreed + tally.disagreements.len();
         table.push_str(&format!(
-            "| {case} | {} | {judged} | {} | {} | {} | {} | {:.1} |\n",
+            "| {case} | {} | {judged} | {} | {} | {} | {} | {} | {:.1} |\n",
             tally.histories,
             tally.agreed,
             tally.disagreements.len() - tally.undecided,
             tally.undecided,
+            tally.refused,
             tally.linearizable,
             started.elapsed().as_secs_f64()
         ));

@@ -94,6 +94,9 @@ pub struct Tally {
     pub linearizable: usize,
     /// Judgements the judge could not make within its budget (never a disagreement hidden).
     pub undecided: usize,
+    /// Histories with a value past the model's bounds (a wrong answer can plant one), which
+    /// the judge refuses to judge, naming the bound: no verdict to compare.
+    pub refused: usize,
     pub disagreements: Vec<Disagreement>,
 }
 
@@ -341,6 +344,7 @@ impl Tally {
             agreed: 0,
             linearizable: 0,
             undecided: 0,
+            refused: 0,
             disagreements: Vec::new(),
         }
     }
@@ -399,6 +403,10 @@ impl Tally {
         judged: Result<TraceReport, TraceProblem>,
         expected: bool,
     ) {
+        if let Err(TraceProblem::Beyond { .. }) = judged {
+            self.refused += 1;
+            return;
+        }
         match word(&judged) {
             Ok(verdict) if verdict == expected => self.agreed += 1,
             Ok(verdict) => self.disagreements.push(Disagreement {
