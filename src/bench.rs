@@ -5,8 +5,11 @@ use std::time::Duration;
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::infra::knobs::Value;
 
-use loadbearing_expected::run::{distributable, run, run_distributed, Judged};
+#[cfg(feature = "distributed")]
+use loadbearing_expected::run::{distributable, run_distributed};
+use loadbearing_expected::run::{run, Judged};
 use loadbearing_expected::suite::{override_constants, Config};
+#[cfg(feature = "distributed")]
 use loadbearing_refinement::distributed::Cluster;
 
 /// Why a benchmark could not run.
@@ -316,46 +319,14 @@ pub fn measure(
             ))
         })?;
         results.extend(local);
-        if let Err(why) = distributable(&config) {
-            if !timely_workers.is_empty() {
-                eprintln!("bench: {label} on timely: not measured ({why})");
-            }
-            continue;
-        }
-        let timely = repeated(timely_workers, repeat, |workers, round| {
-            let options = Options {
-                timeout,
-                progress: Some(config.name.clone()),
-                ..Options::default()
-            };
-            reset_peak_rss();
-            eprintln!(
-                "bench: {label}, {workers} timely worker(s), {} of {repeat}",
-                round + 1
-            );
-            let cluster = Cluster::new(workers, 1, 0, None).map_err(|e| BenchError::Run {
-                reason: e.to_string(),
-            })?;
-            let shared = std::sync::Arc::new(config.clone());
-            let mut reports = cluster
-                .run(move |worker| {
-                    run_distributed(worker, &shared, &options).map_err(|e| e.to_string())
-                })
-                .map_err(|e| BenchError::Run {
-                    reason: e.to_string(),
-                })?;
-            let judged = reports
-                .swap_remove(0)
-                .map_err(|reason| BenchError::Run { reason })?;
-            Ok(Measured::of(
-                &label,
-                Engine::Timely,
-                workers,
-                &judged,
-                &tlc_run,
-            ))
-        })?;
-        results.extend(timely);
+        results.extend(measure_timely(
+            &config,
+            &label,
+            timely_workers,
+            repeat,
+            timeout,
+            &tlc_run,
+        )?);
     }
     if !matched {
         return Err(BenchError::NoRunMatches {
@@ -516,8 +487,79 @@ pub fn tlc_summary(results: &[Measured]) -> Option<String> {
     Some(line)
 }
 
+/// `config` on the distributed engine at each count of `timely_workers`, `repeat` times each.
+#[cfg(feature = "distributed")]
+fn measure_timely(
+    config: &Config,
+    label: &str,
+    timely_workers: &[usize],
+    repeat: u64,
+    timeout: Option<Duration>,
+    tlc_run: &Option<crate::tlc::TlcRun>,
+) -> Result<Vec<Measured>, BenchError> {
+    if let Err(why) = distributable(config) {
+        if !timely_workers.is_empty() {
+            eprintln!("bench: {label} on timely: not measured ({why})");
+        }
+        return Ok(Vec::new());
+    }
+    let timely = repeated(timely_workers, repeat, |workers, round| {
+        let options = Options {
+            timeout,
+            progress: Some(config.name.clone()),
+            ..Options::default()
+        };
+        reset_peak_rss();
+        eprintln!(
+            "bench: {label}, {workers} timely worker(s), {} of {repeat}",
+            round + 1
+        );
+        let cluster = Cluster::new(workers, 1, 0, None).map_err(|e| BenchError::Run {
+            reason: e.to_string(),
+        })?;
+        let shared = std::sync::Arc::new(config.clone());
+        let mut reports = cluster
+            .run(move |worker| {
+                run_distributed(worker, &shared, &options).map_err(|e| e.to_string())
+            })
+            .map_err(|e| BenchError::Run {
+                reason: e.to_string(),
+            })?;
+        let judged = reports
+            .swap_remove(0)
+            .map_err(|reason| BenchError::Run { reason })?;
+        Ok(Measured::of(
+            label,
+            Engine::Timely,
+            workers,
+            &judged,
+            tlc_run,
+        ))
+    })?;
+    Ok(timely)
+}
+
+/// A build without the distributed engine measures no timely run, and says so when asked.
+#[cfg(not(feature = "distributed"))]
+fn measure_timely(
+    _: &Config,
+    label: &str,
+    timely_workers: &[usize],
+    _: u64,
+    _: Option<Duration>,
+    _: &Option<crate::tlc::TlcRun>,
+) -> Result<Vec<Measured>, BenchError> {
+    if !timely_workers.is_empty() {
+        eprintln!(
+            "bench: {label} on timely: not measured (built without the feature `distributed`)"
+        );
+    }
+    Ok(Vec::new())
+}
+
 /// Conformance throughput: each target on its embedded backend with about 10,000 events of
 /// traces (how many traces that takes depends on the model's trace length).
+#[cfg(feature = "targets")]
 pub const CONFORM_RUNS: &[(&dyn crate::conform::Target, usize)] = &[
     (&crate::conform::targets::STORE, 1250),
     (&crate::conform::targets::FLOW, 700),
@@ -537,6 +579,14 @@ pub struct ConformMeasured {
     pub peak_rss: Option<u64>,
 }
 
+/// Each conformance target's throughput (none in a build without the targets).
+#[cfg(not(feature = "targets"))]
+pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
+    Ok(Vec::new())
+}
+
+/// Each conformance target's throughput.
+#[cfg(feature = "targets")]
 pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
     let mut results = Vec::new();
     for &(target, traces) in CONFORM_RUNS {

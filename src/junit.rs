@@ -9,11 +9,13 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "targets")]
 use loadbearing_conform::TargetResult;
 use loadbearing_expected::run::Judged;
 
 use crate::mutate::Coverage;
 use crate::render;
+#[cfg(feature = "targets")]
 use crate::workload;
 
 /// What became of one test case.
@@ -221,6 +223,7 @@ fn check_case(j: &Judged) -> Case {
 /// `check --workload`: a case per variant (classname `workload NAME`); it fails when the
 /// file's `[expect]` differs from what the variant reaches, and is an error when the
 /// exploration was cut short.
+#[cfg(feature = "targets")]
 pub fn workload_cases(report: &workload::Report) -> Vec<Case> {
     report
         .results
@@ -314,6 +317,7 @@ pub fn mutate_cases(coverage: &Coverage) -> Vec<Case> {
 }
 
 /// `conform`: a case per target on its backend; a target that could not run is an error.
+#[cfg(feature = "targets")]
 pub fn conform_cases(results: &[TargetResult]) -> Vec<Case> {
     results
         .iter()

@@ -23,12 +23,12 @@ use std::sync::Arc;
 use crate::replays::ReplaySpec;
 use loadbearing_impls::flow::{FlowConfig, Ownership, Planted};
 use loadbearing_impls::{Mode, SnapshotStore};
+use loadbearing_refinement::Model;
 use loadbearing_specs::cassandra::model_835::{
     Cassandra835, Cassandra835Action, Cassandra835State, HANDOVER_LIMIT,
 };
 use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
-use stateright::Model;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};

@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Debug, Display};
 
-use stateright::Model;
+use loadbearing_refinement::Model;
 
 use crate::error::Error;
 

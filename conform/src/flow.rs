@@ -19,12 +19,12 @@ use loadbearing_impls::flow::{
 };
 use loadbearing_impls::trace::{Recorder, Step};
 use loadbearing_impls::{Mode, SnapshotStore, WriteError};
+use loadbearing_refinement::Model;
 use loadbearing_specs::cassandra::model::{Cassandra, CassandraAction, CassandraState};
 use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
 use loadbearing_specs::replay_fence::model::{ReplayAction, ReplayFence, ReplayState};
 use loadbearing_specs::replay_fence::trace::ReplayEvent;
-use stateright::Model;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};

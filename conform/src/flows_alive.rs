@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use loadbearing_impls_kafka::flow::{FlowRegistry, TearDown, TeardownMode};
 use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep};
+use loadbearing_refinement::Model as _;
 use loadbearing_specs::flows::alive::{FlowsAction, FlowsAlive, FlowsState, Partitions};
 use loadbearing_specs::flows::alive_trace::FlowsEvent;
-use stateright::Model as _;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};

@@ -15,9 +15,9 @@
 use loadbearing_impls::buffer::{Pending, SnapshotBuffer};
 use loadbearing_impls::store::{Mode, Read, SnapshotStore};
 use loadbearing_impls::trace::no_trace;
+use loadbearing_refinement::Model as _;
 use loadbearing_specs::flows::flush_cell::{FlushAction, FlushCell, FlushState};
 use loadbearing_specs::flows::flush_cell_trace::FlushEvent;
-use stateright::Model as _;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};

@@ -23,9 +23,9 @@ use loadbearing_impls_kafka::group_commit::{
     InputPartition, MemProducer, SnapshotWrite, Ticket, TxnProducer,
 };
 use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer, SharedKafkaTracer, TxnOutcome};
+use loadbearing_refinement::Model as _;
 use loadbearing_specs::group_commit::model::{GcAction, GcState, GroupCommit as Model, Pc};
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
-use stateright::Model as _;
 
 use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};

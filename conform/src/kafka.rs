@@ -56,12 +56,12 @@ use loadbearing_specs::kafka::trace::KafkaEvent;
 
 use crate::group_commit::{outcome_of, PRODUCERS};
 use crate::mismatch::Mismatch;
+use loadbearing_refinement::Model;
 use loadbearing_specs::epoch::model::{Epoch, EpochAction};
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};
 use loadbearing_specs::kafka::model::{Kafka, KafkaAction, KafkaState};
 use loadbearing_specs::one_key::OneKey;
 use loadbearing_specs::Configured;
-use stateright::Model;
 
 use crate::backend::{Backend, BackendKind};
 use crate::driver::{drive_expecting, refusing_states, Applied, Compare, Harness};

@@ -1,13 +1,13 @@
 //! Model paths to drive through an implementation: every short path, and seeded random walks.
 
-use stateright::Model;
+use loadbearing_refinement::Model;
 
 use crate::schedule::Schedule;
 
 /// A model path: its actions, and the states they lead through (the initial one first).
 pub type ModelPath<M> = (
-    Vec<<M as stateright::Model>::Action>,
-    Vec<<M as stateright::Model>::State>,
+    Vec<<M as loadbearing_refinement::Model>::Action>,
+    Vec<<M as loadbearing_refinement::Model>::State>,
 );
 
 /// Every path of at most `depth` steps from `init`, leaving out the actions `skip` names: each

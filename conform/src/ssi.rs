@@ -13,11 +13,11 @@
 //! (which must stay serializable).
 
 use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_refinement::Model;
 use loadbearing_specs::ssi::{workload, Ssi};
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::script;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
-use stateright::Model;
 
 use crate::backend::BackendKind;
 use crate::counterexample_path;

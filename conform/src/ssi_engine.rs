@@ -4,6 +4,7 @@
 //! actions as the engine steps a replay takes.
 
 use loadbearing_refinement::conform;
+use loadbearing_refinement::Model;
 use loadbearing_specs::ssi::trace::{SsiEvent, Txn};
 use loadbearing_specs::ssi::workload::{Stmt, Workload};
 use loadbearing_specs::ssi::{self as model, Ssi, SsiAction, SsiState};
@@ -12,7 +13,6 @@ use loadbearing_ssi_engine::judge::{Divergence, Judge};
 use loadbearing_ssi_engine::program::Script;
 use loadbearing_ssi_engine::replay::{replay_actions, Action, ReplayError, Replayed};
 use loadbearing_ssi_engine::trace::{self as engine, EngineEvent};
-use stateright::Model;
 
 /// The model's past-check predicate for the engine's.
 pub fn past_check(p: PastCheck) -> model::PastCheck {

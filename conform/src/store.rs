@@ -9,12 +9,12 @@ use loadbearing_impls::servers::{Database, DatabaseSpec};
 use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer, WriteKind};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions, WriteError};
 use loadbearing_refinement::conform::{Timed, TraceEvent as _};
+use loadbearing_refinement::Model;
 use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
 use loadbearing_specs::first_write::trace::{
     FirstWriteEvent, Outcome, Payload, ReadRow, Statement, Writer,
 };
-use stateright::Model;
 
 use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::driver::{self, Applied, Compare, Harness};

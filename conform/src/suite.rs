@@ -4,10 +4,10 @@
 //! targets that read it and the root that lists them do not import each other.
 
 use loadbearing_refinement::refinement::StepMatch;
+use loadbearing_refinement::Model;
 use loadbearing_refinement::{Options, Spec};
 use loadbearing_specs::first_write::atomic::{AtomicAction, AtomicState, CasFirstWriteAtomic};
 use loadbearing_specs::first_write::compound::CasFirstWrite;
-use stateright::Model;
 
 use crate::error::{ConfigProblem, Error};
 use crate::paths::ModelPath;

@@ -6,12 +6,12 @@ use loadbearing_conform::ssi_engine::{
     action, committed, model_of, replay_path, to_ndjson, validate, validate_engine,
 };
 use loadbearing_refinement::conform::parse_ndjson;
+use loadbearing_refinement::Model;
 use loadbearing_refinement::{check, CheckSpec, Options, Outcome};
 use loadbearing_specs::ssi::workload;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Script, TxnResult};
 use loadbearing_ssi_engine::replay::{parse, replay};
-use stateright::Model;
 
 /// The model's shortest counterexample of `property` for `variant` on `workload`.
 fn counterexample(variant: &str, workload_name: &str, property: &str) -> Vec<String> {

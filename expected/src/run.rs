@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "distributed")]
 use loadbearing_refinement::distributed::Worker;
 use loadbearing_refinement::{
     check, AnyReport, CheckSpec, Options, Outcome, ReportOf, Spec, SpecError,
@@ -108,6 +109,7 @@ pub fn run(config: &Config, options: &Options) -> Result<Judged, RunError> {
 /// Whether the distributed engine can check `config`: its model's states travel between
 /// processes and it asks no temporal property. Asked of every config before a distributed run
 /// starts, so none is refused halfway.
+#[cfg(feature = "distributed")]
 pub fn distributable(config: &Config) -> Result<(), RunError> {
     let entry = config.entry;
     if entry.distributed.is_none() {
@@ -127,6 +129,7 @@ pub fn distributable(config: &Config) -> Result<(), RunError> {
 
 /// Checks `config` on one worker of a distributed run; every worker of the run checks the
 /// same configs in the same order, and each gets the whole report.
+#[cfg(feature = "distributed")]
 pub fn run_distributed(
     worker: &mut Worker,
     config: &Config,

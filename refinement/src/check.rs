@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use stateright::Expectation;
+use crate::model::Expectation;
 
 use crate::budget::{Exhausted, Limits};
 use crate::explore::{explore, Edges, Exploration, Finding, SafetyChecks};
@@ -114,7 +114,7 @@ pub(crate) struct Plan<'a, M: Spec> {
 
 /// The model's properties and refinements, which a [`Plan`] borrows.
 pub(crate) struct Declared<M: Spec> {
-    properties: Vec<stateright::Property<M>>,
+    properties: Vec<crate::model::Property<M>>,
     refinements: Vec<Box<dyn crate::refinement::Refinement<M::State>>>,
 }
 

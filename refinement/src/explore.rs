@@ -9,8 +9,8 @@
 //! order, each chunk into its own stretch of the vectors, on every core (`extend_in_parts`);
 //! only the graph's packed bits are appended on one.
 
+use crate::model::Property;
 use rayon::prelude::*;
-use stateright::Property;
 
 use crate::budget::{ChunkStop, Exhausted, Limits};
 use crate::extend::{extend_in_parts, starts};
@@ -646,6 +646,7 @@ const LOST: u32 = u32::MAX;
 
 /// Fills `successors` with the states `state`'s actions reach, in the model's action order
 /// (stutters included); `actions` is scratch space kept between calls.
+#[cfg(feature = "distributed")]
 pub(crate) fn successors_into<M: Spec>(
     model: &M,
     state: &M::State,
@@ -929,8 +930,8 @@ impl<M: Spec> Level<'_, M> {
 mod tests {
     use super::*;
     use crate::graph::Condition;
+    use crate::model::Model;
     use crate::spec::Variables;
-    use stateright::Model;
     use std::collections::HashMap;
 
     /// States 0..size, each with three successors spread pseudo-randomly (one a stutter now

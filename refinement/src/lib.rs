@@ -1,4 +1,4 @@
-//! Our explicit-state engine over Stateright's public `Model` API.
+//! Our explicit-state engine over a model's states and steps (`Model`, Stateright's shape).
 //!
 //! Stateright's own checkers do not return shortest counterexamples from their parallel BFS, check
 //! `eventually` without cycles or fairness, and know nothing of refinement. This crate does those
@@ -12,6 +12,7 @@ pub mod budget;
 pub mod check;
 mod components;
 pub mod conform;
+#[cfg(feature = "distributed")]
 pub mod distributed;
 pub mod erased;
 pub mod explore;
@@ -22,6 +23,7 @@ mod huge_pages;
 pub mod image;
 pub mod liveness;
 pub mod mapped;
+mod model;
 pub mod path;
 mod prefetch;
 pub mod progress;
@@ -41,6 +43,7 @@ pub use check::{check, CheckSpec, Options, SpecError};
 pub use erased::{erase, AnyReport};
 pub use image::{AbstractAction, AbstractState, AbstractStep};
 pub use mapped::MappedRefinement;
+pub use model::{Expectation, Model, Property};
 pub use path::Path;
 pub use refinement::{Refinement, StepMatch};
 pub use report::{Counterexample, CounterexampleOf, Outcome, Report, ReportOf};

@@ -169,7 +169,7 @@ impl<S, A: Spec + 'static> Refinement<S> for MappedRefinement<S, A> {
 
 #[cfg(test)]
 mod tests {
-    use stateright::Model;
+    use crate::model::Model;
 
     use super::*;
     use crate::spec::Variables;

@@ -1,7 +1,7 @@
 //! Typed results: what a check found, and the path that shows it, in the model's own types.
 
+use crate::model::Model;
 use serde::Serialize;
-use stateright::Model;
 
 use crate::budget::Exhausted;
 use crate::image::AbstractStep;

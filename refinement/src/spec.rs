@@ -3,7 +3,7 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use stateright::Model;
+use crate::model::Model;
 
 use crate::refinement::Refinement;
 

@@ -200,8 +200,8 @@ pub fn check_canonical<M: Spec>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Model;
     use crate::spec::Variables;
-    use stateright::Model;
 
     /// Three processes, each holding a value below 3, interchangeable; the model names no
     /// representative and counts no orbit, so the engine's own ways are used.

@@ -5,9 +5,9 @@ use loadbearing_refinement::conform::{
     parse_ndjson, to_ndjson, validate, validate_path, Conform, Limits, LineError, TraceEvent,
     Validated,
 };
+use loadbearing_refinement::Model;
 use loadbearing_refinement::{Spec, Variables};
 use serde::{Deserialize, Serialize};
-use stateright::Model;
 
 /// Two counters; `Inc(i)` adds one to counter i; `Tick` (never logged) flips a hidden bit.
 struct Counters;

@@ -8,7 +8,7 @@ use loadbearing_refinement::{
     check, erase, CheckSpec, EventuallyAlways, MappedRefinement, Options, Outcome, Refinement,
     ShownPath, Spec, StepMatch, Variables,
 };
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 /// A counter that counts to `max`; `jump` adds a step of +2, `lose` a step back to zero.
 #[derive(Clone)]

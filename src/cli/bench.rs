@@ -76,13 +76,7 @@ pub struct Args {
 /// A measurement, not a judgement: as expected once it has run.
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if let Some(dir) = &args.engines {
-        let interleave = crate::isolation::Interleave {
-            bound: args.interleavings,
-            seed: 1,
-        };
-        let rows = crate::bench_engines::measure(dir, interleave)?;
-        print!("{}", crate::bench_engines::table(&rows));
-        return Ok(Verdict::AsExpected);
+        return engines(dir, args.interleavings);
     }
     if args.histories {
         let dir = args
@@ -126,4 +120,25 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         print!("{}", bench::conformance_table(&conformance));
     }
     Ok(Verdict::AsExpected)
+}
+
+/// `bench --engines DIR`: interleavings driven a second on every engine of this build.
+#[cfg(feature = "targets")]
+fn engines(dir: &std::path::Path, interleavings: usize) -> Result<Verdict, BadInput> {
+    let interleave = crate::isolation::Interleave {
+        bound: interleavings,
+        seed: 1,
+    };
+    let rows = crate::bench_engines::measure(dir, interleave)?;
+    print!("{}", crate::bench_engines::table(&rows));
+    Ok(Verdict::AsExpected)
+}
+
+/// A build without the real engines has none to measure.
+#[cfg(not(feature = "targets"))]
+fn engines(_: &std::path::Path, _: usize) -> Result<Verdict, BadInput> {
+    Err(BadInput::NotBuiltIn {
+        what: "bench --engines",
+        feature: "targets",
+    })
 }

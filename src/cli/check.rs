@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(feature = "targets")]
 use crate::junit;
 use crate::suite::Config;
+#[cfg(feature = "targets")]
 use crate::workload::{self, WorkloadError};
 use crate::Verdict;
 use loadbearing_refinement::budget;
@@ -113,7 +115,17 @@ fn add_symmetry(config: &mut Config, symmetry: &[String]) {
     }
 }
 
+/// `check --workload` in a build without the real engines' crates.
+#[cfg(not(feature = "targets"))]
+fn check_workload(_: &Path, _: &[String], _: ResultFormat) -> Result<Verdict, BadInput> {
+    Err(BadInput::NotBuiltIn {
+        what: "check --workload",
+        feature: "targets",
+    })
+}
+
 /// `check --workload`: as expected (0), differs (1), or a bad file (2, `FILE:LINE: message`).
+#[cfg(feature = "targets")]
 fn check_workload(
     path: &Path,
     variants: &[String],

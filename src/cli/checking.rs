@@ -20,6 +20,8 @@ const LONG_CHECK_SECONDS: f64 = 5.0;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Shown {
     Yes,
+    /// Another worker prints (only a distributed run has others).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
     No,
 }
 

@@ -2,15 +2,11 @@
 //! and the selected configs checked on its timely workers.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::run::{distributable, run_distributed};
 use crate::suite::Config;
 use crate::Verdict;
-use loadbearing_refinement::distributed::Cluster;
 use loadbearing_refinement::Options;
 
-use super::checking::{check_with, Shown};
 use super::format::ResultFormat;
 use super::BadInput;
 
@@ -39,12 +35,34 @@ pub struct ClusterArgs {
 /// Runs the configs of a distributed run on this process's workers, once every process has
 /// connected. Configs it cannot check (temporal properties, actor models) are named first and
 /// make the run's verdict bad input; the others are checked.
+#[cfg(not(feature = "distributed"))]
+pub fn check_distributed(
+    _: Vec<Config>,
+    _: &Options,
+    _: ResultFormat,
+    _: &ClusterArgs,
+) -> Result<Verdict, BadInput> {
+    Err(BadInput::NotBuiltIn {
+        what: "check --distributed",
+        feature: "distributed",
+    })
+}
+
+/// Runs the configs of a distributed run on this process's workers, once every process has
+/// connected. Configs it cannot check (temporal properties, actor models) are named first and
+/// make the run's verdict bad input; the others are checked.
+#[cfg(feature = "distributed")]
 pub fn check_distributed(
     selected: Vec<Config>,
     options: &Options,
     format: ResultFormat,
     args: &ClusterArgs,
 ) -> Result<Verdict, BadInput> {
+    use super::checking::{check_with, Shown};
+    use crate::run::{distributable, run_distributed};
+    use loadbearing_refinement::distributed::Cluster;
+    use std::sync::Arc;
+
     let cluster = Cluster::new(
         args.workers,
         args.processes,

@@ -7,8 +7,11 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "targets")]
 use crate::conform::{self, BackendKind, Plan, Servers, TargetResult};
+#[cfg(feature = "targets")]
 use crate::conform_table;
+#[cfg(feature = "targets")]
 use crate::junit;
 use crate::Verdict;
 use loadbearing_refinement::budget;
@@ -17,7 +20,9 @@ use loadbearing_registry::trace::TraceOptions;
 
 use super::configs::Suite;
 use super::conform_trace;
-use super::format::{pretty, ResultFormat};
+#[cfg(feature = "targets")]
+use super::format::pretty;
+use super::format::ResultFormat;
 use super::BadInput;
 
 #[derive(clap::Args)]
@@ -28,12 +33,14 @@ pub struct Args {
     /// Where the implementations run. Without it each target uses its embedded default:
     /// SQLite for the stores and flows, the in-memory producer for the Kafka design, the
     /// engine itself for SSI. postgres, cassandra and kafka start a throwaway server.
+    #[cfg(feature = "targets")]
     #[arg(long, value_parser = backend_kind)]
     backend: Option<BackendKind>,
     /// With --backend postgres|cassandra|kafka: use the server already running at this
     /// address (a PostgreSQL connection string, Cassandra's host:port, a Kafka bootstrap
     /// address) instead of starting a throwaway one. Targets get fresh tables, keyspaces
     /// and topics of their own.
+    #[cfg(feature = "targets")]
     #[arg(long, value_name = "ADDRESS", requires = "backend")]
     server: Option<String>,
     /// List the targets, their backends and what each must show.
@@ -83,6 +90,7 @@ pub struct Args {
 }
 
 /// `--backend`: the conformance crate's backend kinds, parsed in one place; clap lists them.
+#[cfg(feature = "targets")]
 fn backend_kind(text: &str) -> Result<BackendKind, conform::backend::UnknownBackend> {
     text.parse()
 }
@@ -103,6 +111,21 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         };
         return conform_trace::run(suite, file, model, &args.sets, &options, args.format);
     }
+    run_targets(args)
+}
+
+/// Without the project's implementations, only `--trace` judges anything.
+#[cfg(not(feature = "targets"))]
+fn run_targets(_: Args) -> Result<Verdict, BadInput> {
+    Err(BadInput::NotBuiltIn {
+        what: "conform's targets (the project's implementations; `conform --trace FILE` judges a trace in any build)",
+        feature: "targets",
+    })
+}
+
+/// Every selected target on its backend, then the table.
+#[cfg(feature = "targets")]
+fn run_targets(args: Args) -> Result<Verdict, BadInput> {
     if args.list {
         print!("{}", conform_table::targets());
         return Ok(Verdict::AsExpected);
@@ -148,6 +171,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
 }
 
 /// A seed for a run not given one: the clock's seconds (printed, so the run can be repeated).
+#[cfg(feature = "targets")]
 fn seed_from_clock() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -157,6 +181,7 @@ fn seed_from_clock() -> u64 {
 
 /// Incomplete when a target could not run (what it would have shown is unknown), else as
 /// expected when every target showed what it must.
+#[cfg(feature = "targets")]
 pub fn verdict(results: &[TargetResult]) -> Verdict {
     if results.iter().any(|r| r.error.is_some()) {
         Verdict::Incomplete

@@ -5,16 +5,21 @@
 use std::path::PathBuf;
 
 use crate::bench::BenchError;
+#[cfg(feature = "targets")]
 use crate::conform;
 use crate::docs::DocsError;
 use crate::explore::ExploreError;
+#[cfg(feature = "targets")]
 use crate::isolation::IsolationError;
 use crate::mutate::MutateError;
 use crate::report::ReportError;
+#[cfg(feature = "actors")]
 use crate::run_actors::RunActorsError;
 use crate::suite::{LookupError, SetError, SuiteError};
 use crate::trace::{DrawError, SvgError, TraceError};
+#[cfg(feature = "targets")]
 use crate::workload::WorkloadError;
+#[cfg(feature = "distributed")]
 use loadbearing_refinement::distributed::ClusterError;
 use loadbearing_registry::trace::TraceProblem as TraceFileError;
 use loadbearing_specs::infra::knobs::KnobError;
@@ -73,10 +78,13 @@ pub enum BadInput {
     Set(#[from] SetError),
     #[error(transparent)]
     Constants(#[from] KnobError),
+    #[cfg(feature = "distributed")]
     #[error(transparent)]
     Cluster(#[from] ClusterError),
+    #[cfg(feature = "targets")]
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    #[cfg(feature = "targets")]
     #[error(transparent)]
     Conform(#[from] conform::Error),
     #[error(transparent)]
@@ -93,10 +101,18 @@ pub enum BadInput {
     Docs(#[from] DocsError),
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[cfg(feature = "targets")]
     #[error(transparent)]
     Isolation(#[from] IsolationError),
+    #[cfg(feature = "actors")]
     #[error(transparent)]
     RunActors(#[from] RunActorsError),
+    /// A command or option of a feature this build was made without.
+    #[error("{what} needs loadbearing built with the feature `{feature}` (cargo build --features {feature}, or the default features)")]
+    NotBuiltIn {
+        what: &'static str,
+        feature: &'static str,
+    },
     #[error(transparent)]
     Bench(#[from] BenchError),
     #[error(transparent)]

@@ -14,10 +14,12 @@ mod docs;
 mod error;
 mod explore;
 mod format;
+#[cfg(feature = "targets")]
 mod isolation;
 mod list;
 mod mutate;
 mod report;
+#[cfg(feature = "actors")]
 mod run_actors;
 mod tlc_habits;
 mod trace;
@@ -68,8 +70,10 @@ enum Command {
     /// config with its counterexample drawn as a sequence diagram.
     Report(report::Args),
     /// Race the SSI engine's variants (and PostgreSQL) through the isolation tier.
+    #[cfg(feature = "targets")]
     Isolation(isolation::Args),
     /// Run an actor model's code over UDP on loopback and check its log against the model.
+    #[cfg(feature = "actors")]
     RunActors(run_actors::Args),
     /// Measure the engine on larger constants: states per second, bytes a state and peak
     /// memory, at 1 and 2 threads; with --tlc, TLC on the same constants and our ratio to it.
@@ -155,7 +159,9 @@ impl Cli {
             Command::Conform(args) => conform::run(args, &suite),
             Command::Report(args) => report::run(args, &suite),
             // The tier and the actor systems are built in: no config is read.
+            #[cfg(feature = "targets")]
             Command::Isolation(args) => isolation::run(args),
+            #[cfg(feature = "actors")]
             Command::RunActors(args) => run_actors::run(args),
             Command::Bench(args) => bench::run(args, &suite),
             Command::Completions(args) => completions::run(args),

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "targets")]
 use crate::conform::{Plan, Servers};
 use crate::junit;
 use crate::mutate;
@@ -13,6 +14,7 @@ use super::configs::{self, Suite};
 use super::BadInput;
 
 /// The writers of the report's conformance runs: `conform`'s default.
+#[cfg(feature = "targets")]
 const CONFORM_WRITERS: usize = 8;
 
 #[derive(clap::Args)]
@@ -49,11 +51,19 @@ pub struct Args {
 pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     let configs = suite.load()?;
     let selected = configs::select(configs.clone(), &args.filters)?;
+    #[cfg(feature = "targets")]
     let plan = if args.no_conform {
         Plan::default()
     } else {
         Plan::select(&args.conform_targets, None)?
     };
+    #[cfg(not(feature = "targets"))]
+    if !args.conform_targets.is_empty() {
+        return Err(BadInput::NotBuiltIn {
+            what: "report --conform",
+            feature: "targets",
+        });
+    }
     let explanations = mutate::built_in_explanations()?;
     let options = Options {
         threads: args.threads,
@@ -94,6 +104,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
             &options,
         )?)
     };
+    #[cfg(feature = "targets")]
     let results = plan.run(
         &mut Servers::default(),
         args.traces,
@@ -101,6 +112,11 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
         args.seed,
         None,
     );
+    #[cfg(not(feature = "targets"))]
+    let results: Vec<crate::report::Conformance> = {
+        let _ = (args.traces, args.seed);
+        Vec::new()
+    };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let inputs = crate::report::Inputs {
         judged: &judged,
@@ -117,8 +133,8 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     );
     let all_ok = judged.iter().all(|j| j.ok())
         && coverage.as_ref().is_none_or(|c| c.unexplained().is_empty())
-        && results.iter().all(|r| r.ok);
-    let conform_incomplete = results.iter().any(|r| r.error.is_some());
+        && conformance_ok(&results);
+    let conform_incomplete = conformance_incomplete(&results);
     Ok(if !failures.is_empty() {
         Verdict::BadInput
     } else if judged.iter().any(|j| j.incomplete()) || conform_incomplete {
@@ -126,4 +142,26 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     } else {
         Verdict::of(all_ok)
     })
+}
+
+/// Every conformance target showed what it must.
+#[cfg(feature = "targets")]
+fn conformance_ok(results: &[crate::report::Conformance]) -> bool {
+    results.iter().all(|r| r.ok)
+}
+
+/// A conformance target could not run.
+#[cfg(feature = "targets")]
+fn conformance_incomplete(results: &[crate::report::Conformance]) -> bool {
+    results.iter().any(|r| r.error.is_some())
+}
+
+#[cfg(not(feature = "targets"))]
+fn conformance_ok(_: &[crate::report::Conformance]) -> bool {
+    true
+}
+
+#[cfg(not(feature = "targets"))]
+fn conformance_incomplete(_: &[crate::report::Conformance]) -> bool {
+    false
 }

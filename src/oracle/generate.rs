@@ -9,15 +9,15 @@ use serde_json::{Map, Value};
 /// Renders a model step as its event: `None` for a step no event reports (a silent one).
 pub type Render<'a, M> = &'a dyn Fn(
     &M,
-    &<M as stateright::Model>::State,
-    &<M as stateright::Model>::Action,
-    &<M as stateright::Model>::State,
+    &<M as loadbearing_refinement::Model>::State,
+    &<M as loadbearing_refinement::Model>::Action,
+    &<M as loadbearing_refinement::Model>::State,
 ) -> Option<<M as Conform>::Event>;
 
 /// A step of a walk: the action, the state after it, and its event (none: a silent step).
 type Step<M> = (
-    <M as stateright::Model>::Action,
-    <M as stateright::Model>::State,
+    <M as loadbearing_refinement::Model>::Action,
+    <M as loadbearing_refinement::Model>::State,
     Option<<M as Conform>::Event>,
 );
 

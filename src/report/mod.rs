@@ -14,13 +14,21 @@ mod pages;
 
 use std::path::{Path, PathBuf};
 
-use loadbearing_conform::TargetResult;
 use loadbearing_expected::run::Judged;
 
 use crate::junit::RunFailure;
 use crate::mutate::Coverage;
 
 pub use html::escape;
+
+/// One conformance target's result, as the report shows it.
+#[cfg(feature = "targets")]
+pub type Conformance = loadbearing_conform::TargetResult;
+
+/// A build without the project's implementations has no conformance run to show.
+#[cfg(not(feature = "targets"))]
+#[derive(Debug)]
+pub enum Conformance {}
 
 /// What one report shows: the results of the run it was built from.
 pub struct Inputs<'a> {
@@ -29,7 +37,7 @@ pub struct Inputs<'a> {
     pub failures: &'a [RunFailure],
     /// The guard-mutation run (`None`: not run, and the page says so).
     pub coverage: Option<&'a Coverage>,
-    pub conformance: &'a [TargetResult],
+    pub conformance: &'a [Conformance],
     /// How the run was asked for (`loadbearing report …`), shown on the index.
     pub command: &'a str,
 }

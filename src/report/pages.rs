@@ -2,14 +2,15 @@
 
 use std::fmt::Write as _;
 
-use loadbearing_conform::TargetResult;
 use loadbearing_expected::run::Judged;
 use loadbearing_expected::suite::Config;
 
 use super::html::{escape, markdown, page};
 use super::Inputs;
+#[cfg(feature = "targets")]
+use crate::conform_table;
 use crate::mutate::Coverage;
-use crate::{conform_table, docs, mutate, render, sequence, trace};
+use crate::{docs, mutate, render, sequence, trace};
 
 /// How a row reads at a glance; the index lists them in this order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -252,7 +253,14 @@ fn vertical_headers(html: &str, keep: usize) -> String {
     out
 }
 
-fn conformance_section(body: &mut String, results: &[TargetResult]) {
+#[cfg(not(feature = "targets"))]
+fn conformance_section(body: &mut String, _: &[super::Conformance]) {
+    body.push_str("<h2 id=\"conformance\">Conformance</h2>\n");
+    body.push_str("<p>Not in this build (the project's implementations are the feature <code>targets</code>).</p>\n");
+}
+
+#[cfg(feature = "targets")]
+fn conformance_section(body: &mut String, results: &[super::Conformance]) {
     body.push_str("<h2 id=\"conformance\">Conformance</h2>\n");
     if results.is_empty() {
         body.push_str("<p>Not run for this report.</p>\n");
@@ -304,6 +312,7 @@ fn conformance_section(body: &mut String, results: &[TargetResult]) {
 /// bar from call to return (to the right edge when it never returned); the longest order the
 /// model allows numbered on its bars in green, the operations that could not come next in red,
 /// the rest grey.
+#[cfg(feature = "targets")]
 fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
     use loadbearing_refinement::conform::HistoryOutcome;
     let HistoryOutcome::NotLinearizable(why) = &h.verdict.outcome else {
@@ -370,12 +379,14 @@ fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
 }
 
 /// The width of a character of the timeline's labels (DejaVu Sans Mono at 11 px: 0.602 em).
+#[cfg_attr(not(feature = "targets"), allow(dead_code))]
 const LABEL_CHAR: f64 = 6.7;
 
 /// An operation as its timeline row names it: the event's action and its fields by name
 /// (`Persist offset=4 outcome=applied value=w4@4 writer=w4`), without the envelope every line repeats
 /// (version, vocabulary, call and return times); the whole line is the bar's tooltip and in
 /// the text below. A line that is not a JSON object is shown as it is.
+#[cfg_attr(not(feature = "targets"), allow(dead_code))]
 fn operation_label(what: &str) -> String {
     const ENVELOPE: [&str; 5] = ["v", "vocabulary", "call", "ret", "action"];
     let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(what)
@@ -487,7 +498,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "targets"))]
 mod timeline_tests {
     use loadbearing_conform::{targets, Backend, Settings};
 

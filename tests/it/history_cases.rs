@@ -407,12 +407,12 @@ fn a_linearizable_verdict_shows_its_linearization() {
 /// error naming it and the `--set` that lifts it (the model declares its bounds), not a verdict.
 mod a_bounded_register {
     use loadbearing_refinement::conform::{Beyond, Conform, Timed, Trace, TraceEvent};
+    use loadbearing_refinement::Model;
     use loadbearing_refinement::{Spec, Variables};
     use loadbearing_registry::trace::{TraceOptions, TraceProblem};
     use loadbearing_specs::infra::knobs::{Constants, Knob, KnobError, Nat, Params, Resolved};
     use loadbearing_specs::Configured;
     use serde::{Deserialize, Serialize};
-    use stateright::Model;
 
     /// A register of values `0..=max`.
     #[derive(Clone, Debug)]

@@ -82,7 +82,7 @@ fn a_counterexample_under_symmetry_is_a_concrete_path() {
         .as_ref()
         .unwrap()
         .path;
-    use stateright::Model;
+    use loadbearing_refinement::Model;
     assert!(model.init_states().contains(path.init()));
     let mut before = path.init();
     for (action, after) in path.steps() {
@@ -117,7 +117,7 @@ fn each_model_names_one_representative_per_orbit() {
 }
 
 /// Every state `model` reaches, breadth first.
-fn reachable<M: stateright::Model>(model: &M) -> Vec<M::State>
+fn reachable<M: loadbearing_refinement::Model>(model: &M) -> Vec<M::State>
 where
     M::State: Clone + std::hash::Hash + Eq,
 {

@@ -111,10 +111,10 @@ fn the_pre_fix_counterexample_is_the_136_trigger() {
 /// The fix turns the same window into DB_SNAPSHOT_UNSAFE for T2.
 #[test]
 fn with_the_fix_the_trigger_schedule_fails_the_writer_unsafe() {
+    use loadbearing_refinement::Model;
     use loadbearing_specs::infra::knobs::{Constants, Value};
     use loadbearing_specs::ssi::{Failure, Ssi, SsiAction, Status};
     use loadbearing_specs::Configured;
-    use stateright::Model;
 
     let mut given = Constants::new();
     given.insert("Workload".into(), Value::Name("write_skew".into()));

@@ -13,9 +13,9 @@ use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
 use loadbearing_refinement::conform::{validate, Limits};
+use loadbearing_refinement::Model;
 use loadbearing_specs::first_write::compound::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
-use stateright::Model;
 
 use crate::error::{Error, HarnessError};
 use crate::mismatch::Mismatch;

@@ -7,7 +7,7 @@
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use loadbearing_specs::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use loadbearing_specs::{Configured, Guard};
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 use crate::token_order::{OrderState, TokenOrder};
 

@@ -5,7 +5,7 @@
 //! design's business, and the refinement says that none of it can make storage go back.
 
 use loadbearing_refinement::{Spec, Variables};
-use stateright::Model;
+use loadbearing_refinement::Model;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OrderState {

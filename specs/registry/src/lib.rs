@@ -18,6 +18,7 @@ use trace::{
 };
 
 use loadbearing_refinement::check::{property_names, temporal_property_names};
+#[cfg(feature = "distributed")]
 use loadbearing_refinement::distributed::{self, Worker};
 use loadbearing_refinement::view::{view, View};
 use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecError};
@@ -25,9 +26,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use loadbearing_refinement::conform::Conform;
+#[cfg(feature = "actors")]
 use loadbearing_specs::cassandra::actors::CassandraActors;
 use loadbearing_specs::cassandra::model::Cassandra;
 use loadbearing_specs::cassandra::model_835::Cassandra835;
+#[cfg(feature = "actors")]
 use loadbearing_specs::epoch::actors::EpochActors;
 use loadbearing_specs::epoch::model::Epoch;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
@@ -36,11 +39,13 @@ use loadbearing_specs::first_write::trace::FirstWriteEvent;
 use loadbearing_specs::flows::alive::FlowsAlive;
 use loadbearing_specs::flows::flush_cell::FlushCell;
 use loadbearing_specs::flows::token_sync::TokenSync;
+#[cfg(feature = "actors")]
 use loadbearing_specs::group_commit::actors::GroupCommitActors;
 use loadbearing_specs::group_commit::lanes::GroupCommitLanes;
 use loadbearing_specs::group_commit::model::GroupCommit;
 use loadbearing_specs::infra::guard::check_guards;
 use loadbearing_specs::infra::knobs::{Constants, Knob, KnobError, Params, Resolved};
+#[cfg(feature = "actors")]
 use loadbearing_specs::kafka::actors::KafkaActors;
 use loadbearing_specs::kafka::model::Kafka;
 use loadbearing_specs::kafka::model_835::Kafka835;
@@ -48,6 +53,7 @@ use loadbearing_specs::recovery::deadline::RecoveryDeadline;
 use loadbearing_specs::recovery::read::RecoveryRead;
 use loadbearing_specs::recovery::read_atomic::RecoveryReadAtomic;
 use loadbearing_specs::replay_fence::model::ReplayFence;
+#[cfg(feature = "actors")]
 use loadbearing_specs::ssi::actors::SsiActors;
 use loadbearing_specs::ssi::Ssi;
 use loadbearing_specs::store::model::SingleWriterStore;
@@ -63,6 +69,7 @@ pub type CheckFn = fn(&Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyRepo
 /// Checks the model a config's constants build on one worker of a distributed run (every
 /// worker of the run makes the same call), for models whose states can travel between
 /// processes.
+#[cfg(feature = "distributed")]
 pub type DistributedFn =
     fn(&mut Worker, &Resolved, &CheckSpec, &Options) -> Result<Box<dyn AnyReport>, SpecError>;
 
@@ -81,6 +88,7 @@ pub struct ModelEntry {
     pub check: CheckFn,
     /// The distributed check, when the model's states can be sent between processes (not the
     /// actor models: Stateright's actor states cannot be read back).
+    #[cfg(feature = "distributed")]
     pub distributed: Option<DistributedFn>,
     pub properties: fn(&Resolved) -> Vec<String>,
     /// The temporal ones among them, which the distributed engine refuses.
@@ -130,6 +138,7 @@ fn entry<M: Configured>() -> ModelEntry {
             let report = check(model.as_ref(), spec, options)?;
             Ok(erase(model, report))
         },
+        #[cfg(feature = "distributed")]
         distributed: None,
         properties: |knobs| property_names(&model::<M>(knobs)),
         temporal: |knobs| temporal_property_names(&model::<M>(knobs)),
@@ -145,6 +154,7 @@ where
     M::State: Serialize + DeserializeOwned,
 {
     ModelEntry {
+        #[cfg(feature = "distributed")]
         distributed: Some(|worker, knobs, spec, options| {
             let model = Arc::new(model::<M>(knobs));
             let report = distributed::check_on(worker, model.as_ref(), spec, options)?;
@@ -183,7 +193,7 @@ pub enum InstallError {
 /// use loadbearing_refinement::{Spec, Variables};
 /// use loadbearing_specs::infra::knobs::{Knob, KnobError, Params, Resolved};
 /// use loadbearing_specs::Configured;
-/// use stateright::{Model, Property};
+/// use loadbearing_refinement::{Model, Property};
 ///
 /// /// A counter that stops at 3.
 /// #[derive(Clone, Debug)]
@@ -278,10 +288,15 @@ static MODELS: LazyLock<Vec<ModelEntry>> = LazyLock::new(|| {
         shardable::<ReplayFence>(),
         shardable::<GroupCommit>(),
         shardable::<Ssi>(),
+        #[cfg(feature = "actors")]
         entry::<CassandraActors>(),
+        #[cfg(feature = "actors")]
         entry::<KafkaActors>(),
+        #[cfg(feature = "actors")]
         entry::<EpochActors>(),
+        #[cfg(feature = "actors")]
         entry::<GroupCommitActors>(),
+        #[cfg(feature = "actors")]
         entry::<SsiActors>(),
         // The #835 suite's models with no counterpart in the tower.
         shardable::<FlowsAlive>(),
@@ -391,10 +406,15 @@ static CONFORMANCE: LazyLock<Vec<ConformEntry>> = LazyLock::new(|| {
         conform_entry::<GroupCommitLanes>(),
         conform_entry::<RecoveryRead>(),
         conform_entry::<Cassandra835>(),
+        #[cfg(feature = "actors")]
         conform_entry::<CassandraActors>(),
+        #[cfg(feature = "actors")]
         conform_entry::<KafkaActors>(),
+        #[cfg(feature = "actors")]
         conform_entry::<EpochActors>(),
+        #[cfg(feature = "actors")]
         conform_entry::<GroupCommitActors>(),
+        #[cfg(feature = "actors")]
         conform_entry::<SsiActors>(),
         atomic_entry(),
     ];

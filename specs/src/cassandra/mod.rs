@@ -3,6 +3,7 @@
 //! (`model_835`, read from traces by `conform_835`), its actor model (`actors`), and the `flow`
 //! trace vocabulary the partition flows write (`trace`).
 
+#[cfg(feature = "actors")]
 pub mod actors;
 pub mod conform_835;
 pub mod model;

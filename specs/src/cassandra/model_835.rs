@@ -1,7 +1,7 @@
 #![doc = include_str!("model_835.md")]
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};

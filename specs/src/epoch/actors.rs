@@ -3,10 +3,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{model_timeout, Actor, ActorModelAction, Envelope, Id, Out};
-use stateright::{Model, Property};
 
 use crate::infra::actors::owner::{
     cancel_timers, key_variables, owner_reaches_end, owner_refinements, owner_system, set_timers,

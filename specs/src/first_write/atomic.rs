@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Model;
 use loadbearing_refinement::{Spec, Symmetry, Variables};
-use stateright::Model;
 
 use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
 

@@ -4,7 +4,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Symmetry, Variables};
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 use crate::first_write::atomic::{AtomicPc, AtomicState, CasFirstWriteAtomic};
 use crate::first_write::{all_offsets, sorting, FirstWriteParams};

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use loadbearing_refinement::conform::Conform;
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Params, Resolved};
 use crate::{Configured, Guard};

@@ -1,7 +1,7 @@
 #![doc = include_str!("token_sync.md")]
 
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};

@@ -4,9 +4,9 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{Model, Property};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{model_timeout, Actor, ActorModel, ActorModelAction, Id, Out};
-use stateright::{Model, Property};
 
 use crate::infra::actors::owner::cancel_timers;
 use crate::infra::actors::systems::{self, Actors, Systems};

@@ -4,7 +4,7 @@ use std::fmt;
 
 use arrayvec::ArrayVec;
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 use crate::group_commit::model::{CAP_LIMIT, MAX_CAP};
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};

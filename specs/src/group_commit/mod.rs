@@ -3,6 +3,7 @@
 //! the abort path (`lanes`, vocabulary `lanes_trace`), and the group commit as actors
 //! (`actors`).
 
+#[cfg(feature = "actors")]
 pub mod actors;
 pub mod lanes;
 pub mod lanes_trace;

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use arrayvec::ArrayVec;
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard, Under};

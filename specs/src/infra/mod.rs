@@ -3,6 +3,7 @@
 //! and rows (`vocab`), what weak fairness still asks of a trace's last state (`fairness`), and
 //! the actor models' network, step names and trace vocabulary (`actors`).
 
+#[cfg(feature = "actors")]
 pub mod actors;
 pub mod fairness;
 pub mod guard;

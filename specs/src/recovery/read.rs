@@ -3,7 +3,7 @@
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
-use stateright::{Model, Property};
+use loadbearing_refinement::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Params, Resolved};
 use crate::recovery::log::{EnvAction, Environment, Indexes, Status, Topic, MAX_LOG};

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Knob, KnobError, Params, Resolved};
 use crate::recovery::log::{EnvAction, Environment, Indexes, Status, Topic, Writer, MAX_LOG};

@@ -1,7 +1,7 @@
 #![doc = include_str!("model.md")]
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
 use crate::{Configured, Guard};

@@ -4,9 +4,9 @@ use std::borrow::Cow;
 use std::fmt;
 
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing_refinement::{Model, Property};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, ActorModel, ActorModelAction, Id, Out};
-use stateright::{Model, Property};
 
 use crate::infra::actors::systems::{self, Actors, Systems};
 pub use crate::infra::actors::NetKind;

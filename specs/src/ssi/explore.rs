@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
+use loadbearing_refinement::Model;
 use serde::Serialize;
-use stateright::Model;
 
 use super::anomaly::{self, Anomaly, History, ReadOp, TxnRecord, Writer};
 use super::workload::Stmt;

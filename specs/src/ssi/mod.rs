@@ -1,5 +1,6 @@
 #![doc = include_str!("ssi.md")]
 
+#[cfg(feature = "actors")]
 pub mod actors;
 // Workloads, the serial oracle and the anomaly classifier are shared with the engine
 // (`impls/ssi`), which depends on no model: they live in `loadbearing-workload`.
@@ -12,8 +13,8 @@ pub mod trace;
 
 use std::fmt;
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Choice, Choices, Flag, Knob, KnobError, Params, Resolved};
 use crate::{Configured, Guard};

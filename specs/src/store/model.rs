@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
-use stateright::{Model, Property};
 
 use crate::infra::knobs::{Knob, KnobError, Nat, Params, Resolved};
 use crate::infra::vocab::{Offsets, Op, LAST_OFFSET, OFFSETS_LIMIT};

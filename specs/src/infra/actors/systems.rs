@@ -11,7 +11,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id};
-use stateright::{Model, Path};
+use stateright::{Model as _, Path};
 
 use super::owner::OwnerHistory;
 use super::{in_flight, message_step, swimlane, NetKind};
@@ -147,8 +147,11 @@ where
         self.of(s).next_state(s, action)
     }
 
-    /// Stateright's sequence diagram of the actors along a path.
-    pub fn as_svg(&self, path: Path<State<N, H>, Action<N>>) -> Option<String> {
+    /// Stateright's sequence diagram of the actors along the path from `init` through
+    /// `actions`.
+    pub fn as_svg(&self, init: &State<N, H>, actions: &[Action<N>]) -> Option<String> {
+        let system = self.of(init);
+        let path = Path::from_actions(system, init.clone(), actions.iter())?;
         let index = self.index(&path.last_state().history);
         self.systems[index].as_svg(path)
     }
@@ -195,8 +198,8 @@ macro_rules! actor_model_steps {
             self.$systems.next_state(s, action)
         }
 
-        fn as_svg(&self, path: stateright::Path<ActorState, ActorAction>) -> Option<String> {
-            self.$systems.as_svg(path)
+        fn as_svg(&self, init: &ActorState, actions: &[ActorAction]) -> Option<String> {
+            self.$systems.as_svg(init, actions)
         }
 
         fn format_action(&self, action: &ActorAction) -> String {

@@ -92,7 +92,7 @@ macro_rules! conform_actors {
 
             fn reports(
                 &self,
-                action: &<Self as stateright::Model>::Action,
+                action: &<Self as loadbearing_refinement::Model>::Action,
                 event: &$crate::infra::actors::trace::ActorEvent,
             ) -> bool {
                 $crate::infra::actors::trace::ActorEvent::of(action, $name).as_ref() == Some(event)
@@ -100,8 +100,8 @@ macro_rules! conform_actors {
 
             fn observe(
                 &self,
-                _: &<Self as stateright::Model>::State,
-                _: &<Self as stateright::Model>::State,
+                _: &<Self as loadbearing_refinement::Model>::State,
+                _: &<Self as loadbearing_refinement::Model>::State,
                 _: &$crate::infra::actors::trace::ActorEvent,
             ) -> Result<(), $crate::infra::actors::trace::NoContradiction> {
                 Ok(())
