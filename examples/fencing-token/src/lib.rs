@@ -29,7 +29,7 @@ pub const SUITE: &str = include_str!("../fencing-token.toml");
 /// What the CLI is handed: the design's model, its trace reader, its suite.
 pub fn design() -> loadbearing::cli::Design {
     loadbearing::cli::Design {
-        models: vec![loadbearing_registry::model_entry::<FencingToken>()],
+        models: vec![loadbearing::model_entry::<FencingToken>()],
         conformance: vec![trace::conformance()],
         suite: Some(("fencing-token.toml", SUITE)),
     }

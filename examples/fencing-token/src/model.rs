@@ -4,10 +4,10 @@
 //! least the highest it has accepted. That token check is the guard: the design holds with it,
 //! and without it a client whose lease expired overwrites a newer holder's write.
 
-use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
-use loadbearing_specs::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
-use loadbearing_specs::{Configured, Guard};
-use loadbearing_refinement::{Model, Property};
+use loadbearing::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use loadbearing::{Configured, Guard};
+use loadbearing::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing::{Model, Property};
 
 use crate::token_order::{OrderState, TokenOrder};
 

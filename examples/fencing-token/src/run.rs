@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing::conformance::TraceEvent;
 
 use crate::lock::{ClientId, LockService, Token};
 use crate::storage::{Storage, TokenCheck, WriteError};

@@ -4,8 +4,8 @@
 //! never past one granted. Leases, expiry and which client writes are not here: they are the
 //! design's business, and the refinement says that none of it can make storage go back.
 
-use loadbearing_refinement::{Spec, Variables};
-use loadbearing_refinement::Model;
+use loadbearing::Model;
+use loadbearing::{Spec, Variables};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OrderState {

@@ -10,9 +10,9 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::{Beyond, Bound, Conform, TraceEvent};
-use loadbearing_registry::trace::{judge, read_trace};
-use loadbearing_registry::ConformEntry;
+use loadbearing::conformance::ConformEntry;
+use loadbearing::conformance::{judge, read_trace};
+use loadbearing::conformance::{Beyond, Bound, Conform, TraceEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{FencingToken, LockAction, LockState, CLIENTS};
@@ -196,9 +196,8 @@ pub fn conformance() -> ConformEntry {
     ConformEntry {
         conform: |knobs, ndjson, options| {
             let trace = read_trace::<FencingEvent>(ndjson, options)?;
-            let mut model: FencingToken =
-                loadbearing_specs::infra::knobs::Params::from_resolved(knobs)
-                    .expect("constants this model resolved build it");
+            let mut model: FencingToken = loadbearing::knobs::Params::from_resolved(knobs)
+                .expect("constants this model resolved build it");
             let granted = trace
                 .events()
                 .filter_map(|e| match e {
@@ -210,6 +209,6 @@ pub fn conformance() -> ConformEntry {
             model.max_token = model.max_token.max(granted);
             judge(&model, trace, options, None)
         },
-        ..loadbearing_registry::conformance_entry::<FencingToken>()
+        ..loadbearing::conformance::conformance_entry::<FencingToken>()
     }
 }
