@@ -1,5 +1,6 @@
 //! `loadbearing bench`: larger constants than the suite, to measure the engine.
 
+use loadbearing_expected::progress::ProgressLine;
 use std::time::Duration;
 
 use loadbearing_refinement::{Options, Outcome};
@@ -299,7 +300,7 @@ pub fn measure(
             let options = Options {
                 threads,
                 timeout,
-                progress: Some(config.name.clone()),
+                progress: Some(ProgressLine::reporting(config.name.clone())),
                 ..Options::default()
             };
             reset_peak_rss();
@@ -431,8 +432,8 @@ fn orbit_notes(results: &[Measured]) -> String {
             "{}: searched by orbits of the model's symmetry, {} orbits for its {} states (check \
              --every-state visits each)\n",
             m.label,
-            loadbearing_refinement::progress::grouped(orbits),
-            loadbearing_refinement::progress::grouped(m.states)
+            loadbearing_expected::progress::grouped(orbits),
+            loadbearing_expected::progress::grouped(m.states)
         ));
     }
     notes
@@ -506,7 +507,7 @@ fn measure_timely(
     let timely = repeated(timely_workers, repeat, |workers, round| {
         let options = Options {
             timeout,
-            progress: Some(config.name.clone()),
+            progress: Some(ProgressLine::reporting(config.name.clone())),
             ..Options::default()
         };
         reset_peak_rss();

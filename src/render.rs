@@ -117,7 +117,7 @@ pub fn table_header(w: Widths) -> String {
 /// violation, a budget) has no complete depth and leaves states unexplored: it says how deep it
 /// went.
 pub fn tlc_line(r: &dyn loadbearing_refinement::AnyReport) -> String {
-    use loadbearing_refinement::progress::grouped;
+    use loadbearing_expected::progress::grouped;
     let counts = format!(
         "{} states generated, {} distinct states found",
         grouped(r.generated()),

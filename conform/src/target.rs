@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use loadbearing_expected::progress::{grouped, Line as ProgressLine};
 use loadbearing_refinement::conform::history::ModelSteps;
 use loadbearing_refinement::conform::{
     check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
     HistoryOutcome, HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
 };
-use loadbearing_refinement::progress::{grouped, Progress};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::FirstWriteEvent;
@@ -147,7 +147,7 @@ impl Saving {
 
 /// The progress line a result carries while its target runs; a copy of a result has none.
 #[derive(Default)]
-struct Line(Option<Progress>);
+struct Line(Option<ProgressLine>);
 
 impl Clone for Line {
     fn clone(&self) -> Line {
@@ -412,7 +412,7 @@ pub fn run(target: &dyn Target, settings: &Settings) -> Result<TargetResult, Err
     check_backend(target, settings.backend.kind())?;
     let started = Instant::now();
     let mut result = TargetResult::new(target, settings.backend.kind(), settings.seed);
-    result.progress.0 = Some(Progress::new(""));
+    result.progress.0 = Some(ProgressLine::new());
     if let Some(dir) = &settings.save {
         let dir = dir.join(target.name());
         std::fs::create_dir_all(&dir)?;

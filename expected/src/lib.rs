@@ -3,6 +3,7 @@
 //! with what it declares.
 
 pub mod facts;
+pub mod progress;
 pub mod replays;
 pub mod run;
 pub mod suite;

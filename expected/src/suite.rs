@@ -229,6 +229,8 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "expected/suites/ssi.toml",
         include_str!("../suites/ssi.toml"),
     ),
+    // Its models are Stateright actor systems: compiled in with the `actors` feature.
+    #[cfg(feature = "actors")]
     (
         "expected/suites/actors.toml",
         include_str!("../suites/actors.toml"),

@@ -34,9 +34,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Stop (incomplete) once the process holds this many bytes; `None`: no budget.
     pub max_memory: Option<u64>,
-    /// Report progress on stderr once a check has run for a while, the line naming this config
-    /// (empty: the line names only the phase); `None`: no progress line.
-    pub progress: Option<String>,
+    /// Whom the check tells how it goes, once it has run for a while; `None`: no one.
+    pub progress: Option<crate::progress::Reporting>,
     /// Judge every temporal property on the liveness graph, not only up to the first violated
     /// one: the report's `temporal_violations` lists each (guard mutation learns every
     /// property's verdict from one graph).
@@ -242,7 +241,7 @@ pub fn check<M: Spec>(
         .num_threads(options.threads)
         .build()
         .expect("a thread pool of the requested size");
-    let progress = options.progress.as_deref();
+    let progress = options.progress.as_ref();
     // With temporal properties the search builds the liveness graph in the same pass.
     let conditions: Vec<Condition<'_, M::State>> = liveness
         .iter()
@@ -310,7 +309,7 @@ pub fn check<M: Spec>(
     report.graph_bytes = graph.allocation_size();
     // The components' search has its line too: on a large graph it takes seconds.
     let mut components =
-        progress.map(|config| crate::progress::Progress::phase(config, "liveness components"));
+        progress.map(|reporting| crate::progress::Ticker::new(reporting, "liveness components"));
     for (i, property) in liveness.iter().enumerate() {
         // In the pool: the walk for cycles uses as many threads as the search.
         let lasso =

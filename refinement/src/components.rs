@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::bits::{BitSet, SharedBits};
 use crate::graph::StateGraph;
-use crate::progress::Progress;
+use crate::progress::Ticker;
 use crate::tarjan::{Mark, Tarjan, DONE, NONE};
 use crate::threads::one_walk_a_thread;
 
@@ -87,7 +87,7 @@ pub(crate) fn fair_components_shared(
     graph: &StateGraph,
     region: &(impl Fn(u32) -> bool + Sync),
     all_groups: u64,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> (Vec<Mark>, BitSet) {
     let n = graph.len();
     let published = Published {
@@ -131,7 +131,7 @@ fn walk(
     published: &Published,
     walker: usize,
     walkers: usize,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> Vec<Mark> {
     let roots = &graph.inits;
     let first = walker * roots.len() / walkers;

@@ -16,7 +16,7 @@ use crate::budget::{ChunkStop, Exhausted, Limits};
 use crate::extend::{extend_in_parts, starts};
 use crate::graph::{holding, Condition, GraphPart, StateGraph, NO_GROUP};
 use crate::image::AbstractStep;
-use crate::progress::Progress;
+use crate::progress::{Reporting, Ticker};
 use crate::refinement::Refinement;
 use crate::spec::Spec;
 use crate::symmetry::Keys;
@@ -305,7 +305,7 @@ pub fn explore<'a, M: Spec>(
     model: &'a M,
     checks: &'a SafetyChecks<'a, M>,
     limits: &Limits,
-    progress: Option<&str>,
+    progress: Option<&Reporting>,
     conditions: Option<&'a [Condition<'a, M::State>]>,
     edges: Edges,
 ) -> Exploration {
@@ -326,7 +326,7 @@ fn explore_claiming<'a, M: Spec>(
     model: &'a M,
     checks: &'a SafetyChecks<'a, M>,
     limits: &Limits,
-    progress: Option<&str>,
+    progress: Option<&Reporting>,
     conditions: Option<&'a [Condition<'a, M::State>]>,
     edges: Edges,
     most_claimed: usize,
@@ -384,7 +384,7 @@ fn explore_claiming<'a, M: Spec>(
         (Some(_), Edges::Kept) => "safety and liveness graph",
         (Some(_), Edges::Dropped) => "safety and liveness states",
     };
-    let mut progress = progress.map(|config| Progress::phase(config, phase));
+    let mut progress = progress.map(|reporting| Ticker::new(reporting, phase));
     // Every batch's chunks are expanded into these, and the next level into `next`, emptied
     // and filled again: a batch's vectors are allocated on one core and emptied on another,
     // and freeing them each time made the cores wait on the allocator's locks.

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::bits::{BitSet, SharedBits};
 use crate::components::fair_components_shared;
 use crate::graph::StateGraph;
-use crate::progress::Progress;
+use crate::progress::Ticker;
 use crate::tarjan::{Mark, Tarjan, NONE};
 use crate::threads::one_walk_a_thread;
 
@@ -62,12 +62,12 @@ fn violating(
 /// The shortest fair lasso violating temporal property `property` of `form`, if any. `groups`
 /// is the number of weakly-fair groups in force (zero for a spec without fairness).
 /// `progress` ticks while the components are searched.
-pub fn find_violation(
+pub(crate) fn find_violation(
     graph: &StateGraph,
     property: usize,
     form: Form,
     groups: usize,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> Option<Lasso> {
     let (region, entry) = violating(graph, property, form);
     fair_lasso(graph, region, entry, groups, progress)
@@ -108,7 +108,7 @@ fn fair_lasso(
     region: impl Fn(u32) -> bool + Sync,
     entry_ok: impl Fn(u32) -> bool,
     groups: usize,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> Option<Lasso> {
     assert!(
         graph.edges_kept,
@@ -209,7 +209,7 @@ fn acyclic_without_fair_state(
     graph: &StateGraph,
     region: &(impl Fn(u32) -> bool + Sync),
     all_groups: u64,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> bool {
     let shared = Walks::new(graph.len());
     one_walk_a_thread(progress, |walker, walkers, progress| {
@@ -266,7 +266,7 @@ fn walk_for_cycles(
     shared: &Walks,
     walker: usize,
     walkers: usize,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) {
     let reverse = walker % 2 == 1;
     let roots = &graph.inits;
@@ -357,7 +357,7 @@ pub(crate) fn fair_components(
     graph: &StateGraph,
     region: &impl Fn(u32) -> bool,
     all_groups: u64,
-    progress: &mut Option<Progress>,
+    progress: &mut Option<Ticker>,
 ) -> (Vec<Mark>, BitSet) {
     let mut tarjan = Tarjan::new(graph, all_groups);
     let mut fair = BitSet::sized(graph.len());

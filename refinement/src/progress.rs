@@ -1,200 +1,222 @@
-//! The progress line of a long exploration, on stderr: states, states/s, depth and the memory
-//! the process holds. On a terminal it is one line redrawn in place a few times a second and
-//! erased when the exploration ends, so a table printed after it reads as if it had never been
-//! there; in a log (not a terminal, or under CI) it is a line every few seconds, so a long run
-//! shows it is alive without flooding the log. Nothing is printed for a run shorter than the
-//! first interval.
+//! What a long check tells while it runs, through a [`Reporter`] the caller supplies: the
+//! engine reads the clock and its own figures and calls the reporter no more often than it
+//! asks; it writes nothing and reads no environment (where a line goes, and how it is drawn,
+//! is the caller's business: the CLI draws one on stderr).
 
-use std::io::{IsTerminal, Write};
+use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::budget::resident_bytes;
 
-/// Where the line goes, and so how often and how it is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sink {
-    /// Redrawn in place.
-    Terminal,
-    /// Appended, a line at a time.
-    Log,
+/// A phase's figures at one moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tick<'a> {
+    /// What is running: `safety`, `safety and liveness graph`, `liveness components`, or the
+    /// distributed search's `3 workers`.
+    pub phase: &'a str,
+    /// States found so far (in the liveness phases: states visited by the walks).
+    pub states: u64,
+    /// States found and not yet expanded (in the liveness phases: the walk's depth).
+    pub queue: u64,
+    /// The search's depth.
+    pub depth: usize,
+    /// Time since the phase began.
+    pub elapsed: Duration,
+    /// The bytes the process holds, where the platform tells.
+    pub held: Option<u64>,
 }
 
-impl Sink {
-    /// A terminal when stderr is one and CI is not set (CI systems that emulate a terminal
-    /// still keep every redraw in their logs).
-    pub fn detect() -> Sink {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        if std::io::stderr().is_terminal() && !ci {
-            Sink::Terminal
-        } else {
-            Sink::Log
-        }
-    }
-
-    /// The time between two lines: the first line also waits this long.
-    fn interval(self) -> Duration {
-        match self {
-            Sink::Terminal => Duration::from_millis(250),
-            Sink::Log => Duration::from_secs(5),
-        }
+/// Told how a long check goes. Implement it to show progress your own way; the engine calls
+/// [`Reporter::progress`] at most once an [`interval`](Reporter::interval) per phase, from the
+/// thread that runs the phase, and [`Reporter::done`] when a phase that reported ends.
+pub trait Reporter: Send + Sync {
+    /// The least time between two reports of a phase; the first comes after one interval, so a
+    /// short check reports nothing.
+    fn interval(&self) -> Duration;
+    /// A phase's figures.
+    fn progress(&self, tick: &Tick<'_>);
+    /// The phase `phase` ended after reporting at least once (a line drawn in place can go).
+    fn done(&self, phase: &str) {
+        let _ = phase;
     }
 }
 
-/// One exploration's progress line.
-pub struct Progress {
-    sink: Sink,
+/// The reporter a check is given ([`crate::check::Options::progress`]): shared, so the threads
+/// and workers of one check can hold it.
+#[derive(Clone)]
+pub struct Reporting(pub Arc<dyn Reporter>);
+
+impl Reporting {
+    /// Reports to `reporter`.
+    pub fn to(reporter: impl Reporter + 'static) -> Reporting {
+        Reporting(Arc::new(reporter))
+    }
+}
+
+impl fmt::Debug for Reporting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reporting")
+    }
+}
+
+/// One phase's reports: the clock the engine reads between them.
+pub(crate) struct Ticker {
+    reporter: Arc<dyn Reporter>,
+    phase: String,
+    interval: Duration,
     started: Instant,
     last: Instant,
-    /// A line is on the terminal that [`Progress::finish`] must erase.
-    drawn: bool,
-    /// Words after the figures (`2 workers`).
-    suffix: String,
+    reported: bool,
 }
 
-impl Progress {
-    pub fn new(suffix: impl Into<String>) -> Progress {
-        Progress::to(Sink::detect(), suffix)
-    }
-
-    /// The line of one phase of a check (`safety`, `liveness graph`, `liveness components`),
-    /// naming the config it checks when there is a name (`kafka_refines, safety`).
-    pub fn phase(config: &str, phase: &str) -> Progress {
-        if config.is_empty() {
-            Progress::new(phase)
-        } else {
-            Progress::new(format!("{config}, {phase}"))
-        }
-    }
-
-    pub fn to(sink: Sink, suffix: impl Into<String>) -> Progress {
+impl Ticker {
+    pub(crate) fn new(reporting: &Reporting, phase: impl Into<String>) -> Ticker {
         let now = Instant::now();
-        Progress {
-            sink,
+        Ticker {
+            reporter: Arc::clone(&reporting.0),
+            phase: phase.into(),
+            interval: reporting.0.interval(),
             started: now,
             last: now,
-            drawn: false,
-            suffix: suffix.into(),
+            reported: false,
         }
     }
 
-    /// Draws the exploration's line if its interval has passed since the last one (cheap
-    /// otherwise: one clock read).
-    /// `queue`: the states found and not yet expanded.
-    pub fn tick(&mut self, states: u64, queue: u64, depth: usize) {
-        self.tick_with(|p| p.line(states, queue, depth, resident_bytes()));
-    }
-
-    /// Draws the line `text` makes, if its interval has passed (`text` is called only then).
-    pub fn tick_with(&mut self, text: impl FnOnce(&Progress) -> String) {
-        if self.last.elapsed() < self.sink.interval() {
+    /// Reports the figures if an interval has passed since the last report (cheap otherwise:
+    /// one clock read).
+    pub(crate) fn tick(&mut self, states: u64, queue: u64, depth: usize) {
+        if self.last.elapsed() < self.interval {
             return;
         }
         self.last = Instant::now();
-        let line = text(self);
-        let mut err = std::io::stderr().lock();
-        let _ = match self.sink {
-            // Carriage return and erase-to-end-of-line: the line is redrawn where it was.
-            Sink::Terminal => write!(err, "\r\x1b[K{line}"),
-            Sink::Log => writeln!(err, "{line}"),
-        };
-        let _ = err.flush();
-        self.drawn = self.sink == Sink::Terminal;
-    }
-
-    /// Seconds since the line was started.
-    pub fn seconds(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
-    }
-
-    /// The line's text.
-    pub fn line(&self, states: u64, queue: u64, depth: usize, resident: Option<u64>) -> String {
-        let seconds = self.seconds().max(1e-9);
-        let mut line = format!(
-            "  … {} states, {} on queue, {} states/s, depth {depth}",
-            grouped(states),
-            grouped(queue),
-            grouped((states as f64 / seconds) as u64)
-        );
-        if let Some(bytes) = resident {
-            line.push_str(&format!(", {} held", size(bytes)));
-        }
-        line.push_str(&format!(", {seconds:.0}s"));
-        if !self.suffix.is_empty() {
-            line.push_str(&format!(" ({})", self.suffix));
-        }
-        line
-    }
-
-    /// Erases the terminal's line, if one is drawn.
-    pub fn finish(&mut self) {
-        if self.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-            self.drawn = false;
-        }
+        self.reporter.progress(&Tick {
+            phase: &self.phase,
+            states,
+            queue,
+            depth,
+            elapsed: self.started.elapsed(),
+            held: resident_bytes(),
+        });
+        self.reported = true;
     }
 }
 
-impl Drop for Progress {
+impl Drop for Ticker {
     fn drop(&mut self) {
-        self.finish();
-    }
-}
-
-/// 1234567 as `1,234,567`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+        if self.reported {
+            self.reporter.done(&self.phase);
         }
-        out.push(c);
-    }
-    out
-}
-
-/// Bytes as people read them: `512 MiB`, `1.5 GiB`.
-fn size(bytes: u64) -> String {
-    const MIB: f64 = 1024.0 * 1024.0;
-    let mib = bytes as f64 / MIB;
-    if mib >= 1024.0 {
-        format!("{:.1} GiB", mib / 1024.0)
-    } else {
-        format!("{mib:.0} MiB")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
 
-    #[test]
-    fn figures_read_as_people_write_them() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1_234_567), "1,234,567");
-        assert_eq!(size(512 * 1024 * 1024), "512 MiB");
-        assert_eq!(size(3 * 1024 * 1024 * 1024 / 2), "1.5 GiB");
+    /// Keeps what it is told.
+    #[derive(Default)]
+    struct Kept {
+        interval: Duration,
+        ticks: Mutex<Vec<(String, u64)>>,
+        done: Mutex<Vec<String>>,
+    }
+
+    impl Reporter for Arc<Kept> {
+        fn interval(&self) -> Duration {
+            self.interval
+        }
+        fn progress(&self, tick: &Tick<'_>) {
+            self.ticks
+                .lock()
+                .unwrap()
+                .push((tick.phase.to_string(), tick.states));
+        }
+        fn done(&self, phase: &str) {
+            self.done.lock().unwrap().push(phase.to_string());
+        }
     }
 
     #[test]
-    fn the_line_names_states_queue_rate_depth_and_memory() {
-        let p = Progress::to(Sink::Log, "2 workers");
-        let line = p.line(1_000_000, 4_096, 12, Some(2 * 1024 * 1024 * 1024));
-        assert!(
-            line.starts_with("  … 1,000,000 states, 4,096 on queue, "),
-            "{line}"
+    fn nothing_is_reported_before_the_first_interval() {
+        let kept = Arc::new(Kept {
+            interval: Duration::from_secs(3600),
+            ..Kept::default()
+        });
+        let mut ticker = Ticker::new(&Reporting::to(Arc::clone(&kept)), "safety");
+        ticker.tick(10, 0, 1);
+        drop(ticker);
+        assert!(kept.ticks.lock().unwrap().is_empty());
+        assert!(kept.done.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_phase_reports_its_figures_and_its_end() {
+        let kept = Arc::new(Kept::default());
+        let mut ticker = Ticker::new(&Reporting::to(Arc::clone(&kept)), "safety");
+        ticker.tick(10, 2, 1);
+        ticker.tick(20, 0, 2);
+        drop(ticker);
+        assert_eq!(
+            *kept.ticks.lock().unwrap(),
+            [("safety".to_string(), 10), ("safety".to_string(), 20)]
         );
-        assert!(line.contains("states/s, depth 12, 2.0 GiB held"), "{line}");
-        assert!(line.ends_with("(2 workers)"), "{line}");
+        assert_eq!(*kept.done.lock().unwrap(), ["safety"]);
     }
 
     #[test]
-    fn nothing_is_drawn_before_the_first_interval() {
-        let mut p = Progress::to(Sink::Terminal, "");
-        p.tick(10, 0, 1);
-        assert!(!p.drawn);
+    fn a_check_reports_through_the_callers_reporter() {
+        use crate::check::{check, CheckSpec, Options};
+        use crate::model::{Model, Property};
+        use crate::spec::{Spec, Variables};
+
+        /// A counter: long enough to report with no interval.
+        struct Count;
+        impl Model for Count {
+            type State = u32;
+            type Action = ();
+            fn init_states(&self) -> Vec<u32> {
+                vec![0]
+            }
+            fn actions(&self, s: &u32, actions: &mut Vec<()>) {
+                if *s < 100_000 {
+                    actions.push(());
+                }
+            }
+            fn next_state(&self, s: &u32, _: ()) -> Option<u32> {
+                Some(s + 1)
+            }
+            fn properties(&self) -> Vec<Property<Self>> {
+                vec![Property::always("Bounded", |_, s: &u32| *s <= 100_000)]
+            }
+        }
+        impl Spec for Count {
+            fn variables(&self, s: &u32) -> Variables {
+                vec![("n", s.to_string())]
+            }
+        }
+
+        let kept = Arc::new(Kept::default());
+        let options = Options {
+            progress: Some(Reporting::to(Arc::clone(&kept))),
+            threads: 1,
+            ..Options::default()
+        };
+        let spec = CheckSpec {
+            properties: vec!["Bounded".to_string()],
+            fair: false,
+            allow_end_states: true,
+            symmetry: Vec::new(),
+        };
+        let report = check(&Count, &spec, &options).expect("a check");
+        assert_eq!(report.distinct_states, 100_001);
+        let ticks = kept.ticks.lock().unwrap();
+        assert!(!ticks.is_empty());
+        assert!(
+            ticks.iter().all(|(phase, _)| phase == "safety"),
+            "{ticks:?}"
+        );
+        assert_eq!(*kept.done.lock().unwrap(), ["safety"]);
     }
 }

@@ -1,12 +1,12 @@
 //! Work that runs once on each thread of the pool: the liveness search's walks.
 
-use crate::progress::Progress;
+use crate::progress::Ticker;
 
 /// Runs `walk(walker, walkers, progress)` once on each thread of the pool: walker 0 on this
 /// thread, with the progress line, the others without. Returns walker 0's result.
 pub(crate) fn one_walk_a_thread<T: Send>(
-    progress: &mut Option<Progress>,
-    walk: impl Fn(usize, usize, &mut Option<Progress>) -> T + Sync,
+    progress: &mut Option<Ticker>,
+    walk: impl Fn(usize, usize, &mut Option<Ticker>) -> T + Sync,
 ) -> T {
     let walkers = rayon::current_num_threads().max(1);
     rayon::scope(|scope| {

@@ -2,6 +2,7 @@
 //! checked, or JSON or JUnit at the end. The one loop behind `check`, on this process or on
 //! each worker of a distributed run.
 
+use loadbearing_expected::progress::ProgressLine;
 use std::time::Instant;
 
 use crate::junit;
@@ -47,7 +48,7 @@ pub fn check_with(
     let mut suite_shown: Option<&str> = None;
     for config in selected {
         let options = Options {
-            progress: shown.then(|| config.name.clone()),
+            progress: shown.then(|| ProgressLine::reporting(config.name.clone())),
             ..options.clone()
         };
         // Two suites may share a config name: the heading says which suite a row is in.

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use crate::junit;
 use crate::suite::{self, LookupError};
 use crate::Verdict;
+use loadbearing_expected::progress::{grouped, Line};
 use loadbearing_refinement::conform::Progress;
-use loadbearing_refinement::progress::{self, grouped};
 use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
 
@@ -119,16 +119,16 @@ pub fn run(
 }
 
 /// The line of a long trace search (stderr: redrawn on a terminal, every few seconds in a log).
-static LINE: Mutex<Option<progress::Progress>> = Mutex::new(None);
+static LINE: Mutex<Option<Line>> = Mutex::new(None);
 
 /// Where a long search is: the part, how far through its calls and returns, the
 /// configurations held and explored.
 pub fn progress_line(at: &Progress) {
     let mut line = LINE.lock().unwrap_or_else(|e| e.into_inner());
-    line.get_or_insert_with(|| progress::Progress::new("conform --trace"))
+    line.get_or_insert_with(Line::new)
         .tick_with(|_| {
             format!(
-                "  … part {} of {}, {} of {} calls and returns, {} configurations held, {} explored, {:.0}s",
+                "  … part {} of {}, {} of {} calls and returns, {} configurations held, {} explored, {:.0}s (conform --trace)",
                 at.part + 1,
                 at.parts,
                 grouped(at.events_done as u64),

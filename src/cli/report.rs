@@ -1,6 +1,7 @@
 //! `loadbearing report`: a static HTML site of one check + mutate + conform run (readable
 //! offline, from file://).
 
+use loadbearing_expected::progress::ProgressLine;
 use std::path::PathBuf;
 
 #[cfg(feature = "targets")]
@@ -68,7 +69,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     let options = Options {
         threads: args.threads,
         max_memory: budget::default_max_memory(),
-        progress: Some(String::new()),
+        progress: Some(ProgressLine::reporting("")),
         ..Options::default()
     };
     let mut judged = Vec::new();

@@ -62,7 +62,7 @@ where
         model,
         &checks,
         &limits,
-        options.progress.is_some(),
+        options.progress.as_ref(),
     );
 
     // The paths the report shows: the finding's, or else every witness's.

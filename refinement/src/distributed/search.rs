@@ -26,7 +26,7 @@ use super::net::Net;
 use crate::budget::{Exhausted, Limit, Limits};
 use crate::explore::{successors_into, Finding, SafetyChecks};
 use crate::fingerprint::BuildIdentity;
-use crate::progress::Progress;
+use crate::progress::{Reporting, Ticker};
 use crate::spec::Spec;
 use crate::visited::Visited;
 
@@ -144,7 +144,7 @@ pub fn search<M>(
     model: &M,
     checks: &SafetyChecks<'_, M>,
     limits: &Limits,
-    progress: bool,
+    progress: Option<&Reporting>,
 ) -> Searched
 where
     M: Spec,
@@ -198,7 +198,9 @@ where
         witnesses_found: vec![None; checks.witnesses.len()],
         incomplete: None,
     };
-    let mut progress = (progress && me == 0).then(|| Progress::new(format!("{peers} workers")));
+    let mut progress = progress
+        .filter(|_| me == 0)
+        .map(|reporting| Ticker::new(reporting, format!("{peers} workers")));
     while finding.is_none() && level_size > 0 {
         let depth = result.depth;
         // Round 1: expand this worker's part of the level, in rank order.
