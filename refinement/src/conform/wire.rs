@@ -65,8 +65,116 @@ pub trait TraceEvent: Clone + fmt::Debug + Serialize + DeserializeOwned {
                 })
             }
         }
-        Self::deserialize(Value::Object(fields)).map_err(|e| LineError::Event(e.to_string()))
+        let given = Value::Object(fields);
+        let event = Self::deserialize(&given).map_err(|e| LineError::Event(e.to_string()))?;
+        // A field the vocabulary does not read is refused whether or not its type says
+        // `deny_unknown_fields`: a misspelt `outcome` must not be judged as an event without one.
+        match unread_field::<Self>(&given, &event) {
+            Some(unread) => Err(unread),
+            None => Ok(event),
+        }
     }
+}
+
+/// The first field of `given` that reading it as an `E` ignored, as an error naming it and the
+/// fields the event has. A field is read when the event, written back, holds it; one it does
+/// not hold (a default the event leaves out, or a field no variant has) is read when a value
+/// of no event's type in its place makes the line unreadable. Each such field costs one more
+/// read of the line; fields the event holds cost nothing.
+fn unread_field<E: TraceEvent>(given: &Value, event: &E) -> Option<LineError> {
+    let kept = serde_json::to_value(event).ok()?;
+    let mut path = Vec::new();
+    let field = unread_at::<E>(given, given, &kept, &mut path)?;
+    let known = match &kept {
+        Value::Object(fields) => fields.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    Some(LineError::UnknownField {
+        field,
+        action: event.action().to_string(),
+        known,
+    })
+}
+
+/// A step into a JSON value: an object's field or an array's element.
+enum Step {
+    Field(String),
+    Element(usize),
+}
+
+fn unread_at<E: TraceEvent>(
+    whole: &Value,
+    given: &Value,
+    kept: &Value,
+    path: &mut Vec<Step>,
+) -> Option<String> {
+    match (given, kept) {
+        (Value::Object(given), Value::Object(kept)) => {
+            for (name, value) in given {
+                path.push(Step::Field(name.clone()));
+                let unread = match kept.get(name) {
+                    Some(kept) => unread_at::<E>(whole, value, kept, path),
+                    None if ignored::<E>(whole, path) => Some(dotted(path)),
+                    None => None,
+                };
+                path.pop();
+                if unread.is_some() {
+                    return unread;
+                }
+            }
+            None
+        }
+        (Value::Array(given), Value::Array(kept)) if given.len() == kept.len() => {
+            for (i, (given, kept)) in given.iter().zip(kept).enumerate() {
+                path.push(Step::Element(i));
+                let unread = unread_at::<E>(whole, given, kept, path);
+                path.pop();
+                if unread.is_some() {
+                    return unread;
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Whether the line still reads with a value of no event's type at `path`: then nothing read
+/// the field there.
+fn ignored<E: TraceEvent>(whole: &Value, path: &[Step]) -> bool {
+    let mut probed = whole.clone();
+    let mut at = &mut probed;
+    for step in path {
+        at = match (step, at) {
+            (Step::Field(name), Value::Object(fields)) => match fields.get_mut(name) {
+                Some(value) => value,
+                None => return false,
+            },
+            (Step::Element(i), Value::Array(items)) => match items.get_mut(*i) {
+                Some(value) => value,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    *at = serde_json::json!({ "\u{1}not a field of any event": [[]] });
+    E::deserialize(&probed).is_ok()
+}
+
+/// `outcome`, `writes[2].offset`: where a field is, as people write it.
+fn dotted(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Field(name) if out.is_empty() => out.push_str(name),
+            Step::Field(name) => {
+                out.push('.');
+                out.push_str(name);
+            }
+            Step::Element(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -92,6 +200,15 @@ pub enum LineError {
     /// The vocabulary's own fields: an unknown action, a missing or unknown field, a value of
     /// the wrong type (serde's message says which).
     Event(String),
+    /// A field the event's type does not read (whether or not it denies unknown fields).
+    UnknownField {
+        /// Where: `outcome`, or `writes[2].offset` inside the event.
+        field: String,
+        /// The event's action.
+        action: String,
+        /// The fields the event has.
+        known: Vec<String>,
+    },
     /// A history's times: `call` and `ret` missing, not whole numbers, `ret` before `call`, or
     /// at odds with the outcome (the message says which).
     Time(String),
@@ -126,6 +243,19 @@ impl fmt::Display for LineError {
                 }
             ),
             LineError::Event(e) => write!(f, "not a step event: {e}"),
+            LineError::UnknownField {
+                field,
+                action,
+                known,
+            } => write!(
+                f,
+                "unknown field `{field}`: a `{action}` event has {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             LineError::Time(e) | LineError::Key(e) => write!(f, "{e}"),
             LineError::NoEvents => write!(f, "the trace holds no event: there is nothing to judge"),
         }
@@ -418,6 +548,72 @@ mod tests {
             let Ev::Write { ok, .. } = self;
             ok.is_some()
         }
+    }
+
+    /// A vocabulary that does not deny unknown fields, with a field left out at its default
+    /// and one inside a list.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(tag = "action")]
+    enum Loose {
+        Put {
+            writes: Vec<Put>,
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            retried: bool,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            ok: Option<bool>,
+        },
+    }
+
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    struct Put {
+        offset: u64,
+    }
+
+    impl TraceEvent for Loose {
+        const VOCABULARY: &'static str = "loose";
+
+        fn action(&self) -> &str {
+            "Put"
+        }
+    }
+
+    fn loose(rest: &str) -> Result<Loose, LineError> {
+        Loose::from_line(&format!(
+            r#"{{"v":2,"vocabulary":"loose","action":"Put","writes":[{{"offset":1}}]{rest}}}"#
+        ))
+    }
+
+    #[test]
+    fn a_field_no_event_reads_is_refused_though_the_type_does_not_deny_it() {
+        assert!(loose("").is_ok());
+        // Fields left out when at their default read as given.
+        assert!(loose(r#","retried":false,"ok":null"#).is_ok());
+        assert!(loose(r#","retried":true,"ok":true"#).is_ok());
+        let misspelt = loose(r#","outcome":true"#).unwrap_err();
+        assert_eq!(
+            misspelt,
+            LineError::UnknownField {
+                field: "outcome".into(),
+                action: "Put".into(),
+                known: vec!["action".into(), "writes".into()],
+            }
+        );
+        assert_eq!(
+            misspelt.to_string(),
+            "unknown field `outcome`: a `Put` event has `action`, `writes`"
+        );
+        // Unread as null, and inside the event's own values.
+        assert!(matches!(
+            loose(r#","extra":null"#),
+            Err(LineError::UnknownField { field, .. }) if field == "extra"
+        ));
+        let nested = Loose::from_line(
+            r#"{"v":2,"vocabulary":"loose","action":"Put","writes":[{"offset":1},{"offset":2,"size":3}]}"#,
+        );
+        assert!(matches!(
+            nested,
+            Err(LineError::UnknownField { field, .. }) if field == "writes[1].size"
+        ));
     }
 
     fn line(rest: &str) -> String {
