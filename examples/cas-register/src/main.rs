@@ -1,0 +1,6 @@
+//! The whole loadbearing CLI, for this design: `check`, `trace`, `mutate`, `conform --trace`,
+//! `report`, with the built-in models beside it.
+
+fn main() -> std::process::ExitCode {
+    loadbearing::cli::main_with(cas_register::design())
+}
