@@ -60,17 +60,254 @@ pub use cli::{main_with, Design};
 pub use loadbearing_refinement::conform::Conform;
 
 /// A design's constants: each a knob with a name, a meaning and a range, read from a suite
-/// file or `--set NAME=VALUE`, and the parameters a model is built from.
+/// file or `--set NAME=VALUE`, and the parameters a model is built from. A knob is declared
+/// once, as a constant of its type; [`Params::KNOBS`](knobs::Params::KNOBS) lists them and
+/// [`Params::from_resolved`](knobs::Params::from_resolved) reads them back, and
+/// [`Configured`] names the model and its guards:
+///
+/// ```
+/// use loadbearing::knobs::{Constants, Flag, Knob, KnobError, Nat, Params, Resolved, Value};
+/// use loadbearing::{Configured, Guard, Model, Property, Spec, Variables};
+///
+/// /// A register counted up to `max`; without `compare`, a stale cas loses an increment.
+/// #[derive(Clone, Debug, PartialEq)]
+/// struct Register {
+///     compare: bool,
+///     max: u8,
+/// }
+///
+/// impl Register {
+///     const COMPARE: Flag = Flag::new("Compare", true, "a cas compares before it sets");
+///     // name in suites, least, most, default, meaning
+///     const MAX: Nat<u8> = Nat::new("MaxValue", 1, 255, 3, "the largest value held");
+/// }
+///
+/// impl Params for Register {
+///     const KNOBS: &'static [Knob] = &[Self::COMPARE.knob(), Self::MAX.knob()];
+///     fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
+///         Ok(Register { compare: k.get(Self::COMPARE)?, max: k.get(Self::MAX)? })
+///     }
+/// }
+///
+/// impl Model for Register {
+///     type State = u8;
+///     type Action = ();
+///     fn init_states(&self) -> Vec<u8> {
+///         vec![0]
+///     }
+///     fn actions(&self, v: &u8, actions: &mut Vec<()>) {
+///         if *v < self.max {
+///             actions.push(());
+///         }
+///     }
+///     fn next_state(&self, v: &u8, _: ()) -> Option<u8> {
+///         Some(v + 1)
+///     }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![Property::always("Bounded", |m: &Register, v: &u8| *v <= m.max)]
+///     }
+/// }
+///
+/// impl Spec for Register {
+///     fn variables(&self, v: &u8) -> Variables {
+///         vec![("value", v.to_string())]
+///     }
+/// }
+///
+/// impl Configured for Register {
+///     const NAME: &'static str = "Register";
+///     const DOC: &'static str = "A register counted up to MaxValue.";
+///     type Params = Register;
+///     const GUARDS: &'static [Guard] = &[Guard::off("the cas compares", Self::COMPARE)];
+///     fn build(params: Register) -> Self {
+///         params
+///     }
+/// }
+///
+/// // What a suite's `constants = { MaxValue = 5 }` builds; the rest take their defaults.
+/// let mut given = Constants::new();
+/// given.insert("MaxValue".to_string(), Value::Nat(5));
+/// assert_eq!(Register::from_constants(&given).unwrap(), Register { compare: true, max: 5 });
+/// // A value outside the knob's range is an error naming it, never another model.
+/// given.insert("MaxValue".to_string(), Value::Nat(300));
+/// assert!(Register::from_constants(&given).unwrap_err().to_string().contains("MaxValue"));
+/// ```
 pub mod knobs {
     pub use loadbearing_specs::infra::knobs::{
         Constants, Flag, Kind, Knob, KnobError, Nat, Params, Resolved, Value,
     };
 }
 
+/// Checking a model from code, as `check` does: [`check`](fn@engine::check) explores every
+/// reachable state and returns a typed report; a long check tells a
+/// [`Reporter`](engine::Reporter) you supply how it goes (the engine itself writes nothing):
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::time::Duration;
+///
+/// use loadbearing::engine::{check, CheckSpec, Options, Outcome, Reporter, Reporting, Tick};
+/// use loadbearing::{Model, Property, Spec, Variables};
+///
+/// /// A counter that stops at 50,000 and must never pass it.
+/// struct Counter;
+/// impl Model for Counter {
+///     type State = u32;
+///     type Action = ();
+///     fn init_states(&self) -> Vec<u32> {
+///         vec![0]
+///     }
+///     fn actions(&self, n: &u32, actions: &mut Vec<()>) {
+///         if *n < 50_000 {
+///             actions.push(());
+///         }
+///     }
+///     fn next_state(&self, n: &u32, _: ()) -> Option<u32> {
+///         Some(n + 1)
+///     }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![Property::always("Bounded", |_, n: &u32| *n <= 50_000)]
+///     }
+/// }
+/// impl Spec for Counter {
+///     fn variables(&self, n: &u32) -> Variables {
+///         vec![("n", n.to_string())]
+///     }
+/// }
+///
+/// /// Keeps the largest state count it was told.
+/// struct Largest(AtomicU64);
+/// impl Reporter for Largest {
+///     fn interval(&self) -> Duration {
+///         Duration::ZERO
+///     }
+///     fn progress(&self, tick: &Tick<'_>) {
+///         self.0.fetch_max(tick.states, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let largest = std::sync::Arc::new(Largest(AtomicU64::new(0)));
+/// let options = Options {
+///     progress: Some(Reporting(largest.clone())),
+///     ..Options::default()
+/// };
+/// let spec = CheckSpec {
+///     properties: vec!["Bounded".into()],
+///     fair: false,
+///     allow_end_states: true,
+///     symmetry: vec![],
+/// };
+/// let report = check(&Counter, &spec, &options).unwrap();
+/// assert_eq!(report.outcome, Outcome::Holds);
+/// assert_eq!(report.distinct_states, 50_001);
+/// assert!(largest.0.load(Ordering::Relaxed) > 0);
+/// ```
+pub mod engine {
+    pub use loadbearing_refinement::progress::{Reporter, Reporting, Tick};
+    pub use loadbearing_refinement::{check, CheckSpec, Options, Outcome, Report, ReportOf};
+}
+
 /// Judging an implementation's runs against the model: its vocabulary of events
-/// ([`TraceEvent`]), how the model reads them ([`Conform`]), traces as sequences or histories
-/// with call and return times, the values a model cannot hold ([`Beyond`]), and the judge
-/// (`conform --trace FILE --model YourModel` runs [`judge`] through [`conformance_entry`]).
+/// ([`TraceEvent`](conformance::TraceEvent)), how the model reads them
+/// ([`Conform`]), traces as sequences or histories with call and return
+/// times, the values a model cannot hold ([`Beyond`](conformance::Beyond)), and the judge
+/// (`conform --trace FILE --model YourModel` runs [`judge`](conformance::judge) through
+/// [`conformance_entry`](conformance::conformance_entry)).
+///
+/// ```
+/// use loadbearing::conformance::{judge, read_trace, Conform, Decision, TraceEvent, TraceOptions};
+/// use loadbearing::{Model, Property, Spec, Variables};
+/// use serde::{Deserialize, Serialize};
+///
+/// /// A register written and read by one client.
+/// struct Register;
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// enum Step {
+///     Write(u8),
+///     Read,
+/// }
+/// impl Model for Register {
+///     type State = u8;
+///     type Action = Step;
+///     fn init_states(&self) -> Vec<u8> {
+///         vec![0]
+///     }
+///     fn actions(&self, _: &u8, actions: &mut Vec<Step>) {
+///         actions.extend([Step::Read, Step::Write(0), Step::Write(1)]);
+///     }
+///     fn next_state(&self, v: &u8, step: Step) -> Option<u8> {
+///         Some(match step {
+///             Step::Write(w) => w,
+///             Step::Read => *v,
+///         })
+///     }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![]
+///     }
+/// }
+/// impl Spec for Register {
+///     fn variables(&self, v: &u8) -> Variables {
+///         vec![("value", v.to_string())]
+///     }
+/// }
+///
+/// /// The implementation's vocabulary: one event a line, tagged by `action`.
+/// #[derive(Clone, Debug, Serialize, Deserialize)]
+/// #[serde(tag = "action")]
+/// enum Event {
+///     Write { value: u8 },
+///     Read { value: u8 },
+/// }
+/// impl TraceEvent for Event {
+///     const VOCABULARY: &'static str = "register";
+///     fn action(&self) -> &str {
+///         match self {
+///             Event::Write { .. } => "Write",
+///             Event::Read { .. } => "Read",
+///         }
+///     }
+/// }
+///
+/// impl Conform for Register {
+///     type Event = Event;
+///     type Contradiction = String;
+///     fn reports(&self, step: &Step, event: &Event) -> bool {
+///         matches!((step, event), (Step::Read, Event::Read { .. }))
+///             || matches!((step, event), (Step::Write(w), Event::Write { value }) if w == value)
+///     }
+///     fn observe(&self, before: &u8, _: &u8, event: &Event) -> Result<(), String> {
+///         match event {
+///             Event::Read { value } if value != before => {
+///                 Err(format!("read {value}, the register holds {before}"))
+///             }
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+///
+/// let options = TraceOptions::default();
+/// // A history: two clients' operations with call and return times; the read overlaps the
+/// // write, so it may see either value.
+/// let history = concat!(
+///     r#"{"v":2,"vocabulary":"register","call":0,"ret":3,"action":"Write","value":1}"#, "\n",
+///     r#"{"v":2,"vocabulary":"register","call":1,"ret":2,"action":"Read","value":1}"#, "\n",
+/// );
+/// let report = judge(&Register, read_trace(history, &options).unwrap(), &options, None).unwrap();
+/// assert_eq!(report.decision(), Decision::Conforms);
+///
+/// // Read after the write returned: 0 is no longer possible.
+/// let stale = concat!(
+///     r#"{"v":2,"vocabulary":"register","call":0,"ret":1,"action":"Write","value":1}"#, "\n",
+///     r#"{"v":2,"vocabulary":"register","call":2,"ret":3,"action":"Read","value":0}"#, "\n",
+/// );
+/// let report = judge(&Register, read_trace(stale, &options).unwrap(), &options, None).unwrap();
+/// assert_eq!(report.decision(), Decision::Diverges);
+///
+/// // A field the vocabulary does not read is refused, naming it (no `deny_unknown_fields`).
+/// let extra = r#"{"v":2,"vocabulary":"register","action":"Read","value":0,"vlaue":1}"#;
+/// let error = read_trace::<Event>(extra, &options).unwrap_err();
+/// assert!(error.to_string().contains("unknown field `vlaue`"), "{error}");
+/// ```
 pub mod conformance {
     pub use loadbearing_refinement::conform::{
         check_history, search_history, Budget, HistoryOutcome, HistoryVerdict, NotLinearizable,

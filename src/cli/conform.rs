@@ -56,7 +56,7 @@ pub struct Args {
     /// Seed of the offsets, the jitter and the random walks (printed when not given).
     #[arg(long)]
     seed: Option<u64>,
-    /// Write every trace a target validates to DIR/<target>/NNNN.ndjson (histories with their
+    /// Write every trace a target validates to `DIR/<target>/NNNN.ndjson` (histories with their
     /// call and return times), for `conform --trace FILE --model MODEL` or another checker.
     #[arg(long, value_name = "DIR")]
     save: Option<std::path::PathBuf>,

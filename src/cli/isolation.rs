@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write the engine's trace of each (variant, scenario)'s first attempt as NDJSON to
-    /// DIR/<variant>-<scenario>.ndjson, for `loadbearing conform --trace FILE --model CONFIG`.
+    /// `DIR/<variant>-<scenario>.ndjson`, for `loadbearing conform --trace FILE --model CONFIG`.
     #[arg(long, value_name = "DIR")]
     traces: Option<PathBuf>,
     /// Race a workload file's transactions (docs/workloads.md) instead of the tier's scenarios,
