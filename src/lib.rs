@@ -61,12 +61,12 @@ pub use loadbearing_refinement::conform::Conform;
 
 /// A design's constants: each a knob with a name, a meaning and a range, read from a suite
 /// file or `--set NAME=VALUE`, and the parameters a model is built from. A knob is declared
-/// once, as a constant of its type; [`Params::KNOBS`](knobs::Params::KNOBS) lists them and
-/// [`Params::from_resolved`](knobs::Params::from_resolved) reads them back, and
+/// once, beside the field it sets: [`params!`](knobs::params) makes it an associated constant
+/// of the model (what a guard names) and implements [`Params`](knobs::Params) from the knobs;
 /// [`Configured`] names the model and its guards:
 ///
 /// ```
-/// use loadbearing::knobs::{Constants, Flag, Knob, KnobError, Nat, Params, Resolved, Value};
+/// use loadbearing::knobs::{Constants, Flag, Nat, Value};
 /// use loadbearing::{Configured, Guard, Model, Property, Spec, Variables};
 ///
 /// /// A register counted up to `max`; without `compare`, a stale cas loses an increment.
@@ -76,16 +76,11 @@ pub use loadbearing_refinement::conform::Conform;
 ///     max: u8,
 /// }
 ///
-/// impl Register {
-///     const COMPARE: Flag = Flag::new("Compare", true, "a cas compares before it sets");
-///     // name in suites, least, most, default, meaning
-///     const MAX: Nat<u8> = Nat::new("MaxValue", 1, 255, 3, "the largest value held");
-/// }
-///
-/// impl Params for Register {
-///     const KNOBS: &'static [Knob] = &[Self::COMPARE.knob(), Self::MAX.knob()];
-///     fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-///         Ok(Register { compare: k.get(Self::COMPARE)?, max: k.get(Self::MAX)? })
+/// loadbearing::knobs::params! {
+///     Register {
+///         compare: const COMPARE: Flag = Flag::new("Compare", true, "a cas compares first");
+///         // name in suites, least, most, default, meaning
+///         max: const MAX: Nat<u8> = Nat::new("MaxValue", 1, 255, 3, "the largest value held");
 ///     }
 /// }
 ///
@@ -136,6 +131,7 @@ pub mod knobs {
     pub use loadbearing_specs::infra::knobs::{
         Constants, Flag, Kind, Knob, KnobError, Nat, Params, Resolved, Value,
     };
+    pub use loadbearing_specs::params;
 }
 
 /// Checking a model from code, as `check` does: [`check`](fn@engine::check) explores every

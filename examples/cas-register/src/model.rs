@@ -4,7 +4,7 @@
 //! again; without it (a cas that only sets) a client that read before another's increment
 //! writes over it, and that increment is lost.
 
-use loadbearing::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use loadbearing::knobs::{Flag, Nat};
 use loadbearing::{Configured, Guard, Model, Property, Spec, Variables};
 
 /// The clients of the model; a history of more is past what it holds.
@@ -50,19 +50,22 @@ pub struct CasRegister {
     pub max_value: u8,
 }
 
-impl CasRegister {
-    pub const COMPARE: Flag = Flag::new(
-        "Compare",
-        true,
-        "a cas sets the register only if it holds the value the cas compares with",
-    );
-    pub const MAX_VALUE: Nat<u8> = Nat::new(
-        "MaxValue",
-        1,
-        255,
-        3,
-        "the largest value the register holds: increments stop there, writes go up to it",
-    );
+// The knobs, each declared once beside the field it sets.
+loadbearing::knobs::params! {
+    CasRegister {
+        compare: pub const COMPARE: Flag = Flag::new(
+            "Compare",
+            true,
+            "a cas sets the register only if it holds the value the cas compares with",
+        );
+        max_value: pub const MAX_VALUE: Nat<u8> = Nat::new(
+            "MaxValue",
+            1,
+            255,
+            3,
+            "the largest value the register holds: increments stop there, writes go up to it",
+        );
+    }
 }
 
 impl Model for CasRegister {
@@ -138,17 +141,6 @@ impl Spec for CasRegister {
                 format!("c{}", c + 1)
             }
         }
-    }
-}
-
-impl Params for CasRegister {
-    const KNOBS: &'static [Knob] = &[Self::COMPARE.knob(), Self::MAX_VALUE.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(CasRegister {
-            compare: k.get(Self::COMPARE)?,
-            max_value: k.get(Self::MAX_VALUE)?,
-        })
     }
 }
 

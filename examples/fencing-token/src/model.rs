@@ -4,7 +4,7 @@
 //! least the highest it has accepted. That token check is the guard: the design holds with it,
 //! and without it a client whose lease expired overwrites a newer holder's write.
 
-use loadbearing::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use loadbearing::knobs::{Flag, Nat};
 use loadbearing::{Configured, Guard};
 use loadbearing::{MappedRefinement, Refinement, Spec, Variables};
 use loadbearing::{Model, Property};
@@ -54,19 +54,25 @@ pub struct FencingToken {
     pub max_token: u8,
 }
 
+// The knobs, each declared once beside the field it sets.
+loadbearing::knobs::params! {
+    FencingToken {
+        token_check: pub const TOKEN_CHECK: Flag = Flag::new(
+            "TokenCheck",
+            true,
+            "storage refuses a write whose token is below the highest it has accepted",
+        );
+        max_token: pub const MAX_TOKEN: Nat<u8> = Nat::new(
+            "MaxToken",
+            1,
+            32,
+            3,
+            "leases the lock service grants at most, each with the next token",
+        );
+    }
+}
+
 impl FencingToken {
-    pub const TOKEN_CHECK: Flag = Flag::new(
-        "TokenCheck",
-        true,
-        "storage refuses a write whose token is below the highest it has accepted",
-    );
-    pub const MAX_TOKEN: Nat<u8> = Nat::new(
-        "MaxToken",
-        1,
-        32,
-        3,
-        "leases the lock service grants at most, each with the next token",
-    );
     /// The refinement property: storage's token never goes back (`TokenOrder`).
     pub const REFINES: &'static str = "RefTokenOrder";
 }
@@ -181,17 +187,6 @@ impl Spec for FencingToken {
             },
             token_order,
         ))]
-    }
-}
-
-impl Params for FencingToken {
-    const KNOBS: &'static [Knob] = &[Self::TOKEN_CHECK.knob(), Self::MAX_TOKEN.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(FencingToken {
-            token_check: k.get(Self::TOKEN_CHECK)?,
-            max_token: k.get(Self::MAX_TOKEN)?,
-        })
     }
 }
 

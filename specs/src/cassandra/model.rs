@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
@@ -193,41 +193,26 @@ impl Spec for Cassandra {
     }
 }
 
-/// The constants, as the spec names them.
-impl Cassandra {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const GUARDED: Flag = Flag::new(
-        "Guarded",
-        true,
-        "writes carry the offset compare-and-set (IF offset <= o)",
-    );
-    pub const TOMBSTONE: Flag = Flag::new(
-        "Tombstone",
-        true,
-        "a delete keeps the row as an offset-carrying tombstone",
-    );
-}
-
-impl Params for Cassandra {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::GUARDED.knob(),
-        Self::TOMBSTONE.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Cassandra {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            guarded: k.get(Self::GUARDED)?,
-            tombstone: k.get(Self::TOMBSTONE)?,
-        })
+crate::params! {
+    Cassandra {
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
+        guarded: pub const GUARDED: Flag = Flag::new(
+            "Guarded",
+            true,
+            "writes carry the offset compare-and-set (IF offset <= o)",
+        );
+        tombstone: pub const TOMBSTONE: Flag = Flag::new(
+            "Tombstone",
+            true,
+            "a delete keeps the row as an offset-carrying tombstone",
+        );
     }
 }
 

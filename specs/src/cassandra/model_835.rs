@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
@@ -460,112 +460,77 @@ impl Spec for Cassandra835 {
     }
 }
 
-/// The constants, as the spec names them.
-impl Cassandra835 {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const GUARDED: Flag = Flag::new(
-        "Guarded",
-        true,
-        "writes carry the offset compare-and-set (IF offset <= o)",
-    );
-    pub const TOMBSTONE: Flag = Flag::new(
-        "Tombstone",
-        true,
-        "a delete keeps the row as an offset-carrying tombstone",
-    );
-    pub const FIX: Flag = Flag::new(
-        "Fix",
-        true,
-        "the monotone buffer presents the recovered high-water and drops replays below it",
-    );
-    pub const SPURIOUS: Flag = Flag::new(
-        "Spurious",
-        false,
-        "the first write may raise a spurious conflict once (the row reaped before the retry)",
-    );
-    pub const TOMB_FLOOR: Flag = Flag::new(
-        "TombFloor",
-        true,
-        "recovery surfaces a tombstone's offset as the buffer floor",
-    );
-    pub const MONOTONIC_INIT: Flag = Flag::new(
-        "MonotonicInit",
-        true,
-        "the post-read init goes through the monotonic put (a below-floor init is dropped)",
-    );
-    pub const REAP_TTL: Flag = Flag::new(
-        "ReapTTL",
-        false,
-        "the TTL may reap the whole row, its offset guard included",
-    );
-    pub const EVENTS_RECOVERY: Flag = Flag::new(
-        "EventsRecovery",
-        false,
-        "recovery folds the journal instead of reading the snapshot",
-    );
-    pub const JOURNAL_ORDER: Flag = Flag::new(
-        "JournalOrder",
-        true,
-        "the owner's journal row is flushed before its snapshot",
-    );
-    pub const FLOOR_GUARD: Flag = Flag::new(
-        "FloorGuard",
-        true,
-        "events-recovery guards the journal fold against the fenced store",
-    );
-    pub const FLOOR_FILTER: Flag = Flag::new(
-        "FloorFilter",
-        true,
-        "the guard folds only journal rows above the fenced floor onto the store's snapshot \
-         (false: the fold-result comparison)",
-    );
-    pub const SKIP_TOMB: Flag = Flag::new(
-        "SkipTomb",
-        false,
-        "a delete of a never-persisted key writes no tombstone (the deferred-flush window)",
-    );
-}
-
-impl Params for Cassandra835 {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::GUARDED.knob(),
-        Self::TOMBSTONE.knob(),
-        Self::FIX.knob(),
-        Self::SPURIOUS.knob(),
-        Self::TOMB_FLOOR.knob(),
-        Self::MONOTONIC_INIT.knob(),
-        Self::REAP_TTL.knob(),
-        Self::EVENTS_RECOVERY.knob(),
-        Self::JOURNAL_ORDER.knob(),
-        Self::FLOOR_GUARD.knob(),
-        Self::FLOOR_FILTER.knob(),
-        Self::SKIP_TOMB.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Cassandra835 {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            guarded: k.get(Self::GUARDED)?,
-            tombstone: k.get(Self::TOMBSTONE)?,
-            fix: k.get(Self::FIX)?,
-            spurious: k.get(Self::SPURIOUS)?,
-            tomb_floor: k.get(Self::TOMB_FLOOR)?,
-            monotonic_init: k.get(Self::MONOTONIC_INIT)?,
-            reap_ttl: k.get(Self::REAP_TTL)?,
-            events_recovery: k.get(Self::EVENTS_RECOVERY)?,
-            journal_order: k.get(Self::JOURNAL_ORDER)?,
-            floor_guard: k.get(Self::FLOOR_GUARD)?,
-            floor_filter: k.get(Self::FLOOR_FILTER)?,
-            skip_tomb: k.get(Self::SKIP_TOMB)?,
-        })
+crate::params! {
+    Cassandra835 {
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
+        guarded: pub const GUARDED: Flag = Flag::new(
+            "Guarded",
+            true,
+            "writes carry the offset compare-and-set (IF offset <= o)",
+        );
+        tombstone: pub const TOMBSTONE: Flag = Flag::new(
+            "Tombstone",
+            true,
+            "a delete keeps the row as an offset-carrying tombstone",
+        );
+        fix: pub const FIX: Flag = Flag::new(
+            "Fix",
+            true,
+            "the monotone buffer presents the recovered high-water and drops replays below it",
+        );
+        spurious: pub const SPURIOUS: Flag = Flag::new(
+            "Spurious",
+            false,
+            "the first write may raise a spurious conflict once (the row reaped before the retry)",
+        );
+        tomb_floor: pub const TOMB_FLOOR: Flag = Flag::new(
+            "TombFloor",
+            true,
+            "recovery surfaces a tombstone's offset as the buffer floor",
+        );
+        monotonic_init: pub const MONOTONIC_INIT: Flag = Flag::new(
+            "MonotonicInit",
+            true,
+            "the post-read init goes through the monotonic put (a below-floor init is dropped)",
+        );
+        reap_ttl: pub const REAP_TTL: Flag = Flag::new(
+            "ReapTTL",
+            false,
+            "the TTL may reap the whole row, its offset guard included",
+        );
+        events_recovery: pub const EVENTS_RECOVERY: Flag = Flag::new(
+            "EventsRecovery",
+            false,
+            "recovery folds the journal instead of reading the snapshot",
+        );
+        journal_order: pub const JOURNAL_ORDER: Flag = Flag::new(
+            "JournalOrder",
+            true,
+            "the owner's journal row is flushed before its snapshot",
+        );
+        floor_guard: pub const FLOOR_GUARD: Flag = Flag::new(
+            "FloorGuard",
+            true,
+            "events-recovery guards the journal fold against the fenced store",
+        );
+        floor_filter: pub const FLOOR_FILTER: Flag = Flag::new(
+            "FloorFilter",
+            true,
+            "the guard folds only journal rows above the fenced floor onto the store's snapshot \
+             (false: the fold-result comparison)",
+        );
+        skip_tomb: pub const SKIP_TOMB: Flag = Flag::new(
+            "SkipTomb",
+            false,
+            "a delete of a never-persisted key writes no tombstone (the deferred-flush window)",
+        );
     }
 }
 

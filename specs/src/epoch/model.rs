@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
-use crate::infra::knobs::{Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::Nat;
 use crate::infra::vocab::{Cell, Offsets, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::kafka::model::owner_fold;
 use crate::one_key::{self, OneKey};
@@ -166,25 +166,16 @@ impl Spec for Epoch {
     }
 }
 
-/// The constant, as the spec names it.
-impl Epoch {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-}
-
-impl Params for Epoch {
-    const KNOBS: &'static [Knob] = &[Self::MAX_OFFSET.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Epoch {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-        })
+crate::params! {
+    Epoch {
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
     }
 }
 

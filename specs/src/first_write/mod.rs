@@ -18,7 +18,7 @@ pub mod real;
 pub mod register;
 pub mod trace;
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 
 /// At most this many writers: the state keeps them in fixed arrays and a `u8` set.
 pub const MAX_WRITERS: usize = 8;
@@ -189,56 +189,35 @@ pub struct FirstWriteParams {
     pub retry: bool,
 }
 
-/// The constants, as the spec names them.
-impl FirstWriteParams {
-    pub const WRITERS: Nat = Nat::new(
-        "Writers",
-        1,
-        MAX_WRITERS as u64,
-        2,
-        "how many writers (the set {w1..wN})",
-    )
-    .max_because("the state keeps 8 writers in fixed arrays and an 8-bit set");
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        0,
-        u8::MAX as u64,
-        2,
-        "each writer persists an offset in 0..MaxOffset",
-    )
-    .max_because("offsets are 8-bit");
-    pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
-    pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
-    pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
-        "InsertIfNotExists",
-        true,
-        "the INSERT carries IF NOT EXISTS",
-    );
-    pub const RETRY: Flag = Flag::new(
-        "Retry",
-        true,
-        "a writer that lost the insert race retries the UPDATE once",
-    );
-}
-
-impl Params for FirstWriteParams {
-    const KNOBS: &'static [Knob] = &[
-        Self::WRITERS.knob(),
-        Self::MAX_OFFSET.knob(),
-        Self::GUARDED.knob(),
-        Self::REAP.knob(),
-        Self::INSERT_IF_NOT_EXISTS.knob(),
-        Self::RETRY.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(FirstWriteParams {
-            writers: k.get(Self::WRITERS)?,
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            guarded: k.get(Self::GUARDED)?,
-            reap: k.get(Self::REAP)?,
-            insert_if_not_exists: k.get(Self::INSERT_IF_NOT_EXISTS)?,
-            retry: k.get(Self::RETRY)?,
-        })
+crate::params! {
+    FirstWriteParams {
+        writers: pub const WRITERS: Nat = Nat::new(
+            "Writers",
+            1,
+            MAX_WRITERS as u64,
+            2,
+            "how many writers (the set {w1..wN})",
+        )
+        .max_because("the state keeps 8 writers in fixed arrays and an 8-bit set");
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            0,
+            u8::MAX as u64,
+            2,
+            "each writer persists an offset in 0..MaxOffset",
+        )
+        .max_because("offsets are 8-bit");
+        guarded: pub const GUARDED: Flag = Flag::new("Guarded", true, "the UPDATEs carry IF offset <= o");
+        reap: pub const REAP: Flag = Flag::new("Reap", false, "a TTL may reap the row at any time");
+        insert_if_not_exists: pub const INSERT_IF_NOT_EXISTS: Flag = Flag::new(
+            "InsertIfNotExists",
+            true,
+            "the INSERT carries IF NOT EXISTS",
+        );
+        retry: pub const RETRY: Flag = Flag::new(
+            "Retry",
+            true,
+            "a writer that lost the insert race retries the UPDATE once",
+        );
     }
 }

@@ -6,7 +6,7 @@ use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
 
 /// At most this many partitions: a set of them is a bitmask of a `u16`, not a `u8`, since the
@@ -282,44 +282,29 @@ impl Conform for FlowsAlive {
     }
 }
 
-/// The constants, as the spec names them.
-impl FlowsAlive {
-    pub const PARTITIONS: Nat = Nat::new(
-        "Partitions",
-        1,
-        MAX_PARTITIONS as u64,
-        2,
-        "partitions p1..pPartitions the node may be assigned",
-    )
-    .max_because("a set of partitions is 16-bit");
-    pub const MAX_GEN: Nat<u16> = Nat::new(
-        "MaxGen",
-        0,
-        u16::MAX as u64,
-        3,
-        "rebalances bump the generation up to MaxGen",
-    )
-    .max_because("the generation is 16-bit");
-    pub const AWAIT_TEARDOWN: Flag = Flag::new(
-        "AwaitTeardown",
-        true,
-        "revoke awaits the flow's teardown before the node owns the new generation",
-    );
-}
-
-impl Params for FlowsAlive {
-    const KNOBS: &'static [Knob] = &[
-        Self::PARTITIONS.knob(),
-        Self::MAX_GEN.knob(),
-        Self::AWAIT_TEARDOWN.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(FlowsAlive {
-            partitions: k.get(Self::PARTITIONS)?,
-            max_gen: k.get(Self::MAX_GEN)?,
-            await_teardown: k.get(Self::AWAIT_TEARDOWN)?,
-        })
+crate::params! {
+    FlowsAlive {
+        partitions: pub const PARTITIONS: Nat = Nat::new(
+            "Partitions",
+            1,
+            MAX_PARTITIONS as u64,
+            2,
+            "partitions p1..pPartitions the node may be assigned",
+        )
+        .max_because("a set of partitions is 16-bit");
+        max_gen: pub const MAX_GEN: Nat<u16> = Nat::new(
+            "MaxGen",
+            0,
+            u16::MAX as u64,
+            3,
+            "rebalances bump the generation up to MaxGen",
+        )
+        .max_because("the generation is 16-bit");
+        await_teardown: pub const AWAIT_TEARDOWN: Flag = Flag::new(
+            "AwaitTeardown",
+            true,
+            "revoke awaits the flow's teardown before the node owns the new generation",
+        );
     }
 }
 

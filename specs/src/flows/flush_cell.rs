@@ -6,7 +6,7 @@ use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Params, Resolved};
+use crate::infra::knobs::Flag;
 use crate::{Configured, Guard};
 
 /// The buffer values a producer may append: two are enough for one value to overwrite another.
@@ -256,22 +256,13 @@ impl Conform for FlushCell {
     }
 }
 
-/// The constant, as the spec names it.
-impl FlushCell {
-    pub const SERIALIZED: Flag = Flag::new(
-        "Serialized",
-        true,
-        "an Append cannot land between a flush's database.write and its markPersisted",
-    );
-}
-
-impl Params for FlushCell {
-    const KNOBS: &'static [Knob] = &[Self::SERIALIZED.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(FlushCell {
-            serialized: k.get(Self::SERIALIZED)?,
-        })
+crate::params! {
+    FlushCell {
+        serialized: pub const SERIALIZED: Flag = Flag::new(
+            "Serialized",
+            true,
+            "an Append cannot land between a flush's database.write and its markPersisted",
+        );
     }
 }
 

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
 
 /// Generations are 16-bit: the states grow only as MaxGen squared, so generations past a byte
@@ -138,48 +138,31 @@ impl Spec for TokenSync {
     }
 }
 
-/// The constants, as the spec names them.
-impl TokenSync {
-    pub const MAX_GEN: Nat<u16> = Nat::new(
-        "MaxGen",
-        1,
-        u16::MAX as u64,
-        3,
-        "the coordinator's generation runs 1..=MaxGen",
-    )
-    .max_because("generations are 16-bit");
-    pub const CAPTURE: Flag = Flag::new(
-        "Capture",
-        true,
-        "an owed assignment callback captures the current generation",
-    );
-    pub const REFRESH: Flag = Flag::new(
-        "Refresh",
-        true,
-        "the post-poll groupMetadata() read syncs the token to the current generation",
-    );
-    pub const ALLOW_SILENT: Flag = Flag::new(
-        "AllowSilent",
-        true,
-        "platform fact: a bump may fire no callback for this member (KIP-848)",
-    );
-}
-
-impl Params for TokenSync {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_GEN.knob(),
-        Self::CAPTURE.knob(),
-        Self::REFRESH.knob(),
-        Self::ALLOW_SILENT.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(TokenSync {
-            max_gen: k.get(Self::MAX_GEN)?,
-            capture: k.get(Self::CAPTURE)?,
-            refresh: k.get(Self::REFRESH)?,
-            allow_silent: k.get(Self::ALLOW_SILENT)?,
-        })
+crate::params! {
+    TokenSync {
+        max_gen: pub const MAX_GEN: Nat<u16> = Nat::new(
+            "MaxGen",
+            1,
+            u16::MAX as u64,
+            3,
+            "the coordinator's generation runs 1..=MaxGen",
+        )
+        .max_because("generations are 16-bit");
+        capture: pub const CAPTURE: Flag = Flag::new(
+            "Capture",
+            true,
+            "an owed assignment callback captures the current generation",
+        );
+        refresh: pub const REFRESH: Flag = Flag::new(
+            "Refresh",
+            true,
+            "the post-poll groupMetadata() read syncs the token to the current generation",
+        );
+        allow_silent: pub const ALLOW_SILENT: Flag = Flag::new(
+            "AllowSilent",
+            true,
+            "platform fact: a bump may fire no callback for this member (KIP-848)",
+        );
     }
 }
 

@@ -7,7 +7,7 @@ use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
 use crate::group_commit::model::{CAP_LIMIT, MAX_CAP};
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard, Under};
 
 /// At most this many writers (a set of them is a bit set of a `u16`, bit `w` for writer `w`).
@@ -408,72 +408,49 @@ impl Spec for GroupCommitLanes {
     }
 }
 
-/// The constants, as the spec names them.
-impl GroupCommitLanes {
-    pub const N: Nat = Nat::new(
-        "N",
-        1,
-        MAX_WRITERS as u64,
-        3,
-        "writers 1..N; writer w writes offset w",
-    )
-    .max_because("a set of writers is 16-bit, bit w for writer w");
-    pub const CAP: Nat = Nat::new(
-        "Cap",
-        1,
-        MAX_CAP,
-        2,
-        "at most Cap writes per transaction (maxWritesPerTransaction)",
-    )
-    .max_because(CAP_LIMIT);
-    pub const GATED: Flag = Flag::new(
-        "Gated",
-        true,
-        "the flow schedules offset o only once the writes 1..o are seen durable",
-    );
-    pub const SHARED_BUDGET: Flag = Flag::new(
-        "SharedBudget",
-        false,
-        "markers share the per-transaction Cap with writes instead of their own lane",
-    );
-    pub const MARKER_SELF_COMMIT: Flag = Flag::new(
-        "MarkerSelfCommit",
-        true,
-        "a queued marker triggers a transaction by itself",
-    );
-    pub const ENABLE_ABORT: Flag = Flag::new(
-        "EnableAbort",
-        false,
-        "platform fact: an open transaction may abort (a fenced generation)",
-    );
-    pub const ATOMIC_DURABLE: Flag = Flag::new(
-        "AtomicDurable",
-        true,
-        "a write counts as durable only once its transaction commits (not when sent)",
-    );
-}
-
-impl Params for GroupCommitLanes {
-    const KNOBS: &'static [Knob] = &[
-        Self::N.knob(),
-        Self::CAP.knob(),
-        Self::GATED.knob(),
-        Self::SHARED_BUDGET.knob(),
-        Self::MARKER_SELF_COMMIT.knob(),
-        Self::ENABLE_ABORT.knob(),
-        Self::ATOMIC_DURABLE.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(GroupCommitLanes {
-            n: k.get(Self::N)?,
-            cap: k.get(Self::CAP)?,
-            gated: k.get(Self::GATED)?,
-            shared_budget: k.get(Self::SHARED_BUDGET)?,
-            marker_self_commit: k.get(Self::MARKER_SELF_COMMIT)?,
-            enable_abort: k.get(Self::ENABLE_ABORT)?,
-            atomic_durable: k.get(Self::ATOMIC_DURABLE)?,
-        })
+crate::params! {
+    GroupCommitLanes {
+        n: pub const N: Nat = Nat::new(
+            "N",
+            1,
+            MAX_WRITERS as u64,
+            3,
+            "writers 1..N; writer w writes offset w",
+        )
+        .max_because("a set of writers is 16-bit, bit w for writer w");
+        cap: pub const CAP: Nat = Nat::new(
+            "Cap",
+            1,
+            MAX_CAP,
+            2,
+            "at most Cap writes per transaction (maxWritesPerTransaction)",
+        )
+        .max_because(CAP_LIMIT);
+        gated: pub const GATED: Flag = Flag::new(
+            "Gated",
+            true,
+            "the flow schedules offset o only once the writes 1..o are seen durable",
+        );
+        shared_budget: pub const SHARED_BUDGET: Flag = Flag::new(
+            "SharedBudget",
+            false,
+            "markers share the per-transaction Cap with writes instead of their own lane",
+        );
+        marker_self_commit: pub const MARKER_SELF_COMMIT: Flag = Flag::new(
+            "MarkerSelfCommit",
+            true,
+            "a queued marker triggers a transaction by itself",
+        );
+        enable_abort: pub const ENABLE_ABORT: Flag = Flag::new(
+            "EnableAbort",
+            false,
+            "platform fact: an open transaction may abort (a fenced generation)",
+        );
+        atomic_durable: pub const ATOMIC_DURABLE: Flag = Flag::new(
+            "AtomicDurable",
+            true,
+            "a write counts as durable only once its transaction commits (not when sent)",
+        );
     }
 }
 

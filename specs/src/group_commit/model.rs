@@ -6,7 +6,7 @@ use arrayvec::ArrayVec;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard, Under};
 
 /// At most this many writers: the state keeps their program counters in a fixed array.
@@ -265,40 +265,29 @@ impl Spec for GroupCommit {
     }
 }
 
-/// The constants, as the spec names them.
-impl GroupCommit {
-    pub const N: Nat = Nat::new(
-        "N",
-        1,
-        MAX_WRITERS as u64,
-        3,
-        "writers 1..N; writer w writes offset w",
-    )
-    .max_because(WRITERS_LIMIT);
-    pub const CAP: Nat = Nat::new(
-        "Cap",
-        1,
-        MAX_CAP,
-        1,
-        "at most Cap queued writes per transaction",
-    )
-    .max_because(CAP_LIMIT);
-    pub const GATED: Flag = Flag::new(
-        "Gated",
-        true,
-        "the flow schedules offset o only once 1..o are durable",
-    );
-}
-
-impl Params for GroupCommit {
-    const KNOBS: &'static [Knob] = &[Self::N.knob(), Self::CAP.knob(), Self::GATED.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(GroupCommit {
-            n: k.get(Self::N)?,
-            cap: k.get(Self::CAP)?,
-            gated: k.get(Self::GATED)?,
-        })
+crate::params! {
+    GroupCommit {
+        n: pub const N: Nat = Nat::new(
+            "N",
+            1,
+            MAX_WRITERS as u64,
+            3,
+            "writers 1..N; writer w writes offset w",
+        )
+        .max_because(WRITERS_LIMIT);
+        cap: pub const CAP: Nat = Nat::new(
+            "Cap",
+            1,
+            MAX_CAP,
+            1,
+            "at most Cap queued writes per transaction",
+        )
+        .max_because(CAP_LIMIT);
+        gated: pub const GATED: Flag = Flag::new(
+            "Gated",
+            true,
+            "the flow schedules offset o only once 1..o are durable",
+        );
     }
 }
 

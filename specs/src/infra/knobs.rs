@@ -395,6 +395,65 @@ pub trait Params: Sized {
     fn from_resolved(knobs: &Resolved) -> Result<Self, KnobError>;
 }
 
+/// Declares a model's knobs once, each beside the field it sets, and implements [`Params`]
+/// from them: the knobs become associated constants of the type (what guards and code name),
+/// `KNOBS` lists them in the order given, and `from_resolved` reads each into its field. Every
+/// field of the type is a knob's; a type with fields computed from its knobs implements
+/// [`Params`] by hand.
+///
+/// ```
+/// use loadbearing_specs::infra::knobs::{Flag, Nat, Params};
+///
+/// #[derive(Debug, PartialEq)]
+/// pub struct Register {
+///     compare: bool,
+///     max_value: u8,
+/// }
+///
+/// loadbearing_specs::params! {
+///     Register {
+///         /// The guard.
+///         compare: pub const COMPARE: Flag = Flag::new("Compare", true, "a cas compares");
+///         max_value: pub const MAX_VALUE: Nat<u8> =
+///             Nat::new("MaxValue", 1, 255, 3, "the largest value held");
+///     }
+/// }
+///
+/// assert_eq!(Register::KNOBS.len(), 2);
+/// assert_eq!(Register::KNOBS[1].name, "MaxValue");
+/// assert_eq!(Register::COMPARE.knob().name, "Compare");
+/// ```
+#[macro_export]
+macro_rules! params {
+    (
+        $model:ident {
+            $(
+                $(#[$meta:meta])*
+                $field:ident : $vis:vis const $name:ident : $knob:ty = $value:expr;
+            )+
+        }
+    ) => {
+        impl $model {
+            $(
+                $(#[$meta])*
+                $vis const $name: $knob = $value;
+            )+
+        }
+
+        impl $crate::infra::knobs::Params for $model {
+            const KNOBS: &'static [$crate::infra::knobs::Knob] = &[$(Self::$name.knob()),+];
+
+            fn from_resolved(
+                knobs: &$crate::infra::knobs::Resolved,
+            ) -> ::core::result::Result<Self, $crate::infra::knobs::KnobError> {
+                ::core::result::Result::Ok($model {
+                    $($field: knobs.get(Self::$name)?),+
+                })
+            }
+        }
+    };
+}
+
 pub type Constants = BTreeMap<String, Value>;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
@@ -227,41 +227,26 @@ impl Spec for Kafka {
     }
 }
 
-/// The constants, as the spec names them.
-impl Kafka {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const COUPLED: Flag = Flag::new(
-        "Coupled",
-        true,
-        "capturing the new generation tears the revoked flow down",
-    );
-    pub const SEEDED: Flag = Flag::new(
-        "Seeded",
-        true,
-        "the zombie's flush carries an input offset, so it is gated",
-    );
-}
-
-impl Params for Kafka {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::COUPLED.knob(),
-        Self::SEEDED.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Kafka {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            coupled: k.get(Self::COUPLED)?,
-            seeded: k.get(Self::SEEDED)?,
-        })
+crate::params! {
+    Kafka {
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
+        coupled: pub const COUPLED: Flag = Flag::new(
+            "Coupled",
+            true,
+            "capturing the new generation tears the revoked flow down",
+        );
+        seeded: pub const SEEDED: Flag = Flag::new(
+            "Seeded",
+            true,
+            "the zombie's flush carries an input offset, so it is gated",
+        );
     }
 }
 

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{EventuallyAlways, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
@@ -399,62 +399,41 @@ impl Spec for Kafka835 {
     }
 }
 
-/// The constants, as the spec names them.
-impl Kafka835 {
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-    pub const COUPLED: Flag = Flag::new(
-        "Coupled",
-        true,
-        "capturing the new generation tears the revoked flow down",
-    );
-    pub const SEEDED: Flag = Flag::new(
-        "Seeded",
-        true,
-        "a zombie's flush carries an input offset, so it is gated",
-    );
-    pub const ATOMIC_BIND: Flag = Flag::new(
-        "AtomicBind",
-        true,
-        "the snapshot write and the input-offset commit ride one generation-gated transaction",
-    );
-    pub const REFRESH: Flag = Flag::new(
-        "Refresh",
-        true,
-        "the owner re-publishes the live generation after every poll",
-    );
-    pub const REPLAY_FILTER: Flag = Flag::new(
-        "ReplayFilter",
-        true,
-        "events at or below the recovered snapshot's offset are dropped on replay",
-    );
-}
-
-impl Params for Kafka835 {
-    const KNOBS: &'static [Knob] = &[
-        Self::MAX_OFFSET.knob(),
-        Self::COUPLED.knob(),
-        Self::SEEDED.knob(),
-        Self::ATOMIC_BIND.knob(),
-        Self::REFRESH.knob(),
-        Self::REPLAY_FILTER.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Kafka835 {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            coupled: k.get(Self::COUPLED)?,
-            seeded: k.get(Self::SEEDED)?,
-            atomic_bind: k.get(Self::ATOMIC_BIND)?,
-            refresh: k.get(Self::REFRESH)?,
-            replay_filter: k.get(Self::REPLAY_FILTER)?,
-        })
+crate::params! {
+    Kafka835 {
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
+        coupled: pub const COUPLED: Flag = Flag::new(
+            "Coupled",
+            true,
+            "capturing the new generation tears the revoked flow down",
+        );
+        seeded: pub const SEEDED: Flag = Flag::new(
+            "Seeded",
+            true,
+            "a zombie's flush carries an input offset, so it is gated",
+        );
+        atomic_bind: pub const ATOMIC_BIND: Flag = Flag::new(
+            "AtomicBind",
+            true,
+            "the snapshot write and the input-offset commit ride one generation-gated transaction",
+        );
+        refresh: pub const REFRESH: Flag = Flag::new(
+            "Refresh",
+            true,
+            "the owner re-publishes the live generation after every poll",
+        );
+        replay_filter: pub const REPLAY_FILTER: Flag = Flag::new(
+            "ReplayFilter",
+            true,
+            "events at or below the recovered snapshot's offset are dropped on replay",
+        );
     }
 }
 

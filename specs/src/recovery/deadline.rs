@@ -6,7 +6,7 @@ use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
 
 /// How the recovery read has ended, if it has.
@@ -244,54 +244,35 @@ impl Conform for RecoveryDeadline {
     }
 }
 
-/// The constants, as the spec names them.
-impl RecoveryDeadline {
-    pub const TRIP_AT: Nat<u16> = Nat::new(
-        "TripAt",
-        0,
-        u16::MAX as u64,
-        2,
-        "the tripwire fires at this many ticks",
-    )
-    .max_because("ticks are 16-bit");
-    pub const DEADLINE: Nat<u16> = Nat::new(
-        "Deadline",
-        0,
-        u16::MAX as u64,
-        4,
-        "the member is evicted at this many ticks of recovery (max.poll.interval.ms)",
-    )
-    .max_because("ticks are 16-bit");
-    pub const TRIPWIRE: Flag = Flag::new("Tripwire", true, "the read loop has a tripwire at all");
-    pub const NO_PROGRESS_TRIP: Flag = Flag::new(
-        "NoProgressTrip",
-        true,
-        "the tripwire counts consecutive ticks without progress, not total ticks",
-    );
-    pub const HEALTHY_PROGRESS: Flag = Flag::new(
-        "HealthyProgress",
-        true,
-        "platform fact: the read can advance and complete (false: the #849 hang)",
-    );
-}
-
-impl Params for RecoveryDeadline {
-    const KNOBS: &'static [Knob] = &[
-        Self::TRIP_AT.knob(),
-        Self::DEADLINE.knob(),
-        Self::TRIPWIRE.knob(),
-        Self::NO_PROGRESS_TRIP.knob(),
-        Self::HEALTHY_PROGRESS.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(RecoveryDeadline {
-            trip_at: k.get(Self::TRIP_AT)?,
-            deadline: k.get(Self::DEADLINE)?,
-            tripwire: k.get(Self::TRIPWIRE)?,
-            no_progress_trip: k.get(Self::NO_PROGRESS_TRIP)?,
-            healthy_progress: k.get(Self::HEALTHY_PROGRESS)?,
-        })
+crate::params! {
+    RecoveryDeadline {
+        trip_at: pub const TRIP_AT: Nat<u16> = Nat::new(
+            "TripAt",
+            0,
+            u16::MAX as u64,
+            2,
+            "the tripwire fires at this many ticks",
+        )
+        .max_because("ticks are 16-bit");
+        deadline: pub const DEADLINE: Nat<u16> = Nat::new(
+            "Deadline",
+            0,
+            u16::MAX as u64,
+            4,
+            "the member is evicted at this many ticks of recovery (max.poll.interval.ms)",
+        )
+        .max_because("ticks are 16-bit");
+        tripwire: pub const TRIPWIRE: Flag = Flag::new("Tripwire", true, "the read loop has a tripwire at all");
+        no_progress_trip: pub const NO_PROGRESS_TRIP: Flag = Flag::new(
+            "NoProgressTrip",
+            true,
+            "the tripwire counts consecutive ticks without progress, not total ticks",
+        );
+        healthy_progress: pub const HEALTHY_PROGRESS: Flag = Flag::new(
+            "HealthyProgress",
+            true,
+            "platform fact: the read can advance and complete (false: the #849 hang)",
+        );
     }
 }
 

@@ -3,7 +3,7 @@
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Flag, Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
 
 /// Offsets are 16-bit: the states grow only as MaxOffset cubed, so offsets past a byte are in
@@ -132,31 +132,21 @@ impl Spec for ReplayFence {
     }
 }
 
-/// The constants, as the spec names them.
-impl ReplayFence {
-    pub const MAX_OFFSET: Nat<u16> = Nat::new(
-        "MaxOffset",
-        1,
-        u16::MAX as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because("the offsets are 16-bit");
-    pub const FIX: Flag = Flag::new(
-        "Fix",
-        true,
-        "present max(cur, recovered high water), not cur",
-    );
-}
-
-impl Params for ReplayFence {
-    const KNOBS: &'static [Knob] = &[Self::MAX_OFFSET.knob(), Self::FIX.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(ReplayFence {
-            max_offset: k.get(Self::MAX_OFFSET)?,
-            fix: k.get(Self::FIX)?,
-        })
+crate::params! {
+    ReplayFence {
+        max_offset: pub const MAX_OFFSET: Nat<u16> = Nat::new(
+            "MaxOffset",
+            1,
+            u16::MAX as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because("the offsets are 16-bit");
+        fix: pub const FIX: Flag = Flag::new(
+            "Fix",
+            true,
+            "present max(cur, recovered high water), not cur",
+        );
     }
 }
 
@@ -331,7 +321,7 @@ impl Conform for ReplayFence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infra::knobs::{Constants, Value};
+    use crate::infra::knobs::{Constants, Params, Resolved, Value};
 
     /// The variant grows on every step that changes the state, with the fence and without
     /// it (where the owner crashes): the search finds it so and walks for no cycle.

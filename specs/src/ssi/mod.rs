@@ -16,7 +16,7 @@ use std::fmt;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Choice, Choices, Flag, Knob, KnobError, Params, Resolved};
+use crate::infra::knobs::{Choice, Choices, Flag};
 use crate::{Configured, Guard};
 use workload::{eval, Stmt, Workload};
 
@@ -782,73 +782,46 @@ impl Choices for PastCheck {
     }
 }
 
-/// The constants, as the model's write-up names them.
-impl Ssi {
-    pub const WORKLOAD: Choice<Workload> =
-        Choice::new("Workload", "write_skew", "the transactions' programs");
-    pub const PAST_CHECK: Choice<PastCheck> = Choice::new(
-        "PastCheck",
-        "published",
-        "is a peer past its check: status (pre-fix #136), published SICHECKED (the fix), not_running (rejected)",
-    );
-    pub const READER_SITE_FIXED: Flag = Flag::new(
-        "ReaderSiteFixed",
-        true,
-        "the reader (buffer-pool) site uses the same predicate",
-    );
-    pub const OPTIMIZATION: Flag = Flag::new(
-        "Optimization",
-        true,
-        "the writer path's \"reader will abort itself\" rule",
-    );
-    pub const COMMIT_CHECK: Flag = Flag::new(
-        "CommitCheck",
-        true,
-        "CHECK aborts a pivot (both flags) at commit",
-    );
-    pub const DROP_MARKERS_AT_COMMIT: Flag = Flag::new(
-        "DropMarkersAtCommit",
-        false,
-        "SIREAD markers vanish at commit",
-    );
-    pub const RECHECK_AFTER_RECORD: Flag = Flag::new(
-        "RecheckAfterRecord",
-        false,
-        "option 2: re-check after the durable commit record",
-    );
-    pub const PLAIN_SI: Flag = Flag::new("PlainSI", false, "snapshot isolation with no SSI at all");
-    pub const VISIBLE_AT_RECORD: Flag = Flag::new(
-        "VisibleAtRecord",
-        false,
-        "a committing transaction's writes are visible to snapshots from its commit record on (libdb's visible_lsn), not from END",
-    );
-}
-
-impl Params for Ssi {
-    const KNOBS: &'static [Knob] = &[
-        Self::WORKLOAD.knob(),
-        Self::PAST_CHECK.knob(),
-        Self::READER_SITE_FIXED.knob(),
-        Self::OPTIMIZATION.knob(),
-        Self::COMMIT_CHECK.knob(),
-        Self::DROP_MARKERS_AT_COMMIT.knob(),
-        Self::RECHECK_AFTER_RECORD.knob(),
-        Self::PLAIN_SI.knob(),
-        Self::VISIBLE_AT_RECORD.knob(),
-    ];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(Ssi {
-            workload: k.get(Self::WORKLOAD)?,
-            past_check: k.get(Self::PAST_CHECK)?,
-            reader_site_fixed: k.get(Self::READER_SITE_FIXED)?,
-            optimization: k.get(Self::OPTIMIZATION)?,
-            commit_check: k.get(Self::COMMIT_CHECK)?,
-            drop_markers_at_commit: k.get(Self::DROP_MARKERS_AT_COMMIT)?,
-            recheck_after_record: k.get(Self::RECHECK_AFTER_RECORD)?,
-            plain_si: k.get(Self::PLAIN_SI)?,
-            visible_at_record: k.get(Self::VISIBLE_AT_RECORD)?,
-        })
+crate::params! {
+    Ssi {
+        workload: pub const WORKLOAD: Choice<Workload> =
+            Choice::new("Workload", "write_skew", "the transactions' programs");
+        past_check: pub const PAST_CHECK: Choice<PastCheck> = Choice::new(
+            "PastCheck",
+            "published",
+            "is a peer past its check: status (pre-fix #136), published SICHECKED (the fix), not_running (rejected)",
+        );
+        reader_site_fixed: pub const READER_SITE_FIXED: Flag = Flag::new(
+            "ReaderSiteFixed",
+            true,
+            "the reader (buffer-pool) site uses the same predicate",
+        );
+        optimization: pub const OPTIMIZATION: Flag = Flag::new(
+            "Optimization",
+            true,
+            "the writer path's \"reader will abort itself\" rule",
+        );
+        commit_check: pub const COMMIT_CHECK: Flag = Flag::new(
+            "CommitCheck",
+            true,
+            "CHECK aborts a pivot (both flags) at commit",
+        );
+        drop_markers_at_commit: pub const DROP_MARKERS_AT_COMMIT: Flag = Flag::new(
+            "DropMarkersAtCommit",
+            false,
+            "SIREAD markers vanish at commit",
+        );
+        recheck_after_record: pub const RECHECK_AFTER_RECORD: Flag = Flag::new(
+            "RecheckAfterRecord",
+            false,
+            "option 2: re-check after the durable commit record",
+        );
+        plain_si: pub const PLAIN_SI: Flag = Flag::new("PlainSI", false, "snapshot isolation with no SSI at all");
+        visible_at_record: pub const VISIBLE_AT_RECORD: Flag = Flag::new(
+            "VisibleAtRecord",
+            false,
+            "a committing transaction's writes are visible to snapshots from its commit record on (libdb's visible_lsn), not from END",
+        );
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
-use crate::infra::knobs::{Knob, KnobError, Nat, Params, Resolved};
+use crate::infra::knobs::Nat;
 use crate::infra::vocab::{Offsets, Op, LAST_OFFSET, OFFSETS_LIMIT};
 use crate::Configured;
 
@@ -242,34 +242,24 @@ impl Spec for SingleWriterStore {
     }
 }
 
-/// The constants, as the spec names them.
-impl SingleWriterStore {
-    pub const KEYS: Nat = Nat::new(
-        "Keys",
-        1,
-        MAX_KEYS as u64,
-        1,
-        "how many keys (the set {k1..kN})",
-    )
-    .max_because("the state keeps 4 keys in fixed arrays, an event's key in 2 bits");
-    pub const MAX_OFFSET: Nat = Nat::new(
-        "MaxOffset",
-        1,
-        LAST_OFFSET as u64,
-        3,
-        "events at offsets 1..MaxOffset",
-    )
-    .max_because(OFFSETS_LIMIT);
-}
-
-impl Params for SingleWriterStore {
-    const KNOBS: &'static [Knob] = &[Self::KEYS.knob(), Self::MAX_OFFSET.knob()];
-
-    fn from_resolved(k: &Resolved) -> Result<Self, KnobError> {
-        Ok(SingleWriterStore {
-            keys: k.get(Self::KEYS)?,
-            max_offset: k.get(Self::MAX_OFFSET)?,
-        })
+crate::params! {
+    SingleWriterStore {
+        keys: pub const KEYS: Nat = Nat::new(
+            "Keys",
+            1,
+            MAX_KEYS as u64,
+            1,
+            "how many keys (the set {k1..kN})",
+        )
+        .max_because("the state keeps 4 keys in fixed arrays, an event's key in 2 bits");
+        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
+            "MaxOffset",
+            1,
+            LAST_OFFSET as u64,
+            3,
+            "events at offsets 1..MaxOffset",
+        )
+        .max_because(OFFSETS_LIMIT);
     }
 }
 
