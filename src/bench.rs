@@ -561,12 +561,12 @@ fn measure_timely(
 /// Conformance throughput: each target on its embedded backend with about 10,000 events of
 /// traces (how many traces that takes depends on the model's trace length).
 #[cfg(feature = "targets")]
-pub const CONFORM_RUNS: &[(&dyn crate::conform::Target, usize)] = &[
-    (&crate::conform::targets::STORE, 1250),
-    (&crate::conform::targets::FLOW, 700),
-    (&crate::conform::targets::GROUP_COMMIT, 250),
-    (&crate::conform::targets::KAFKA, 900),
-    (&crate::conform::targets::SSI, 70),
+pub const CONFORM_RUNS: &[(&dyn loadbearing_conform::Target, usize)] = &[
+    (&loadbearing_conform::targets::STORE, 1250),
+    (&loadbearing_conform::targets::FLOW, 700),
+    (&loadbearing_conform::targets::GROUP_COMMIT, 250),
+    (&loadbearing_conform::targets::KAFKA, 900),
+    (&loadbearing_conform::targets::SSI, 70),
 ];
 
 pub struct ConformMeasured {
@@ -591,9 +591,9 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
 pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
     let mut results = Vec::new();
     for &(target, traces) in CONFORM_RUNS {
-        let backend = crate::conform::Backend::embedded(target.backends()[0])
+        let backend = loadbearing_conform::Backend::embedded(target.backends()[0])
             .ok_or(BenchError::ServerBackend(target.name()))?;
-        let settings = crate::conform::Settings {
+        let settings = loadbearing_conform::Settings {
             backend,
             traces,
             writers: 8,
@@ -602,7 +602,7 @@ pub fn measure_conformance() -> Result<Vec<ConformMeasured>, BenchError> {
         };
         reset_peak_rss();
         eprintln!("bench: conform {}", target.name());
-        let r = crate::conform::run(target, &settings).map_err(|e| BenchError::Run {
+        let r = loadbearing_conform::run(target, &settings).map_err(|e| BenchError::Run {
             reason: e.to_string(),
         })?;
         results.push(ConformMeasured {

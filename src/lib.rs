@@ -371,11 +371,3 @@ pub mod workload;
 
 #[doc(hidden)]
 pub use verdict::Verdict;
-
-// The suite, the judge and conformance are crates of their own; these names keep the CLI
-// modules and the integration tests reading as before.
-#[cfg(feature = "targets")]
-#[doc(hidden)]
-pub use loadbearing_conform as conform;
-#[doc(hidden)]
-pub use loadbearing_expected::{run, suite};

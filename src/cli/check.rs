@@ -6,10 +6,10 @@ use std::time::Duration;
 
 #[cfg(feature = "targets")]
 use crate::junit;
-use crate::suite::Config;
 #[cfg(feature = "targets")]
 use crate::workload::{self, WorkloadError};
 use crate::Verdict;
+use loadbearing_expected::suite::Config;
 use loadbearing_refinement::budget;
 use loadbearing_refinement::Options;
 
@@ -93,7 +93,8 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
     if args.cluster.distributed {
         return check_distributed(selected, &options, args.format, &args.cluster);
     }
-    let mut local = |config: &Config, options: &Options| crate::run::run(config, options);
+    let mut local =
+        |config: &Config, options: &Options| loadbearing_expected::run::run(config, options);
     Ok(check_with(
         &selected,
         &options,

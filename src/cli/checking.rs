@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use crate::junit;
 use crate::render;
-use crate::run::{Judged, RunError};
-use crate::suite::Config;
 use crate::Verdict;
+use loadbearing_expected::run::{Judged, RunError};
+use loadbearing_expected::suite::Config;
 use loadbearing_refinement::Options;
 
 use super::format::{pretty, ResultFormat};

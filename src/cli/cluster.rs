@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::suite::Config;
 use crate::Verdict;
+use loadbearing_expected::suite::Config;
 use loadbearing_refinement::Options;
 
 use super::format::ResultFormat;
@@ -59,7 +59,7 @@ pub fn check_distributed(
     args: &ClusterArgs,
 ) -> Result<Verdict, BadInput> {
     use super::checking::{check_with, Shown};
-    use crate::run::{distributable, run_distributed};
+    use loadbearing_expected::run::{distributable, run_distributed};
     use loadbearing_refinement::distributed::Cluster;
     use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::suite::{self, Config, SetError};
+use loadbearing_expected::suite::{self, Config, SetError};
 use loadbearing_specs::infra::knobs::Value;
 
 use super::BadInput;

@@ -8,12 +8,12 @@
 use std::path::PathBuf;
 
 #[cfg(feature = "targets")]
-use crate::conform::{self, BackendKind, Plan, Servers, TargetResult};
-#[cfg(feature = "targets")]
 use crate::conform_table;
 #[cfg(feature = "targets")]
 use crate::junit;
 use crate::Verdict;
+#[cfg(feature = "targets")]
+use loadbearing_conform::{self as conform, BackendKind, Plan, Servers, TargetResult};
 use loadbearing_refinement::budget;
 use loadbearing_refinement::conform::{Budget, Limits};
 use loadbearing_registry::trace::TraceOptions;

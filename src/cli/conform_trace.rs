@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::junit;
-use crate::suite::{self, LookupError};
 use crate::Verdict;
 use loadbearing_expected::progress::{grouped, Line};
+use loadbearing_expected::suite::{self, LookupError};
 use loadbearing_refinement::conform::Progress;
 use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;

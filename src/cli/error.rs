@@ -5,8 +5,6 @@
 use std::path::PathBuf;
 
 use crate::bench::BenchError;
-#[cfg(feature = "targets")]
-use crate::conform;
 use crate::docs::DocsError;
 use crate::explore::ExploreError;
 #[cfg(feature = "targets")]
@@ -15,10 +13,12 @@ use crate::mutate::MutateError;
 use crate::report::ReportError;
 #[cfg(feature = "actors")]
 use crate::run_actors::RunActorsError;
-use crate::suite::{LookupError, SetError, SuiteError};
 use crate::trace::{DrawError, SvgError, TraceError};
 #[cfg(feature = "targets")]
 use crate::workload::WorkloadError;
+#[cfg(feature = "targets")]
+use loadbearing_conform as conform;
+use loadbearing_expected::suite::{LookupError, SetError, SuiteError};
 #[cfg(feature = "distributed")]
 use loadbearing_refinement::distributed::ClusterError;
 use loadbearing_registry::trace::TraceProblem as TraceFileError;

@@ -4,11 +4,11 @@
 use loadbearing_expected::progress::ProgressLine;
 use std::path::PathBuf;
 
-#[cfg(feature = "targets")]
-use crate::conform::{Plan, Servers};
 use crate::junit;
 use crate::mutate;
 use crate::Verdict;
+#[cfg(feature = "targets")]
+use loadbearing_conform::{Plan, Servers};
 use loadbearing_refinement::{budget, Options};
 
 use super::configs::{self, Suite};
@@ -82,7 +82,7 @@ pub fn run(args: Args, suite: &Suite) -> Result<Verdict, BadInput> {
             config.suite,
             config.name
         );
-        match crate::run::run(config, &options) {
+        match loadbearing_expected::run::run(config, &options) {
             Ok(j) => judged.push(j),
             Err(e) => {
                 eprintln!("error: {}: {e}", config.name);

@@ -1,8 +1,8 @@
 //! The actor level: every `cassandra_actors_*`, `kafka_actors_*`, `epoch_actors_*` and `gc_actors_*` config's outcome and state count, and the
 //! action names of each expected failure's shortest counterexample.
 
-use loadbearing::suite::{self, Config, Expected};
 use loadbearing::trace;
+use loadbearing_expected::suite::{self, Config, Expected};
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::infra::knobs::Value;
 
@@ -75,7 +75,7 @@ fn an_unordered_network_lets_a_resend_overtake_its_original() {
         "the two configs differ in the network alone"
     );
     ordered.properties = vec!["OriginalOvertaken".into()];
-    let judged = loadbearing::run::run(&ordered, &Options::default()).unwrap();
+    let judged = loadbearing_expected::run::run(&ordered, &Options::default()).unwrap();
     assert_eq!(
         judged.report.outcome(),
         &Outcome::Missing("OriginalOvertaken".into())
@@ -176,7 +176,7 @@ fn a_lossy_network_loses_the_answer_to_a_decided_request() {
     let (_, lossy, _) = run("epoch_actors_lossy");
     let mut reliable = config("epoch_actors_refines");
     reliable.properties = vec!["ZombieReplyLost".into()];
-    let judged = loadbearing::run::run(&reliable, &Options::default()).unwrap();
+    let judged = loadbearing_expected::run::run(&reliable, &Options::default()).unwrap();
     assert_eq!(
         judged.report.outcome(),
         &Outcome::Missing("ZombieReplyLost".into())
@@ -191,7 +191,7 @@ fn a_racing_network_reorders_the_durability_notices() {
     let (_, unordered, _) = run("gc_actors_unordered");
     let mut ordered = config("gc_actors_refines");
     ordered.properties = vec!["NoticeOvertaken".into()];
-    let judged = loadbearing::run::run(&ordered, &Options::default()).unwrap();
+    let judged = loadbearing_expected::run::run(&ordered, &Options::default()).unwrap();
     assert_eq!(
         judged.report.outcome(),
         &Outcome::Missing("NoticeOvertaken".into())
@@ -260,10 +260,10 @@ fn every_actor_fault_config_needs_its_fault() {
         if off.is_empty() {
             continue;
         }
-        let with = loadbearing::run::run(&fault_config, &Options::default()).unwrap();
+        let with = loadbearing_expected::run::run(&fault_config, &Options::default()).unwrap();
         let mut without = fault_config.clone();
         suite::override_constants(&mut without, &off).unwrap();
-        let judged = loadbearing::run::run(&without, &Options::default()).unwrap();
+        let judged = loadbearing_expected::run::run(&without, &Options::default()).unwrap();
         let name = &fault_config.name;
         assert!(
             matches!(judged.report.outcome(), Outcome::Missing(_)),

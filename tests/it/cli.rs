@@ -25,7 +25,7 @@ fn check_exits_zero_when_every_outcome_is_as_expected() {
     let out = run(&["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    let configs = loadbearing::suite::built_in().unwrap();
+    let configs = loadbearing_expected::suite::built_in().unwrap();
     let summary = format!("{0} of {0} configs as expected", configs.len());
     assert!(text.contains(&summary), "{text}");
     // The guards' written reasons are compiled in too (expected/guards.toml).
@@ -223,7 +223,7 @@ fn list_shows_every_config() {
     let out = loadbearing(&["list", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let configs = loadbearing::suite::built_in().unwrap();
+    let configs = loadbearing_expected::suite::built_in().unwrap();
     assert_eq!(list.as_array().unwrap().len(), configs.len());
     assert!(
         configs.len() >= 25 + 22,
@@ -247,7 +247,7 @@ fn a_filter_with_a_slash_selects_by_suite() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
-    let in_suite = loadbearing::suite::built_in()
+    let in_suite = loadbearing_expected::suite::built_in()
         .unwrap()
         .iter()
         .filter(|c| c.suite == "kafka-flow-835")

@@ -3,9 +3,9 @@
 use crate::common;
 
 use crate::common::loadbearing;
-use loadbearing::conform::{
-    self, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind, Settings,
-    StoreBackend, StoreFactory,
+use loadbearing_conform::{
+    self as conform, atomic_schedule, replay, targets, AtomicSchedule, Backend, BackendKind,
+    Settings, StoreBackend, StoreFactory,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
@@ -447,7 +447,7 @@ fn the_fixed_ssi_engine_conforms_and_every_must_fail_ssi_config_reproduces() {
     // Every must-fail ssi_* config of the suite, driven through its engine variant, but for the
     // model configs with versions visible at the commit record (`VisibleAtRecord`, libdb's
     // visibility), which our engine does not implement.
-    let must_fail = loadbearing::suite::built_in()
+    let must_fail = loadbearing_expected::suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.model == "SSI" && c.expected.to_string().starts_with("violates"))

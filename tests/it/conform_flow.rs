@@ -4,9 +4,9 @@
 use crate::common;
 
 use crate::common::loadbearing;
-use loadbearing::conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
-use loadbearing::conform::{
-    self, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
+use loadbearing_conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
+use loadbearing_conform::{
+    self as conform, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
 };
 use loadbearing_impls::Mode;
 use loadbearing_refinement::conform::{validate, Limits};

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use loadbearing::conform::{self, group_commit::events_of, targets, Backend, Settings};
+use loadbearing_conform::{self as conform, group_commit::events_of, targets, Backend, Settings};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::group_commit::model::GroupCommit;

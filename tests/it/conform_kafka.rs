@@ -1,8 +1,8 @@
 //! Conformance of the Kafka design (docs/models/kafka.md) and the Epoch design (docs/models/epoch.md), both ways, on the
 //! in-memory transactional producer.
 
-use loadbearing::conform::kafka::{self, replay_counterexample, Move, Variant};
-use loadbearing::conform::{self, targets, Backend, Seeded, Settings, Target};
+use loadbearing_conform::kafka::{self, replay_counterexample, Move, Variant};
+use loadbearing_conform::{self as conform, targets, Backend, Seeded, Settings, Target};
 use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
 use loadbearing_specs::infra::vocab::Op;
 use loadbearing_specs::kafka::trace::KafkaEvent;

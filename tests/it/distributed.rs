@@ -79,14 +79,14 @@ fn two_processes(filter: &str, hosts: &std::path::Path) -> (Output, Output) {
 }
 
 fn agrees_with_the_local_engine(suite: &str) {
-    let configs: Vec<_> = loadbearing::suite::built_in()
+    let configs: Vec<_> = loadbearing_expected::suite::built_in()
         .unwrap()
         .into_iter()
         .filter(|c| c.suite == suite)
         .collect();
     let refused: Vec<&str> = configs
         .iter()
-        .filter(|c| loadbearing::run::distributable(c).is_err())
+        .filter(|c| loadbearing_expected::run::distributable(c).is_err())
         .map(|c| c.name.as_str())
         .collect();
     // Refused are exactly the configs with a temporal property: every safety and refinement

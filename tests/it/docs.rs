@@ -2,8 +2,8 @@
 //! config, model doc comment or counterexample fails here until `cargo run -- docs` is run.
 
 use loadbearing::docs;
-use loadbearing::suite::{self, Config};
 use loadbearing::trace::expects_failure;
+use loadbearing_expected::suite::{self, Config};
 use loadbearing_registry as registry;
 
 fn configs() -> Vec<Config> {

@@ -3,8 +3,8 @@
 //! our engine found, and runs Stateright's checker to completion.
 
 use crate::common::{collapse, http, Explorer};
-use loadbearing::suite::{self, Config, Expected};
 use loadbearing::trace;
+use loadbearing_expected::suite::{self, Config, Expected};
 use loadbearing_refinement::Options;
 use serde_json::Value;
 

@@ -184,7 +184,7 @@ proptest! {
         let files = files_in("expected/suites");
         let path = &files[which % files.len()];
         let text = mutate(&std::fs::read_to_string(path).unwrap(), &edits);
-        if let Err(e) = loadbearing::suite::parse(&text, loadbearing::suite::Source::File(path.clone())) {
+        if let Err(e) = loadbearing_expected::suite::parse(&text, loadbearing_expected::suite::Source::File(path.clone())) {
             prop_assert!(!e.to_string().is_empty());
         }
     }

@@ -75,7 +75,7 @@ fn check_junit_has_a_case_per_config_and_validates() {
     );
     validate(&xsd, "check", &out.stdout);
     let xml = String::from_utf8(out.stdout).unwrap();
-    let configs = loadbearing::suite::built_in().unwrap();
+    let configs = loadbearing_expected::suite::built_in().unwrap();
     let in_835 = configs
         .iter()
         .filter(|c| c.suite == "kafka-flow-835")

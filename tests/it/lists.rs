@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use loadbearing::run_actors::SYSTEMS;
-use loadbearing::suite::BUILT_IN;
 use loadbearing_conform::targets;
+use loadbearing_expected::suite::BUILT_IN;
 
 fn read(path: &str) -> String {
     let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);

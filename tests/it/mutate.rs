@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use loadbearing::mutate::{self, Coverage};
-use loadbearing::suite::{self, Config};
+use loadbearing_expected::suite::{self, Config};
 use loadbearing_refinement::Options;
 
 fn suite() -> Vec<Config> {

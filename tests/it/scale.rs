@@ -1,7 +1,7 @@
 //! Scale: a liveness check keeps its graph in a few bytes a state, at TLC's counts.
 
-use loadbearing::run::run;
-use loadbearing::suite::{self, override_constants, parse_set};
+use loadbearing_expected::run::run;
+use loadbearing_expected::suite::{self, override_constants, parse_set};
 use loadbearing_refinement::{Options, Outcome};
 
 /// Cassandra at MaxOffset=10 with every property, `RefLive` and `OwnerReachesEnd` included: the

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use loadbearing::suite::{self, Config};
 use loadbearing::trace::{self, expects_failure};
+use loadbearing_expected::suite::{self, Config};
 use loadbearing_refinement::Options;
 
 fn configs() -> Vec<Config> {

@@ -1,7 +1,7 @@
 //! The SSI pivot model, pinned: every variant's verdict and the schedules that show them.
 
-use loadbearing::run::{run, Judged};
-use loadbearing::suite::{self, Config, Expected};
+use loadbearing_expected::run::{run, Judged};
+use loadbearing_expected::suite::{self, Config, Expected};
 use loadbearing_refinement::{Options, Outcome, ShownPath};
 
 fn ssi_configs() -> Vec<Config> {

@@ -1,8 +1,8 @@
 //! The expected-outcome suite, pinned: every outcome, every reference state count, and the
 //! shortest counterexample of every expected failure.
 
-use loadbearing::run::{run, run_typed};
-use loadbearing::suite::{self, override_constants, parse_set, Config, Expected};
+use loadbearing_expected::run::{run, run_typed};
+use loadbearing_expected::suite::{self, override_constants, parse_set, Config, Expected};
 use loadbearing_refinement::{Options, Outcome};
 use loadbearing_specs::epoch::model::Epoch;
 use loadbearing_specs::store::model::SwsState;

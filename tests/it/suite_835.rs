@@ -3,8 +3,8 @@
 //! with a counterexample exactly as long as TLC's (TLC's depth counts states, so `depth - 1`
 //! steps), and a temporal failure is a lasso, as TLC reports it.
 
-use loadbearing::run::run;
-use loadbearing::suite::{self, Config, Expected};
+use loadbearing_expected::run::run;
+use loadbearing_expected::suite::{self, Config, Expected};
 use loadbearing_refinement::Options;
 
 /// The #835 models ported so far; the tower's tests leave their configs to this module.

@@ -20,8 +20,8 @@ fn has_dot() -> bool {
 fn text_is_the_snapshot() {
     let out = loadbearing(&["trace", "kafka_unseeded"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let configs = loadbearing::suite::built_in().unwrap();
-    let config = loadbearing::suite::find(&configs, "kafka_unseeded").unwrap();
+    let configs = loadbearing_expected::suite::built_in().unwrap();
+    let config = loadbearing_expected::suite::find(&configs, "kafka_unseeded").unwrap();
     let snapshot = loadbearing::docs::snapshot(config).unwrap();
     assert_eq!(stdout(&out).trim_end(), snapshot);
     // The swimlane: one column per party, the action in its party's column.

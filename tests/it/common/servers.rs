@@ -3,7 +3,7 @@
 //! when the binary exits. Where one cannot start, a test outside CI says so on stderr and
 //! returns, and in CI (`CI=true`) it fails: nothing may be skipped there.
 
-use loadbearing::conform::{Backend, Settings};
+use loadbearing_conform::{Backend, Settings};
 #[cfg(feature = "cassandra")]
 use loadbearing_impls::servers::cassandra::launcher::CassandraNode;
 #[cfg(feature = "postgres")]
