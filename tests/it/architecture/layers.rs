@@ -177,7 +177,7 @@ suite = { package = "loadbearing-expected", path = "../../expected" }
             r#"[package]
 name = "unix-only"
 [target.'cfg(unix)'.dependencies]
-loadbearing-registry = { path = "../../specs/registry" }
+loadbearing-registry = { path = "../../registry" }
 "#,
         ),
         manifest(
