@@ -34,14 +34,14 @@ use crate::backend::BackendKind;
 use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::ValueError;
 use crate::error::{ConfigProblem, Error, HarnessError};
-use crate::flow::{
-    record, write_event, written, zombie_fold, Traced, Writer, Zombie, FLOW_MAX_OFFSET, ZOMBIES,
-};
 use crate::mismatch::Mismatch;
 use crate::observe::{cell_as_set, cell_of, contents_as_set};
+use crate::partition_flow::{
+    record, write_event, written, zombie_fold, Traced, Writer, Zombie, FLOW_MAX_OFFSET, ZOMBIES,
+};
 use crate::replays::{self, Violation};
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{StoreFactory, STORES};
+use crate::stores::{StoreFactory, STORES};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
 use crate::{counterexample, Cx};

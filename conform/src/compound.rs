@@ -1,7 +1,7 @@
 //! The `compound` target: the non-atomic three-statement first write (PostgreSQL, Cassandra),
 //! its writers' statements interleaved by a seeded schedule, against CasFirstWrite; on
 //! PostgreSQL, the compound's must-fail counterexamples replayed statement by statement
-//! (`replay`). The store family's sessions and event reading are [`crate::store`]'s.
+//! (`replay`). The store family's sessions and event reading are [`crate::stores`]'s.
 
 use loadbearing_impls::{CompoundGuards, Mode};
 
@@ -10,7 +10,7 @@ use loadbearing_specs::first_write::compound::CasFirstWrite;
 use crate::backend::{BackendKind, StoreBackend};
 use crate::error::Error;
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{guarded_compound, scheduled_round, StoreFactory, MAX_OFFSET};
+use crate::stores::{guarded_compound, scheduled_round, StoreFactory, MAX_OFFSET};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
 

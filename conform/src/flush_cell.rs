@@ -26,7 +26,7 @@ use crate::must_fail::{replay_each, Build, Showed};
 use crate::paths::random_walk;
 use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{StoreFactory, STORES};
+use crate::stores::{StoreFactory, STORES};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
 

@@ -14,15 +14,14 @@
 //! the model state.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loadbearing_impls::trace::Tracer;
 use loadbearing_impls_kafka::group_commit::{
-    CommitError, GroupCommit, GroupCommitConfig, GroupMetadata, GroupMetadataSource, Held,
-    InputPartition, MemProducer, SnapshotWrite, Ticket, TxnProducer,
+    CommitError, GroupCommit, GroupCommitConfig, Held, InputPartition, MemProducer, SnapshotWrite,
+    Ticket, TxnProducer,
 };
-use loadbearing_impls_kafka::trace::{KafkaStep, KafkaTracer, SharedKafkaTracer, TxnOutcome};
+use loadbearing_impls_kafka::trace::{KafkaStep, SharedKafkaTracer};
 use loadbearing_refinement::Model as _;
 use loadbearing_specs::group_commit::model::{GcAction, GcState, GroupCommit as Model, Pc};
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
@@ -32,24 +31,15 @@ use crate::driver::{self, Applied, Compare, Harness};
 use crate::error::{ConfigProblem, Error, HarnessError};
 use crate::mismatch::Mismatch;
 use crate::paths::{all_paths, random_walk};
+#[cfg(feature = "kafka")]
+use crate::producer::kafka_backend;
+use crate::producer::{memory_commit, outcome_of, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
 use crate::replays::ReplaySpec;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Replay, Settings, Target, TargetResult};
 use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
-
-/// The backends a transactional producer runs on: the group commit's, and so the Kafka
-/// family's (its flows commit through a group commit).
-pub const PRODUCERS: &[BackendKind] = &[BackendKind::Memory, BackendKind::Kafka];
-
-/// The input offset the partition was assigned at: the next record to consume is offset 1,
-/// so the implementation's scheduled offset (the next to consume) is the model's `oc` + 1.
-pub(crate) const SEED: i64 = 1;
-/// The consumer generation the in-memory coordinator holds live.
-const GENERATION: i32 = 1;
-/// How long the flow waits for the writes below an offset to become durable.
-pub(crate) const SCHEDULE_PATIENCE: Duration = Duration::from_secs(20);
 
 /// Concurrent group commits, gated or not, against GroupCommit; then model paths (gated) or
 /// `gc_ungated`'s counterexample (ungated) driven through the implementation.
@@ -145,72 +135,6 @@ fn config(cap: u8, gated: bool) -> GroupCommitConfig {
     }
 }
 
-fn member(generation: i32) -> GroupMetadata {
-    GroupMetadata {
-        group_id: "conform".into(),
-        generation_id: generation,
-        member_id: "member-1".into(),
-        group_instance_id: None,
-    }
-}
-
-/// A group commit on the in-memory producer, whose coordinator holds GENERATION live.
-pub(crate) fn memory_commit(
-    config: GroupCommitConfig,
-    tracer: SharedKafkaTracer,
-) -> (GroupCommit<MemProducer>, MemProducer) {
-    let producer = MemProducer::new();
-    producer.log().live_generation = Some(GENERATION);
-    let meta: Arc<dyn GroupMetadataSource> = Arc::new(|| Some(member(GENERATION)));
-    (
-        GroupCommit::new(producer.clone(), config, meta, tracer),
-        producer,
-    )
-}
-
-/// Keeps the Kafka step events in order, and which input offsets were offered (the flow waits
-/// for those before it schedules past them).
-#[derive(Default)]
-pub(crate) struct Recorder {
-    steps: Mutex<Vec<KafkaStep>>,
-    offered: Mutex<u64>,
-    changed: Condvar,
-}
-
-impl Recorder {
-    pub(crate) fn steps(&self) -> Vec<KafkaStep> {
-        lock(&self.steps).clone()
-    }
-
-    /// Blocks until the writes of offsets 1..=o were offered.
-    pub(crate) fn wait_offered(&self, o: u8) {
-        let all: u64 = (1..=o).map(|k| 1u64 << k).sum();
-        let mut offered = lock(&self.offered);
-        while *offered & all != all {
-            offered = self
-                .changed
-                .wait(offered)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-impl Tracer for Recorder {}
-
-impl KafkaTracer for Recorder {
-    fn kafka(&self, step: &KafkaStep) {
-        lock(&self.steps).push(step.clone());
-        if let KafkaStep::Offer { offset, .. } = step {
-            *lock(&self.offered) |= 1u64 << offset;
-            self.changed.notify_all();
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// One run on real threads: `n` writers (each after a seeded pause) and the flow, which picks
 /// the offsets it schedules from the same seed and retries an offset the gate refuses.
 fn race<P: TxnProducer + Send>(
@@ -278,19 +202,6 @@ fn schedule_all<P: TxnProducer>(
         oc = o;
     }
     Ok(())
-}
-
-/// The model's reading of how a transaction ended: `None` for an outcome nobody knows (the
-/// commit was sent and never answered), which the model may take either way.
-pub fn outcome_of(outcome: &TxnOutcome) -> Option<loadbearing_specs::kafka::trace::TxnOutcome> {
-    use loadbearing_specs::kafka::trace::TxnOutcome as Model;
-    Some(match outcome {
-        TxnOutcome::Committed => Model::Committed,
-        TxnOutcome::Fenced(code) => Model::Fenced(code.clone()),
-        TxnOutcome::Refused(why) => Model::Refused(why.clone()),
-        TxnOutcome::Failed(why) => Model::Failed(why.clone()),
-        TxnOutcome::Indeterminate(_) => return None,
-    })
 }
 
 /// The model's reading of the group commit's events: writer ids become the offsets they
@@ -704,85 +615,4 @@ fn shortest_in_flow_order(model: &Model) -> Option<Vec<GcAction>> {
         }
     }
     None
-}
-
-/// The group commit on a real Kafka 4.4 broker: a consumer group member supplies the live
-/// group metadata, each run writes to a fresh snapshot topic with a fresh transactional id.
-#[cfg(feature = "kafka")]
-pub(crate) mod kafka_backend {
-    use super::*;
-    use loadbearing_impls_kafka::flow::{Member, MemberConfig};
-    use loadbearing_impls_kafka::kafka::{self, KafkaTxnProducer, LiveGroupMetadata};
-    use loadbearing_impls_kafka::trace::no_trace;
-
-    pub struct Group {
-        bootstrap: String,
-        member: Member,
-        run: String,
-        input: String,
-    }
-
-    impl Group {
-        pub fn join(bootstrap: &str) -> Result<Group, Error> {
-            let run = format!(
-                "conform-gc-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_millis())
-                    .unwrap_or(0)
-            );
-            let input = format!("{run}-input");
-            kafka::create_topics(bootstrap, &[(&input, 1, false)])
-                .map_err(Error::open("creating the input topic"))?;
-            let member = Member::join(
-                bootstrap,
-                &format!("{run}-group"),
-                &input,
-                "conform",
-                &MemberConfig::default(),
-                no_trace(),
-            )
-            .map_err(Error::open("joining the consumer group"))?;
-            member
-                .poll_until_assigned(Duration::from_secs(60))
-                .map_err(Error::open("waiting for the assignment"))?;
-            Ok(Group {
-                bootstrap: bootstrap.to_string(),
-                member,
-                run,
-                input,
-            })
-        }
-
-        /// A group commit on a fresh snapshot topic, fenced by the member's live generation.
-        pub fn commit(
-            &mut self,
-            round: usize,
-            config: GroupCommitConfig,
-            tracer: SharedKafkaTracer,
-        ) -> Result<GroupCommit<KafkaTxnProducer>, Error> {
-            let topic = format!("{}-snapshots-{round}", self.run);
-            kafka::create_topics(&self.bootstrap, &[(&topic, 1, true)])
-                .map_err(Error::open("creating the snapshot topic"))?;
-            let producer =
-                KafkaTxnProducer::new(&self.bootstrap, &format!("{topic}-txn"), &topic, 0)
-                    .map_err(|e| Error::Open {
-                        what: "init_transactions",
-                        reason: e.to_string(),
-                    })?;
-            // Keep the membership alive between runs (a member that stops polling is evicted).
-            let _ = self.member.poll(Duration::from_millis(1));
-            let config = GroupCommitConfig {
-                input: InputPartition::new(&self.input, 0),
-                ..config
-            };
-            Ok(GroupCommit::new(
-                producer,
-                config,
-                Arc::new(LiveGroupMetadata(self.member.consumer.clone())),
-                tracer,
-            ))
-        }
-    }
 }

@@ -37,8 +37,8 @@ use loadbearing_specs::group_commit::lanes_trace::LanesEvent;
 
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
-use crate::group_commit::{memory_commit, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
 use crate::must_fail::{replay_each, Build, Showed};
+use crate::producer::{memory_commit, Recorder, PRODUCERS, SCHEDULE_PATIENCE, SEED};
 use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};
@@ -99,7 +99,7 @@ impl Target for LanesTarget {
         let mut schedule = Seeded::new(settings.seed);
         #[cfg(feature = "kafka")]
         let mut broker = match settings.backend.kind() {
-            BackendKind::Kafka => Some(crate::group_commit::kafka_backend::Group::join(
+            BackendKind::Kafka => Some(crate::producer::kafka_backend::Group::join(
                 settings.backend.address()?,
             )?),
             _ => None,

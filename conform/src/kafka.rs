@@ -54,8 +54,8 @@ use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
 use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
 
-use crate::group_commit::{outcome_of, PRODUCERS};
 use crate::mismatch::Mismatch;
+use crate::producer::{outcome_of, PRODUCERS};
 use loadbearing_refinement::Model;
 use loadbearing_specs::epoch::model::{Epoch, EpochAction};
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op, Ops};

@@ -18,7 +18,7 @@ use loadbearing_specs::first_write::trace::{
     Deletion, FirstWriteEvent, Outcome, Payload, Statement, Writer,
 };
 
-use crate::store::{read_event, value_text};
+use crate::stores::{read_event, value_text};
 
 /// The guarded model every run is held to (one writer is enough: the row judge takes each
 /// operation alone, from the row).

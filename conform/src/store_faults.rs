@@ -44,7 +44,7 @@ use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::error::Error;
 use crate::mismatch::Mismatch;
 use crate::schedule::{Schedule, Seeded};
-use crate::store::{
+use crate::stores::{
     guarded_atomic, history_of, race_value, read_event, Clock, ClockedTracer, StoreFactory,
     MAX_OFFSET,
 };

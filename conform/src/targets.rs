@@ -10,7 +10,8 @@ pub use crate::cassandra_835::{
     CASSANDRA_835_NO_TOMB_FLOOR, CASSANDRA_835_SKIP_TOMB,
 };
 pub use crate::compound::COMPOUND;
-pub use crate::flow::{FENCE, FENCE_OFF, FLOW, FLOW_HARD_DELETE, FLOW_LWW};
+pub use crate::fence::{FENCE, FENCE_OFF};
+pub use crate::flow::{FLOW, FLOW_HARD_DELETE, FLOW_LWW};
 pub use crate::flows_alive::{FLOWS_ALIVE, FLOWS_ALIVE_DEFERRED};
 pub use crate::flush_cell::{FLUSH_CELL, FLUSH_CELL_UNSERIALIZED};
 pub use crate::group_commit::{GROUP_COMMIT, GROUP_COMMIT_UNGATED};

@@ -35,8 +35,8 @@ use loadbearing_specs::flows::token_sync_trace::TokenEvent;
 
 use crate::backend::BackendKind;
 use crate::error::{Error, HarnessError};
-use crate::group_commit::PRODUCERS;
 use crate::must_fail::{replay_each, Build, Showed};
+use crate::producer::PRODUCERS;
 use crate::replays::Violation;
 use crate::schedule::{Schedule, Seeded};
 use crate::target::{Expect, ModelName, Settings, Target, TargetResult};

@@ -7,7 +7,8 @@
 //! `cycles`: the knots, each named by one cycle through it).
 //!
 //! And the workspace's layers (`layers`, from the Cargo manifests): no implementation crate
-//! (`impls/*`) depends on a model, suite or engine crate.
+//! (`impls/*`) depends on a model, suite or engine crate; and no conformance family of
+//! `conform/` imports another.
 
 mod cycles;
 mod graph;
@@ -125,4 +126,92 @@ fn what_is_not_a_cycle() {
         ),
     ]);
     assert!(found.is_empty(), "{found:?}");
+}
+
+/// The conformance families of `conform/`: each a target family of its own. What two of them
+/// share lives in a module no family owns (`stores`, `producer`, `partition_flow`, the
+/// harness, schedule and target modules, and `ssi_engine`, the SSI engine's adapter), so a
+/// family can be read, changed or removed without reading another.
+const CONFORM_FAMILIES: &[&str] = &[
+    "cassandra_835",
+    "compound",
+    "fence",
+    "flow",
+    "flows_alive",
+    "flush_cell",
+    "group_commit",
+    "group_commit_lanes",
+    "kafka",
+    "recovery_deadline",
+    "recovery_read",
+    "reliability",
+    "ssi",
+    "store",
+    "store_faults",
+    "token_sync",
+];
+
+/// Each import from a module of family `from` (the family's module and those inside it) into
+/// another family's, named with the path that makes it.
+fn family_imports(graph: &graph::ModuleGraph, families: &[&str]) -> Vec<String> {
+    let family_of = |module: &[String]| {
+        module
+            .first()
+            .filter(|first| families.contains(&first.as_str()))
+            .cloned()
+    };
+    let mut found = Vec::new();
+    for (from, targets) in &graph.imports {
+        let Some(from_family) = family_of(from) else {
+            continue;
+        };
+        for (to, path) in targets {
+            if let Some(to_family) = family_of(to).filter(|to| *to != from_family) {
+                found.push(format!("{from_family} imports {to_family} ({path})"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_conformance_family_imports_another() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("conform/src/lib.rs");
+    let graph = module_graph(&root, &read_file);
+    for family in CONFORM_FAMILIES {
+        assert!(
+            graph.files.contains_key(&vec![family.to_string()]),
+            "conform/src has no module {family}: the list is stale"
+        );
+    }
+    let found = family_imports(&graph, CONFORM_FAMILIES);
+    assert!(
+        found.is_empty(),
+        "a family reaches into another (move what they share to a module of its own):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_family_importing_a_sibling_is_named() {
+    let files: HashMap<PathBuf, String> = [
+        ("lib.rs", "pub mod shared;\npub mod red;\npub mod blue;\n"),
+        ("shared.rs", "pub const N: u8 = 1;\n"),
+        (
+            "red.rs",
+            "use crate::shared::N;\npub fn red() -> u8 { N }\n",
+        ),
+        (
+            "blue.rs",
+            "use crate::red::red;\npub fn blue() -> u8 { red() }\n",
+        ),
+    ]
+    .iter()
+    .map(|(path, text)| (Path::new("src").join(path), text.to_string()))
+    .collect();
+    let read = |path: &Path| files.get(path).cloned();
+    let graph = module_graph(Path::new("src/lib.rs"), &read);
+    let found = family_imports(&graph, &["red", "blue"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("blue imports red"), "{found:?}");
 }

@@ -4,7 +4,9 @@
 use crate::common;
 
 use crate::common::loadbearing;
-use loadbearing_conform::flow::{self, replay_cassandra_cx, replay_fence_cx};
+use loadbearing_conform::fence::replay_fence_cx;
+use loadbearing_conform::flow::{self, replay_cassandra_cx};
+use loadbearing_conform::partition_flow::FLOW_MAX_OFFSET;
 use loadbearing_conform::{
     self as conform, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
 };
@@ -22,7 +24,7 @@ fn sqlite(traces: usize, seed: u64) -> Settings {
 
 fn guarded() -> Cassandra {
     Cassandra {
-        max_offset: flow::FLOW_MAX_OFFSET,
+        max_offset: FLOW_MAX_OFFSET,
         guarded: true,
         tombstone: true,
     }

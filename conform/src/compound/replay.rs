@@ -21,7 +21,7 @@ use crate::error::{Error, HarnessError};
 use crate::mismatch::Mismatch;
 use crate::replays::{self, ReplayOutcome, Violation};
 use crate::schedule::{Scheduler, Scripted};
-use crate::store::{event_of, row_of, StoreFactory};
+use crate::stores::{event_of, row_of, StoreFactory};
 use crate::target::{Replay, Settings, TargetResult};
 use crate::target_id::TargetId;
 use crate::{counterexample, Cx};
