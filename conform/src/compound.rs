@@ -1,7 +1,7 @@
 //! The `compound` target: the non-atomic three-statement first write (PostgreSQL, Cassandra),
 //! its writers' statements interleaved by a seeded schedule, against CasFirstWrite; on
 //! PostgreSQL, the compound's must-fail counterexamples replayed statement by statement
-//! (`replay`). The store family's sessions and event reading are [`crate::stores`]'s.
+//! (`replay`). The store family's sessions and event reading are `crate::stores`'s.
 
 use loadbearing_impls::{CompoundGuards, Mode};
 

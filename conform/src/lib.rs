@@ -4,22 +4,22 @@
 //! recorded, and the trace is validated against the model (refinement/src/conform.rs). Model →
 //! implementation: model paths (every shortest counterexample that maps onto the
 //! implementation, random walks, and all short paths) drive it step by step through a
-//! [`driver::Harness`], comparing its state with the model's after every step.
+//! `driver::Harness`, comparing its state with the model's after every step.
 //!
-//! - [`target`]: the [`Target`] trait, a target's result and its one judge; [`targets`]: the
-//!   table of every target (what `conform --list` prints); [`plan`]: the targets of a run and
+//! - `target`: the [`Target`] trait, a target's result and its one judge; [`targets`]: the
+//!   table of every target (what `conform --list` prints); `plan`: the targets of a run and
 //!   running them, a target that cannot run recorded as its result.
-//! - [`backend`]: where an implementation runs, and the servers a run starts; [`backend_kind`]:
+//! - [`backend`]: where an implementation runs, and the servers a run starts; `backend_kind`:
 //!   what a backend is (the name targets, the CLI and errors share).
 //! - [`schedule`]: every source of nondeterminism (seeded, scripted, a model path, real
 //!   threads racing) and the crate's one generator.
-//! - [`driver`]: the harness trait and the one path driver.
+//! - `driver`: the harness trait and the one path driver.
 //! - [`suite`]: the shipped suite's configs as the targets read them: the model a config
 //!   builds, its counterexample checked afresh, the compound's mapped onto the atomic store.
-//! - The families: [`store`], [`compound`] (its counterexample replays: PostgreSQL), [`flow`],
-//!   [`fence`], [`group_commit`], [`kafka`], [`ssi`]; the #835 models' [`flows_alive`],
-//!   [`flush_cell`], [`recovery_deadline`]. No family imports another: what several share is
-//!   a module of its own ([`stores`]: the stores, races and first-write events; [`producer`]:
+//! - The families: `store`, `compound` (its counterexample replays: PostgreSQL), [`flow`],
+//!   [`fence`], [`group_commit`], [`kafka`], `ssi`; the #835 models' `flows_alive`,
+//!   `flush_cell`, `recovery_deadline`. No family imports another: what several share is
+//!   a module of its own (`stores`: the stores, races and first-write events; `producer`:
 //!   the transactional producer of the Kafka families; [`partition_flow`]: the partition
 //!   flows' vocabulary and zombies), which the architecture test holds.
 //! - [`reliability`]: whole stress and fault runs of the stores (the contract kit's histories:
@@ -32,41 +32,41 @@
 //! backend this build has no client for is [`Error::NotCompiled`], naming the feature.
 
 pub mod backend;
-pub mod backend_kind;
-pub mod cassandra_835;
-pub mod compound;
-pub mod driver;
-pub mod error;
+mod backend_kind;
+mod cassandra_835;
+mod compound;
+mod driver;
+mod error;
 pub mod fence;
 pub mod flow;
-pub mod flows_alive;
-pub mod flush_cell;
+mod flows_alive;
+mod flush_cell;
 pub mod group_commit;
-pub mod group_commit_lanes;
+mod group_commit_lanes;
 pub mod kafka;
-pub mod mismatch;
-pub mod model_name;
-pub mod must_fail;
-pub mod observe;
+mod mismatch;
+mod model_name;
+mod must_fail;
+mod observe;
 pub mod partition_flow;
-pub mod paths;
-pub mod plan;
-pub mod producer;
-pub mod recovery_deadline;
-pub mod recovery_read;
+mod paths;
+mod plan;
+mod producer;
+mod recovery_deadline;
+mod recovery_read;
 pub mod reliability;
-pub mod replays;
+mod replays;
 pub mod schedule;
-pub mod ssi;
+mod ssi;
 pub mod ssi_engine;
-pub mod store;
-pub mod store_faults;
-pub mod stores;
+mod store;
+mod store_faults;
+mod stores;
 pub mod suite;
-pub mod target;
-pub mod target_id;
+mod target;
+mod target_id;
 pub mod targets;
-pub mod token_sync;
+mod token_sync;
 
 pub use backend::{Backend, BackendKind, Servers, StoreBackend};
 pub use error::{ConfigProblem, Error, HarnessError, ServerError};

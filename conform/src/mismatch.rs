@@ -1,5 +1,5 @@
 //! What a target found at odds between the implementation and its model, typed: one record a
-//! difference, made where it is found and judged by [`crate::target::TargetResult::judge`]
+//! difference, made where it is found and judged by `crate::target::TargetResult::judge`
 //! (any mismatch fails a target). Text is made at the edge: [`fmt::Display`] for the table,
 //! JUnit and the JSON, which carries each mismatch as its sentence.
 

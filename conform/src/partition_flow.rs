@@ -1,5 +1,5 @@
 //! What the partition-flow families share (the Cassandra flow, [`crate::flow`], and the #835
-//! one, [`crate::cassandra_835`]; the owner's restart, [`crate::fence`]): the flows' offsets and
+//! one, `crate::cassandra_835`; the owner's restart, [`crate::fence`]): the flows' offsets and
 //! zombies, the harness's fold, the implementation's flow-level steps rendered as the models'
 //! vocabulary (`Traced`, `write_event`), and a revoked flow that folds in memory (`Zombie`).
 

@@ -26,6 +26,7 @@
 //! `recoveryread_trunc_recompute`, a control of the refinement mapping with no implementation
 //! counterpart.
 
+#[cfg(feature = "kafka")]
 use std::time::Duration;
 
 use loadbearing_specs::recovery::log::{EnvAction, Environment, Indexes};
@@ -45,6 +46,7 @@ use crate::target_id::TargetId;
 /// open transaction to the read's capture (a commit takes up to a second on the test broker,
 /// a new producer's init as long), so the transactions the script leaves open are open when
 /// the read starts.
+#[cfg(feature = "kafka")]
 pub const TXN_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Where the read takes its target from.

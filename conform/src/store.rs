@@ -1,7 +1,7 @@
 //! The snapshot store family: racing writers on one store against CasFirstWriteAtomic (on
 //! Cassandra, whose persist is the three-LWT compound, against CasFirstWrite), and model paths
 //! driven through the store. What the store families share (the sessions, the races, the
-//! events they report) is [`crate::stores`].
+//! events they report) is `crate::stores`.
 
 use loadbearing_impls::{Mode, SnapshotStore, WriteError};
 use loadbearing_refinement::Model;

@@ -1,5 +1,5 @@
-//! What the store families share (the store targets, [`crate::store`]; the compound's,
-//! [`crate::compound`]; the faults', [`crate::store_faults`]; the reliability runs,
+//! What the store families share (the store targets, `crate::store`; the compound's,
+//! `crate::compound`; the faults', `crate::store_faults`; the reliability runs,
 //! [`crate::reliability`]; and every family whose implementation runs on a store): the stores
 //! a run opens (`StoreFactory`, on every backend of `STORES`), writers racing on one key, the
 //! compound's statements interleaved by a seeded schedule, and the first-write events and

@@ -27,8 +27,8 @@ pub struct StateGraph {
     offsets: Vec<u32>,
     targets: Vec<u32>,
     groups: Vec<u8>,
-    /// Bit g of state i: fair group g has a state-changing step there (TLA+'s ENABLED
-    /// <<A>>_vars).
+    /// Bit g of state i: fair group g has a state-changing step there (TLA+'s `ENABLED
+    /// <<A>>_vars`).
     enabled: PackedBits,
     /// Per temporal property, in the order given to `build`: the states where it holds.
     holds: Vec<BitSet>,
