@@ -13,8 +13,8 @@ pub mod trace;
 pub const SUITE: &str = include_str!("../cas-register.toml");
 
 /// What the CLI is handed: the design's model, its trace reader, its suite.
-pub fn design() -> loadbearing::cli::Design {
-    loadbearing::cli::Design {
+pub fn design() -> loadbearing::Design {
+    loadbearing::Design {
         models: vec![loadbearing::model_entry::<model::CasRegister>()],
         conformance: vec![trace::conformance()],
         suite: Some(("cas-register.toml", SUITE)),

@@ -2,5 +2,5 @@
 //! `report`, with the built-in models beside it.
 
 fn main() -> std::process::ExitCode {
-    loadbearing::cli::main_with(cas_register::design())
+    loadbearing::main_with(cas_register::design())
 }

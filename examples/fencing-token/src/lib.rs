@@ -27,8 +27,8 @@ pub use model::FencingToken;
 pub const SUITE: &str = include_str!("../fencing-token.toml");
 
 /// What the CLI is handed: the design's model, its trace reader, its suite.
-pub fn design() -> loadbearing::cli::Design {
-    loadbearing::cli::Design {
+pub fn design() -> loadbearing::Design {
+    loadbearing::Design {
         models: vec![loadbearing::model_entry::<FencingToken>()],
         conformance: vec![trace::conformance()],
         suite: Some(("fencing-token.toml", SUITE)),

@@ -2,5 +2,5 @@
 //! `conform --trace`, `report`, `bench`, with the built-in models beside it.
 
 fn main() -> std::process::ExitCode {
-    loadbearing::cli::main_with(fencing_token::design())
+    loadbearing::main_with(fencing_token::design())
 }
