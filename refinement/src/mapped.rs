@@ -31,7 +31,86 @@ impl<A: Spec> Default for Scratch<A> {
     }
 }
 
-/// A refinement of abstract model `A` through a mapping function.
+/// A refinement of abstract model `A` through a mapping function: every step of the concrete
+/// model must map to a step of `A`, or leave the image unchanged (a stutter), and every initial
+/// state must map to one of `A`'s. A model names it in [`Spec::refinements`]; a check lists it
+/// among its properties by name, and a step that maps to no step of `A` is its counterexample.
+///
+/// ```
+/// use loadbearing_refinement::{check, CheckSpec, Options, Outcome};
+/// use loadbearing_refinement::{MappedRefinement, Model, Property, Refinement, Spec, Variables};
+///
+/// /// The abstract spec: a counter that only ever goes up by one, to 3.
+/// struct Counter;
+/// impl Model for Counter {
+///     type State = u8;
+///     type Action = ();
+///     fn init_states(&self) -> Vec<u8> {
+///         vec![0]
+///     }
+///     fn actions(&self, n: &u8, actions: &mut Vec<()>) {
+///         if *n < 3 {
+///             actions.push(());
+///         }
+///     }
+///     fn next_state(&self, n: &u8, _: ()) -> Option<u8> {
+///         Some(n + 1)
+///     }
+/// }
+/// impl Spec for Counter {
+///     fn variables(&self, n: &u8) -> Variables {
+///         vec![("n", n.to_string())]
+///     }
+/// }
+///
+/// /// The design: a counter with a log of what it did; `skips` lets it jump by two.
+/// struct Logged {
+///     skips: bool,
+/// }
+/// impl Model for Logged {
+///     type State = (u8, u8); // (count, steps taken)
+///     type Action = u8; // how far a step goes
+///     fn init_states(&self) -> Vec<(u8, u8)> {
+///         vec![(0, 0)]
+///     }
+///     fn actions(&self, s: &(u8, u8), actions: &mut Vec<u8>) {
+///         if s.0 < 3 {
+///             actions.push(1);
+///         }
+///         if self.skips && s.0 < 2 {
+///             actions.push(2);
+///         }
+///     }
+///     fn next_state(&self, s: &(u8, u8), by: u8) -> Option<(u8, u8)> {
+///         Some((s.0 + by, s.1 + 1))
+///     }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![]
+///     }
+/// }
+/// impl Spec for Logged {
+///     fn variables(&self, s: &(u8, u8)) -> Variables {
+///         vec![("count", s.0.to_string()), ("steps", s.1.to_string())]
+///     }
+///     fn refinements(&self) -> Vec<Box<dyn Refinement<(u8, u8)>>> {
+///         // The image of a state is its count; the log is the design's own business.
+///         vec![Box::new(MappedRefinement::new("RefCounter", Counter, |s: &(u8, u8)| s.0))]
+///     }
+/// }
+///
+/// let spec = CheckSpec {
+///     properties: vec!["RefCounter".into()],
+///     fair: false,
+///     allow_end_states: true,
+///     symmetry: vec![],
+/// };
+/// let holds = check(&Logged { skips: false }, &spec, &Options::default()).unwrap();
+/// assert_eq!(holds.outcome, Outcome::Holds);
+/// // A jump by two maps to no step of Counter: the shortest path to it is one step long.
+/// let fails = check(&Logged { skips: true }, &spec, &Options::default()).unwrap();
+/// assert_eq!(fails.outcome, Outcome::Violates("RefCounter".into()));
+/// assert_eq!(fails.counterexample.unwrap().path.len(), 1);
+/// ```
 pub struct MappedRefinement<S, A: Spec> {
     name: &'static str,
     abstract_name: Arc<str>,
