@@ -4,7 +4,7 @@ use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
 use crate::infra::knobs::{Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::infra::vocab::{Cell, Offsets, Op, Ops};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
 
@@ -462,24 +462,9 @@ impl Spec for Cassandra835 {
 
 crate::params! {
     Cassandra835 {
-        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
-            "MaxOffset",
-            1,
-            LAST_OFFSET as u64,
-            3,
-            "events at offsets 1..MaxOffset",
-        )
-        .max_because(OFFSETS_LIMIT);
-        guarded: pub const GUARDED: Flag = Flag::new(
-            "Guarded",
-            true,
-            "writes carry the offset compare-and-set (IF offset <= o)",
-        );
-        tombstone: pub const TOMBSTONE: Flag = Flag::new(
-            "Tombstone",
-            true,
-            "a delete keeps the row as an offset-carrying tombstone",
-        );
+        max_offset: pub const MAX_OFFSET: Nat = crate::infra::vocab::MAX_OFFSET;
+        guarded: pub const GUARDED: Flag = super::model::Cassandra::GUARDED;
+        tombstone: pub const TOMBSTONE: Flag = super::model::Cassandra::TOMBSTONE;
         fix: pub const FIX: Flag = Flag::new(
             "Fix",
             true,

@@ -8,6 +8,17 @@ use serde::{Deserialize, Serialize};
 /// one-key model's MaxOffset stops there. The sets stay 32-bit: a model over every log starts
 /// from `2^MaxOffset` of them, out of any checker's reach well before 31.
 pub const LAST_OFFSET: u8 = 31;
+
+/// `MaxOffset` of every model whose log and offset sets are 32-bit (`Ops`, `Offsets`): the
+/// one declaration the single-writer models and their #835 versions share.
+pub const MAX_OFFSET: crate::infra::knobs::Nat = crate::infra::knobs::Nat::new(
+    "MaxOffset",
+    1,
+    LAST_OFFSET as u64,
+    3,
+    "events at offsets 1..MaxOffset",
+)
+.max_because(OFFSETS_LIMIT);
 pub const OFFSETS_LIMIT: &str = "the log and the sets of offsets are 32-bit, bit o for offset o";
 
 /// A set of offsets in `0..=31`, bit `o` for offset `o`. In a trace, the list of its members

@@ -4,7 +4,7 @@ use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 
 use crate::infra::knobs::{Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::infra::vocab::{Cell, Offsets, Op, Ops};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
 
@@ -229,14 +229,7 @@ impl Spec for Kafka {
 
 crate::params! {
     Kafka {
-        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
-            "MaxOffset",
-            1,
-            LAST_OFFSET as u64,
-            3,
-            "events at offsets 1..MaxOffset",
-        )
-        .max_because(OFFSETS_LIMIT);
+        max_offset: pub const MAX_OFFSET: Nat = crate::infra::vocab::MAX_OFFSET;
         coupled: pub const COUPLED: Flag = Flag::new(
             "Coupled",
             true,

@@ -4,7 +4,7 @@ use loadbearing_refinement::{EventuallyAlways, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
 use crate::infra::knobs::{Flag, Nat};
-use crate::infra::vocab::{Cell, Offsets, Op, Ops, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::infra::vocab::{Cell, Offsets, Op, Ops};
 use crate::one_key::{self, OneKey};
 use crate::{Configured, Guard};
 
@@ -401,19 +401,8 @@ impl Spec for Kafka835 {
 
 crate::params! {
     Kafka835 {
-        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
-            "MaxOffset",
-            1,
-            LAST_OFFSET as u64,
-            3,
-            "events at offsets 1..MaxOffset",
-        )
-        .max_because(OFFSETS_LIMIT);
-        coupled: pub const COUPLED: Flag = Flag::new(
-            "Coupled",
-            true,
-            "capturing the new generation tears the revoked flow down",
-        );
+        max_offset: pub const MAX_OFFSET: Nat = crate::infra::vocab::MAX_OFFSET;
+        coupled: pub const COUPLED: Flag = super::model::Kafka::COUPLED;
         seeded: pub const SEEDED: Flag = Flag::new(
             "Seeded",
             true,

@@ -6,7 +6,7 @@ use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
 use crate::infra::knobs::Nat;
-use crate::infra::vocab::{Offsets, Op, LAST_OFFSET, OFFSETS_LIMIT};
+use crate::infra::vocab::{Offsets, Op};
 use crate::Configured;
 
 /// At most this many keys (the state keeps fixed arrays, so hashing never allocates, and an
@@ -252,14 +252,7 @@ crate::params! {
             "how many keys (the set {k1..kN})",
         )
         .max_because("the state keeps 4 keys in fixed arrays, an event's key in 2 bits");
-        max_offset: pub const MAX_OFFSET: Nat = Nat::new(
-            "MaxOffset",
-            1,
-            LAST_OFFSET as u64,
-            3,
-            "events at offsets 1..MaxOffset",
-        )
-        .max_because(OFFSETS_LIMIT);
+        max_offset: pub const MAX_OFFSET: Nat = crate::infra::vocab::MAX_OFFSET;
     }
 }
 
