@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
+use loadbearing_trace::{Decision, TraceOptions};
 
 use crate::histories::{generate, Shape};
 use crate::Verdict;

@@ -11,8 +11,8 @@
 //! independently). An operation whose reply is lost has an unknown outcome (`"ret": null`): it
 //! took effect at its instant or never, and its client moves on after a timeout.
 
-use loadbearing_refinement::conform::{to_history_ndjson, to_ndjson, Key, Timed};
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, ReadRow, Statement, Writer};
+use loadbearing_trace::{to_history_ndjson, to_ndjson, Key, Timed};
 
 /// The shape of a generated history.
 #[derive(Clone, Copy, Debug)]

@@ -57,7 +57,7 @@ pub use loadbearing_registry::{model_entry, ModelEntry};
 pub use loadbearing_specs::{Configured, Guard, Under};
 
 pub use cli::{main_with, Design};
-pub use loadbearing_refinement::conform::Conform;
+pub use loadbearing_trace::Conform;
 
 /// A design's constants: each a knob with a name, a meaning and a range, read from a suite
 /// file or `--set NAME=VALUE`, and the parameters a model is built from. A knob is declared
@@ -288,7 +288,7 @@ pub mod engine {
 ///     r#"{"v":2,"vocabulary":"register","call":0,"ret":3,"action":"Write","value":1}"#, "\n",
 ///     r#"{"v":2,"vocabulary":"register","call":1,"ret":2,"action":"Read","value":1}"#, "\n",
 /// );
-/// let report = judge(&Register, read_trace(history, &options).unwrap(), &options, None).unwrap();
+/// let report = judge(&Register, read_trace(history, &options).unwrap(), &options).unwrap();
 /// assert_eq!(report.decision(), Decision::Conforms);
 ///
 /// // Read after the write returned: 0 is no longer possible.
@@ -296,7 +296,7 @@ pub mod engine {
 ///     r#"{"v":2,"vocabulary":"register","call":0,"ret":1,"action":"Write","value":1}"#, "\n",
 ///     r#"{"v":2,"vocabulary":"register","call":2,"ret":3,"action":"Read","value":0}"#, "\n",
 /// );
-/// let report = judge(&Register, read_trace(stale, &options).unwrap(), &options, None).unwrap();
+/// let report = judge(&Register, read_trace(stale, &options).unwrap(), &options).unwrap();
 /// assert_eq!(report.decision(), Decision::Diverges);
 ///
 /// // A field the vocabulary does not read is refused, naming it (no `deny_unknown_fields`).
@@ -305,18 +305,20 @@ pub mod engine {
 /// assert!(error.to_string().contains("unknown field `vlaue`"), "{error}");
 /// ```
 pub mod conformance {
-    pub use loadbearing_refinement::conform::{
+    pub use loadbearing_registry::trace::TraceProblem;
+    pub use loadbearing_registry::{conformance_entry, ConformEntry};
+    pub use loadbearing_trace::{
         check_history, search_history, Budget, HistoryOutcome, HistoryVerdict, NotLinearizable,
         PartName, PartOrder, Placed, Progress, Refused, Sequential, Spent,
     };
-    pub use loadbearing_refinement::conform::{
+    pub use loadbearing_trace::{
+        judge, judge_history, read_trace, BeyondAt, Decision, Judgement, Legend, TraceOptions,
+        TraceReport,
+    };
+    pub use loadbearing_trace::{
         parse_trace, to_history_ndjson, to_ndjson, Beyond, Bound, Conform, Key, Limits, LineError,
         Timed, Trace, TraceError, TraceEvent, Verdict,
     };
-    pub use loadbearing_registry::trace::{
-        judge, read_trace, Decision, Judgement, TraceOptions, TraceProblem, TraceReport,
-    };
-    pub use loadbearing_registry::{conformance_entry, ConformEntry};
 }
 
 // The command line's own modules: what `main_with` runs. Public for the project's tests and

@@ -11,7 +11,6 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadbearing_refinement::conform::{validate, Conform, Limits};
 use loadbearing_specs::cassandra::actors as cassandra_actors;
 use loadbearing_specs::epoch::actors as epoch_actors;
 use loadbearing_specs::group_commit::actors as group_commit_actors;
@@ -19,6 +18,7 @@ use loadbearing_specs::infra::actors::trace::ActorEvent;
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Ops};
 use loadbearing_specs::kafka::actors as kafka_actors;
 use loadbearing_specs::ssi::actors as ssi_actors;
+use loadbearing_trace::{validate, Conform, Limits};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stateright::actor::{spawn, Actor, Command, Id, Out};
@@ -208,7 +208,7 @@ pub struct RunReport {
     /// One `src→dst msg` or `actor timeout Timer` per event.
     pub lines: Vec<String>,
     pub events: Vec<ActorEvent>,
-    pub verdict: loadbearing_refinement::conform::Verdict,
+    pub verdict: loadbearing_trace::Verdict,
     /// The config to validate the saved log against with `conform --trace`.
     pub config: String,
 }

@@ -727,7 +727,7 @@ impl Target for Cassandra835Target {
 mod tests {
     use super::*;
     use crate::backend::Backend;
-    use loadbearing_refinement::conform::{validate, Limits};
+    use loadbearing_trace::{validate, Limits};
 
     fn sqlite(mode: Mode) -> StoreFactory {
         let backend = Backend::embedded(BackendKind::SQLITE).expect("sqlite is embedded");

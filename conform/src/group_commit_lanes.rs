@@ -431,7 +431,7 @@ fn replay_counterexamples(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{validate, Limits};
+    use loadbearing_trace::{validate, Limits};
 
     /// A run's trace and its committed offset.
     fn traced(lanes: Lanes, n: u8, cap: u8, seed: u64) -> (Vec<LanesEvent>, u8) {

@@ -1,7 +1,7 @@
 //! `loadbearing conform`: the implementations checked against their models, both ways.
 //!
 //! Implementation → model: real threads drive an implementation, every step event is
-//! recorded, and the trace is validated against the model (refinement/src/conform.rs). Model →
+//! recorded, and the trace is validated against the model (the `loadbearing-trace` crate). Model →
 //! implementation: model paths (every shortest counterexample that maps onto the
 //! implementation, random walks, and all short paths) drive it step by step through a
 //! `driver::Harness`, comparing its state with the model's after every step.

@@ -356,7 +356,7 @@ fn describe(run: &Result<Run, String>) -> String {
             let ticks: Vec<&str> = run
                 .events
                 .iter()
-                .map(loadbearing_refinement::conform::TraceEvent::action)
+                .map(loadbearing_trace::TraceEvent::action)
                 .collect();
             ticks.join(", ")
         }

@@ -11,12 +11,12 @@
 //! that keeps its offset, so it refuses older writes as a row does; a read is compared whole.
 
 use loadbearing_impls::kit::stress::{Asked, History, Op, Told};
-use loadbearing_refinement::conform::{check_history, Budget, HistoryVerdict, Timed};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::{
     Deletion, FirstWriteEvent, Outcome, Payload, Statement, Writer,
 };
+use loadbearing_trace::{check_history, Budget, HistoryVerdict, Timed};
 
 use crate::stores::{read_event, value_text};
 
@@ -85,7 +85,7 @@ pub fn judge(history: &History, budget: Budget) -> HistoryVerdict {
 mod tests {
     use super::*;
     use loadbearing_impls::store::Read;
-    use loadbearing_refinement::conform::HistoryOutcome;
+    use loadbearing_trace::HistoryOutcome;
 
     fn op(session: usize, call: u64, ret: Option<u64>, asked: Asked, told: Told) -> Op {
         Op {

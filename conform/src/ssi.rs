@@ -12,12 +12,12 @@
 //! violation must really commit a non-serializable history) and through the fixed engine
 //! (which must stay serializable).
 
-use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_refinement::Model;
 use loadbearing_specs::ssi::{workload, Ssi};
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::script;
 use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
+use loadbearing_trace::{validate, Limits};
 
 use crate::backend::BackendKind;
 use crate::counterexample_path;

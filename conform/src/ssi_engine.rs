@@ -3,7 +3,6 @@
 //! `docs/trace-format.md`, written as NDJSON), its traces replayed in the model, and the model's
 //! actions as the engine steps a replay takes.
 
-use loadbearing_refinement::conform;
 use loadbearing_refinement::Model;
 use loadbearing_specs::ssi::trace::{SsiEvent, Txn};
 use loadbearing_specs::ssi::workload::{Stmt, Workload};
@@ -116,7 +115,7 @@ pub fn events(trace: &[EngineEvent]) -> Vec<SsiEvent> {
 /// An engine trace as the `ssi` vocabulary's NDJSON, one event a line (the trace files of
 /// `loadbearing isolation --traces`, read by `loadbearing conform --trace`).
 pub fn to_ndjson(trace: &[EngineEvent]) -> String {
-    conform::to_ndjson(&events(trace))
+    loadbearing_trace::to_ndjson(&events(trace))
 }
 
 /// A trace that fits: the model path and the model state it ends in.
@@ -127,11 +126,11 @@ pub struct Conforms {
 }
 
 /// Checks `events` against `model` with the project's generic trace checker
-/// (`loadbearing_refinement::conform`, reading events through the SSI model's adapter in
+/// (`loadbearing_trace`, reading events through the SSI model's adapter in
 /// `loadbearing_specs::ssi::conform`); the final model state is the end of the typed witness.
 pub fn validate(model: &Ssi, events: &[SsiEvent]) -> Result<Conforms, Divergence> {
-    let conform::Validated { verdict, path } =
-        conform::validate_path(model, events, conform::Limits::default());
+    let loadbearing_trace::Validated { verdict, path } =
+        loadbearing_trace::validate_path(model, events, loadbearing_trace::Limits::default());
     if let Some(d) = verdict.divergence {
         let tried = d.tried.first();
         let why: Vec<String> = tried
@@ -311,7 +310,7 @@ mod tests {
             .contains("application"));
     }
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, TraceEvent};
+    use loadbearing_trace::{parse_ndjson, TraceEvent};
 
     #[test]
     fn engine_events_serialize_in_the_agreed_shape_and_read_back() {

@@ -36,9 +36,9 @@ use std::time::Duration;
 use loadbearing_impls::harness::toxiproxy::{Proxy, Toxic, Toxiproxy};
 use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::{Mode, Read, SnapshotStore};
-use loadbearing_refinement::conform::Timed;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Writer};
+use loadbearing_trace::Timed;
 
 use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::error::Error;

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use loadbearing_impls::servers::{Database, DatabaseSpec};
 use loadbearing_impls::trace::{no_trace, SharedTracer, StatementOutcome, Step, Tracer, WriteKind};
 use loadbearing_impls::{CompoundGuards, Mode, Read, SnapshotStore, StoreOptions};
-use loadbearing_refinement::conform::{Timed, TraceEvent as _};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::{CasFirstWrite, Row};
 use loadbearing_specs::first_write::trace::{
     FirstWriteEvent, Outcome, Payload, ReadRow, Statement, Writer,
 };
+use loadbearing_trace::{Timed, TraceEvent as _};
 
 use crate::backend::{Backend, BackendKind, StoreBackend};
 use crate::error::{Error, ValueError};

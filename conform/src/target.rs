@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loadbearing_expected::progress::{grouped, Line as ProgressLine};
-use loadbearing_refinement::conform::history::ModelSteps;
-use loadbearing_refinement::conform::{
-    check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
-    HistoryOutcome, HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
-};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::FirstWriteEvent;
+use loadbearing_trace::history::ModelSteps;
+use loadbearing_trace::{
+    check_history, to_history_ndjson, to_ndjson, validate, Budget, Conform, Divergence,
+    HistoryOutcome, HistoryVerdict, Limits, Sequential, Timed, TraceEvent,
+};
 use serde::Serialize;
 
 use crate::backend::{Backend, BackendKind};

@@ -16,7 +16,7 @@ use loadbearing_impls::servers::cassandra::launcher::{CassandraNode, CommitLogSy
 use loadbearing_impls::servers::cassandra::{CassandraCluster, ConnectOptions};
 use loadbearing_impls::store::{SnapshotStore, StoreOptions};
 use loadbearing_impls::trace::SharedTracer;
-use loadbearing_refinement::conform::HistoryVerdict;
+use loadbearing_trace::HistoryVerdict;
 
 struct Cassandra {
     cluster: CassandraCluster,

@@ -580,7 +580,7 @@ struct Judged<'h> {
     /// The offsets of the hanging transactions the final read met and had aborted.
     hanging: Vec<i64>,
     /// The whole run judged by the model.
-    verdict: loadbearing_refinement::conform::HistoryVerdict,
+    verdict: loadbearing_trace::HistoryVerdict,
 }
 
 impl Judged<'_> {

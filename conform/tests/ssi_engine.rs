@@ -5,13 +5,13 @@
 use loadbearing_conform::ssi_engine::{
     action, committed, model_of, replay_path, to_ndjson, validate, validate_engine,
 };
-use loadbearing_refinement::conform::parse_ndjson;
 use loadbearing_refinement::Model;
 use loadbearing_refinement::{check, CheckSpec, Options, Outcome};
 use loadbearing_specs::ssi::workload;
 use loadbearing_ssi_engine::engine::Variant;
 use loadbearing_ssi_engine::program::{script, Script, TxnResult};
 use loadbearing_ssi_engine::replay::{parse, replay};
+use loadbearing_trace::parse_ndjson;
 
 /// The model's shortest counterexample of `property` for `variant` on `workload`.
 fn counterexample(variant: &str, workload_name: &str, property: &str) -> Vec<String> {
@@ -268,13 +268,13 @@ fn random_model_paths_run_identically_on_the_engine_for_every_variant_and_worklo
     assert_eq!(runs, 10 * 6 * 40);
 }
 
-/// The same traces through the generic conformance checker (`loadbearing_refinement::conform`
+/// The same traces through the generic conformance checker (`loadbearing_trace`
 /// with the model's `Conform` impl): replayed counterexamples and racy-tier runs fit their own
 /// variant's model; the pre-fix trigger trace does not fit the fix.
 #[test]
 fn engine_traces_pass_the_generic_conformance_checker() {
-    use loadbearing_refinement::conform::{validate as generic, Limits};
     use loadbearing_ssi_engine::tier::{attempt_engine, scenarios};
+    use loadbearing_trace::{validate as generic, Limits};
 
     let s = script("write_skew").unwrap();
     let prefix = Variant::named("prefix").unwrap();

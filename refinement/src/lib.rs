@@ -11,7 +11,6 @@ mod bits;
 pub mod budget;
 pub mod check;
 mod components;
-pub mod conform;
 #[cfg(feature = "distributed")]
 pub mod distributed;
 mod erased;

@@ -12,10 +12,8 @@ use std::sync::{Arc, LazyLock};
 
 pub mod trace;
 
-use trace::{
-    judge, judge_atomic, judge_fitted, read_trace, FitsFirstWrites, TraceOptions, TraceProblem,
-    TraceReport,
-};
+use loadbearing_trace::{judge, read_trace, TraceOptions, TraceReport};
+use trace::{judge_atomic, judge_fitted, FitsFirstWrites, TraceProblem};
 
 use loadbearing_refinement::check::{property_names, temporal_property_names};
 #[cfg(feature = "distributed")]
@@ -25,7 +23,6 @@ use loadbearing_refinement::{check, erase, AnyReport, CheckSpec, Options, SpecEr
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use loadbearing_refinement::conform::Conform;
 #[cfg(feature = "actors")]
 use loadbearing_specs::cassandra::actors::CassandraActors;
 use loadbearing_specs::cassandra::model::Cassandra;
@@ -58,6 +55,7 @@ use loadbearing_specs::ssi::actors::SsiActors;
 use loadbearing_specs::ssi::Ssi;
 use loadbearing_specs::store::model::SingleWriterStore;
 use loadbearing_specs::{Configured, Guard, Under};
+use loadbearing_trace::Conform;
 
 /// Checks constants against a model's knobs and builds its parameters from them: the one place
 /// a bad `--set` or suite value becomes an error.
@@ -358,7 +356,7 @@ where
 {
     trace_entry::<M>(|knobs, ndjson, options| {
         let trace = read_trace::<M::Event>(ndjson, options)?;
-        judge(&model::<M>(knobs), trace, options, None)
+        Ok(judge(&model::<M>(knobs), trace, options)?)
     })
 }
 

@@ -15,8 +15,8 @@ use crate::Verdict;
 #[cfg(feature = "targets")]
 use loadbearing_conform::{self as conform, BackendKind, Plan, Servers, TargetResult};
 use loadbearing_refinement::budget;
-use loadbearing_refinement::conform::{Budget, Limits};
-use loadbearing_registry::trace::TraceOptions;
+use loadbearing_trace::TraceOptions;
+use loadbearing_trace::{Budget, Limits};
 
 use super::configs::Suite;
 use super::conform_trace;

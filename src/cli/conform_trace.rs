@@ -10,9 +10,9 @@ use crate::junit;
 use crate::Verdict;
 use loadbearing_expected::progress::{grouped, Line};
 use loadbearing_expected::suite::{self, LookupError};
-use loadbearing_refinement::conform::Progress;
-use loadbearing_registry::trace::{Decision, TraceOptions};
 use loadbearing_specs::infra::knobs::Constants;
+use loadbearing_trace::Progress;
+use loadbearing_trace::{Decision, TraceOptions};
 
 use super::configs::{self, Suite};
 use super::format::{pretty, ResultFormat};

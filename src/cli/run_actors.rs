@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::run_actors::{run_system, RunActorsError};
 use crate::Verdict;
-use loadbearing_refinement::conform::to_ndjson;
+use loadbearing_trace::to_ndjson;
 
 use super::BadInput;
 

@@ -5,13 +5,8 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::history::sequence_as_history;
-use loadbearing_refinement::conform::{
-    to_history_ndjson, Conform, HistoryVerdict, Timed, Trace, TraceEvent,
-};
 use loadbearing_registry::trace::{
-    fit_trace, judge, judge_atomic, judge_fitted, Decision, FitsFirstWrites, Judgement,
-    TraceOptions, TraceProblem, TraceReport,
+    fit_trace, judge_atomic, judge_fitted, FitsFirstWrites, TraceProblem,
 };
 use loadbearing_specs::cassandra::model::{Cassandra, CassandraAction, CassandraState};
 use loadbearing_specs::cassandra::model_835::{
@@ -21,6 +16,9 @@ use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::trace::FirstWriteEvent;
+use loadbearing_trace::history::sequence_as_history;
+use loadbearing_trace::{judge, Decision, Judgement, TraceOptions, TraceReport};
+use loadbearing_trace::{to_history_ndjson, Conform, HistoryVerdict, Timed, Trace, TraceEvent};
 use serde::Serialize;
 
 use super::first_write::{self, AtomicRowRef, CompoundRef, Shape};
@@ -168,11 +166,7 @@ fn options() -> TraceOptions {
 
 /// A history search's verdict as `conform --trace` reports it.
 fn reported(verdict: HistoryVerdict) -> Result<TraceReport, TraceProblem> {
-    Ok(TraceReport {
-        judgement: Judgement::History(verdict),
-        fitting: None,
-        from_sequence: false,
-    })
+    Ok(TraceReport::of(Judgement::History(verdict)))
 }
 
 /// The events of a trace as a history (a sequence's: each returning before the next call).
@@ -362,7 +356,7 @@ impl Tally {
         let reference = ModelRef { model };
         self.compare(
             &history,
-            |trace| judge(model, trace, &options(), None),
+            |trace| Ok(judge(model, trace, &options())?),
             |h| linearizable(&reference, h),
         );
     }
@@ -403,7 +397,7 @@ impl Tally {
         judged: Result<TraceReport, TraceProblem>,
         expected: bool,
     ) {
-        if let Err(TraceProblem::Beyond { .. }) = judged {
+        if let Err(TraceProblem::Beyond(_)) = judged {
             self.refused += 1;
             return;
         }

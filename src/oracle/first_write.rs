@@ -6,10 +6,10 @@
 //! fitting): offsets are the store's own, compared by order; writers are names; each write of
 //! the compound (an `Update1` and the statements of its writer that follow it) is its own.
 
-use loadbearing_refinement::conform::{Key, Timed};
 use loadbearing_specs::first_write::trace::{
     Deletion, FirstWriteEvent, Outcome, Payload, ReadRow, Statement, Writer,
 };
+use loadbearing_trace::{Key, Timed};
 
 use super::Reference;
 

@@ -3,7 +3,7 @@
 //! them: linearizable by construction); and one wrong answer planted in a history by changing
 //! one observed field of one event.
 
-use loadbearing_refinement::conform::{Conform, Key, Timed, TraceEvent};
+use loadbearing_trace::{Conform, Key, Timed, TraceEvent};
 use serde_json::{Map, Value};
 
 /// Renders a model step as its event: `None` for a step no event reports (a silent one).

@@ -23,7 +23,7 @@
 use std::collections::HashSet;
 use std::hash::Hash;
 
-use loadbearing_refinement::conform::{Conform, Key, Timed};
+use loadbearing_trace::{Conform, Key, Timed};
 
 pub mod compare;
 pub mod first_write;

@@ -314,7 +314,7 @@ fn conformance_section(body: &mut String, results: &[super::Conformance]) {
 /// the rest grey.
 #[cfg(feature = "targets")]
 fn history_timeline(h: &loadbearing_conform::FailedHistory) -> String {
-    use loadbearing_refinement::conform::HistoryOutcome;
+    use loadbearing_trace::HistoryOutcome;
     let HistoryOutcome::NotLinearizable(why) = &h.verdict.outcome else {
         return String::new();
     };

@@ -8,12 +8,12 @@ use loadbearing_conform::{
     Settings, StoreBackend, StoreFactory,
 };
 use loadbearing_impls::Mode;
-use loadbearing_refinement::conform::{to_ndjson, validate, Limits};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::infra::knobs::{Constants, Value};
 use loadbearing_specs::ssi::trace::{SsiEvent as E, Txn};
 use loadbearing_specs::ssi::{Failure, Ssi};
 use loadbearing_specs::Configured;
+use loadbearing_trace::{to_ndjson, validate, Limits};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::SQLITE, traces, 8, seed)

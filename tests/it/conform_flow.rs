@@ -11,12 +11,12 @@ use loadbearing_conform::{
     self as conform, targets, Backend, Schedule, Seeded, Settings, StoreFactory, TargetResult,
 };
 use loadbearing_impls::Mode;
-use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::cassandra::model::Cassandra;
 use loadbearing_specs::cassandra::trace::FlowEvent;
 use loadbearing_specs::infra::vocab::{Cell, Offsets, Op};
 use loadbearing_specs::replay_fence::model::ReplayFence;
 use loadbearing_specs::replay_fence::trace::ReplayEvent;
+use loadbearing_trace::{validate, Limits};
 
 fn sqlite(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::SQLITE, traces, 2, seed)
@@ -434,7 +434,7 @@ fn conform_checks_a_flow_trace_file_against_cassandra() {
     let log = loadbearing_specs::infra::vocab::Ops(0);
     let mut events = flow::flow_trace(&factory, "k", log, &mut rng).unwrap();
     let fits = dir.join("flow.ndjson");
-    std::fs::write(&fits, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();
+    std::fs::write(&fits, loadbearing_trace::to_ndjson(&events)).unwrap();
     let check = |file: &std::path::Path| {
         loadbearing(&[
             "conform",
@@ -455,7 +455,7 @@ fn conform_checks_a_flow_trace_file_against_cassandra() {
     assert!(last_row.present && last_row.offset == 5, "{last_row}");
     events.push(zombie_write(9, 1, Cell::snap(1, Offsets::EMPTY.with(1))));
     let stale = dir.join("stale.ndjson");
-    std::fs::write(&stale, loadbearing_refinement::conform::to_ndjson(&events)).unwrap();
+    std::fs::write(&stale, loadbearing_trace::to_ndjson(&events)).unwrap();
     let out = check(&stale);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "{stdout}");

@@ -5,9 +5,9 @@ use crate::common;
 
 use loadbearing_conform::{self as conform, group_commit::events_of, targets, Backend, Settings};
 use loadbearing_impls_kafka::trace::{KafkaStep, TxnOutcome};
-use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::group_commit::model::GroupCommit;
 use loadbearing_specs::group_commit::trace::{GcEvent, Writer};
+use loadbearing_trace::{validate, Limits};
 
 fn memory(traces: usize, seed: u64) -> Settings {
     common::servers::settings(Backend::MEMORY, traces, 8, seed)

@@ -3,9 +3,9 @@
 
 use loadbearing_conform::kafka::{self, replay_counterexample, Move, Variant};
 use loadbearing_conform::{self as conform, targets, Backend, Seeded, Settings, Target};
-use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, validate, Limits};
 use loadbearing_specs::infra::vocab::Op;
 use loadbearing_specs::kafka::trace::KafkaEvent;
+use loadbearing_trace::{parse_ndjson, to_ndjson, validate, Limits};
 
 /// Whether the event is a zombie commit that was accepted (`Some(true)`) or refused.
 fn zombie_commit(e: &KafkaEvent) -> Option<bool> {
@@ -446,7 +446,7 @@ fn the_cli_runs_the_kafka_targets() {
 
 #[test]
 fn initial_states_are_built_from_the_ops_the_trace_reveals() {
-    use loadbearing_refinement::conform::Conform;
+    use loadbearing_trace::Conform;
     let model = guarded_model(4);
     let fold = |o: u64, op: Op| KafkaEvent::OwnerFold {
         offset: o,

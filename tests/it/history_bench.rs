@@ -4,14 +4,13 @@
 //! these assert verdicts, never timings.
 
 use loadbearing::histories::{generate, plant_stale_write, Shape};
-use loadbearing_refinement::conform::{to_history_ndjson, Timed, Trace};
-use loadbearing_registry::trace::{
-    judge_atomic, judge_fitted, Decision, TraceOptions, TraceProblem, TraceReport,
-};
+use loadbearing_registry::trace::{judge_atomic, judge_fitted, TraceProblem};
 use loadbearing_specs::first_write::atomic::CasFirstWriteAtomic;
 use loadbearing_specs::first_write::compound::CasFirstWrite;
 use loadbearing_specs::first_write::real::Unrepresentable;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, ReadRow, Statement, Writer};
+use loadbearing_trace::{to_history_ndjson, Timed, Trace};
+use loadbearing_trace::{Decision, TraceOptions, TraceReport};
 
 fn model(guarded: bool, reap: bool) -> CasFirstWriteAtomic {
     CasFirstWriteAtomic {

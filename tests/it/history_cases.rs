@@ -406,12 +406,13 @@ fn a_linearizable_verdict_shows_its_linearization() {
 /// A design's own model whose values are bounded by a constant: a history past the bound is an
 /// error naming it and the `--set` that lifts it (the model declares its bounds), not a verdict.
 mod a_bounded_register {
-    use loadbearing_refinement::conform::{Beyond, Conform, Timed, Trace, TraceEvent};
     use loadbearing_refinement::Model;
     use loadbearing_refinement::{Spec, Variables};
-    use loadbearing_registry::trace::{TraceOptions, TraceProblem};
+    use loadbearing_registry::trace::TraceProblem;
     use loadbearing_specs::infra::knobs::{Constants, Knob, KnobError, Nat, Params, Resolved};
     use loadbearing_specs::Configured;
+    use loadbearing_trace::TraceOptions;
+    use loadbearing_trace::{Beyond, Conform, Timed, Trace, TraceEvent};
     use serde::{Deserialize, Serialize};
 
     /// A register of values `0..=max`.
@@ -505,13 +506,9 @@ mod a_bounded_register {
 
     fn judged(history: Vec<Timed<Event>>) -> Result<bool, TraceProblem> {
         let model = Register { max: 4 };
-        let report = loadbearing_registry::trace::judge(
-            &model,
-            Trace::History(history),
-            &TraceOptions::default(),
-            None,
-        )?;
-        Ok(report.decision() == loadbearing_registry::trace::Decision::Conforms)
+        let report =
+            loadbearing_trace::judge(&model, Trace::History(history), &TraceOptions::default())?;
+        Ok(report.decision() == loadbearing_trace::Decision::Conforms)
     }
 
     fn op(call: u64, event: Event) -> Timed<Event> {

@@ -163,11 +163,10 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
     let ndjson = std::fs::read_to_string(dir.join("prefix-write_skew_trigger.ndjson")).unwrap();
-    use loadbearing_refinement::conform::TraceEvent;
-    let events = loadbearing_refinement::conform::parse_ndjson::<
-        loadbearing_specs::ssi::trace::SsiEvent,
-    >(&ndjson)
-    .unwrap();
+    use loadbearing_trace::TraceEvent;
+    let events =
+        loadbearing_trace::parse_ndjson::<loadbearing_specs::ssi::trace::SsiEvent>(&ndjson)
+            .unwrap();
     let actions: Vec<String> = events
         .iter()
         .map(|e| format!("{}({})", e.action(), e.txn()))
@@ -183,17 +182,12 @@ fn traces_are_written_as_ndjson_for_the_conformance_checker() {
     // The trace is a behaviour of the pre-fix model, and not of the fix.
     use loadbearing_specs::ssi::workload;
     let prefix = loadbearing_ssi_engine::engine::Variant::named("prefix").unwrap();
-    let limits = loadbearing_refinement::conform::Limits::default();
+    let limits = loadbearing_trace::Limits::default();
     let w = || workload::named("write_skew").unwrap();
     let model_of = loadbearing_conform::ssi_engine::model_of;
-    assert!(
-        loadbearing_refinement::conform::validate(&model_of(prefix, w()), &events, limits)
-            .conforming
-    );
+    assert!(loadbearing_trace::validate(&model_of(prefix, w()), &events, limits).conforming);
     let fix = loadbearing_ssi_engine::engine::Variant::FIX;
-    assert!(
-        !loadbearing_refinement::conform::validate(&model_of(fix, w()), &events, limits).conforming
-    );
+    assert!(!loadbearing_trace::validate(&model_of(fix, w()), &events, limits).conforming);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

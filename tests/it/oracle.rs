@@ -72,10 +72,10 @@ fn cassandra_835_agrees_with_the_oracle() {
 
 // The oracle has teeth: a judge with a planted bug disagrees with it.
 
-use loadbearing_refinement::conform::history::ModelSteps;
-use loadbearing_refinement::conform::{check_history, Budget, Conform, Sequential, TraceEvent};
 use loadbearing_specs::first_write::register::AtomicRow;
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, StoreRow};
+use loadbearing_trace::history::ModelSteps;
+use loadbearing_trace::{check_history, Budget, Conform, Sequential, TraceEvent};
 
 /// The model face with its enabledness check skipped: an unanswered statement's step is
 /// placed wherever the model's `next_state` takes it, enabled there or not (the bug the issue

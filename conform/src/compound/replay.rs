@@ -12,10 +12,10 @@
 use loadbearing_impls::trace::no_trace;
 use loadbearing_impls::CompoundGuards;
 use loadbearing_impls::{Read, WriteError};
-use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_refinement::Model;
 use loadbearing_specs::first_write::compound::{CasFirstWrite, CasFwAction, MAX_WRITERS};
 use loadbearing_specs::first_write::trace::{FirstWriteEvent, Outcome, Statement, Writer};
+use loadbearing_trace::{validate, Limits};
 
 use crate::error::{Error, HarnessError};
 use crate::mismatch::Mismatch;

@@ -67,8 +67,8 @@ use loadbearing_impls_kafka::kafka::{
 #[cfg(feature = "kafka")]
 use loadbearing_impls_kafka::trace::no_trace;
 use loadbearing_impls_kafka::trace::{KafkaRecorder, KafkaStep, KafkaTracer};
-use loadbearing_refinement::conform::{validate, Limits};
 use loadbearing_specs::kafka::trace::KafkaEvent;
+use loadbearing_trace::{validate, Limits};
 
 use crate::mismatch::Mismatch;
 use crate::producer::{outcome_of, PRODUCERS};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use loadbearing_conform::reliability;
 #[allow(unused_imports)]
 pub use loadbearing_impls::kit::{reliability_row, say, stress, Backend};
-use loadbearing_refinement::conform::{Budget, HistoryVerdict};
+use loadbearing_trace::{Budget, HistoryVerdict};
 use stress::StressReport;
 
 /// The search budget of one run's history: far above what a run of a few seconds needs, so a
@@ -42,7 +42,7 @@ pub fn judge_history(what: &str, history: &stress::History) -> HistoryVerdict {
 
 /// The verdict in a word, as the reliability table shows it.
 pub fn outcome(verdict: &HistoryVerdict) -> &'static str {
-    use loadbearing_refinement::conform::HistoryOutcome::*;
+    use loadbearing_trace::HistoryOutcome::*;
     match &verdict.outcome {
         Linearizable { .. } => "linearizable",
         NotLinearizable(_) => "not linearizable",
@@ -65,7 +65,7 @@ pub fn assert_caught(what: &str, report: &StressReport) -> HistoryVerdict {
     assert!(
         matches!(
             verdict.outcome,
-            loadbearing_refinement::conform::HistoryOutcome::NotLinearizable(_)
+            loadbearing_trace::HistoryOutcome::NotLinearizable(_)
         ),
         "{what}: the mutant's history must not be linearizable: {}",
         outcome(&verdict)
@@ -99,7 +99,7 @@ pub fn assert_recorded_caught(table: &str, backend: &str, report: &StressReport)
     assert!(
         matches!(
             verdict.outcome,
-            loadbearing_refinement::conform::HistoryOutcome::NotLinearizable(_)
+            loadbearing_trace::HistoryOutcome::NotLinearizable(_)
         ),
         "{backend}: the mutant's history must not be linearizable: {}",
         outcome(&verdict)

@@ -207,7 +207,7 @@ pub fn conformance() -> ConformEntry {
                 .max()
                 .unwrap_or(0);
             model.max_token = model.max_token.max(granted);
-            judge(&model, trace, options, None)
+            Ok(judge(&model, trace, options)?)
         },
         ..loadbearing::conformance::conformance_entry::<FencingToken>()
     }

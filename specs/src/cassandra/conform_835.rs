@@ -7,7 +7,7 @@
 //! (`OwnerRecover`, logged); a handover resumes a new owner at a committed offset that may trail
 //! the row (`Handover`, logged); and a replay at or below the recovered floor writes nothing.
 
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 use crate::cassandra::model_835::{Cassandra835, Cassandra835Action, Cassandra835State};
 use crate::cassandra::trace::{logs_of, FlowEvent, Write};
@@ -207,7 +207,7 @@ impl Conform for Cassandra835 {
     }
 
     /// Offsets past `MaxOffset`.
-    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::one_key::conform::offset_beyond(
             Cassandra835::MAX_OFFSET,
             self.max_offset,
@@ -218,7 +218,7 @@ impl Conform for Cassandra835 {
 
 #[cfg(test)]
 mod tests {
-    use loadbearing_refinement::conform::{parse_ndjson, validate, Limits};
+    use loadbearing_trace::{parse_ndjson, validate, Limits};
 
     use super::*;
 
@@ -226,7 +226,7 @@ mod tests {
         Cassandra835::design(3)
     }
 
-    fn verdict(model: &Cassandra835, lines: &str) -> loadbearing_refinement::conform::Verdict {
+    fn verdict(model: &Cassandra835, lines: &str) -> loadbearing_trace::Verdict {
         validate(model, &parse_ndjson(lines).unwrap(), Limits::default())
     }
 

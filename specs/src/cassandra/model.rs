@@ -229,7 +229,7 @@ impl Configured for Cassandra {
 
 use crate::cassandra::trace::{FlowEvent, Write};
 use crate::one_key::conform::{check_op, expect_u64, Counter, OneKeyContradiction};
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 /// Why a partition flow's event contradicts a Cassandra step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -367,7 +367,7 @@ impl Conform for Cassandra {
     }
 
     /// Offsets past `MaxOffset`.
-    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FlowEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::one_key::conform::offset_beyond(
             Cassandra::MAX_OFFSET,
             self.max_offset,

@@ -12,7 +12,7 @@
 //! `Handover` is the evolved model's (Cassandra835, `conform_835`): the 24-config
 //! model has no handover, and a trace with one diverges from it.
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
 use crate::infra::vocab::{Cell, Offsets, Op};
@@ -188,7 +188,7 @@ impl TraceEvent for FlowEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     /// The lines of the module's example (and `docs/trace-format.md`) read, and write back
     /// as they were.

@@ -187,7 +187,7 @@ impl Configured for Epoch {
 /// is an accepted commit; a commit the coordinator refused (the zombie's epoch was bumped
 /// past) changes no variable, so it is read as a stutter of a zombie that exists. `Poll` is no
 /// Epoch step.
-impl loadbearing_refinement::conform::Conform for Epoch {
+impl loadbearing_trace::Conform for Epoch {
     type Event = KafkaEvent;
     type Contradiction = EpochContradiction;
 
@@ -275,7 +275,7 @@ impl loadbearing_refinement::conform::Conform for Epoch {
     }
 
     /// Offsets past `MaxOffset`.
-    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::one_key::conform::offset_beyond(
             Epoch::MAX_OFFSET,
             self.max_offset,

@@ -155,7 +155,7 @@ impl Spec for CasFirstWriteAtomic {
 /// Conformance: an atomic conditional upsert (SQLite, PostgreSQL) reports a `Persist`
 /// (`crate::first_write::trace::FirstWriteEvent`) that applied, or did not with the
 /// `stored` offset that refused it.
-impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
+impl loadbearing_trace::Conform for CasFirstWriteAtomic {
     type Event = FirstWriteEvent;
     type Contradiction = FirstWriteContradiction;
 
@@ -240,10 +240,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWriteAtomic {
         matches!(action, AtomicAction::ReapRow)
     }
 
-    fn beyond(
-        &self,
-        events: &[FirstWriteEvent],
-    ) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FirstWriteEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::first_write::beyond(self.writers, self.max_offset, events)
     }
 }
@@ -311,7 +308,7 @@ impl AtomicState {
 mod tests {
     use super::*;
     use crate::first_write::trace::{ReadRow, Statement, Writer};
-    use loadbearing_refinement::conform::{validate, Limits};
+    use loadbearing_trace::{validate, Limits};
 
     fn model() -> CasFirstWriteAtomic {
         CasFirstWriteAtomic {

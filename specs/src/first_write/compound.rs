@@ -412,7 +412,7 @@ impl Params for CasFwParams {
 
 /// Conformance: the compound reports each statement (`trace::FirstWriteEvent`), with its
 /// outcome `applied`, `not_applied` (and the `stored` offset that refused it) or `row_absent`.
-impl loadbearing_refinement::conform::Conform for CasFirstWrite {
+impl loadbearing_trace::Conform for CasFirstWrite {
     type Event = FirstWriteEvent;
     type Contradiction = FirstWriteContradiction;
 
@@ -541,10 +541,7 @@ impl loadbearing_refinement::conform::Conform for CasFirstWrite {
             .collect()
     }
 
-    fn beyond(
-        &self,
-        events: &[FirstWriteEvent],
-    ) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FirstWriteEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::first_write::beyond(self.writers, self.max_offset, events)
     }
 }
@@ -557,7 +554,7 @@ use crate::first_write::trace::{offset_choices, Deletion, FirstWriteEvent, Outco
 mod tests {
     use super::*;
     use crate::first_write::trace::ReadRow;
-    use loadbearing_refinement::conform::{validate, Limits};
+    use loadbearing_trace::{validate, Limits};
 
     fn compound() -> CasFirstWrite {
         CasFirstWrite {

@@ -2,7 +2,7 @@
 //! (`CasFirstWrite`) and the atomic upsert (`CasFirstWriteAtomic`) read the same vocabulary
 //! against the same row, so they share one contradiction type.
 
-use loadbearing_refinement::conform::TraceEvent as _;
+use loadbearing_trace::TraceEvent as _;
 
 use super::trace::{FirstWriteEvent, Outcome};
 use super::Row;

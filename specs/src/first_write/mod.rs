@@ -78,8 +78,8 @@ pub(crate) fn beyond(
     writers: u8,
     max_offset: u8,
     events: &[trace::FirstWriteEvent],
-) -> Option<loadbearing_refinement::conform::Beyond> {
-    use loadbearing_refinement::conform::{Beyond, Bound};
+) -> Option<loadbearing_trace::Beyond> {
+    use loadbearing_trace::{Beyond, Bound};
     let offset = |event: usize, what: &'static str, o: u64| {
         FirstWriteParams::MAX_OFFSET
             .passed_by(max_offset as u64, o, event, || format!("{what} {o}"))

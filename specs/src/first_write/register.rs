@@ -32,7 +32,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use loadbearing_refinement::conform::Sequential;
+use loadbearing_trace::Sequential;
 
 use super::atomic::CasFirstWriteAtomic;
 use super::trace::{Deletion, FirstWriteEvent, Outcome, Payload, ReadRow, Statement, StoreRow};
@@ -172,7 +172,7 @@ impl Sequential for AtomicRow<'_> {
             return Ok(());
         }
         let Some(s) = self.write(op) else {
-            use loadbearing_refinement::conform::TraceEvent as _;
+            use loadbearing_trace::TraceEvent as _;
             return Err(RowMisfit::NoAtomicStep {
                 action: op.action().to_string(),
             });
@@ -345,7 +345,7 @@ impl Sequential for AtomicRow<'_> {
     }
 
     fn describe(&self, op: &FirstWriteEvent) -> String {
-        use loadbearing_refinement::conform::TraceEvent as _;
+        use loadbearing_trace::TraceEvent as _;
         op.to_line()
     }
 

@@ -28,7 +28,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A writer, by the name the trace gives it: any non-empty string (a client id, a host, an
@@ -582,7 +582,7 @@ pub fn offset_choices(events: &[FirstWriteEvent]) -> Vec<[u8; super::MAX_WRITERS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson, LineError};
+    use loadbearing_trace::{parse_ndjson, to_ndjson, LineError};
 
     fn persist(w: usize, offset: u64) -> FirstWriteEvent {
         FirstWriteEvent::Persist(Statement::new(

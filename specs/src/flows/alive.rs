@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
+use loadbearing_trace::Conform;
 
 use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};
@@ -230,7 +230,7 @@ impl Conform for FlowsAlive {
 
     /// Partitions past `Partitions` (they are 0-based: p needs p + 1), and more rebalances
     /// than `MaxGen`.
-    fn beyond(&self, events: &[FlowsEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FlowsEvent]) -> Option<loadbearing_trace::Beyond> {
         let mut rebalances = 0u64;
         events.iter().enumerate().find_map(|(i, event)| {
             let partitions: Vec<u8> = match event {

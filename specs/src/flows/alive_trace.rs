@@ -7,7 +7,7 @@
 //! {"v":2,"vocabulary":"flows_alive","action":"Teardown","partition":1}
 //! ```
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,7 +38,7 @@ impl TraceEvent for FlowsEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

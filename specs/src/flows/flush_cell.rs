@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
+use loadbearing_trace::Conform;
 
 use crate::infra::knobs::Flag;
 use crate::{Configured, Guard};
@@ -220,7 +220,7 @@ impl Conform for FlushCell {
     }
 
     /// Values other than the model's two.
-    fn beyond(&self, events: &[FlushEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[FlushEvent]) -> Option<loadbearing_trace::Beyond> {
         events.iter().enumerate().find_map(|(i, event)| {
             let value = match *event {
                 FlushEvent::Append { value } | FlushEvent::FlushWrite { wrote: Some(value) } => {
@@ -230,10 +230,10 @@ impl Conform for FlushCell {
                     return None
                 }
             };
-            (!VALUES.contains(&value)).then(|| loadbearing_refinement::conform::Beyond {
+            (!VALUES.contains(&value)).then(|| loadbearing_trace::Beyond {
                 event: i,
                 what: format!("value {value}"),
-                bound: loadbearing_refinement::conform::Bound::Fixed {
+                bound: loadbearing_trace::Bound::Fixed {
                     what: "values, 1 and 2",
                     most: VALUES.len() as u64,
                 },

@@ -181,7 +181,7 @@ impl Configured for TokenSync {
 }
 
 use crate::flows::token_sync_trace::TokenEvent;
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 /// Why an owner's event contradicts a TokenSync step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -251,7 +251,7 @@ impl Conform for TokenSync {
     }
 
     /// Generations past `MaxGen`.
-    fn beyond(&self, events: &[TokenEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[TokenEvent]) -> Option<loadbearing_trace::Beyond> {
         events
             .iter()
             .enumerate()

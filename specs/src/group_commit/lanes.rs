@@ -475,7 +475,7 @@ impl Configured for GroupCommitLanes {
 }
 
 use crate::group_commit::lanes_trace::LanesEvent;
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 /// Why a group-commit event contradicts a GroupCommitLanes step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -539,15 +539,15 @@ impl Conform for GroupCommitLanes {
 
     /// Writers and offsets past `N` (or below 1: the model's are 1 to N); a transaction of more
     /// writes than `Cap`.
-    fn beyond(&self, events: &[LanesEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[LanesEvent]) -> Option<loadbearing_trace::Beyond> {
         events.iter().enumerate().find_map(|(i, event)| {
             let n = |what: &str, o: u8| {
                 let what = format!("{what} {o}");
                 if o == 0 {
-                    return Some(loadbearing_refinement::conform::Beyond {
+                    return Some(loadbearing_trace::Beyond {
                         event: i,
                         what,
-                        bound: loadbearing_refinement::conform::Bound::Fixed {
+                        bound: loadbearing_trace::Bound::Fixed {
                             what: "writers and offsets numbered from 1",
                             most: self.n as u64,
                         },

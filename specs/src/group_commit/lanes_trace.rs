@@ -12,7 +12,7 @@
 //! {"v":2,"vocabulary":"group_commit_lanes","action":"Quiesced","co":1}
 //! ```
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,7 +58,7 @@ impl TraceEvent for LanesEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

@@ -319,7 +319,7 @@ impl Configured for GroupCommit {
 /// writer N writes offset N); `sched` (`o`) by the flow; `transaction` (`outcome`) changes no
 /// model variable, and the model has no failing transaction, so only a committed one fits.
 /// The flow's last step and the final stutter are never logged.
-impl loadbearing_refinement::conform::Conform for GroupCommit {
+impl loadbearing_trace::Conform for GroupCommit {
     type Event = GcEvent;
     type Contradiction = GcContradiction;
 
@@ -407,7 +407,7 @@ impl loadbearing_refinement::conform::Conform for GroupCommit {
     }
 
     /// Writers, scheduled and committed offsets past `N`; a commit of more writes than `Cap`.
-    fn beyond(&self, events: &[GcEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[GcEvent]) -> Option<loadbearing_trace::Beyond> {
         events.iter().enumerate().find_map(|(i, event)| {
             let n = |what: &str, o: u64| {
                 GroupCommit::N.passed_by(self.n as u64, o, i, || format!("{what} {o}"))

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use crate::kafka::trace::TxnOutcome;
@@ -114,7 +114,7 @@ impl TraceEvent for GcEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

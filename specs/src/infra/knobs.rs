@@ -288,7 +288,7 @@ impl<T> Nat<T> {
         value: u64,
         event: usize,
         what: impl FnOnce() -> String,
-    ) -> Option<loadbearing_refinement::conform::Beyond> {
+    ) -> Option<loadbearing_trace::Beyond> {
         if value <= has {
             return None;
         }
@@ -296,10 +296,10 @@ impl<T> Nat<T> {
             Kind::Nat { max, .. } => max,
             _ => unreachable!("a number knob is a Nat"),
         };
-        Some(loadbearing_refinement::conform::Beyond {
+        Some(loadbearing_trace::Beyond {
             event,
             what: what(),
-            bound: loadbearing_refinement::conform::Bound::Knob {
+            bound: loadbearing_trace::Bound::Knob {
                 name: self.knob.name,
                 value: has,
                 needs: (value <= max).then_some(value),

@@ -261,7 +261,7 @@ impl Configured for Kafka {
 /// (`trace::KafkaEvent`, `docs/trace-format.md`). `ZombieInit` is an Epoch step: a stutter
 /// here, it changes no Kafka variable. Every observation is optional; a missing one is
 /// searched.
-impl loadbearing_refinement::conform::Conform for Kafka {
+impl loadbearing_trace::Conform for Kafka {
     type Event = KafkaEvent;
     type Contradiction = KafkaContradiction;
 
@@ -371,7 +371,7 @@ impl loadbearing_refinement::conform::Conform for Kafka {
     }
 
     /// Offsets past `MaxOffset`.
-    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[KafkaEvent]) -> Option<loadbearing_trace::Beyond> {
         crate::one_key::conform::offset_beyond(
             Kafka::MAX_OFFSET,
             self.max_offset,

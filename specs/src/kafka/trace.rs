@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
 use crate::infra::vocab::{Cell, Offsets, Op};
@@ -164,7 +164,7 @@ impl TraceEvent for KafkaEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

@@ -105,7 +105,7 @@ pub(crate) fn offset_beyond(
     knob: crate::infra::knobs::Nat,
     max: u8,
     offsets: impl IntoIterator<Item = (usize, &'static str, u64)>,
-) -> Option<loadbearing_refinement::conform::Beyond> {
+) -> Option<loadbearing_trace::Beyond> {
     offsets.into_iter().find_map(|(event, what, offset)| {
         knob.passed_by(max as u64, offset, event, || format!("{what} {offset}"))
     })

@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::Conform;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
+use loadbearing_trace::Conform;
 
 use crate::infra::knobs::{Flag, Nat};
 use crate::{Configured, Guard};

@@ -341,7 +341,7 @@ impl Configured for RecoveryRead {
 }
 
 use crate::recovery::read_trace::ReadEvent;
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 /// Why a recovery-read event contradicts a RecoveryRead step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -439,7 +439,7 @@ impl Conform for RecoveryRead {
     }
 
     /// Record indexes and counts past the model's log.
-    fn beyond(&self, events: &[ReadEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[ReadEvent]) -> Option<loadbearing_trace::Beyond> {
         let most = crate::recovery::log::MAX_LOG as u64;
         events.iter().enumerate().find_map(|(i, event)| {
             let named: Vec<(&str, u8)> = match event {
@@ -460,10 +460,10 @@ impl Conform for RecoveryRead {
             named
                 .into_iter()
                 .find(|&(_, n)| n as u64 > most)
-                .map(|(what, n)| loadbearing_refinement::conform::Beyond {
+                .map(|(what, n)| loadbearing_trace::Beyond {
                     event: i,
                     what: format!("{what} {n}"),
-                    bound: loadbearing_refinement::conform::Bound::Fixed {
+                    bound: loadbearing_trace::Bound::Fixed {
                         what: "records in the log",
                         most,
                     },

@@ -167,7 +167,7 @@ impl Configured for ReplayFence {
 // (conform/src/flow.rs).
 
 use crate::replay_fence::trace::ReplayEvent;
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 /// Why a replaying owner's event contradicts a ReplayFence step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -289,7 +289,7 @@ impl Conform for ReplayFence {
     }
 
     /// Offsets past `MaxOffset`: folded, presented, stored, and the high water.
-    fn beyond(&self, events: &[ReplayEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
+    fn beyond(&self, events: &[ReplayEvent]) -> Option<loadbearing_trace::Beyond> {
         events.iter().enumerate().find_map(|(i, event)| {
             let named: Vec<(&str, u64)> = match *event {
                 ReplayEvent::Fold { offset, hw } => [("offset", Some(offset)), ("high water", hw)]

@@ -3,7 +3,7 @@
 //! condition was false is `skipped`. Begin, Check, Record, End, AppAbort and Cleanup carry no
 //! values; `Scan` reports no model action.
 
-use loadbearing_refinement::conform::Conform;
+use loadbearing_trace::Conform;
 
 use super::trace::SsiEvent;
 use super::workload::Stmt;
@@ -42,8 +42,8 @@ impl Conform for Ssi {
     type Contradiction = SsiContradiction;
 
     /// Transactions and keys the workload lacks, values past the model's 8 bits.
-    fn beyond(&self, events: &[SsiEvent]) -> Option<loadbearing_refinement::conform::Beyond> {
-        use loadbearing_refinement::conform::{Beyond, Bound};
+    fn beyond(&self, events: &[SsiEvent]) -> Option<loadbearing_trace::Beyond> {
+        use loadbearing_trace::{Beyond, Bound};
         let fixed = |event: usize, what: String, bound: &'static str, most: usize| Beyond {
             event,
             what,

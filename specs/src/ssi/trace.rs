@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::Failure;
@@ -185,7 +185,7 @@ impl TraceEvent for SsiEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

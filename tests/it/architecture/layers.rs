@@ -11,6 +11,7 @@ use std::path::Path;
 pub const MODEL_CRATES: &[&str] = &[
     "loadbearing-specs",
     "loadbearing-refinement",
+    "loadbearing-trace",
     "loadbearing-expected",
     "loadbearing-registry",
 ];

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use loadbearing_refinement::conform::TraceEvent;
+use loadbearing_trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 use stateright::actor::{ActorModelAction, Id};
 
@@ -86,7 +86,7 @@ impl fmt::Display for NoContradiction {
 #[macro_export]
 macro_rules! conform_actors {
     ($model:ty, $name:path) => {
-        impl loadbearing_refinement::conform::Conform for $model {
+        impl loadbearing_trace::Conform for $model {
             type Event = $crate::infra::actors::trace::ActorEvent;
             type Contradiction = $crate::infra::actors::trace::NoContradiction;
 
@@ -113,7 +113,7 @@ macro_rules! conform_actors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_refinement::conform::{parse_ndjson, to_ndjson};
+    use loadbearing_trace::{parse_ndjson, to_ndjson};
 
     #[test]
     fn the_documented_lines_read_and_write_back() {

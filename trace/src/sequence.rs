@@ -1,150 +1,18 @@
-//! Trace conformance, implementation → model: is a recorded run a behaviour of the model?
-//!
-//! A trace is NDJSON, one event of the model's typed vocabulary per line (`wire`,
-//! `docs/trace-format.md`). The checker keeps every model state consistent with the prefix
-//! read so far, so an event may carry only some variables (the rest are searched), a declared
-//! silent action may happen between events (up to a bound), and an event that reports no model
-//! action is a stutter. A trace that fits ends with a witness, the model path it follows; one
-//! that does not ends with a divergence report: the longest matched prefix, the event that could
-//! not be matched, and for each state it was tried from, what the model allowed there and why
-//! the event contradicts it. Data first (serde), text second.
+//! A sequence judged against a model: the model path it follows, or where it diverged and what
+//! the model allowed instead (`validate`). The search is the history search's, over the
+//! history in which each event returns before the next is called.
 
 use std::collections::HashSet;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::fingerprint::{fingerprint, BuildIdentity};
-use crate::path::Path;
-use crate::spec::Spec;
+use loadbearing_refinement::fingerprint::{fingerprint, BuildIdentity};
+use loadbearing_refinement::Path;
 
-pub mod history;
-mod wire;
-
-pub use history::{
-    check_history, search_history, Budget, HistoryOutcome, HistoryVerdict, NotLinearizable,
-    PartName, PartOrder, Placed, Progress, Refused, Sequential, Spent,
-};
-use history::{Searched, Step};
-pub use wire::Key;
-pub use wire::{
-    parse_ndjson, parse_trace, to_history_line, to_history_ndjson, to_ndjson, LineError, Timed,
-    Trace, TraceError, TraceEvent, SCHEMA_VERSION,
-};
-
-/// How a model reads an implementation's events.
-pub trait Conform: Spec {
-    /// The model's trace vocabulary.
-    type Event: TraceEvent;
-
-    /// Why an event contradicts a model step, as data (expected against observed); its
-    /// `Display` is the reason a divergence report shows.
-    type Contradiction: fmt::Display;
-
-    /// The states a trace may start from. The default is every initial state; a model whose
-    /// initial states are too many to enumerate builds them from what the trace reveals.
-    fn initial_candidates(&self, _events: &[Self::Event]) -> Vec<Self::State> {
-        self.init_states()
-    }
-
-    /// Whether `action` is the model action the event reports (its name, actor, arguments).
-    fn reports(&self, action: &Self::Action, event: &Self::Event) -> bool;
-
-    /// Compares what the event observed with the model step `before → after`; `Err` says
-    /// which value contradicts the model.
-    fn observe(
-        &self,
-        before: &Self::State,
-        after: &Self::State,
-        event: &Self::Event,
-    ) -> Result<(), Self::Contradiction>;
-
-    /// An event that reports no model action (a read, a lifecycle note): a stutter, accepted
-    /// where `observe(s, s)` holds.
-    fn is_stutter(&self, _event: &Self::Event) -> bool {
-        false
-    }
-
-    /// A model action the implementation never logs; it may happen between events.
-    fn is_silent(&self, _action: &Self::Action) -> bool {
-        false
-    }
-
-    /// The steps of the trace's unresolved events: sent, and never answered (a reply lost to a
-    /// reset, a cut, a timeout). Such a step may have taken effect, or not, and when is unknown:
-    /// a write whose client gave up may still land on the server after later writes. The
-    /// model may take each of these actions silently at any point of the trace (each event
-    /// itself should be a stutter); nothing is inferred from the event's missing outcome.
-    fn unresolved(&self, _events: &[Self::Event]) -> Vec<Self::Action> {
-        Vec::new()
-    }
-
-    /// Why no action of the event's kind is enabled in `state`, when the model can say (shown
-    /// in a divergence report instead of a bare "not allowed").
-    fn disabled_reason(&self, _state: &Self::State, _event: &Self::Event) -> Option<String> {
-        None
-    }
-
-    /// The first value of the trace the model, as its constants build it, cannot hold (an
-    /// offset past `MaxOffset`, a writer past `Writers`), with the bound it passes. A trace
-    /// with one is not judged: a model that cannot hold a value would call the trace
-    /// diverging, which says nothing of the implementation. `conform --trace` stops with an
-    /// error naming the bound and the `--set` that lifts it (exit 2). A model whose events
-    /// carry bounded values declares them here; the default declares none.
-    fn beyond(&self, _events: &[Self::Event]) -> Option<Beyond> {
-        None
-    }
-}
-
-/// A value of a trace past what the model holds: which event, what value, and the bound.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Beyond {
-    /// The event's index in the trace (0-based).
-    pub event: usize,
-    /// The value as people read it (`offset 7`, `writer w9`).
-    pub what: String,
-    pub bound: Bound,
-}
-
-/// What a value passes: a constant a `--set` lifts, or a limit of the model's representation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Bound {
-    /// A knob of the model: its value, and the least that holds the trace's value (`None`
-    /// when no value of the knob does: it is past the knob's own limit).
-    Knob {
-        name: &'static str,
-        value: u64,
-        needs: Option<u64>,
-    },
-    /// A limit of the model's representation, no knob: the most it holds.
-    Fixed { what: &'static str, most: u64 },
-}
-
-impl Beyond {
-    /// The same, at the event's line of a file (its index when the file's lines are not known).
-    pub fn text(&self, line: usize) -> String {
-        let at = format!("line {line}: {} is past what the model holds", self.what);
-        match &self.bound {
-            Bound::Knob {
-                name,
-                value,
-                needs: Some(needs),
-            } => format!(
-                "{at} ({name} = {value}): judge it with --set {name}={needs} (a value the model cannot hold would be no verdict on the implementation)"
-            ),
-            Bound::Knob {
-                name,
-                value,
-                needs: None,
-            } => format!("{at} ({name} = {value}), and no value of {name} holds it"),
-            Bound::Fixed { what, most } => {
-                format!("{at}: the model holds at most {most} {what}, whatever its constants")
-            }
-        }
-    }
-}
+use crate::history::{self, Budget, Searched, Spent, Step};
+use crate::{Conform, TraceEvent};
 
 /// One model action tried for the event that could not be matched, and why it did not fit.
 #[derive(Clone, Debug, Serialize)]

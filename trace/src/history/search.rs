@@ -34,9 +34,9 @@ use hashbrown::HashMap;
 
 use super::sets::{Slots, Used};
 use super::{Budget, Progress, Sequential, Spent};
-use crate::budget::resident_bytes;
-use crate::conform::wire::Timed;
-use crate::fingerprint::fingerprint;
+use crate::wire::Timed;
+use loadbearing_refinement::budget::resident_bytes;
+use loadbearing_refinement::fingerprint::fingerprint;
 
 /// How a configuration was reached: one step back to the previous one, to the part's start.
 pub(crate) struct Node<St> {

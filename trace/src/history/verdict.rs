@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::search::{Node, Step};
 use super::{Sequential, Spent};
-use crate::conform::wire::{Key, Timed};
+use crate::wire::{Key, Timed};
 
 /// A part of a history: the key the history names, the model's own key within it, or the
 /// whole history (neither).

@@ -1,12 +1,12 @@
 //! Trace validation on a tiny model: partial observations, stutters, silent steps, and the
 //! divergence report.
 
-use loadbearing_refinement::conform::{
+use loadbearing_refinement::Model;
+use loadbearing_refinement::{Spec, Variables};
+use loadbearing_trace::{
     parse_ndjson, to_ndjson, validate, validate_path, Conform, Limits, LineError, TraceEvent,
     Validated,
 };
-use loadbearing_refinement::Model;
-use loadbearing_refinement::{Spec, Variables};
 use serde::{Deserialize, Serialize};
 
 /// Two counters; `Inc(i)` adds one to counter i; `Tick` (never logged) flips a hidden bit.

@@ -16,7 +16,7 @@ use hashbrown::HashSet;
 
 use super::search::{Node, Part, Step};
 use super::Sequential;
-use crate::fingerprint::fingerprint;
+use loadbearing_refinement::fingerprint::fingerprint;
 
 /// A choice at a configuration: a step, the state after it, and the operation it places (a
 /// known one, or an unknown one that is counted).

@@ -161,7 +161,7 @@ impl Default for Budget {
         Budget {
             configurations: Budget::DEFAULT_CONFIGURATIONS,
             time: None,
-            memory: crate::budget::default_max_memory(),
+            memory: loadbearing_refinement::budget::default_max_memory(),
         }
     }
 }
@@ -489,7 +489,7 @@ where
         self.model
             .initial_candidates(&events)
             .into_iter()
-            .filter(|s| seen.insert(crate::fingerprint::fingerprint(s)))
+            .filter(|s| seen.insert(loadbearing_refinement::fingerprint::fingerprint(s)))
             .collect()
     }
 
