@@ -50,8 +50,8 @@
 #![warn(missing_docs)]
 
 pub use loadbearing_refinement::{
-    EventuallyAlways, Expectation, MappedRefinement, Model, Property, Refinement, Spec, Symmetry,
-    Variables,
+    EventuallyAlways, Expectation, MappedRefinement, Model, Property, Refinement, Shown, Spec,
+    Symmetry, Variables,
 };
 pub use loadbearing_registry::{model_entry, ModelEntry};
 pub use loadbearing_specs::{Configured, Guard, Under};
@@ -105,7 +105,7 @@ pub use loadbearing_trace::Conform;
 ///
 /// impl Spec for Register {
 ///     fn variables(&self, v: &u8) -> Variables {
-///         vec![("value", v.to_string())]
+///         vec![("value", v.into())]
 ///     }
 /// }
 ///
@@ -167,7 +167,7 @@ pub mod knobs {
 /// }
 /// impl Spec for Counter {
 ///     fn variables(&self, n: &u32) -> Variables {
-///         vec![("n", n.to_string())]
+///         vec![("n", n.into())]
 ///     }
 /// }
 ///
@@ -243,7 +243,7 @@ pub mod engine {
 /// }
 /// impl Spec for Register {
 ///     fn variables(&self, v: &u8) -> Variables {
-///         vec![("value", v.to_string())]
+///         vec![("value", v.into())]
 ///     }
 /// }
 ///
@@ -363,8 +363,6 @@ pub mod sequence;
 pub mod tlc;
 #[doc(hidden)]
 pub mod trace;
-#[doc(hidden)]
-pub mod typed_value;
 #[doc(hidden)]
 pub mod verdict;
 #[cfg(feature = "targets")]

@@ -2,8 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::typed_value::typed;
-use loadbearing_refinement::{Outcome, ShownAbstractStep, ShownPath};
+use loadbearing_refinement::{Outcome, Shown, ShownAbstractStep, ShownPath};
 use serde_json::{json, Value};
 
 use loadbearing_expected::run::Judged;
@@ -247,7 +246,7 @@ pub fn swimlane(cx: &ShownPath, indent: &str) -> String {
     }
     if let Some(abs) = &cx.abstract_step {
         let target = &abs.model;
-        let vars = |side: &Vec<(String, String)>| -> String {
+        let vars = |side: &Vec<(String, Shown)>| -> String {
             side.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
@@ -326,12 +325,15 @@ pub fn counterexample_json(cx: &ShownPath) -> Value {
         .map(|s| {
             // Values typed for machines (numbers, booleans, objects, arrays); the table and
             // the swimlane print the text.
-            let state: serde_json::Map<String, Value> =
-                s.state.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
+            let state: serde_json::Map<String, Value> = s
+                .state
+                .iter()
+                .map(|(k, v)| (k.clone(), v.typed().clone()))
+                .collect();
             let changed: serde_json::Map<String, Value> = s
                 .changed
                 .iter()
-                .map(|(k, v)| (k.clone(), typed(v)))
+                .map(|(k, v)| (k.clone(), v.typed().clone()))
                 .collect();
             json!({
                 "action": s.action.as_deref().unwrap_or("Init"),
@@ -357,8 +359,12 @@ pub fn counterexample_json(cx: &ShownPath) -> Value {
 
 /// The abstract images of a step that breaks a refinement, each by variable.
 fn abstract_step_json(abs: &ShownAbstractStep) -> Value {
-    let side = |vars: &Vec<(String, String)>| -> Value {
-        Value::Object(vars.iter().map(|(k, v)| (k.clone(), typed(v))).collect())
+    let side = |vars: &Vec<(String, Shown)>| -> Value {
+        Value::Object(
+            vars.iter()
+                .map(|(k, v)| (k.clone(), v.typed().clone()))
+                .collect(),
+        )
     };
     json!({ "before": side(&abs.before), "after": side(&abs.after) })
 }

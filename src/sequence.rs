@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use loadbearing_refinement::ShownPath;
+use loadbearing_refinement::{Shown, ShownPath};
 
 /// Pixels per character of the 12px monospace font (DejaVu Sans Mono's advance is 0.6 em).
 const CHAR: f64 = 7.3;
@@ -151,7 +151,7 @@ fn abstract_lines(cx: &ShownPath) -> Vec<String> {
     let Some(abs) = &cx.abstract_step else {
         return Vec::new();
     };
-    let vars = |side: &[(String, String)]| -> String {
+    let vars = |side: &[(String, Shown)]| -> String {
         side.iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
@@ -368,9 +368,9 @@ mod tests {
     use loadbearing_refinement::shown::{ShownAbstractStep, ShownStep};
 
     fn step(action: Option<&str>, actor: Option<&str>, changed: &[(&str, &str)]) -> ShownStep {
-        let vars: Vec<(String, String)> = changed
+        let vars: Vec<(String, Shown)> = changed
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), Shown::name(v)))
             .collect();
         ShownStep {
             action: action.map(String::from),
@@ -391,8 +391,8 @@ mod tests {
             loop_start: None,
             abstract_step: Some(ShownAbstractStep {
                 model: "Store".into(),
-                before: vec![("d".into(), "1".into())],
-                after: vec![("d".into(), "0".into())],
+                before: vec![("d".into(), Shown::from(1u8))],
+                after: vec![("d".into(), Shown::from(0u8))],
             }),
             fairness_note: None,
             explanation: None,

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use loadbearing_refinement::view::{ShownGraph, View, ViewError};
-use loadbearing_refinement::{Options, ShownPath};
+use loadbearing_refinement::{Options, Shown, ShownPath};
 use petgraph::dot::{Config as DotConfig, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{json, Value};
@@ -168,7 +168,7 @@ fn escape(text: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn vars_label(vars: &[(String, String)]) -> String {
+fn vars_label(vars: &[(String, Shown)]) -> String {
     vars.iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::image::{Abstract, AbstractAction, AbstractActionOf, AbstractState, AbstractStateOf};
+use crate::shown_value::Shown;
 use crate::spec::Spec;
 
 struct Of<A: Spec, T> {
@@ -19,7 +20,7 @@ impl<A: Spec + 'static, T: Send + Sync + 'static> Abstract for Of<A, T> {
 }
 
 impl<A: Spec + 'static> AbstractStateOf for Of<A, A::State> {
-    fn variables(&self) -> Vec<(String, String)> {
+    fn variables(&self) -> Vec<(String, Shown)> {
         self.model
             .variables(&self.value)
             .into_iter()

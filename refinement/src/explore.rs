@@ -963,7 +963,7 @@ mod tests {
 
     impl Spec for Scatter {
         fn variables(&self, s: &u64) -> Variables {
-            vec![("s", s.to_string())]
+            vec![("s", s.into())]
         }
     }
 

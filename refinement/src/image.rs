@@ -9,13 +9,15 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::shown_value::Shown;
+
 /// What every abstract value offers without naming its model's types.
 pub(crate) trait Abstract: Send + Sync {
     fn value(&self) -> &dyn Any;
 }
 
 pub(crate) trait AbstractStateOf: Abstract {
-    fn variables(&self) -> Vec<(String, String)>;
+    fn variables(&self) -> Vec<(String, Shown)>;
 }
 
 pub(crate) trait AbstractActionOf: Abstract {
@@ -28,7 +30,7 @@ pub struct AbstractState(pub(crate) Arc<dyn AbstractStateOf>);
 
 impl AbstractState {
     /// The state's variables by the abstract model's names, as that model renders them.
-    pub fn variables(&self) -> Vec<(String, String)> {
+    pub fn variables(&self) -> Vec<(String, Shown)> {
         self.0.variables()
     }
 

@@ -59,7 +59,7 @@ impl<A: Spec> Default for Scratch<A> {
 /// }
 /// impl Spec for Counter {
 ///     fn variables(&self, n: &u8) -> Variables {
-///         vec![("n", n.to_string())]
+///         vec![("n", n.into())]
 ///     }
 /// }
 ///
@@ -90,7 +90,7 @@ impl<A: Spec> Default for Scratch<A> {
 /// }
 /// impl Spec for Logged {
 ///     fn variables(&self, s: &(u8, u8)) -> Variables {
-///         vec![("count", s.0.to_string()), ("steps", s.1.to_string())]
+///         vec![("count", s.0.into()), ("steps", s.1.into())]
 ///     }
 ///     fn refinements(&self) -> Vec<Box<dyn Refinement<(u8, u8)>>> {
 ///         // The image of a state is its count; the log is the design's own business.
@@ -276,7 +276,7 @@ mod tests {
 
     impl Spec for Adder {
         fn variables(&self, s: &u8) -> Variables {
-            vec![("n", s.to_string())]
+            vec![("n", s.into())]
         }
     }
 

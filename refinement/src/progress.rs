@@ -193,7 +193,7 @@ mod tests {
         }
         impl Spec for Count {
             fn variables(&self, s: &u32) -> Variables {
-                vec![("n", s.to_string())]
+                vec![("n", s.into())]
             }
         }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::image::AbstractStep;
 use crate::report::CounterexampleOf;
+use crate::shown_value::Shown;
 use crate::spec::Spec;
 
 /// One state on a shown path, with the action that reached it (`None` for the initial state).
@@ -13,9 +14,9 @@ use crate::spec::Spec;
 pub struct ShownStep {
     pub action: Option<String>,
     pub actor: Option<String>,
-    pub state: Vec<(String, String)>,
+    pub state: Vec<(String, Shown)>,
     /// The variables this step changed, with their new values.
-    pub changed: Vec<(String, String)>,
+    pub changed: Vec<(String, Shown)>,
 }
 
 /// The abstract images of a step that breaks a refinement, by the abstract model's variables.
@@ -24,8 +25,8 @@ pub struct ShownAbstractStep {
     /// The abstract model's name.
     pub model: String,
     /// Empty when an initial state maps to no abstract initial state.
-    pub before: Vec<(String, String)>,
-    pub after: Vec<(String, String)>,
+    pub before: Vec<(String, Shown)>,
+    pub after: Vec<(String, Shown)>,
 }
 
 impl ShownAbstractStep {

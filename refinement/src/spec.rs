@@ -4,6 +4,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use crate::model::Model;
+use crate::shown_value::Shown;
 
 use crate::refinement::Refinement;
 
@@ -16,8 +17,8 @@ pub struct Symmetry {
     pub size: usize,
 }
 
-/// A state's variables by the spec's names, rendered as values a person reads.
-pub type Variables = Vec<(&'static str, String)>;
+/// A state's variables by the spec's names, each as the model shows it ([`Shown`]).
+pub type Variables = Vec<(&'static str, Shown)>;
 
 /// A `<>[]P` property: on every fair behaviour, P eventually holds and then holds for good.
 /// Stateright's `Property` kinds stop at `<>P`, which is weaker (a behaviour may pass through

@@ -202,6 +202,7 @@ mod tests {
     use super::*;
     use crate::model::Model;
     use crate::spec::Variables;
+    use crate::Shown;
 
     /// Three processes, each holding a value below 3, interchangeable; the model names no
     /// representative and counts no orbit, so the engine's own ways are used.
@@ -225,7 +226,7 @@ mod tests {
 
     impl Spec for Three {
         fn variables(&self, s: &[u8; 3]) -> Variables {
-            vec![("v", format!("{s:?}"))]
+            vec![("v", Shown::name(format!("{s:?}")))]
         }
         fn symmetries(&self) -> Vec<crate::spec::Symmetry> {
             vec![crate::spec::Symmetry {
@@ -276,7 +277,7 @@ mod tests {
 
     impl Spec for Lone {
         fn variables(&self, s: &u8) -> Variables {
-            vec![("v", s.to_string())]
+            vec![("v", s.into())]
         }
     }
 

@@ -13,6 +13,7 @@ use crate::erased::AnyReport;
 use crate::fingerprint::fingerprint;
 use crate::path::Path;
 use crate::report::CounterexampleOf;
+use crate::shown_value::Shown;
 use crate::spec::{Spec, Variables};
 
 #[cfg(feature = "explorer")]
@@ -22,7 +23,7 @@ mod front;
 
 /// The reachable state graph as people read it: for pictures of small configs.
 pub struct ShownGraph {
-    pub states: Vec<Vec<(String, String)>>,
+    pub states: Vec<Vec<(String, Shown)>>,
     pub inits: Vec<usize>,
     /// State-changing steps; stutters are left out. Actions reaching the same successor share
     /// one edge.
@@ -108,7 +109,7 @@ struct Viewer<M> {
     spec: CheckSpec,
 }
 
-fn owned(vars: Variables) -> Vec<(String, String)> {
+fn owned(vars: Variables) -> Vec<(String, Shown)> {
     vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 

@@ -8,7 +8,7 @@ use loadbearing_refinement::{
     check, erase, CheckSpec, EventuallyAlways, MappedRefinement, Options, Outcome, Refinement,
     ShownPath, Spec, StepMatch, Variables,
 };
-use loadbearing_refinement::{Model, Property};
+use loadbearing_refinement::{Model, Property, Shown};
 
 /// A counter that counts to `max`; `jump` adds a step of +2, `lose` a step back to zero.
 #[derive(Clone)]
@@ -62,7 +62,7 @@ impl Model for Counter {
 
 impl Spec for Counter {
     fn variables(&self, s: &u8) -> Variables {
-        vec![("n", s.to_string())]
+        vec![("n", s.into())]
     }
     fn eventually_always(&self) -> Vec<EventuallyAlways<Self>> {
         vec![EventuallyAlways::new("SettlesAwayFromOne", |_, s: &u8| {
@@ -134,7 +134,7 @@ impl Model for TwoPhase {
 
 impl Spec for TwoPhase {
     fn variables(&self, s: &(u8, bool)) -> Variables {
-        vec![("n", s.0.to_string()), ("prepared", s.1.to_string())]
+        vec![("n", s.0.into()), ("prepared", s.1.into())]
     }
     fn refinements(&self) -> Vec<Box<dyn Refinement<(u8, bool)>>> {
         let counter = Counter {
@@ -178,7 +178,7 @@ fn invariant_violation_is_the_shortest_path() {
     assert_eq!(*cx.path.last_state(), 3);
     assert_eq!(
         ShownPath::of(&model, &cx).steps.last().unwrap().state,
-        vec![("n".to_string(), "3".to_string())]
+        vec![("n".to_string(), Shown::from(3u32))]
     );
 }
 
@@ -253,7 +253,7 @@ impl Model for Mesh {
 
 impl Spec for Mesh {
     fn variables(&self, s: &(u8, u32)) -> Variables {
-        vec![("level", s.0.to_string()), ("x", s.1.to_string())]
+        vec![("level", s.0.into()), ("x", s.1.into())]
     }
 
     fn fairness_groups(&self) -> Vec<String> {
@@ -394,10 +394,13 @@ fn refinement_violation_names_the_step_and_its_images() {
     let before = images.before.expect("a step, not an initial state");
     assert_eq!(before.downcast_ref::<u8>(), Some(&0));
     assert_eq!(images.after.downcast_ref::<u8>(), Some(&2));
-    assert_eq!(before.variables(), vec![("n".to_string(), "0".to_string())]);
+    assert_eq!(
+        before.variables(),
+        vec![("n".to_string(), Shown::from(0u8))]
+    );
     assert_eq!(
         images.after.variables(),
-        vec![("n".to_string(), "2".to_string())]
+        vec![("n".to_string(), Shown::from(2u8))]
     );
 }
 
@@ -441,12 +444,12 @@ fn a_shown_path_lists_actors_actions_and_only_the_changed_variables() {
     let skip = &shown.steps[1];
     assert_eq!(skip.action.as_deref(), Some("Skip"));
     assert_eq!(skip.actor.as_deref(), Some("system"));
-    assert_eq!(skip.changed, vec![("n".to_string(), "2".to_string())]);
+    assert_eq!(skip.changed, vec![("n".to_string(), Shown::from(2u8))]);
     let images = shown
         .abstract_step
         .expect("a refinement failure shows its images");
     assert_eq!(images.model, "Counter");
-    assert_eq!(images.before, vec![("n".to_string(), "0".to_string())]);
+    assert_eq!(images.before, vec![("n".to_string(), Shown::from(0u8))]);
 }
 
 #[test]

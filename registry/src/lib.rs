@@ -218,7 +218,7 @@ pub enum InstallError {
 ///
 /// impl Spec for Ticker {
 ///     fn variables(&self, s: &u8) -> Variables {
-///         vec![("n", s.to_string())]
+///         vec![("n", s.into())]
 ///     }
 /// }
 ///

@@ -442,7 +442,7 @@ mod a_bounded_register {
 
     impl Spec for Register {
         fn variables(&self, s: &u8) -> Variables {
-            vec![("value", s.to_string())]
+            vec![("value", s.into())]
         }
     }
 

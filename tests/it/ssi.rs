@@ -32,7 +32,7 @@ fn value(cx: &ShownPath, step: usize, var: &str) -> String {
         .state
         .iter()
         .find(|(k, _)| k == var)
-        .map(|(_, v)| v.clone())
+        .map(|(_, v)| v.text().to_string())
         .unwrap()
 }
 

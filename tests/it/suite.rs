@@ -3,7 +3,7 @@
 
 use loadbearing_expected::run::{run, run_typed};
 use loadbearing_expected::suite::{self, override_constants, parse_set, Config, Expected};
-use loadbearing_refinement::{Options, Outcome};
+use loadbearing_refinement::{Options, Outcome, Shown};
 use loadbearing_specs::epoch::model::Epoch;
 use loadbearing_specs::store::model::SwsState;
 
@@ -184,9 +184,9 @@ fn the_epoch_counterexample_regresses_the_mapped_hwm() {
         .clone()
         .unwrap();
     let hwm =
-        |side: &Vec<(String, String)>| side.iter().find(|(k, _)| k == "hwm").unwrap().1.clone();
-    assert_eq!(hwm(&images.before), "[2]");
-    assert_eq!(hwm(&images.after), "[1]");
+        |side: &Vec<(String, Shown)>| side.iter().find(|(k, _)| k == "hwm").unwrap().1.clone();
+    assert_eq!(hwm(&images.before).text(), "[2]");
+    assert_eq!(hwm(&images.after).typed(), &serde_json::json!([1]));
     // The same finding as data: the abstract states themselves, in SingleWriterStore's types.
     let (_, report, _) = run_typed::<Epoch>(&config("epoch_refines"), &Options::default()).unwrap();
     let finding = report.counterexample.unwrap().abstract_step.unwrap();

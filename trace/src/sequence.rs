@@ -296,7 +296,7 @@ fn explain<M: Conform>(
             state: model
                 .variables(state)
                 .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
+                .map(|(k, v)| (k.to_string(), v.into_text()))
                 .collect(),
             allowed,
         });

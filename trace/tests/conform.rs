@@ -47,9 +47,9 @@ impl Model for Counters {
 impl Spec for Counters {
     fn variables(&self, s: &Self::State) -> Variables {
         vec![
-            ("a", s.0[0].to_string()),
-            ("b", s.0[1].to_string()),
-            ("ticked", s.1.to_string()),
+            ("a", s.0[0].into()),
+            ("b", s.0[1].into()),
+            ("ticked", s.1.into()),
         ]
     }
 }

@@ -5,7 +5,7 @@
 //! writes over it, and that increment is lost.
 
 use loadbearing::knobs::{Flag, Nat};
-use loadbearing::{Configured, Guard, Model, Property, Spec, Variables};
+use loadbearing::{Configured, Guard, Model, Property, Shown, Spec, Variables};
 
 /// The clients of the model; a history of more is past what it holds.
 pub const CLIENTS: usize = 3;
@@ -122,16 +122,15 @@ impl Model for CasRegister {
 
 impl Spec for CasRegister {
     fn variables(&self, s: &RegisterState) -> Variables {
+        // What each client holds: a value (a number to machines) or `none`.
         let held = s
             .held
             .iter()
-            .map(|h| h.map_or("none".to_string(), |v| v.to_string()))
-            .collect::<Vec<_>>()
-            .join(", ");
+            .map(|h| h.map_or(Shown::name("none"), Shown::from));
         vec![
-            ("value", s.value.to_string()),
-            ("held", format!("[{held}]")),
-            ("lostUpdate", s.lost_update.to_string()),
+            ("value", s.value.into()),
+            ("held", Shown::list(held)),
+            ("lostUpdate", s.lost_update.into()),
         ]
     }
 

@@ -6,7 +6,7 @@
 
 use loadbearing::knobs::{Flag, Nat};
 use loadbearing::{Configured, Guard};
-use loadbearing::{MappedRefinement, Refinement, Spec, Variables};
+use loadbearing::{MappedRefinement, Refinement, Shown, Spec, Variables};
 use loadbearing::{Model, Property};
 
 use crate::token_order::{OrderState, TokenOrder};
@@ -151,24 +151,22 @@ fn token_order(s: &LockState) -> OrderState {
 
 impl Spec for FencingToken {
     fn variables(&self, s: &LockState) -> Variables {
-        let client = |c: Option<usize>| c.map_or("none".to_string(), |c| format!("c{}", c + 1));
+        let client =
+            |c: Option<usize>| Shown::name(c.map_or("none".to_string(), |c| format!("c{}", c + 1)));
         vec![
             ("holder", client(s.holder)),
-            ("issued", s.issued.to_string()),
+            ("issued", s.issued.into()),
             (
                 "held",
-                format!(
-                    "[{}]",
+                Shown::list(
                     s.held
                         .iter()
-                        .map(|t| t.map_or("none".to_string(), |t| t.to_string()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                        .map(|t| t.map_or(Shown::name("none"), Shown::from)),
                 ),
             ),
-            ("stored", s.stored.to_string()),
+            ("stored", s.stored.into()),
             ("writer", client(s.writer)),
-            ("staleLanded", s.stale_landed.to_string()),
+            ("staleLanded", s.stale_landed.into()),
         ]
     }
 

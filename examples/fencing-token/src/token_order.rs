@@ -64,9 +64,6 @@ impl Model for TokenOrder {
 
 impl Spec for TokenOrder {
     fn variables(&self, s: &OrderState) -> Variables {
-        vec![
-            ("granted", s.granted.to_string()),
-            ("stored", s.stored.to_string()),
-        ]
+        vec![("granted", s.granted.into()), ("stored", s.stored.into())]
     }
 }

@@ -9,6 +9,8 @@ use std::io::{self, Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use crate::Shown;
+
 use serde_json::Value;
 
 use super::ViewError;
@@ -170,12 +172,12 @@ fn labelled_inits(body: &[u8], names: &Names) -> Vec<u8> {
 
 /// Each initial state's label: `Init` when there is one; otherwise `Init:` and the variables
 /// whose values tell the initial states apart.
-pub fn init_labels(inits: &[Vec<(&str, String)>]) -> Vec<String> {
+pub fn init_labels(inits: &[Vec<(&str, Shown)>]) -> Vec<String> {
     if inits.len() <= 1 {
         return vec!["Init".to_string(); inits.len()];
     }
     let differs = |name: &str| {
-        let value = |vars: &Vec<(&str, String)>| {
+        let value = |vars: &Vec<(&str, Shown)>| {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.clone())
@@ -202,8 +204,8 @@ mod tests {
     #[test]
     fn initial_states_are_told_apart_by_what_differs() {
         let inits = vec![
-            vec![("op", "<persist>".to_string()), ("pos", "0".to_string())],
-            vec![("op", "<skip>".to_string()), ("pos", "0".to_string())],
+            vec![("op", Shown::name("<persist>")), ("pos", Shown::from(0u8))],
+            vec![("op", Shown::name("<skip>")), ("pos", Shown::from(0u8))],
         ];
         assert_eq!(
             init_labels(&inits),

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
@@ -749,22 +750,27 @@ impl Spec for CassandraActors {
 
     fn variables(&self, s: &ActorState) -> Variables {
         let disk = Self::store(s);
-        let crashed: Vec<&str> = (0..3)
+        let crashed = (0..3)
             .filter(|&i| s.crashed[i])
-            .map(|i| actor_name(Id::from(i)))
-            .collect();
+            .map(|i| Shown::name(actor_name(Id::from(i))));
         let read = match s.history.read {
-            Some(c) => c.to_string(),
-            None => "-".into(),
+            Some(c) => c.into(),
+            None => Shown::name("-"),
         };
         let stored = ("stored", disk.row);
         let mut vars = key_variables(s.history.op, self.params.max_offset, stored, disk.overwrote);
         vars.extend([
-            ("owner", Self::flow_text(Self::flow(s, OWNER), false)),
-            ("zombie", Self::flow_text(Self::flow(s, ZOMBIE), true)),
+            (
+                "owner",
+                Shown::name(Self::flow_text(Self::flow(s, OWNER), false)),
+            ),
+            (
+                "zombie",
+                Shown::name(Self::flow_text(Self::flow(s, ZOMBIE), true)),
+            ),
             self.systems.network_variable(s),
-            ("crashed", format!("{{{}}}", crashed.join(","))),
-            ("decided", s.history.decided.to_string()),
+            ("crashed", Shown::set(crashed)),
+            ("decided", s.history.decided.into()),
             ("read", read),
         ]);
         vars

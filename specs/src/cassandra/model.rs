@@ -160,12 +160,12 @@ impl OneKey for Cassandra {
 impl Spec for Cassandra {
     fn variables(&self, s: &CassandraState) -> Variables {
         vec![
-            ("op", s.op.render(self.max_offset)),
-            ("stored", s.stored.to_string()),
-            ("ownerPos", s.owner_pos.to_string()),
-            ("ownerLoaded", s.owner_loaded.to_string()),
-            ("ownerState", s.owner_state.to_string()),
-            ("overwrote", s.overwrote.to_string()),
+            ("op", s.op.shown(self.max_offset)),
+            ("stored", s.stored.into()),
+            ("ownerPos", s.owner_pos.into()),
+            ("ownerLoaded", s.owner_loaded.into()),
+            ("ownerState", s.owner_state.into()),
+            ("overwrote", s.overwrote.into()),
         ]
     }
 

@@ -415,19 +415,19 @@ impl OneKey for Cassandra835 {
 impl Spec for Cassandra835 {
     fn variables(&self, s: &Cassandra835State) -> Variables {
         vec![
-            ("op", s.op.render(self.max_offset)),
-            ("store", s.store.to_string()),
-            ("ownerPos", s.owner_pos.to_string()),
-            ("ownerLoaded", s.owner_loaded.to_string()),
-            ("ownerState", s.owner_state.to_string()),
-            ("overwrote", s.overwrote.to_string()),
-            ("recoveredAt", s.recovered_at.to_string()),
-            ("committed", s.committed.to_string()),
-            ("handovers", s.handovers.to_string()),
-            ("spuriousUsed", s.spurious_used.to_string()),
-            ("reseeded", s.reseeded.to_string()),
-            ("journalRows", s.journal_rows.to_string()),
-            ("foldedAt", s.folded_at.to_string()),
+            ("op", s.op.shown(self.max_offset)),
+            ("store", s.store.into()),
+            ("ownerPos", s.owner_pos.into()),
+            ("ownerLoaded", s.owner_loaded.into()),
+            ("ownerState", s.owner_state.into()),
+            ("overwrote", s.overwrote.into()),
+            ("recoveredAt", s.recovered_at.into()),
+            ("committed", s.committed.into()),
+            ("handovers", s.handovers.into()),
+            ("spuriousUsed", s.spurious_used.into()),
+            ("reseeded", s.reseeded.into()),
+            ("journalRows", s.journal_rows.into()),
+            ("foldedAt", s.folded_at.into()),
         ]
     }
 

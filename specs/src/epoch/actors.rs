@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
@@ -451,20 +452,20 @@ impl Spec for EpochActors {
         );
         let (owner, z) = (Self::flow(s, OWNER), Self::flow(s, ZOMBIE));
         vars.extend([
-            ("maxEpoch", b.max_epoch.to_string()),
-            ("zombieEpoch", b.zombie_epoch.to_string()),
+            ("maxEpoch", b.max_epoch.into()),
+            ("zombieEpoch", b.zombie_epoch.into()),
             (
                 "owner",
-                format!(
+                Shown::name(format!(
                     "{:?}, {}, epoch {}",
                     owner.phase,
                     owner.memory_text(),
                     owner.epoch
-                ),
+                )),
             ),
             (
                 "zombie",
-                format!(
+                Shown::name(format!(
                     "{:?}, {}, epoch {}, {} commits",
                     z.phase,
                     if z.active {
@@ -474,10 +475,10 @@ impl Spec for EpochActors {
                     },
                     z.epoch,
                     z.pos
-                ),
+                )),
             ),
             self.systems.network_variable(s),
-            ("decided", s.history.decided.to_string()),
+            ("decided", s.history.decided.into()),
         ]);
         vars
     }

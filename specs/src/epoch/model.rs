@@ -134,14 +134,14 @@ impl OneKey for Epoch {
 impl Spec for Epoch {
     fn variables(&self, s: &EpochState) -> Variables {
         vec![
-            ("op", s.op.render(self.max_offset)),
-            ("topic", s.topic.to_string()),
-            ("ownerPos", s.owner_pos.to_string()),
-            ("ownerLoaded", s.owner_loaded.to_string()),
-            ("ownerState", s.owner_state.to_string()),
-            ("rebalanced", s.rebalanced.to_string()),
-            ("zEpoch", s.z_epoch.to_string()),
-            ("maxEpoch", s.max_epoch.to_string()),
+            ("op", s.op.shown(self.max_offset)),
+            ("topic", s.topic.into()),
+            ("ownerPos", s.owner_pos.into()),
+            ("ownerLoaded", s.owner_loaded.into()),
+            ("ownerState", s.owner_state.into()),
+            ("rebalanced", s.rebalanced.into()),
+            ("zEpoch", s.z_epoch.into()),
+            ("maxEpoch", s.max_epoch.into()),
         ]
     }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use loadbearing_refinement::Model;
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Spec, Symmetry, Variables};
 
 use crate::first_write::{all_offsets, FirstWriteParams, Row, MAX_WRITERS};
@@ -126,28 +127,20 @@ impl Spec for CasFirstWriteAtomic {
 
     fn variables(&self, s: &AtomicState) -> Variables {
         let writers = 0..self.writers as usize;
-        let pc: Vec<String> = writers
-            .clone()
-            .map(|w| {
-                format!(
-                    "w{}:{}",
-                    w + 1,
-                    if s.pc[w] == AtomicPc::Todo {
-                        "todo"
-                    } else {
-                        "done"
-                    }
-                )
-            })
-            .collect();
-        let off: Vec<String> = writers
-            .map(|w| format!("w{}:{}", w + 1, s.off[w]))
-            .collect();
+        let pc = writers.clone().map(|w| {
+            let pc = if s.pc[w] == AtomicPc::Todo {
+                "todo"
+            } else {
+                "done"
+            };
+            Shown::name(format!("w{}:{pc}", w + 1))
+        });
+        let off = writers.map(|w| Shown::name(format!("w{}:{}", w + 1, s.off[w])));
         vec![
-            ("stored", s.stored.to_string()),
-            ("pc", format!("[{}]", pc.join(", "))),
-            ("off", format!("[{}]", off.join(", "))),
-            ("corrupted", s.corrupted.to_string()),
+            ("stored", Shown::name(s.stored)),
+            ("pc", Shown::list(pc)),
+            ("off", Shown::list(off)),
+            ("corrupted", s.corrupted.into()),
         ]
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Symmetry, Variables};
 use loadbearing_refinement::{Model, Property};
 
@@ -287,25 +288,22 @@ impl Spec for CasFirstWrite {
 
     fn variables(&self, s: &CasFwState) -> Variables {
         let writers = 0..self.writers as usize;
-        let pc: Vec<String> = writers
+        let pc = writers
             .clone()
-            .map(|w| format!("w{}:{}", w + 1, s.pc[w]))
-            .collect();
-        let off: Vec<String> = writers
+            .map(|w| Shown::name(format!("w{}:{}", w + 1, s.pc[w])));
+        let off = writers
             .clone()
-            .map(|w| format!("w{}:{}", w + 1, s.off[w]))
-            .collect();
-        let spurious: Vec<String> = writers
+            .map(|w| Shown::name(format!("w{}:{}", w + 1, s.off[w])));
+        let spurious = writers
             .filter(|w| s.spurious & (1 << w) != 0)
-            .map(|w| format!("w{}", w + 1))
-            .collect();
+            .map(|w| Shown::name(format!("w{}", w + 1)));
         vec![
-            ("stored", s.stored.to_string()),
-            ("pc", format!("[{}]", pc.join(", "))),
-            ("off", format!("[{}]", off.join(", "))),
-            ("corrupted", s.corrupted.to_string()),
-            ("spurious", format!("{{{}}}", spurious.join(","))),
-            ("unjustified", s.unjustified.to_string()),
+            ("stored", Shown::name(s.stored)),
+            ("pc", Shown::list(pc)),
+            ("off", Shown::list(off)),
+            ("corrupted", s.corrupted.into()),
+            ("spurious", Shown::set(spurious)),
+            ("unjustified", s.unjustified.into()),
         ]
     }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 use loadbearing_trace::Conform;
@@ -35,6 +36,15 @@ impl Partitions {
 
     pub fn minus(self, other: Partitions) -> Partitions {
         Partitions(self.0 & !other.0)
+    }
+}
+
+impl From<Partitions> for Shown {
+    fn from(partitions: Partitions) -> Shown {
+        let members = (0..MAX_PARTITIONS)
+            .filter(|&p| partitions.contains(p))
+            .map(|p| Shown::name(format!("p{}", p + 1)));
+        Shown::items("{", ", ", "}", members)
     }
 }
 
@@ -165,9 +175,9 @@ impl Model for FlowsAlive {
 impl Spec for FlowsAlive {
     fn variables(&self, s: &FlowsState) -> Variables {
         vec![
-            ("owned", s.owned.to_string()),
-            ("live", s.live.to_string()),
-            ("gen", s.gen.to_string()),
+            ("owned", s.owned.into()),
+            ("live", s.live.into()),
+            ("gen", s.gen.into()),
         ]
     }
 

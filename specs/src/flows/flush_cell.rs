@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 use loadbearing_trace::Conform;
@@ -146,13 +147,14 @@ impl Spec for FlushCell {
         vec![
             (
                 "buffer",
-                format!(
+                // A TLA+ record as TLC prints it: a phrase to machines.
+                Shown::name(format!(
                     "[value |-> {}, persisted |-> {}]",
                     s.buffer.value, s.buffer.persisted
-                ),
+                )),
             ),
-            ("durable", s.durable.to_string()),
-            ("fpc", s.fpc.to_string()),
+            ("durable", s.durable.into()),
+            ("fpc", Shown::name(s.fpc)),
         ]
     }
 

@@ -106,9 +106,9 @@ impl Model for TokenSync {
 impl Spec for TokenSync {
     fn variables(&self, s: &TokenState) -> Variables {
         vec![
-            ("liveGen", s.live_gen.to_string()),
-            ("token", s.token.to_string()),
-            ("owed", s.owed.to_string()),
+            ("liveGen", s.live_gen.into()),
+            ("token", s.token.into()),
+            ("owed", s.owed.into()),
         ]
     }
 

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 use serde::{Deserialize, Serialize};
@@ -541,46 +542,32 @@ impl Spec for GroupCommitActors {
     fn variables(&self, s: &ActorState) -> Variables {
         let p = Self::producer(s);
         let f = Self::flow(s);
-        let bits = |b: u16| {
-            let ws: Vec<String> = self
-                .writers()
-                .filter(|w| b & (1 << w) != 0)
-                .map(|w| w.to_string())
-                .collect();
-            format!("{{{}}}", ws.join(","))
-        };
-        let queue: Vec<String> = p.queue.iter().map(u8::to_string).collect();
-        let writers: Vec<String> = self
-            .writers()
-            .map(|w| {
-                let st = Self::writer(s, w);
-                format!(
-                    "{w}:{:?}{}",
-                    st.phase,
-                    if st.durable { " durable" } else { "" }
-                )
-            })
-            .collect();
+        let bits = |b: u16| Shown::set(self.writers().filter(|w| b & (1 << w) != 0));
+        let writers = self.writers().map(|w| {
+            let st = Self::writer(s, w);
+            let durable = if st.durable { " durable" } else { "" };
+            Shown::name(format!("{w}:{:?}{durable}", st.phase))
+        });
         vec![
-            ("queue", format!("<{}>", queue.join(", "))),
+            ("queue", Shown::sequence(p.queue.iter())),
             (
                 "lock",
-                p.lock.map_or("free".to_string(), |w| format!("writer {w}")),
+                Shown::name(p.lock.map_or("free".to_string(), |w| format!("writer {w}"))),
             ),
             ("durable", bits(p.durable)),
-            ("oc", p.oc.to_string()),
-            ("co", p.co.to_string()),
+            ("oc", p.oc.into()),
+            ("co", p.co.into()),
             (
                 "flow",
-                format!(
+                Shown::name(format!(
                     "oc {}, knows {}{}{}",
                     f.oc,
                     bits(f.known),
                     if f.waiting { ", waiting" } else { "" },
                     if f.done { ", done" } else { "" }
-                ),
+                )),
             ),
-            ("writers", format!("[{}]", writers.join(", "))),
+            ("writers", Shown::list(writers)),
             self.systems.network_variable(s),
         ]
     }

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use arrayvec::ArrayVec;
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{EventuallyAlways, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
@@ -43,6 +44,13 @@ impl WriterSet {
 
     pub fn is_empty(self) -> bool {
         self.0 == 0
+    }
+}
+
+impl From<WriterSet> for Shown {
+    fn from(writers: WriterSet) -> Shown {
+        let members = (1..=MAX_WRITERS).filter(|&w| writers.contains(w));
+        Shown::items("{", ", ", "}", members)
     }
 }
 
@@ -347,25 +355,24 @@ const TXN_COMMIT: usize = 2;
 
 impl Spec for GroupCommitLanes {
     fn variables(&self, s: &LanesState) -> Variables {
-        let writes: Vec<String> = s.writes.iter().map(|w| w.to_string()).collect();
         vec![
-            ("writes", format!("<{}>", writes.join(", "))),
-            ("offered", s.offered.to_string()),
-            ("markers", s.markers.to_string()),
-            ("markersScheduled", s.markers_scheduled.to_string()),
-            ("markersDelivered", s.markers_delivered.to_string()),
-            ("txnOpen", s.txn_open.to_string()),
-            ("txnWrites", s.txn_writes.to_string()),
-            ("txnMarkers", s.txn_markers.to_string()),
-            ("done", s.done.to_string()),
-            ("oc", s.oc.to_string()),
-            ("co", s.co.to_string()),
+            ("writes", Shown::sequence(s.writes.iter())),
+            ("offered", s.offered.into()),
+            ("markers", s.markers.into()),
+            ("markersScheduled", s.markers_scheduled.into()),
+            ("markersDelivered", s.markers_delivered.into()),
+            ("txnOpen", s.txn_open.into()),
+            ("txnWrites", s.txn_writes.into()),
+            ("txnMarkers", s.txn_markers.into()),
+            ("done", s.done.into()),
+            ("oc", s.oc.into()),
+            ("co", s.co.into()),
             (
                 "lastBegin",
-                format!(
-                    "[wAvail={}, wTake={}]",
-                    s.last_begin.w_avail, s.last_begin.w_take
-                ),
+                Shown::list([
+                    Shown::name(format!("wAvail={}", s.last_begin.w_avail)),
+                    Shown::name(format!("wTake={}", s.last_begin.w_take)),
+                ]),
             ),
         ]
     }

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use arrayvec::ArrayVec;
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
@@ -220,21 +221,15 @@ impl Model for GroupCommit {
 
 impl Spec for GroupCommit {
     fn variables(&self, s: &GcState) -> Variables {
-        let done: Vec<String> = (1..=self.n)
-            .filter(|w| s.done & (1 << w) != 0)
-            .map(|w| w.to_string())
-            .collect();
-        let queue: Vec<String> = s.queue.iter().map(|w| w.to_string()).collect();
-        let pc: Vec<String> = (0..=self.n as usize)
-            .map(|p| format!("{p}:{}", s.pc[p]))
-            .collect();
+        let done = (1..=self.n).filter(|w| s.done & (1 << w) != 0);
+        let pc = (0..=self.n as usize).map(|p| Shown::name(format!("{p}:{}", s.pc[p])));
         vec![
-            ("queue", format!("<{}>", queue.join(", "))),
-            ("lock", s.lock.to_string()),
-            ("done", format!("{{{}}}", done.join(","))),
-            ("oc", s.oc.to_string()),
-            ("co", s.co.to_string()),
-            ("pc", format!("[{}]", pc.join(", "))),
+            ("queue", Shown::sequence(s.queue.iter())),
+            ("lock", s.lock.into()),
+            ("done", Shown::set(done)),
+            ("oc", s.oc.into()),
+            ("co", s.co.into()),
+            ("pc", Shown::list(pc)),
         ]
     }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use serde::{Deserialize, Serialize};
 
 /// The last offset an event log ([`Ops`]) or a set of offsets ([`Offsets`]) holds, and why a
@@ -88,6 +89,12 @@ impl Offsets {
     }
 }
 
+impl From<Offsets> for Shown {
+    fn from(offsets: Offsets) -> Shown {
+        Shown::set((0..32u8).filter(|&o| offsets.contains(o)))
+    }
+}
+
 impl fmt::Display for Offsets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let members: Vec<String> = (0..32u8)
@@ -157,8 +164,12 @@ impl Ops {
     }
 
     pub fn render(self, max: u8) -> String {
-        let ops: Vec<&str> = (1..=max).map(|o| self.at(o).name()).collect();
-        format!("<{}>", ops.join(", "))
+        self.shown(max).into_text()
+    }
+
+    /// The log of offsets `1..=max` as a model variable: `<persist, delete>`.
+    pub fn shown(self, max: u8) -> Shown {
+        Shown::sequence((1..=max).map(|o| Shown::name(self.at(o).name())))
     }
 }
 
@@ -277,6 +288,24 @@ impl From<CellWire> for Cell {
             CellWire::Absent {} => Cell::ABSENT,
             CellWire::Snap { offset, contents } => Cell::snap(offset, contents),
             CellWire::Tomb { offset } => Cell::tomb(offset),
+        }
+    }
+}
+
+impl From<Cell> for Shown {
+    /// A row by its name (`Absent`, `Snap(2, {1,2})`, `Tomb(3)`), or as the record it is when
+    /// it is none of those.
+    fn from(cell: Cell) -> Shown {
+        match (cell.present, cell.deleted) {
+            (false, _) if cell == Cell::ABSENT => Shown::name(cell),
+            (true, false) => Shown::name(cell),
+            (true, true) if cell.contents == Offsets::EMPTY => Shown::name(cell),
+            _ => Shown::record([
+                ("present", cell.present.into()),
+                ("deleted", cell.deleted.into()),
+                ("offset", cell.offset.into()),
+                ("contents", cell.contents.into()),
+            ]),
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Refinement, Spec, Variables};
 use serde::{Deserialize, Serialize};
@@ -430,14 +431,14 @@ impl Spec for KafkaActors {
         );
         key.into_iter()
             .chain([
-                ("liveGen", b.live_gen.to_string()),
+                ("liveGen", b.live_gen.into()),
                 (
                     "owner",
-                    format!("{:?}, {}", owner.phase, owner.memory_text()),
+                    Shown::name(format!("{:?}, {}", owner.phase, owner.memory_text())),
                 ),
                 (
                     "zombie",
-                    format!(
+                    Shown::name(format!(
                         "{:?}, {}, captured {}, {} commits",
                         z.phase,
                         match (z.active, z.alive) {
@@ -447,10 +448,10 @@ impl Spec for KafkaActors {
                         },
                         z.captured,
                         z.pos
-                    ),
+                    )),
                 ),
                 self.systems.network_variable(s),
-                ("decided", s.history.decided.to_string()),
+                ("decided", s.history.decided.into()),
             ])
             .collect()
     }

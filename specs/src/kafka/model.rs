@@ -188,17 +188,17 @@ impl OneKey for Kafka {
 impl Spec for Kafka {
     fn variables(&self, s: &KafkaState) -> Variables {
         vec![
-            ("op", s.op.render(self.max_offset)),
-            ("topic", s.topic.to_string()),
-            ("ownerPos", s.owner_pos.to_string()),
-            ("ownerLoaded", s.owner_loaded.to_string()),
-            ("ownerState", s.owner_state.to_string()),
-            ("overwrote", s.overwrote.to_string()),
-            ("liveGen", s.live_gen.to_string()),
-            ("zAlive", s.z_alive.to_string()),
-            ("zCapturedGen", s.z_captured_gen.to_string()),
-            ("zCarriesOffset", s.z_carries_offset.to_string()),
-            ("rebalanced", s.rebalanced.to_string()),
+            ("op", s.op.shown(self.max_offset)),
+            ("topic", s.topic.into()),
+            ("ownerPos", s.owner_pos.into()),
+            ("ownerLoaded", s.owner_loaded.into()),
+            ("ownerState", s.owner_state.into()),
+            ("overwrote", s.overwrote.into()),
+            ("liveGen", s.live_gen.into()),
+            ("zAlive", s.z_alive.into()),
+            ("zCapturedGen", s.z_captured_gen.into()),
+            ("zCarriesOffset", s.z_carries_offset.into()),
+            ("rebalanced", s.rebalanced.into()),
         ]
     }
 

@@ -1,5 +1,6 @@
 #![doc = include_str!("model_835.md")]
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{EventuallyAlways, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
@@ -326,31 +327,32 @@ impl OneKey for Kafka835 {
 }
 
 /// A function over the zombie incarnations, as TLC prints it.
-fn render<T: ToString>(values: &[T]) -> String {
-    let items: Vec<String> = values.iter().map(T::to_string).collect();
-    format!("<<{}>>", items.join(", "))
+/// A TLA+ tuple as TLC prints it, `<<1, 0>>`; machines have always read it as a list in a
+/// list (`[[1, 0]]`), and still do.
+fn render<T: Copy + Into<Shown>>(values: &[T]) -> Shown {
+    Shown::items("<", "", ">", [Shown::sequence(values.iter().copied())])
 }
 
 impl Spec for Kafka835 {
     fn variables(&self, s: &Kafka835State) -> Variables {
         vec![
-            ("op", s.op.render(self.max_offset)),
-            ("store", s.store.to_string()),
-            ("ownerPos", s.owner_pos.to_string()),
-            ("ownerLoaded", s.owner_loaded.to_string()),
-            ("ownerState", s.owner_state.to_string()),
-            ("overwrote", s.overwrote.to_string()),
-            ("committed", s.committed.to_string()),
-            ("scheduled", s.scheduled.to_string()),
-            ("recoveredAt", s.recovered_at.to_string()),
-            ("liveGen", s.live_gen.to_string()),
+            ("op", s.op.shown(self.max_offset)),
+            ("store", s.store.into()),
+            ("ownerPos", s.owner_pos.into()),
+            ("ownerLoaded", s.owner_loaded.into()),
+            ("ownerState", s.owner_state.into()),
+            ("overwrote", s.overwrote.into()),
+            ("committed", s.committed.into()),
+            ("scheduled", s.scheduled.into()),
+            ("recoveredAt", s.recovered_at.into()),
+            ("liveGen", s.live_gen.into()),
             ("zAlive", render(&s.z_alive)),
             ("zCapturedGen", render(&s.z_captured_gen)),
             ("zCarriesOffset", render(&s.z_carries_offset)),
-            ("rebalances", s.rebalances.to_string()),
-            ("handovers", s.handovers.to_string()),
-            ("oCapturedGen", s.o_captured_gen.to_string()),
-            ("genBumps", s.gen_bumps.to_string()),
+            ("rebalances", s.rebalances.into()),
+            ("handovers", s.handovers.into()),
+            ("oCapturedGen", s.o_captured_gen.into()),
+            ("genBumps", s.gen_bumps.into()),
         ]
     }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 use loadbearing_trace::Conform;
@@ -163,9 +164,9 @@ impl Model for RecoveryDeadline {
 impl Spec for RecoveryDeadline {
     fn variables(&self, s: &DeadlineState) -> Variables {
         vec![
-            ("clock", s.clock.to_string()),
-            ("noprog", s.noprog.to_string()),
-            ("rstate", s.rstate.to_string()),
+            ("clock", s.clock.into()),
+            ("noprog", s.noprog.into()),
+            ("rstate", Shown::name(s.rstate)),
         ]
     }
 

@@ -5,6 +5,7 @@
 //! the read is what differs. The refinement maps states, not actions, so sharing the
 //! environment's code cannot hide an implementation step from the check.
 
+use loadbearing_refinement::Shown;
 use std::fmt;
 
 use crate::infra::knobs::Flag;
@@ -104,6 +105,12 @@ impl Indexes {
     }
 }
 
+impl From<Indexes> for Shown {
+    fn from(indexes: Indexes) -> Shown {
+        Shown::items("{", ", ", "}", indexes.iter())
+    }
+}
+
 impl fmt::Display for Indexes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let items: Vec<String> = self.iter().map(|i| i.to_string()).collect();
@@ -166,6 +173,15 @@ impl Log {
     /// Every record is of its type (`log \in Seq(...)`, `Len(log) <= 5`).
     pub fn type_ok(&self) -> bool {
         self.len() <= MAX_LOG
+    }
+}
+
+/// A TLA+ sequence as TLC prints it, `<<A:c, B:o>>`; machines have always read it as a list in
+/// a list (`[["A:c", "B:o"]]`), and still do.
+impl From<&Log> for Shown {
+    fn from(log: &Log) -> Shown {
+        let records = log.0.iter().map(Shown::name);
+        Shown::items("<", "", ">", [Shown::sequence(records)])
     }
 }
 

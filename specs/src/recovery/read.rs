@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 
@@ -238,12 +239,12 @@ impl Model for RecoveryRead {
 impl Spec for RecoveryRead {
     fn variables(&self, s: &ReadState) -> Variables {
         vec![
-            ("log", s.topic.log.to_string()),
-            ("wphase", s.topic.wphase.to_string()),
-            ("rstate", s.rstate.to_string()),
-            ("target", s.target.to_string()),
-            ("result", s.result.to_string()),
-            ("observed", s.observed.to_string()),
+            ("log", (&s.topic.log).into()),
+            ("wphase", Shown::name(s.topic.wphase)),
+            ("rstate", Shown::name(s.rstate)),
+            ("target", s.target.into()),
+            ("result", s.result.into()),
+            ("observed", s.observed.into()),
         ]
     }
 

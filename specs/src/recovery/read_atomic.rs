@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
@@ -136,10 +137,10 @@ pub const FAIR: &str = "Next";
 impl Spec for RecoveryReadAtomic {
     fn variables(&self, s: &AtomicReadState) -> Variables {
         vec![
-            ("log", s.topic.log.to_string()),
-            ("wphase", s.topic.wphase.to_string()),
-            ("rstate", s.rstate.to_string()),
-            ("result", s.result.to_string()),
+            ("log", (&s.topic.log).into()),
+            ("wphase", Shown::name(s.topic.wphase)),
+            ("rstate", Shown::name(s.rstate)),
+            ("result", s.result.into()),
         ]
     }
 

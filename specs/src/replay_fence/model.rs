@@ -103,11 +103,11 @@ impl Model for ReplayFence {
 impl Spec for ReplayFence {
     fn variables(&self, s: &ReplayState) -> Variables {
         vec![
-            ("stored", s.stored.to_string()),
-            ("cur", s.cur.to_string()),
-            ("hw", s.hw.to_string()),
-            ("selfFenced", s.self_fenced.to_string()),
-            ("crashed", s.crashed.to_string()),
+            ("stored", s.stored.into()),
+            ("cur", s.cur.into()),
+            ("hw", s.hw.into()),
+            ("selfFenced", s.self_fenced.into()),
+            ("crashed", s.crashed.into()),
         ]
     }
 

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{MappedRefinement, Refinement, Spec, Variables};
 use loadbearing_refinement::{Model, Property};
 use serde::{Deserialize, Serialize};
@@ -385,18 +386,11 @@ impl Spec for SsiActors {
 
     fn variables(&self, s: &ActorState) -> Variables {
         let mut vars = self.params.ssi.variables(&Self::engine(s).ssi);
-        let clients: Vec<String> = self
-            .clients()
-            .map(|t| {
-                format!(
-                    "T{}:{:?}{}",
-                    t + 1,
-                    Self::client(s, t),
-                    if s.crashed[t + 1] { " crashed" } else { "" }
-                )
-            })
-            .collect();
-        vars.push(("clients", format!("[{}]", clients.join(", "))));
+        let clients = self.clients().map(|t| {
+            let crashed = if s.crashed[t + 1] { " crashed" } else { "" };
+            Shown::name(format!("T{}:{:?}{crashed}", t + 1, Self::client(s, t)))
+        });
+        vars.push(("clients", Shown::list(clients)));
         vars.push(self.systems.network_variable(s));
         vars
     }

@@ -13,6 +13,7 @@ pub mod trace;
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
@@ -684,7 +685,7 @@ impl Spec for Ssi {
     fn variables(&self, s: &SsiState) -> Variables {
         const TXN_NAMES: [&str; MAX_TXNS] = ["T1", "T2", "T3"];
         let mut vars: Variables = (0..self.txn_count())
-            .map(|t| (TXN_NAMES[t], self.txn_text(&s.txns[t])))
+            .map(|t| (TXN_NAMES[t], Shown::name(self.txn_text(&s.txns[t]))))
             .collect();
         let committed = self.committed_state(s);
         let committed: Vec<String> = self
@@ -694,7 +695,7 @@ impl Spec for Ssi {
             .zip(&committed)
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        vars.push(("committed", committed.join(" ")));
+        vars.push(("committed", Shown::name(committed.join(" "))));
         let pending: Vec<String> = s
             .versions
             .iter()
@@ -709,7 +710,7 @@ impl Spec for Ssi {
             })
             .map(|(k, v)| format!("{}={} by T{}", self.workload.keys[k], v.value, v.writer))
             .collect();
-        vars.push(("uncommitted", pending.join(", ")));
+        vars.push(("uncommitted", Shown::name(pending.join(", "))));
         let markers: Vec<String> = (0..self.workload.page_count())
             .map(|p| {
                 let holders: Vec<String> = (0..self.txn_count())
@@ -719,7 +720,7 @@ impl Spec for Ssi {
                 format!("p{p}:{{{}}}", holders.join(","))
             })
             .collect();
-        vars.push(("markers", markers.join(" ")));
+        vars.push(("markers", Shown::name(markers.join(" "))));
         let reads: Vec<String> = (0..self.txn_count())
             .flat_map(|t| {
                 self.workload.programs[t]
@@ -732,9 +733,9 @@ impl Spec for Ssi {
             })
             .map(|(t, k, v)| format!("T{} {}={v}", t + 1, self.workload.keys[k]))
             .collect();
-        vars.push(("reads", reads.join(", ")));
-        vars.push(("spuriousUnsafe", s.spurious_unsafe.to_string()));
-        vars.push(("overAbort", s.over_abort.to_string()));
+        vars.push(("reads", Shown::name(reads.join(", "))));
+        vars.push(("spuriousUnsafe", s.spurious_unsafe.into()));
+        vars.push(("overAbort", s.over_abort.into()));
         vars
     }
 

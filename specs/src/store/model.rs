@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use loadbearing_refinement::Shown;
 use loadbearing_refinement::{Model, Property};
 use loadbearing_refinement::{Spec, Variables};
 
@@ -28,6 +29,20 @@ impl Durable {
         offset: 0,
         value: Offsets::EMPTY,
     };
+}
+
+impl From<Durable> for Shown {
+    fn from(d: Durable) -> Shown {
+        if d == Durable::ABSENT {
+            Shown::name("absent")
+        } else {
+            Shown::record([
+                ("present", d.present.into()),
+                ("offset", d.offset.into()),
+                ("value", d.value.into()),
+            ])
+        }
+    }
 }
 
 impl fmt::Display for Durable {
@@ -212,18 +227,16 @@ impl Model for SingleWriterStore {
 impl Spec for SingleWriterStore {
     fn variables(&self, s: &SwsState) -> Variables {
         let keys = 0..self.keys as usize;
-        let input: Vec<String> = (1..=self.max_offset)
-            .map(|o| {
-                let op = s.input.op(o).name();
-                format!("{o}:k{}/{op}", s.input.key(o) + 1)
-            })
-            .collect();
-        let durable: Vec<String> = keys.clone().map(|k| s.durable[k].to_string()).collect();
-        let hwm: Vec<String> = keys.map(|k| s.hwm[k].to_string()).collect();
+        let input = (1..=self.max_offset).map(|o| {
+            let op = s.input.op(o).name();
+            Shown::name(format!("{o}:k{}/{op}", s.input.key(o) + 1))
+        });
+        let durable = keys.clone().map(|k| s.durable[k]);
+        let hwm = keys.map(|k| s.hwm[k]);
         vec![
-            ("input", format!("<{}>", input.join(", "))),
-            ("durable", format!("[{}]", durable.join(", "))),
-            ("hwm", format!("[{}]", hwm.join(", "))),
+            ("input", Shown::sequence(input)),
+            ("durable", Shown::list(durable)),
+            ("hwm", Shown::list(hwm)),
         ]
     }
 

@@ -374,9 +374,9 @@ pub fn key_variables(
     overwrote: bool,
 ) -> Variables {
     vec![
-        ("op", op.render(max_offset)),
-        (name, cell.to_string()),
-        ("overwrote", overwrote.to_string()),
+        ("op", op.shown(max_offset)),
+        (name, cell.into()),
+        ("overwrote", overwrote.into()),
     ]
 }
 

@@ -7,6 +7,7 @@
 //! its systems', so [`actor_model_steps!`](crate::actor_model_steps) writes them once; and its
 //! steps, swimlanes and network are named by its actors' names.
 
+use loadbearing_refinement::Shown;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -173,10 +174,12 @@ where
         swimlane(action, self.name)
     }
 
-    /// The `network` variable: the messages in flight, `[src→dst msg; …]`.
-    pub fn network_variable(&self, s: &State<N, H>) -> (&'static str, String) {
+    /// The `network` variable: the messages in flight, `[src→dst msg; …]`; to machines a list
+    /// holding them as one phrase (none: an empty list).
+    pub fn network_variable(&self, s: &State<N, H>) -> (&'static str, Shown) {
         let shown = in_flight(&s.network, self.network, self.name);
-        ("network", format!("[{}]", shown.join("; ")))
+        let messages = (!shown.is_empty()).then(|| Shown::name(shown.join("; ")));
+        ("network", Shown::list(messages))
     }
 }
 

@@ -1,4 +1,6 @@
-//! A model variable's value, as the models print it (`[{present: true, offset: 1}]`,
+//! The oracle of the typed values models show (`Shown`): a variable's text read back into JSON
+//! the way the CLI read every value before the models typed their own. A model variable's
+//! value, as the models print it (`[{present: true, offset: 1}]`,
 //! `<1:k1/persist, 2:k1/persist>`, `{1,2}`, `7`, `false`), read back into JSON for machines:
 //! integers as numbers, `true`/`false` as booleans, records (`{name: value, …}`) as objects,
 //! sequences (`<…>`), lists (`[…]`) and sets (`{…}`) as arrays, anything else as the text it
@@ -96,7 +98,6 @@ fn items(inner: &str) -> Vec<&str> {
     out
 }
 
-#[cfg(test)]
 mod tests {
     use super::typed;
     use serde_json::json;
