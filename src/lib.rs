@@ -53,6 +53,48 @@ pub use loadbearing_refinement::{
     EventuallyAlways, Expectation, MappedRefinement, Model, Property, Refinement, Shown, Spec,
     Symmetry, Variables,
 };
+/// A model of one's own as the CLI knows it (a [`ModelEntry`]: its name, knobs, guards, and the
+/// check, explorer and drawings instantiated for its types), made by [`model_entry`] and handed
+/// to [`main_with`] in a [`Design`].
+///
+/// ```
+/// use loadbearing::knobs::{Constants, Nat};
+/// use loadbearing::{model_entry, Configured, Model, Property, Spec, Variables};
+///
+/// #[derive(Clone, Debug, PartialEq)]
+/// struct Counter {
+///     max: u8,
+/// }
+/// loadbearing::knobs::params! {
+///     Counter {
+///         max: const MAX: Nat<u8> = Nat::new("Max", 1, 9, 3, "where the counter stops");
+///     }
+/// }
+/// impl Model for Counter {
+///     type State = u8;
+///     type Action = ();
+///     fn init_states(&self) -> Vec<u8> { vec![0] }
+///     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < self.max { a.push(()) } }
+///     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+///     fn properties(&self) -> Vec<Property<Self>> {
+///         vec![Property::always("Bounded", |m: &Counter, n: &u8| *n <= m.max)]
+///     }
+/// }
+/// impl Spec for Counter {
+///     fn variables(&self, n: &u8) -> Variables { vec![("n", n.into())] }
+/// }
+/// impl Configured for Counter {
+///     const NAME: &'static str = "Counter";
+///     const DOC: &'static str = "A counter up to Max.";
+///     type Params = Counter;
+///     fn build(params: Counter) -> Self { params }
+/// }
+///
+/// let entry = model_entry::<Counter>();
+/// assert_eq!(entry.name, "Counter");
+/// let constants = (entry.resolve)(&Constants::new()).unwrap(); // Max = 3, its default
+/// assert_eq!((entry.properties)(&constants), vec!["Bounded".to_string()]);
+/// ```
 pub use loadbearing_registry::{model_entry, ModelEntry};
 pub use loadbearing_specs::{Configured, Guard, Under};
 

@@ -85,6 +85,24 @@ pub trait Model: Sized {
 }
 
 /// A property of a model: a name, what is expected of it, and the condition on a state.
+///
+/// ```
+/// use loadbearing_refinement::Expectation;
+/// # use loadbearing_refinement::{Model, Property, Spec, Variables};
+/// # struct Counter;
+/// # impl Model for Counter {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < 3 { a.push(()) } }
+/// #     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+/// # }
+/// let bounded: Property<Counter> = Property::always("AtMostThree", |_, n| *n <= 3);
+/// let reaches: Property<Counter> = Property::sometimes("ReachesTwo", |_, n| *n == 2);
+/// assert_eq!(bounded.expectation, Expectation::Always);
+/// assert_eq!(reaches.expectation, Expectation::Sometimes);
+/// assert!((bounded.condition)(&Counter, &3) && !(bounded.condition)(&Counter, &4));
+/// ```
 pub struct Property<M: Model> {
     pub expectation: Expectation,
     pub name: &'static str,
@@ -130,7 +148,23 @@ impl<M: Model> Clone for Property<M> {
     }
 }
 
-/// What a property expects of the states.
+/// What a property expects of the states: what a config's failure means (`Always`: a state
+/// breaks it; `Sometimes`: no state reaches it; `Eventually`: a fair behaviour never does).
+///
+/// ```
+/// use loadbearing_refinement::Expectation;
+/// # use loadbearing_refinement::{Model, Property, Spec, Variables};
+/// # struct Counter;
+/// # impl Model for Counter {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < 3 { a.push(()) } }
+/// #     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+/// # }
+/// let fair: Property<Counter> = Property::eventually("ReachesThree", |_, n| *n == 3);
+/// assert_eq!(fair.expectation, Expectation::Eventually);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Expectation {
     /// True in every reachable state.

@@ -15,6 +15,31 @@ pub enum StepMatch {
 }
 
 /// A refinement property over concrete states `S`, with the abstract model hidden behind it.
+/// [`MappedRefinement`](crate::MappedRefinement) is the one a design writes: a mapping from its
+/// states to an abstract model's.
+///
+/// ```
+/// use loadbearing_refinement::{MappedRefinement, Refinement, StepMatch};
+/// # use loadbearing_refinement::{Model, Property, Spec, Variables};
+/// # struct Counter;
+/// # impl Model for Counter {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < 3 { a.push(()) } }
+/// #     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+/// # }
+/// # impl Spec for Counter {
+/// #     fn variables(&self, n: &u8) -> Variables { vec![("n", n.into())] }
+/// # }
+/// // A design whose state is (count, steps taken), mapped to Counter by its count.
+/// let refines: Box<dyn Refinement<(u8, u8)>> =
+///     Box::new(MappedRefinement::new("RefCounter", Counter, |s: &(u8, u8)| s.0));
+/// assert!(refines.check_init(&(0, 0)).is_ok());
+/// assert!(matches!(refines.check_step(&(0, 0), &(1, 1)), Ok(StepMatch::Simulates(_))));
+/// assert!(matches!(refines.check_step(&(1, 1), &(1, 2)), Ok(StepMatch::Stutter)));
+/// assert!(refines.check_step(&(1, 1), &(3, 2)).is_err()); // a jump Counter cannot take
+/// ```
 pub trait Refinement<S>: Send + Sync {
     /// The property name, as the reference names it (`RefSafeSpec`, `RefinesAtomic`).
     fn name(&self) -> &'static str;

@@ -11,6 +11,40 @@ use crate::refinement::Refinement;
 /// A set of interchangeable values of one model instance: its name as the spec gives it
 /// (`Writers`) and how many it holds. A spec declares its own (`Spec::symmetries`); the
 /// reduction by them is `symmetry`'s.
+///
+/// ```
+/// use loadbearing_refinement::{Model, Spec, Symmetry, Variables};
+///
+/// /// Two clients, each holding a flag; which is which does not matter.
+/// struct Pair;
+/// impl Model for Pair {
+///     type State = [bool; 2];
+///     type Action = usize;
+///     fn init_states(&self) -> Vec<[bool; 2]> { vec![[false, false]] }
+///     fn actions(&self, _: &[bool; 2], a: &mut Vec<usize>) { a.extend([0, 1]) }
+///     fn next_state(&self, s: &[bool; 2], c: usize) -> Option<[bool; 2]> {
+///         let mut next = *s;
+///         next[c] = true;
+///         Some(next)
+///     }
+/// }
+/// impl Spec for Pair {
+///     fn variables(&self, s: &[bool; 2]) -> Variables {
+///         vec![("c1", s[0].into()), ("c2", s[1].into())]
+///     }
+///     fn symmetries(&self) -> Vec<Symmetry> {
+///         vec![Symmetry { name: "Clients", size: 2 }]
+///     }
+///     /// One representative of each orbit: the flags sorted.
+///     fn canonical(&self, s: &[bool; 2], _symmetry: usize) -> Option<[bool; 2]> {
+///         let mut sorted = *s;
+///         sorted.sort();
+///         Some(sorted)
+///     }
+/// }
+///
+/// assert_eq!(Pair.canonical(&[true, false], 0), Some([false, true]));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symmetry {
     pub name: &'static str,
@@ -18,11 +52,41 @@ pub struct Symmetry {
 }
 
 /// A state's variables by the spec's names, each as the model shows it ([`Shown`]).
+///
+/// ```
+/// use loadbearing_refinement::{Shown, Variables};
+///
+/// let vars: Variables = vec![("n", 2u8.into()), ("log", Shown::sequence([1u8, 2]))];
+/// assert_eq!(vars[1].1.text(), "<1, 2>");
+/// ```
 pub type Variables = Vec<(&'static str, Shown)>;
 
 /// A `<>[]P` property: on every fair behaviour, P eventually holds and then holds for good.
 /// Stateright's `Property` kinds stop at `<>P`, which is weaker (a behaviour may pass through
 /// P and leave it again), so a model declares these separately.
+///
+/// ```
+/// use loadbearing_refinement::EventuallyAlways;
+/// # use loadbearing_refinement::{Model, Property, Spec, Variables};
+/// # struct Counter;
+/// # impl Model for Counter {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < 3 { a.push(()) } }
+/// #     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+/// # }
+/// impl Spec for Counter {
+///     fn variables(&self, n: &u8) -> Variables {
+///         vec![("n", n.into())]
+///     }
+///     fn eventually_always(&self) -> Vec<EventuallyAlways<Self>> {
+///         vec![EventuallyAlways::new("SettlesAtThree", |_, n| *n == 3)]
+///     }
+/// }
+///
+/// assert_eq!(Counter.eventually_always()[0].name, "SettlesAtThree");
+/// ```
 pub struct EventuallyAlways<M: Model> {
     pub name: &'static str,
     pub condition: fn(&M, &M::State) -> bool,
@@ -45,6 +109,53 @@ impl<M: Model> Clone for EventuallyAlways<M> {
 
 /// A Stateright model with the extras our checks need: named variables for readable
 /// counterexamples, weak-fairness groups for liveness, and refinement mappings.
+///
+/// ```
+/// use loadbearing_refinement::{check, CheckSpec, Options, Outcome, ShownPath};
+/// # use loadbearing_refinement::{Model, Property, Spec, Variables};
+/// # struct Counter;
+/// # impl Model for Counter {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { if *n < 3 { a.push(()) } }
+/// #     fn next_state(&self, n: &u8, _: ()) -> Option<u8> { Some(n + 1) }
+/// # }
+/// impl Spec for Counter {
+///     fn variables(&self, n: &u8) -> Variables {
+///         vec![("n", n.into())]
+///     }
+///     fn actor(&self, _: &()) -> String {
+///         "counter".into()
+///     }
+/// }
+///
+/// // A property the spec names is checked; its counterexample reads by the spec's variables.
+/// struct Bounded;
+/// let spec = CheckSpec {
+///     properties: vec!["BelowThree".into()],
+///     fair: false,
+///     allow_end_states: true,
+///     symmetry: vec![],
+/// };
+/// # impl Model for Bounded {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { Counter.init_states() }
+/// #     fn actions(&self, n: &u8, a: &mut Vec<()>) { Counter.actions(n, a) }
+/// #     fn next_state(&self, n: &u8, a: ()) -> Option<u8> { Counter.next_state(n, a) }
+/// #     fn properties(&self) -> Vec<Property<Self>> {
+/// #         vec![Property::always("BelowThree", |_, n| *n < 3)]
+/// #     }
+/// # }
+/// # impl Spec for Bounded {
+/// #     fn variables(&self, n: &u8) -> Variables { Counter.variables(n) }
+/// # }
+/// let report = check(&Bounded, &spec, &Options::default()).unwrap();
+/// assert_eq!(report.outcome, Outcome::Violates("BelowThree".into()));
+/// let shown = ShownPath::of(&Bounded, &report.counterexample.unwrap());
+/// assert_eq!(shown.steps.last().unwrap().state[0].1.text(), "3");
+/// ```
 ///
 /// Stutter steps (an enabled action that changes nothing, such as a rejected write) are returned
 /// by `next_state` as `Some(state.clone())`, so a state that can only stutter is not a deadlock.

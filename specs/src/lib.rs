@@ -31,6 +31,14 @@ pub use infra::guard::{Guard, Setting};
 use infra::knobs::{Constants, KnobError, Params, Resolved};
 
 /// A finer model's place under a backend: the backend's step it spells out in finer grain.
+///
+/// ```
+/// use loadbearing_specs::Under;
+///
+/// // A compound first write spells out the store's one compare-and-set.
+/// const UNDER: &[Under] = &[Under { backend: "Cassandra", step: "the LWT write" }];
+/// assert_eq!(UNDER[0].backend, "Cassandra");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Under {
     pub backend: &'static str,
@@ -40,6 +48,44 @@ pub struct Under {
 
 /// A model that a config can build: its name in `expected/`, its typed parameters, its guards,
 /// and how the parameters make an instance.
+///
+/// ```
+/// use loadbearing_specs::infra::knobs::{Constants, Value};
+/// use loadbearing_specs::{Configured, Guard};
+/// # use loadbearing_refinement::{Model, Spec, Variables};
+/// # use loadbearing_specs::infra::knobs::{Flag, Nat};
+/// # #[derive(Debug, PartialEq)]
+/// # pub struct Register { compare: bool, max: u8 }
+/// # loadbearing_specs::params! {
+/// #     Register {
+/// #         compare: pub const COMPARE: Flag = Flag::new("Compare", true, "a cas compares");
+/// #         max: pub const MAX: Nat<u8> = Nat::new("MaxValue", 1, 255, 3, "the largest value");
+/// #     }
+/// # }
+/// # impl Model for Register {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, v: &u8, a: &mut Vec<()>) { if *v < self.max { a.push(()) } }
+/// #     fn next_state(&self, v: &u8, _: ()) -> Option<u8> { Some(v + 1) }
+/// # }
+/// # impl Spec for Register {
+/// #     fn variables(&self, v: &u8) -> Variables { vec![("value", v.into())] }
+/// # }
+/// impl Configured for Register {
+///     const NAME: &'static str = "Register";
+///     const DOC: &'static str = "A register counted up to MaxValue.";
+///     type Params = Register;
+///     const GUARDS: &'static [Guard] = &[Guard::off("the cas compares", Self::COMPARE)];
+///     fn build(params: Register) -> Self {
+///         params
+///     }
+/// }
+///
+/// let mut given = Constants::new();
+/// given.insert("MaxValue".to_string(), Value::Nat(5));
+/// assert_eq!(Register::from_constants(&given).unwrap(), Register { compare: true, max: 5 });
+/// ```
 pub trait Configured: Spec + 'static {
     const NAME: &'static str;
     /// The model described for people: its variables, actions with their guards and effects,

@@ -114,6 +114,17 @@ pub fn main() -> ExitCode {
 
 /// The whole CLI on `design`: its models added to the built-in ones, its suite the default.
 /// The one place a verdict becomes an exit code.
+///
+/// ```no_run
+/// // src/main.rs of a design's crate: `cargo run -- check` checks the design's suite.
+/// fn main() -> std::process::ExitCode {
+///     loadbearing::main_with(loadbearing::Design {
+///         models: vec![], // loadbearing::model_entry::<YourModel>(), …
+///         conformance: vec![],
+///         suite: Some(("suite.toml", "suite = \"mine\"\n")),
+///     })
+/// }
+/// ```
 pub fn main_with(design: Design) -> ExitCode {
     // Before the first search: a run of many searches gives back each one's large arrays.
     loadbearing_refinement::allocator::map_large_blocks();

@@ -9,7 +9,75 @@ use loadbearing_refinement::Spec;
 
 use crate::wire::TraceEvent;
 
-/// How a model reads an implementation's events.
+/// How a model reads an implementation's events: which model step an event reports, and what
+/// the event observed that the step must agree with.
+///
+/// ```
+/// use loadbearing_refinement::{Model, Spec, Variables};
+/// use loadbearing_trace::{parse_ndjson, validate, Conform, Limits, TraceEvent};
+/// use serde::{Deserialize, Serialize};
+///
+/// /// A register one client writes (0 or 1) and reads.
+/// struct Register;
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// enum Step {
+///     Write(u8),
+///     Read,
+/// }
+/// impl Model for Register {
+///     type State = u8;
+///     type Action = Step;
+///     fn init_states(&self) -> Vec<u8> { vec![0] }
+///     fn actions(&self, _: &u8, a: &mut Vec<Step>) {
+///         a.extend([Step::Read, Step::Write(0), Step::Write(1)])
+///     }
+///     fn next_state(&self, v: &u8, s: Step) -> Option<u8> {
+///         Some(if let Step::Write(w) = s { w } else { *v })
+///     }
+/// }
+/// impl Spec for Register {
+///     fn variables(&self, v: &u8) -> Variables { vec![("value", v.into())] }
+/// }
+///
+/// /// The implementation's events, one a line, tagged by `action`.
+/// #[derive(Clone, Debug, Serialize, Deserialize)]
+/// #[serde(tag = "action")]
+/// enum Event {
+///     Write { value: u8 },
+///     Read { value: u8 },
+/// }
+/// impl TraceEvent for Event {
+///     const VOCABULARY: &'static str = "register";
+///     fn action(&self) -> &str {
+///         if let Event::Write { .. } = self { "Write" } else { "Read" }
+///     }
+/// }
+///
+/// impl Conform for Register {
+///     type Event = Event;
+///     type Contradiction = String;
+///     fn reports(&self, step: &Step, event: &Event) -> bool {
+///         match (step, event) {
+///             (Step::Write(w), Event::Write { value }) => w == value,
+///             (Step::Read, Event::Read { .. }) => true,
+///             _ => false,
+///         }
+///     }
+///     fn observe(&self, before: &u8, _: &u8, event: &Event) -> Result<(), String> {
+///         match event {
+///             Event::Read { value } if value != before => Err(format!("read {value}, held {before}")),
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+///
+/// let trace = concat!(
+///     r#"{"v":2,"vocabulary":"register","action":"Write","value":1}"#, "\n",
+///     r#"{"v":2,"vocabulary":"register","action":"Read","value":0}"#, "\n",
+/// );
+/// let verdict = validate(&Register, &parse_ndjson::<Event>(trace).unwrap(), Limits::default());
+/// assert!(!verdict.conforming); // the read saw 0 after the write of 1
+/// ```
 pub trait Conform: Spec {
     /// The model's trace vocabulary.
     type Event: TraceEvent;

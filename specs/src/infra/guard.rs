@@ -9,6 +9,34 @@ use crate::infra::knobs::{is_one_of, same, Choice, Choices, Flag, Kind, Knob, Re
 
 /// A guard of a design, named as its write-up names it: the knob that switches it and the
 /// setting that removes it. Guard-mutation coverage flips each one in turn.
+///
+/// ```
+/// use loadbearing_specs::Guard;
+/// # use loadbearing_refinement::{Model, Spec, Variables};
+/// # use loadbearing_specs::infra::knobs::{Flag, Nat};
+/// # #[derive(Debug, PartialEq)]
+/// # pub struct Register { compare: bool, max: u8 }
+/// # loadbearing_specs::params! {
+/// #     Register {
+/// #         compare: pub const COMPARE: Flag = Flag::new("Compare", true, "a cas compares");
+/// #         max: pub const MAX: Nat<u8> = Nat::new("MaxValue", 1, 255, 3, "the largest value");
+/// #     }
+/// # }
+/// # impl Model for Register {
+/// #     type State = u8;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<u8> { vec![0] }
+/// #     fn actions(&self, v: &u8, a: &mut Vec<()>) { if *v < self.max { a.push(()) } }
+/// #     fn next_state(&self, v: &u8, _: ()) -> Option<u8> { Some(v + 1) }
+/// # }
+/// # impl Spec for Register {
+/// #     fn variables(&self, v: &u8) -> Variables { vec![("value", v.into())] }
+/// # }
+/// let guard = Guard::off("the cas compares", Register::COMPARE);
+/// assert_eq!(guard.name(), "the cas compares");
+/// // What `mutate` sets to check the design without it.
+/// assert_eq!(guard.removal(), "Compare=false");
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Guard {
     name: &'static str,
