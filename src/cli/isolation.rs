@@ -16,9 +16,10 @@ pub struct Args {
     attempts: usize,
     /// Engine variants: `all`, `main` (fix, prefix, nocheck, dropmarkers, plainsi), `none`, or
     /// a comma-separated list of fix, prefix, nocheck, dropmarkers, plainsi, notrunning, noopt,
-    /// prefix_noopt, readerunfixed, option2.
-    #[arg(long, default_value = "all")]
-    variant: String,
+    /// prefix_noopt, readerunfixed, option2. Default: `all`; with --workload and an engine
+    /// named, `none` (only the engines named run).
+    #[arg(long)]
+    variant: Option<String>,
     /// Only the scenarios whose name contains this.
     #[arg(long)]
     scenario: Option<String>,
@@ -94,13 +95,19 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         .into_iter()
         .filter(|e| args.engine.contains(e) || flags.contains(&(*e, true)))
         .collect();
+    // A workload on engines named runs on those engines alone: the model's variants race too
+    // only when asked.
+    let variant = args.variant.unwrap_or_else(|| {
+        let engines_only = args.workload.is_some() && !engines.is_empty();
+        if engines_only { "none" } else { "all" }.to_string()
+    });
     let format = match args.format {
         Format::Table => IsolationFormat::Table,
         Format::Json => IsolationFormat::Json,
     };
     Ok(isolation::run(Options {
         attempts: args.attempts,
-        variant: args.variant,
+        variant,
         scenario: args.scenario,
         engines,
         jitter_us: args.jitter_us,

@@ -236,6 +236,36 @@ fn a_workload_file_races_on_each_variant_and_shows_only_what_its_model_reaches()
     assert_eq!(plain["problems"], serde_json::json!([]));
 }
 
+/// A workload on an engine named runs there alone; the model's variants race beside it only
+/// when `--variant` asks.
+#[test]
+fn a_workload_on_an_engine_named_runs_there_alone_unless_variants_are_asked() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/expected/workloads/write_skew.toml"
+    );
+    let stores = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["isolation", "--workload", file, "--engine", "sqlite"];
+        args.extend(extra);
+        args.extend(["--attempts", "5", "--format", "json"]);
+        let out = loadbearing(&args);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        v["stores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["race"]["store"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(stores(&[]), vec!["sqlite (serializable by locking)"]);
+    assert_eq!(
+        stores(&["--variant", "fix"]),
+        vec!["fix", "sqlite (serializable by locking)"]
+    );
+}
+
 #[test]
 fn a_workload_race_prints_a_row_per_store_and_the_verdict() {
     let out = loadbearing(&[
