@@ -152,8 +152,9 @@ pub fn page(rows: &[Row], command: &str) -> String {
          and FoundationDB's design); Badger v4 itself (the Go module proxy; Dgraph's store),\n\
          whose transactions promise the same, through our Go driver of it. Each engine is\n\
          opened fresh and driven one step at a time on its own connection or transaction\n\
-         handle. A step PostgreSQL makes wait (a row lock) is given a bounded wait and counted\n\
-         as blocked; SQLite and Berkeley DB refuse such a step at once.\n\n{}",
+         handle. A step PostgreSQL makes wait (a row lock) is counted as blocked the moment\n\
+         PostgreSQL reports it waiting (`pg_blocking_pids`), and the next step goes ahead;\n\
+         SQLite and Berkeley DB refuse such a step at once.\n\n{}",
         markdown(rows)
     )
 }

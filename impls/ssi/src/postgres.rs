@@ -24,6 +24,7 @@
 //! statements above.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use postgres::{Client, NoTls};
@@ -35,7 +36,7 @@ use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{script, Observed, Outcome, Plan, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
-use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally};
+use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally, Waiting};
 
 pub use loadbearing_impls::servers::postgres::launcher::{PgServer, PgServerError};
 
@@ -193,11 +194,35 @@ impl Conn for PgConn<'_> {
     }
 }
 
-/// A cluster's connections for the tier: one per transaction, plus one for setup.
+/// A cluster's connections for the tier: one per transaction, plus one for setup, and one the
+/// schedule asks who waits for a lock.
 pub struct PgTier {
     admin: Client,
     clients: Vec<Client>,
     level: Level,
+    waiting: Arc<PgWaiting>,
+}
+
+/// Who of the tier's transactions waits for a lock, as PostgreSQL says
+/// (`pg_blocking_pids`): a step is blocked the moment it is, not after a timeout.
+struct PgWaiting {
+    monitor: Mutex<Client>,
+    /// Each transaction's connection's backend.
+    pids: Vec<i32>,
+}
+
+impl Waiting for PgWaiting {
+    fn is_waiting(&self, t: usize) -> bool {
+        let Some(&pid) = self.pids.get(t) else {
+            return false;
+        };
+        let mut monitor = self.monitor.lock().unwrap_or_else(|e| e.into_inner());
+        // An error is no answer: the schedule's own patience decides then.
+        monitor
+            .query_one("SELECT cardinality(pg_blocking_pids($1)) > 0", &[&pid])
+            .map(|row| row.get::<_, bool>(0))
+            .unwrap_or(false)
+    }
 }
 
 impl PgTier {
@@ -220,13 +245,26 @@ impl PgTier {
                    FOR EACH ROW EXECUTE FUNCTION kv_log_version();",
             )
             .map_err(PgTierError::CreateTable)?;
-        let clients = (0..3)
+        let mut clients: Vec<Client> = (0..3)
             .map(|_| connect(conn_str))
             .collect::<Result<_, _>>()?;
+        let pids = clients
+            .iter_mut()
+            .map(|c| {
+                c.query_one("SELECT pg_backend_pid()", &[])
+                    .map(|r| r.get(0))
+            })
+            .collect::<Result<_, _>>()
+            .map_err(PgTierError::SessionSetup)?;
+        let waiting = Arc::new(PgWaiting {
+            monitor: Mutex::new(connect(conn_str)?),
+            pids,
+        });
         Ok(PgTier {
             admin,
             clients,
             level: Level::Serializable,
+            waiting,
         })
     }
 
@@ -332,6 +370,7 @@ impl Drivable for PgTier {
         sched: &Schedule,
     ) -> Result<Run, PgTierError> {
         self.reset(script)?;
+        sched.ask(Arc::clone(&self.waiting) as Arc<dyn Waiting>);
         let n = script.txn_count();
         let layout = script.layout();
         let reads = ReadLog::default();

@@ -277,6 +277,20 @@ impl Conn for crate::engine::Txn<'_> {
     }
 }
 
+/// A store that can say which of its transactions is waiting for another's lock right now
+/// (PostgreSQL's `pg_blocking_pids`): a schedule asks it instead of sleeping out its timeout.
+pub trait Waiting: Send + Sync {
+    /// Whether transaction `t`'s connection is waiting, in the store, for a lock.
+    fn is_waiting(&self, t: usize) -> bool;
+}
+
+/// How often a schedule that can ask the store looks again at a step it waits for.
+const ASK_EVERY: Duration = Duration::from_millis(2);
+
+/// How long a schedule that can ask the store waits for a step the store says is not blocked
+/// before taking it as blocked all the same (a store that stopped answering).
+const ASKED_FALLBACK: Duration = Duration::from_secs(20);
+
 /// The waits of one attempt, shared by its threads.
 pub struct Schedule {
     waits: Vec<Wait>,
@@ -284,6 +298,8 @@ pub struct Schedule {
     cv: Condvar,
     timeout: Duration,
     jitter_us: u64,
+    /// The store's own answer to who waits for a lock, when it has one.
+    waiting: std::sync::OnceLock<Arc<dyn Waiting>>,
 }
 
 #[derive(Default)]
@@ -308,32 +324,61 @@ impl Schedule {
             cv: Condvar::new(),
             timeout,
             jitter_us,
+            waiting: std::sync::OnceLock::new(),
         }
+    }
+
+    /// From now on a step waited for is taken as blocked when `store` says its transaction
+    /// waits for a lock, not when the timeout has passed: a run takes the time its statements
+    /// take.
+    pub fn ask(&self, store: Arc<dyn Waiting>) {
+        let _ = self.waiting.set(store);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SchedState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Blocks until every wait of `(t, at)` is satisfied (or the timeout), then jitters.
+    /// Blocks until every wait of `(t, at)` is satisfied, or the step waited for is blocked in
+    /// the store (the store says so, or the timeout passed), then jitters.
     pub fn wait(&self, t: usize, at: Point) {
-        let deadline = Instant::now() + self.timeout;
+        let asked = self.waiting.get().cloned();
+        let patience = match asked {
+            Some(_) => self.timeout.max(ASKED_FALLBACK),
+            None => self.timeout,
+        };
+        let deadline = Instant::now() + patience;
+        let reached = |s: &SchedState, wt: &Wait| {
+            s.done.contains(&(wt.u, wt.after)) || (s.gone.contains(&wt.u) && wt.after != Cleanup)
+        };
         let mut s = self.lock();
         for wt in self.waits.iter().filter(|x| x.t == t && x.at == at) {
-            while !(s.done.contains(&(wt.u, wt.after))
-                || (s.gone.contains(&wt.u) && wt.after != Cleanup))
-            {
+            while !reached(&s, wt) {
                 let now = Instant::now();
                 if now >= deadline {
                     // The step waited for did not finish in time: the store blocked it.
                     s.blocked.push((wt.u, wt.after));
                     break;
                 }
+                let slice = match asked {
+                    Some(_) => ASK_EVERY.min(deadline - now),
+                    None => deadline - now,
+                };
                 s = self
                     .cv
-                    .wait_timeout(s, deadline - now)
+                    .wait_timeout(s, slice)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
+                if let Some(store) = asked.as_ref().filter(|_| !reached(&s, wt)) {
+                    // Ask without holding the lock: the other threads go on meanwhile.
+                    drop(s);
+                    let waiting = store.is_waiting(wt.u);
+                    s = self.lock();
+                    if waiting && !reached(&s, wt) {
+                        s.blocked.push((wt.u, wt.after));
+                        break;
+                    }
+                }
             }
         }
         let pause = if self.jitter_us == 0 {
@@ -728,6 +773,53 @@ pub fn musts(tallies: &[Tally]) -> Result<(), Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store that says transaction 1 waits for a lock (or that nobody does).
+    struct Says(bool);
+    impl Waiting for Says {
+        fn is_waiting(&self, t: usize) -> bool {
+            self.0 && t == 1
+        }
+    }
+
+    /// T0's first statement waits for T1's, which never finishes.
+    fn stuck_schedule(store: bool) -> Arc<Schedule> {
+        let waits = vec![w(0, Stmt(0), 1, Stmt(0))];
+        let sched = Arc::new(Schedule::new(waits, Duration::from_secs(3600), 0, 1));
+        sched.ask(Arc::new(Says(store)));
+        sched
+    }
+
+    /// A step the store says is blocked is taken as blocked at once: with an hour's timeout,
+    /// the wait returns (a schedule that ignored the store would hang here) and names it.
+    #[test]
+    fn a_step_the_store_says_waits_for_a_lock_is_blocked_without_the_timeout() {
+        let sched = stuck_schedule(true);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = Arc::clone(&sched);
+        std::thread::spawn(move || {
+            waiter.wait(0, Stmt(0));
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the wait returned once the store said the step was blocked");
+        assert_eq!(sched.blocked(), vec![(1, Stmt(0))]);
+    }
+
+    /// A step the store does not call blocked is waited for until it is done, and is not
+    /// counted as blocked.
+    #[test]
+    fn a_step_the_store_does_not_call_blocked_is_waited_for() {
+        let sched = stuck_schedule(false);
+        let finisher = Arc::clone(&sched);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            finisher.done(1, Stmt(0));
+        });
+        sched.wait(0, Stmt(0));
+        assert!(sched.blocked().is_empty());
+        assert_eq!(sched.timeouts(), 0);
+    }
 
     #[test]
     fn every_scenario_names_a_script_and_points_its_transactions_have() {
