@@ -73,7 +73,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
     /// A real engine to drive, as often as you like: `postgres` (a throwaway cluster:
-    /// SERIALIZABLE and REPEATABLE READ; for the tier's scenarios, its SERIALIZABLE column),
+    /// SERIALIZABLE, REPEATABLE READ and READ COMMITTED; for the tier's scenarios, its
+    /// SERIALIZABLE column),
     /// `sqlite` (serializable by locking), `skipdb` (crates.io; promises serializable snapshot
     /// isolation), `bdb` (Berkeley DB 5.3, snapshot isolation), `badger` (Badger v4, a Go
     /// module; promises serializable snapshot isolation). `postgres`, `bdb` and `badger` are

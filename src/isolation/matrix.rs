@@ -140,11 +140,12 @@ pub fn page(rows: &[Row], command: &str) -> String {
          seeded sample where there are more than `--interleavings`), each run's history built\n\
          from the engine's own records and classified as the SSI model's are. An engine that\n\
          promises serializable transactions is held to no anomaly; snapshot isolation to\n\
-         exactly what the model's `plainsi` reaches. The counts in parentheses are how many\n\
+         exactly what the model's `plainsi` reaches; READ COMMITTED to nothing dirty (no G0\n\
+         or G1: G-single and G2 may commit). The counts in parentheses are how many\n\
          interleavings committed each anomaly.\n\n\
          The engines, and why these: PostgreSQL, the server most of our users run, at\n\
-         `SERIALIZABLE` (SSI, Ports and Grittner's) and at `REPEATABLE READ` (snapshot\n\
-         isolation); Berkeley DB 5.3 (Debian's libdb5.3-dev) with `DB_TXN_SNAPSHOT`, the\n\
+         `SERIALIZABLE` (SSI, Ports and Grittner's), at `REPEATABLE READ` (snapshot\n\
+         isolation) and at `READ COMMITTED` (its default); Berkeley DB 5.3 (Debian's libdb5.3-dev) with `DB_TXN_SNAPSHOT`, the\n\
          library whose commit-time pivot check the SSI model describes, in the release before\n\
          that check (snapshot isolation: it must commit write skew); SQLite, the embedded\n\
          database everyone ships, serializable by locking; skipdb (crates.io), an embedded\n\

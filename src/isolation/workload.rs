@@ -1,12 +1,12 @@
 //! `loadbearing isolation --workload FILE.toml`: a workload file's transactions run on real
-//! stores — raced on the engine's variants; on PostgreSQL at SERIALIZABLE and at REPEATABLE
-//! READ, every interleaving driven step by step — and each store's histories classified as
+//! stores — raced on the engine's variants; on PostgreSQL at SERIALIZABLE, REPEATABLE READ and
+//! READ COMMITTED, every interleaving driven step by step — and each store's histories classified as
 //! `check --workload` classifies the model's (docs/workloads.md).
 //!
 //! A store may show only what its model reaches: an engine variant the anomalies the model of
 //! that variant reaches for the file (explored here, every interleaving), PostgreSQL at
 //! SERIALIZABLE none, at REPEATABLE READ what snapshot isolation reaches (the `plainsi`
-//! model). A race samples timings, so a reachable anomaly it does not show is no failure; one
+//! model), at READ COMMITTED nothing dirty (no G0 or G1). A race samples timings, so a reachable anomaly it does not show is no failure; one
 //! it shows that the model cannot reach is, as is a history the store's records cannot
 //! establish or a trace outside the model. Where every interleaving was driven, a store must
 //! also show each anomaly its model reaches: snapshot isolation that never skews is not the
@@ -219,6 +219,9 @@ impl OnColumn for EveryOn<'_> {
                 // Snapshot isolation is the model's `plainsi` variant.
                 let (reached, complete) = self.snapshot_isolation()?;
                 judged_every(run, reached, by, complete, true)
+            }
+            Claim::ReadCommitted => {
+                judged_every(run, Claim::read_committed_allows(), by, true, false)
             }
         })
     }

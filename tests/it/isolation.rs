@@ -344,7 +344,7 @@ fn a_bad_workload_race_exits_two_naming_the_problem() {
 /// no skew would show and the snapshot column would be a finding.
 #[test]
 #[cfg(feature = "postgres")]
-fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() {
+fn a_workload_is_driven_on_postgres_through_every_interleaving_at_each_level() {
     let Some(v) = postgres_workload("write_skew") else {
         return;
     };
@@ -355,7 +355,11 @@ fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() 
         .collect();
     assert_eq!(
         names,
-        ["postgres (SERIALIZABLE)", "postgres (REPEATABLE READ)"]
+        [
+            "postgres (SERIALIZABLE)",
+            "postgres (REPEATABLE READ)",
+            "postgres (READ COMMITTED)"
+        ]
     );
     for s in &stores {
         assert_eq!(s["race"]["attempts"], 70, "{s}");
@@ -378,6 +382,50 @@ fn a_workload_is_driven_on_postgres_through_every_interleaving_at_both_levels() 
         stores[1]["allowed"],
         serde_json::json!(["G2-item (write skew)"])
     );
+    // READ COMMITTED commits the skew too, and is held only to nothing dirty.
+    assert!(
+        stores[2]["race"]["anomalies"]["G2-item (write skew)"]["attempts"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    );
+    let allowed = stores[2]["allowed"].to_string();
+    assert!(
+        allowed.contains("G-single (lost update)") && !allowed.contains("G1"),
+        "{allowed}"
+    );
+}
+
+/// PostgreSQL's READ COMMITTED, observed: two read-modify-writes of one key commit a lost
+/// update (the second write waits for the first's row lock, then applies to the row as
+/// committed), where REPEATABLE READ and SERIALIZABLE refuse it (first committer wins).
+#[test]
+#[cfg(feature = "postgres")]
+fn postgres_read_committed_commits_the_lost_update_the_other_levels_refuse() {
+    let Some(v) = postgres_workload("lost_update") else {
+        return;
+    };
+    let store = |name: &str| {
+        v["stores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["race"]["store"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {v}"))
+            .clone()
+    };
+    let rc = store("postgres (READ COMMITTED)");
+    assert!(
+        rc["race"]["anomalies"]["G-single (lost update)"]["attempts"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{rc}"
+    );
+    assert!(rc["driven"]["blocked"].as_u64().unwrap() > 0, "{rc}");
+    assert_eq!(rc["problems"], serde_json::json!([]), "{rc}");
+    for level in ["SERIALIZABLE", "REPEATABLE READ"] {
+        let s = store(&format!("postgres ({level})"));
+        assert_eq!(s["race"]["anomalies"], serde_json::json!({}), "{s}");
+    }
 }
 
 /// `isolation --workload expected/workloads/write_skew.toml --variant none` and `engine`
@@ -674,9 +722,10 @@ fn postgres_workload(name: &str) -> Option<serde_json::Value> {
     Some(workload_json(name, &["--postgres"]))
 }
 
-/// The five classic workloads on PostgreSQL's two levels, as `isolation --matrix` drives them
-/// (docs/isolation.md's PostgreSQL rows): every row as promised, SERIALIZABLE committing no
-/// anomaly anywhere, REPEATABLE READ committing write skew and the read-only anomaly.
+/// The five classic workloads on PostgreSQL's three levels, as `isolation --matrix` drives
+/// them (docs/isolation.md's PostgreSQL rows): every row as promised, SERIALIZABLE committing no
+/// anomaly anywhere, REPEATABLE READ committing write skew and the read-only anomaly, READ
+/// COMMITTED the lost update and read skew besides.
 #[test]
 #[cfg(feature = "postgres")]
 fn the_classic_workloads_on_postgres_are_as_each_level_promises() {
@@ -696,7 +745,7 @@ fn the_classic_workloads_on_postgres_are_as_each_level_promises() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(rows.len(), 10, "{stdout}");
+    assert_eq!(rows.len(), 15, "{stdout}");
     let anomalies = |engine: &str, workload: &str| -> Vec<String> {
         let row = rows
             .iter()
@@ -718,4 +767,8 @@ fn the_classic_workloads_on_postgres_are_as_each_level_promises() {
     assert!(anomalies(rr, "write_skew")[0].starts_with("G2-item (write skew)"));
     assert!(anomalies(rr, "read_only")[0].starts_with("G2-item (read-only anomaly)"));
     assert!(anomalies(rr, "lost_update").is_empty());
+    let rc = "postgres (READ COMMITTED)";
+    assert!(anomalies(rc, "lost_update")[0].starts_with("G-single (lost update)"));
+    assert!(anomalies(rc, "read_skew")[0].starts_with("G-single"));
+    assert!(anomalies(rc, "serializable").is_empty());
 }

@@ -89,6 +89,25 @@ pub enum Class {
 }
 
 impl Class {
+    /// Every class, weakest violation first.
+    pub const ALL: [Class; 6] = [
+        Class::G0,
+        Class::G1a,
+        Class::G1b,
+        Class::G1c,
+        Class::GSingle,
+        Class::G2Item,
+    ];
+
+    /// Every label an anomaly of this class is reported under: the class alone, and each
+    /// named pattern of it (`G-single`, `G-single (lost update)`).
+    pub fn labels(self) -> Vec<String> {
+        let patterns = Pattern::ALL.into_iter().filter(|p| p.class() == self);
+        std::iter::once(self.name().to_string())
+            .chain(patterns.map(|p| format!("{} ({})", self.name(), p.name())))
+            .collect()
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Class::G0 => "G0",
@@ -115,6 +134,16 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    pub const ALL: [Pattern; 3] = [Pattern::LostUpdate, Pattern::WriteSkew, Pattern::ReadOnly];
+
+    /// The class every anomaly of this shape is.
+    pub fn class(self) -> Class {
+        match self {
+            Pattern::LostUpdate => Class::GSingle,
+            Pattern::WriteSkew | Pattern::ReadOnly => Class::G2Item,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Pattern::LostUpdate => "lost update",

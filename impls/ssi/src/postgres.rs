@@ -93,16 +93,24 @@ pub enum Level {
     /// PostgreSQL's snapshot isolation: it admits write skew and refuses lost updates (first
     /// committer wins).
     RepeatableRead,
+    /// PostgreSQL's default: a snapshot per statement; a write waits for a row's writer and
+    /// then applies to the row as committed, so lost updates, read skew and write skew commit.
+    ReadCommitted,
 }
 
 impl Level {
-    pub const ALL: [Level; 2] = [Level::Serializable, Level::RepeatableRead];
+    pub const ALL: [Level; 3] = [
+        Level::Serializable,
+        Level::RepeatableRead,
+        Level::ReadCommitted,
+    ];
 
     /// The level as SQL names it.
     pub fn sql(self) -> &'static str {
         match self {
             Level::Serializable => "SERIALIZABLE",
             Level::RepeatableRead => "REPEATABLE READ",
+            Level::ReadCommitted => "READ COMMITTED",
         }
     }
 
@@ -111,6 +119,7 @@ impl Level {
         match self {
             Level::Serializable => "postgres (SERIALIZABLE)",
             Level::RepeatableRead => "postgres (REPEATABLE READ)",
+            Level::ReadCommitted => "postgres (READ COMMITTED)",
         }
     }
 
@@ -118,6 +127,7 @@ impl Level {
         match self {
             Level::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1",
             Level::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1",
+            Level::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1",
         }
     }
 }
