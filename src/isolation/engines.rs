@@ -101,6 +101,18 @@ pub enum Claim {
 }
 
 impl Claim {
+    /// How a list of allowed anomalies reads in a table: READ COMMITTED's whole list by what
+    /// it means, any other as its labels (`none` when empty).
+    pub fn allowed_text(allowed: &[String], none: &str) -> String {
+        if allowed.is_empty() {
+            none.to_string()
+        } else if allowed == Self::read_committed_allows().as_slice() {
+            "any G-single or G2 (nothing dirty)".to_string()
+        } else {
+            allowed.join(", ")
+        }
+    }
+
     /// The anomalies READ COMMITTED may commit: every label of G-single and G2-item.
     pub fn read_committed_allows() -> Vec<String> {
         use loadbearing_specs::ssi::anomaly::Class;

@@ -228,11 +228,7 @@ impl OnColumn for EveryOn<'_> {
 }
 
 fn labels_text(labels: &[String]) -> String {
-    if labels.is_empty() {
-        "serializable".into()
-    } else {
-        labels.join(", ")
-    }
+    Claim::allowed_text(labels, "serializable")
 }
 
 /// The report for people: a row per store (what it showed, what its design reaches, how its
