@@ -131,7 +131,52 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
-/// `docs/isolation.md` as the command writes it: what it is, the command, the table.
+/// The rows at a glance, as Hermitage tabulates databases: a row per engine (each level its
+/// own), a column per workload, each cell `prevented` or the anomalies the engine committed
+/// there (`FINDING` where that breaks its promise). Engines and workloads in the rows' order.
+pub fn glance(rows: &[Row]) -> String {
+    let mut engines: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in rows {
+        if !engines.contains(&r.engine.as_str()) {
+            engines.push(&r.engine);
+        }
+        if !workloads.contains(&r.workload.as_str()) {
+            workloads.push(&r.workload);
+        }
+    }
+    let mut out = format!("| engine | {} |\n|---|", workloads.join(" | "));
+    out.push_str(&"---|".repeat(workloads.len()));
+    out.push('\n');
+    for engine in engines {
+        let cells: Vec<String> = workloads
+            .iter()
+            .map(|workload| {
+                let Some(r) = rows
+                    .iter()
+                    .find(|r| r.engine == engine && r.workload == *workload)
+                else {
+                    return "-".to_string();
+                };
+                let shown = if r.anomalies.is_empty() {
+                    "prevented".to_string()
+                } else {
+                    r.anomalies.join(", ")
+                };
+                if r.problems.is_empty() {
+                    shown
+                } else {
+                    format!("{shown} (FINDING)")
+                }
+            })
+            .collect();
+        // The engine in bold: the detail table's rows start with its plain name.
+        let _ = writeln!(out, "| **{engine}** | {} |", cells.join(" | "));
+    }
+    out
+}
+
+/// `docs/isolation.md` as the command writes it: what it is, the command, the tables.
 pub fn page(rows: &[Row], command: &str) -> String {
     format!(
         "# Isolation of real engines\n\n\
@@ -156,7 +201,60 @@ pub fn page(rows: &[Row], command: &str) -> String {
          opened fresh and driven one step at a time on its own connection or transaction\n\
          handle. A step PostgreSQL makes wait (a row lock) is counted as blocked the moment\n\
          PostgreSQL reports it waiting (`pg_blocking_pids`), and the next step goes ahead;\n\
-         SQLite and Berkeley DB refuse such a step at once.\n\n{}",
+         SQLite and Berkeley DB refuse such a step at once.\n\n\
+         ## At a glance\n\n\
+         Each engine and level against each workload: `prevented`, or the anomalies it\n\
+         committed (in how many interleavings).\n\n{}\n\
+         ## Every row\n\n{}",
+        glance(rows),
         markdown(rows)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{glance, Row};
+
+    fn row(engine: &str, workload: &str, anomalies: &[&str], finding: bool) -> Row {
+        Row {
+            engine: engine.into(),
+            held_to: String::new(),
+            workload: workload.into(),
+            interleavings: String::new(),
+            anomalies: anomalies.iter().map(|a| a.to_string()).collect(),
+            reaches: Vec::new(),
+            problems: if finding {
+                vec!["broke it".into()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// A row per engine, a column per workload, each cell what the engine did there.
+    #[test]
+    fn the_glance_is_an_engine_by_workload_table_of_what_was_prevented() {
+        let rows = [
+            row(
+                "pg (RC)",
+                "lost_update",
+                &["G-single (lost update) (60)"],
+                false,
+            ),
+            row("pg (RC)", "write_skew", &[], false),
+            row("lite", "lost_update", &["G-single (lost update) (1)"], true),
+        ];
+        let table = glance(&rows);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "| engine | lost_update | write_skew |");
+        assert_eq!(lines[1], "|---|---|---|");
+        assert_eq!(
+            lines[2],
+            "| **pg (RC)** | G-single (lost update) (60) | prevented |"
+        );
+        assert_eq!(
+            lines[3],
+            "| **lite** | G-single (lost update) (1) (FINDING) | - |"
+        );
+    }
 }
