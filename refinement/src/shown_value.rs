@@ -70,6 +70,12 @@ impl Shown {
         Shown::items("{", ",", "}", items)
     }
 
+    /// A TLA+ tuple as TLC prints it, `<<a, b>>`; machines read it as a list in a list
+    /// (`[[a, b]]`), as they always have.
+    pub fn tuple<I: Into<Shown>>(items: impl IntoIterator<Item = I>) -> Shown {
+        Shown::items("<", "", ">", [Shown::sequence(items)])
+    }
+
     /// A list `[a, b]` (a function over writers or keys).
     pub fn list<I: Into<Shown>>(items: impl IntoIterator<Item = I>) -> Shown {
         Shown::items("[", ", ", "]", items)

@@ -101,16 +101,24 @@ pub enum Claim {
 }
 
 impl Claim {
-    /// How a list of allowed anomalies reads in a table: READ COMMITTED's whole list by what
-    /// it means, any other as its labels (`none` when empty).
+    /// How a list of allowed anomalies reads in a table: a class whose every label is allowed
+    /// reads `any G-single`, the other labels as themselves (`none` when there are none).
     pub fn allowed_text(allowed: &[String], none: &str) -> String {
+        use loadbearing_specs::ssi::anomaly::Class;
         if allowed.is_empty() {
-            none.to_string()
-        } else if allowed == Self::read_committed_allows().as_slice() {
-            "any G-single or G2 (nothing dirty)".to_string()
-        } else {
-            allowed.join(", ")
+            return none.to_string();
         }
+        let mut parts = Vec::new();
+        let mut whole = Vec::new();
+        for class in Class::ALL {
+            let labels = class.labels();
+            if labels.iter().all(|l| allowed.contains(l)) {
+                parts.push(format!("any {}", class.name()));
+                whole.extend(labels);
+            }
+        }
+        parts.extend(allowed.iter().filter(|l| !whole.contains(l)).cloned());
+        parts.join(", ")
     }
 
     /// The anomalies READ COMMITTED may commit: every label of G-single and G2-item.
@@ -282,5 +290,15 @@ mod tests {
         for dirty in ["G0", "G1a", "G1b", "G1c"] {
             assert!(!allowed.iter().any(|a| a.starts_with(dirty)), "{dirty}");
         }
+    }
+
+    /// A class allowed whole reads as the class; a label alone reads as itself.
+    #[test]
+    fn allowed_anomalies_read_by_class_where_a_class_is_allowed_whole() {
+        let rc = Claim::allowed_text(&Claim::read_committed_allows(), "none");
+        assert_eq!(rc, "any G-single, any G2-item");
+        let si = Claim::allowed_text(&["G2-item (write skew)".to_string()], "none");
+        assert_eq!(si, "G2-item (write skew)");
+        assert_eq!(Claim::allowed_text(&[], "serializable"), "serializable");
     }
 }

@@ -327,10 +327,8 @@ impl OneKey for Kafka835 {
 }
 
 /// A function over the zombie incarnations, as TLC prints it.
-/// A TLA+ tuple as TLC prints it, `<<1, 0>>`; machines have always read it as a list in a
-/// list (`[[1, 0]]`), and still do.
 fn render<T: Copy + Into<Shown>>(values: &[T]) -> Shown {
-    Shown::items("<", "", ">", [Shown::sequence(values.iter().copied())])
+    Shown::tuple(values.iter().copied())
 }
 
 impl Spec for Kafka835 {

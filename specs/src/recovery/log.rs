@@ -176,12 +176,10 @@ impl Log {
     }
 }
 
-/// A TLA+ sequence as TLC prints it, `<<A:c, B:o>>`; machines have always read it as a list in
-/// a list (`[["A:c", "B:o"]]`), and still do.
+/// A TLA+ sequence as TLC prints it, `<<A:c, B:o>>`.
 impl From<&Log> for Shown {
     fn from(log: &Log) -> Shown {
-        let records = log.0.iter().map(Shown::name);
-        Shown::items("<", "", ">", [Shown::sequence(records)])
+        Shown::tuple(log.0.iter().map(Shown::name))
     }
 }
 

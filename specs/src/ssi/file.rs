@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::anomaly::Class;
 use super::step::{self, StepError};
 use super::workload::{Stmt, Workload};
 use super::{MAX_PAGES, MAX_STMTS, MAX_TXNS};
@@ -75,18 +76,10 @@ pub struct Expect {
 }
 
 /// The labels an `[expect]` entry may list besides `serializable`: every class, and each
-/// class with the named pattern it can carry.
-pub const OUTCOMES: &[&str] = &[
-    "G0",
-    "G1a",
-    "G1b",
-    "G1c",
-    "G-single",
-    "G-single (lost update)",
-    "G2-item",
-    "G2-item (write skew)",
-    "G2-item (read-only anomaly)",
-];
+/// class with the named pattern it can carry (the classifier's own, [`Class::labels`]).
+pub fn outcomes() -> Vec<String> {
+    Class::ALL.into_iter().flat_map(Class::labels).collect()
+}
 
 /// A workload file: the workload and what its `[expect]` table says (empty without one).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,13 +193,14 @@ pub fn parse(text: &str, file: &Path) -> Result<Workload, FileError> {
     Ok(parse_raw(text, file)?.0)
 }
 
-/// [`parse`], with the `[expect]` table checked against `variants` and [`OUTCOMES`].
+/// [`parse`], with the `[expect]` table checked against `variants` and [`outcomes`].
 pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<WorkloadFile, FileError> {
     let (workload, raw) = parse_raw(text, file)?;
     let src = Source { text, file };
     let mut entries: Vec<_> = raw.expect.iter().collect();
     entries.sort_by_key(|(_, v)| v.span().start);
     let mut expect = Vec::new();
+    let outcomes = outcomes();
     for (variant, list) in entries {
         let line = src.line(list.span().start);
         if !variants.contains(&variant.as_str()) {
@@ -224,14 +218,14 @@ pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<Workload
             let name = item.get_ref().trim();
             if name == "serializable" {
                 serializable = true;
-            } else if OUTCOMES.contains(&name) {
+            } else if outcomes.iter().any(|o| o == name) {
                 anomalies.push(name.to_string());
             } else {
                 return Err(src.at(
                     item.span().start,
                     Problem::UnknownOutcome {
                         name: name.to_string(),
-                        known: OUTCOMES.join(", "),
+                        known: outcomes.join(", "),
                     },
                 ));
             }
