@@ -81,7 +81,7 @@ pub fn measure(dir: &Path, interleave: Interleave) -> Result<Vec<EngineRow>, Iso
         for workload in &workloads {
             let mut timed = Timed {
                 workload,
-                interleave,
+                interleave: interleave.clone(),
             };
             rows.extend(for_each_column(&engines, conn_str, &mut timed)?);
         }

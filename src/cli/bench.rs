@@ -128,6 +128,7 @@ fn engines(dir: &std::path::Path, interleavings: usize) -> Result<Verdict, BadIn
     let interleave = crate::isolation::Interleave {
         bound: interleavings,
         seed: 1,
+        schedule: None,
     };
     let rows = crate::bench_engines::measure(dir, interleave)?;
     print!("{}", crate::bench_engines::table(&rows));

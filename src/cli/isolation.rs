@@ -72,13 +72,22 @@ pub struct Args {
     /// The seed of that sample.
     #[arg(long, default_value_t = 1, requires = "workload")]
     seed: u64,
+    /// With --workload: drive only this interleaving on each engine, its steps named as
+    /// Hermitage writes a test: "T1.begin T2.begin T1.1 T2.1 T1.commit T2.commit" (T<n>.<k> is
+    /// the k-th statement; the end is T<n>.commit, or T<n>.abort for a transaction that
+    /// aborts). Each step's result is in the JSON; the file's [schedule.expect] values are
+    /// checked when this is its [schedule].
+    #[arg(long, value_name = "STEPS", requires = "workload")]
+    schedule: Option<String>,
     /// A real engine to drive, as often as you like: `postgres` (a throwaway cluster:
     /// SERIALIZABLE, REPEATABLE READ and READ COMMITTED; for the tier's scenarios, its
     /// SERIALIZABLE column),
     /// `sqlite` (serializable by locking), `skipdb` (crates.io; promises serializable snapshot
     /// isolation), `bdb` (Berkeley DB 5.3, snapshot isolation), `badger` (Badger v4, a Go
-    /// module; promises serializable snapshot isolation). `postgres`, `bdb` and `badger` are
-    /// Cargo features; a build without one says so.
+    /// module; promises serializable snapshot isolation), `mariadb` (a throwaway server of
+    /// Debian's mariadb-server: InnoDB at SERIALIZABLE, REPEATABLE READ and READ COMMITTED).
+    /// `postgres`, `bdb`, `badger` and `mariadb` are Cargo features; a build without one says
+    /// so.
     #[arg(long, value_enum, value_name = "NAME")]
     engine: Vec<Engine>,
 }
@@ -118,6 +127,7 @@ pub fn run(args: Args) -> Result<Verdict, BadInput> {
         interleave: isolation::Interleave {
             bound: args.interleavings,
             seed: args.seed,
+            schedule: args.schedule,
         },
         replay_suite: args.replay_suite,
         matrix: args.matrix,

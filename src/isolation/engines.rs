@@ -4,6 +4,8 @@
 //! through [`for_each_column`], so an engine is added here and nowhere else.
 
 use loadbearing_ssi_engine::interleave::Drivable;
+#[cfg(any(feature = "postgres", feature = "mariadb"))]
+use loadbearing_ssi_engine::level::Level;
 use serde::Serialize;
 
 use super::IsolationError;
@@ -25,16 +27,41 @@ pub enum Engine {
     /// Badger v4 (a Go module; its transactions promise serializable snapshot isolation), in
     /// memory, through our Go driver of it.
     Badger,
+    /// MariaDB (InnoDB) at READ COMMITTED, REPEATABLE READ and SERIALIZABLE: a throwaway server
+    /// of Debian's mariadb-server.
+    Mariadb,
 }
 
 impl Engine {
-    pub const ALL: [Engine; 5] = [
+    pub const ALL: [Engine; 6] = [
         Engine::Postgres,
         Engine::Sqlite,
         Engine::Skipdb,
         Engine::Bdb,
         Engine::Badger,
+        Engine::Mariadb,
     ];
+
+    /// How a workload file's `[expect]` names its columns (one per level, PostgreSQL's in
+    /// `Level::ALL`'s order): exactly `ssi::file::STORES`, over every engine.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            Engine::Postgres => &[
+                "postgres.serializable",
+                "postgres.repeatable_read",
+                "postgres.read_committed",
+            ],
+            Engine::Sqlite => &["sqlite"],
+            Engine::Skipdb => &["skipdb"],
+            Engine::Bdb => &["bdb"],
+            Engine::Badger => &["badger"],
+            Engine::Mariadb => &[
+                "mariadb.serializable",
+                "mariadb.repeatable_read",
+                "mariadb.read_committed",
+            ],
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -43,6 +70,7 @@ impl Engine {
             Engine::Skipdb => "skipdb",
             Engine::Bdb => "bdb",
             Engine::Badger => "badger",
+            Engine::Mariadb => "mariadb",
         }
     }
 
@@ -59,6 +87,10 @@ impl Engine {
                 ".ci/setup.d/13-berkeley-db.sh (Debian's libdb5.3-dev)",
             )),
             Engine::Badger => Some(("badger", ".ci/setup.d/14-badger.sh (Go, Badger's modules)")),
+            Engine::Mariadb => Some((
+                "mariadb",
+                ".ci/setup.d/15-mariadb.sh (Debian's mariadb-server)",
+            )),
             Engine::Sqlite | Engine::Skipdb => None,
         }
     }
@@ -69,6 +101,7 @@ impl Engine {
             Engine::Postgres => cfg!(feature = "postgres"),
             Engine::Bdb => cfg!(feature = "bdb"),
             Engine::Badger => cfg!(feature = "badger"),
+            Engine::Mariadb => cfg!(feature = "mariadb"),
             Engine::Sqlite | Engine::Skipdb => true,
         }
     }
@@ -136,6 +169,9 @@ impl Claim {
 pub struct Column {
     /// The store's name in the results (`sqlite (serializable by locking)`).
     pub store: &'static str,
+    /// How a workload file's `[expect]` names it (`sqlite`, `postgres.read_committed`: one of
+    /// `ssi::file::STORES`).
+    pub key: &'static str,
     pub claim: Claim,
     /// The claim in the engine's own words (`SERIALIZABLE`, `serializable (its claim: SSI)`).
     pub claimed: &'static str,
@@ -174,6 +210,7 @@ pub fn for_each_column<O: OnColumn>(
                     .join(format!("loadbearing-isolation-{}.db", std::process::id()));
                 let column = Column {
                     store: STORE,
+                    key: Engine::Sqlite.keys()[0],
                     claim: Claim::Serializable,
                     claimed: "serializable (its claim)",
                 };
@@ -183,6 +220,7 @@ pub fn for_each_column<O: OnColumn>(
                 use loadbearing_ssi_engine::skipdb::{SkipTier, STORE};
                 let column = Column {
                     store: STORE,
+                    key: Engine::Skipdb.keys()[0],
                     claim: Claim::Serializable,
                     claimed: "serializable (its claim: SSI)",
                 };
@@ -191,6 +229,7 @@ pub fn for_each_column<O: OnColumn>(
             Engine::Bdb => out.extend(bdb(on)?),
             Engine::Badger => out.extend(badger(on)?),
             Engine::Postgres => out.extend(postgres_levels(postgres, on)?),
+            Engine::Mariadb => out.extend(mariadb_levels(on)?),
         }
     }
     Ok(out)
@@ -201,6 +240,7 @@ fn bdb<O: OnColumn>(on: &mut O) -> Result<Option<O::Out>, IsolationError> {
     use loadbearing_ssi_engine::bdb::{BdbTier, STORE};
     let column = Column {
         store: STORE,
+        key: Engine::Bdb.keys()[0],
         claim: Claim::SnapshotIsolation,
         claimed: "snapshot isolation (its claim; the plainsi model)",
     };
@@ -217,6 +257,7 @@ fn badger<O: OnColumn>(on: &mut O) -> Result<Option<O::Out>, IsolationError> {
     use loadbearing_ssi_engine::badger::{BadgerTier, STORE};
     let column = Column {
         store: STORE,
+        key: Engine::Badger.keys()[0],
         claim: Claim::Serializable,
         claimed: "serializable (its claim: SSI)",
     };
@@ -228,18 +269,95 @@ fn badger<O: OnColumn>(_: &mut O) -> Result<Option<O::Out>, IsolationError> {
     Engine::Badger.check_compiled_in().map(|()| None)
 }
 
+/// A server's columns, one a level: what each is held to, in the engine's words, and how the
+/// tier moves to it.
+#[cfg(any(feature = "postgres", feature = "mariadb"))]
+struct Levels<D> {
+    engine: Engine,
+    store: fn(Level) -> &'static str,
+    claim: fn(Level) -> (Claim, &'static str),
+    at: fn(D, Level) -> D,
+}
+
+/// Runs `on` on each level of `levels` (in `Level::ALL`'s order, the order of the engine's
+/// `[expect]` keys) that it takes, on one tier: its table and connections serve every level.
+#[cfg(any(feature = "postgres", feature = "mariadb"))]
+fn each_level<O: OnColumn, D: Drivable>(
+    levels: Levels<D>,
+    mut tier: D,
+    on: &mut O,
+) -> Result<Vec<O::Out>, IsolationError>
+where
+    IsolationError: From<D::Error>,
+{
+    let mut out = Vec::new();
+    for (i, level) in Level::ALL.into_iter().enumerate() {
+        let (claim, claimed) = (levels.claim)(level);
+        if !on.takes(claim) {
+            continue;
+        }
+        let column = Column {
+            store: (levels.store)(level),
+            key: levels.engine.keys()[i],
+            claim,
+            claimed,
+        };
+        tier = (levels.at)(tier, level);
+        out.push(on.run(column, &mut tier)?);
+    }
+    Ok(out)
+}
+
+/// MariaDB's three levels on a throwaway server started here (and stopped, whatever happens).
+#[cfg(feature = "mariadb")]
+fn mariadb_levels<O: OnColumn>(on: &mut O) -> Result<Vec<O::Out>, IsolationError> {
+    use loadbearing_ssi_engine::mariadb::{store, MariaServer, MariaTier};
+    let server = MariaServer::start().map_err(|e| IsolationError::EngineStart {
+        engine: "mariadb",
+        why: e.to_string(),
+    })?;
+    let levels = Levels {
+        engine: Engine::Mariadb,
+        store,
+        claim: |level| match level {
+            Level::Serializable => (Claim::Serializable, "SERIALIZABLE"),
+            // InnoDB's REPEATABLE READ reads a snapshot but writes the latest version: it
+            // promises nothing dirty, not snapshot isolation (lost updates commit).
+            Level::RepeatableRead => (
+                Claim::ReadCommitted,
+                "REPEATABLE READ (InnoDB: no G0 or G1; G-single and G2 allowed)",
+            ),
+            Level::ReadCommitted => (
+                Claim::ReadCommitted,
+                "READ COMMITTED (no G0 or G1; G-single and G2 allowed)",
+            ),
+        },
+        at: MariaTier::at,
+    };
+    let result = MariaTier::connect(&server)
+        .map_err(IsolationError::from)
+        .and_then(|tier| each_level(levels, tier, on));
+    server.stop();
+    result
+}
+
+#[cfg(not(feature = "mariadb"))]
+fn mariadb_levels<O: OnColumn>(_: &mut O) -> Result<Vec<O::Out>, IsolationError> {
+    Engine::Mariadb.check_compiled_in().map(|()| Vec::new())
+}
+
+/// PostgreSQL's three levels on the server at `conn_str`, which the caller started.
 #[cfg(feature = "postgres")]
 fn postgres_levels<O: OnColumn>(
     conn_str: Option<&str>,
     on: &mut O,
 ) -> Result<Vec<O::Out>, IsolationError> {
-    use loadbearing_ssi_engine::postgres::{Level, PgTier};
+    use loadbearing_ssi_engine::postgres::{store, PgTier};
     let conn_str = conn_str.ok_or(IsolationError::NoPostgresServer)?;
-    let mut out = Vec::new();
-    // One tier (its table and connections) for both levels.
-    let mut tier = PgTier::connect(conn_str)?;
-    for level in Level::ALL {
-        let (claim, claimed) = match level {
+    let levels = Levels {
+        engine: Engine::Postgres,
+        store,
+        claim: |level| match level {
             Level::Serializable => (Claim::Serializable, "SERIALIZABLE"),
             Level::RepeatableRead => (
                 Claim::SnapshotIsolation,
@@ -249,19 +367,10 @@ fn postgres_levels<O: OnColumn>(
                 Claim::ReadCommitted,
                 "READ COMMITTED (no G0 or G1; G-single and G2 allowed)",
             ),
-        };
-        if !on.takes(claim) {
-            continue;
-        }
-        let column = Column {
-            store: level.store(),
-            claim,
-            claimed,
-        };
-        tier = tier.at(level);
-        out.push(on.run(column, &mut tier)?);
-    }
-    Ok(out)
+        },
+        at: PgTier::at,
+    };
+    each_level(levels, PgTier::connect(conn_str)?, on)
 }
 
 #[cfg(not(feature = "postgres"))]
@@ -271,7 +380,18 @@ fn postgres_levels<O: OnColumn>(_: Option<&str>, _: &mut O) -> Result<Vec<O::Out
 
 #[cfg(test)]
 mod tests {
-    use super::Claim;
+    use super::{Claim, Engine};
+
+    /// Every column's `[expect]` key is one the file format accepts, and every key it accepts
+    /// names a column: an expectation is never read for nothing.
+    #[test]
+    fn the_columns_keys_are_the_file_formats_engines() {
+        let mut keys: Vec<&str> = Engine::ALL.iter().flat_map(|e| e.keys().to_vec()).collect();
+        let mut stores = loadbearing_specs::ssi::file::STORES.to_vec();
+        keys.sort_unstable();
+        stores.sort_unstable();
+        assert_eq!(keys, stores);
+    }
 
     /// READ COMMITTED is held to nothing dirty: every G-single and G2 label may commit, no G0
     /// or G1 one may (a judge that allowed everything would pass every engine).

@@ -27,6 +27,44 @@ pub struct Row {
     /// What its design reaches (empty: serializable).
     pub reaches: Vec<String>,
     pub problems: Vec<String>,
+    /// The anomaly the workload tests for (its `tests`), and in how many of the interleavings
+    /// driven the engine showed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tested: Option<Tested>,
+}
+
+/// How an engine did against the anomaly a workload tests for.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tested {
+    /// `G-single (lost update)`; a class alone (`G-single`) counts every label of it.
+    pub anomaly: String,
+    /// Interleavings that showed it.
+    pub shown_in: usize,
+    /// Interleavings driven.
+    pub of: usize,
+    /// Whether the workload's pinned schedule (Hermitage's own) showed it; `None` without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
+}
+
+impl Tested {
+    /// Whether `label` is the anomaly tested for: the same label, or a label of the class
+    /// tested for.
+    fn counts(&self, label: &str) -> bool {
+        label == self.anomaly || label.starts_with(&format!("{} (", self.anomaly))
+    }
+
+    /// `prevented`, or `shown (pinned; 3 of 70)`: by the pinned schedule, and in how many of
+    /// the interleavings driven.
+    fn cell(&self) -> String {
+        let pinned = self.pinned == Some(true);
+        match (pinned, self.shown_in) {
+            (false, 0) => "prevented".into(),
+            (true, 0) => "shown (pinned)".into(),
+            (true, n) => format!("shown (pinned; {n} of {})", self.of),
+            (false, n) => format!("shown ({n} of {})", self.of),
+        }
+    }
 }
 
 /// The workload files of `dir`, by name.
@@ -53,7 +91,7 @@ pub fn run(
     dir: &Path,
     engines: &[Engine],
     postgres: Option<&str>,
-    interleave: Interleave,
+    interleave: &Interleave,
 ) -> Result<Vec<Row>, IsolationError> {
     let mut rows = Vec::new();
     for file in workload_files(dir)? {
@@ -61,7 +99,7 @@ pub fn run(
         rows.extend(
             race.stores
                 .iter()
-                .map(|s| row(s, &race.workload, interleavings(s))),
+                .map(|s| row(s, &race.workload, interleavings(s), race.tests.as_deref())),
         );
     }
     Ok(rows)
@@ -73,8 +111,38 @@ fn interleavings(s: &StoreResult) -> String {
         .map_or_else(|| "raced".to_string(), |d| d.interleavings.text())
 }
 
-fn row(s: &StoreResult, workload: &str, interleavings: String) -> Row {
+fn row(s: &StoreResult, workload: &str, interleavings: String, tests: Option<&str>) -> Row {
+    let tested = tests.map(|anomaly| {
+        let mut t = Tested {
+            anomaly: anomaly.to_string(),
+            shown_in: 0,
+            of: s.race.attempts,
+            pinned: None,
+        };
+        t.pinned = s
+            .pinned
+            .as_ref()
+            .map(|p| p.run.anomalies.iter().any(|l| t.counts(l)));
+        // Each run's labels, so that an interleaving showing two labels of a class counts once.
+        t.shown_in = match &s.driven {
+            Some(d) => d
+                .runs
+                .iter()
+                .filter(|r| r.anomalies.iter().any(|l| t.counts(l)))
+                .count(),
+            None => s
+                .race
+                .anomalies
+                .iter()
+                .filter(|(l, _)| t.counts(l))
+                .map(|(_, seen)| seen.attempts)
+                .max()
+                .unwrap_or(0),
+        };
+        t
+    });
     Row {
+        tested,
         engine: s.race.store.clone(),
         held_to: s.judged_by.clone(),
         workload: workload.to_string(),
@@ -158,10 +226,10 @@ pub fn glance(rows: &[Row]) -> String {
                 else {
                     return "-".to_string();
                 };
-                let shown = if r.anomalies.is_empty() {
-                    "prevented".to_string()
-                } else {
-                    r.anomalies.join(", ")
+                let shown = match &r.tested {
+                    Some(t) => t.cell(),
+                    None if r.anomalies.is_empty() => "prevented".to_string(),
+                    None => r.anomalies.join(", "),
                 };
                 if r.problems.is_empty() {
                     shown
@@ -176,10 +244,11 @@ pub fn glance(rows: &[Row]) -> String {
     out
 }
 
-/// `docs/isolation.md` as the command writes it: what it is, the command, the tables.
-pub fn page(rows: &[Row], command: &str) -> String {
+/// `docs/isolation.md` as the command writes it: what it is, the command, the tables; the
+/// title names the folder of workloads (`dir`).
+pub fn page(rows: &[Row], command: &str, dir: &str) -> String {
     format!(
-        "# Isolation of real engines\n\n\
+        "# Isolation of real engines: `{dir}`\n\n\
          Written by `{command}` (do not edit by hand: run it again). Each row is one engine\n\
          driven through one workload's interleavings (docs/workloads.md: every one, or a\n\
          seeded sample where there are more than `--interleavings`), each run's history built\n\
@@ -197,14 +266,22 @@ pub fn page(rows: &[Row], command: &str) -> String {
          database everyone ships, serializable by locking; skipdb (crates.io), an embedded\n\
          MVCC engine whose documentation promises serializable snapshot isolation (Badger's\n\
          and FoundationDB's design); Badger v4 itself (the Go module proxy; Dgraph's store),\n\
-         whose transactions promise the same, through our Go driver of it. Each engine is\n\
+         whose transactions promise the same, through our Go driver of it; MariaDB (Debian's\n\
+         mariadb-server, InnoDB) at `SERIALIZABLE`, at `REPEATABLE READ` (its default: a\n\
+         snapshot for reads, the latest version for writes, so held to nothing dirty) and at\n\
+         `READ COMMITTED`, the other server people run. Each engine is\n\
          opened fresh and driven one step at a time on its own connection or transaction\n\
          handle. A step PostgreSQL makes wait (a row lock) is counted as blocked the moment\n\
-         PostgreSQL reports it waiting (`pg_blocking_pids`), and the next step goes ahead;\n\
-         SQLite and Berkeley DB refuse such a step at once.\n\n\
+         PostgreSQL reports it waiting (`pg_blocking_pids`) or InnoDB does (`LOCK WAIT` in\n\
+         `information_schema.INNODB_TRX`), and the next step goes ahead; SQLite and Berkeley\n\
+         DB refuse such a step at once.\n\n\
          ## At a glance\n\n\
          Each engine and level against each workload: `prevented`, or the anomalies it\n\
-         committed (in how many interleavings).\n\n{}\n\
+         committed (in how many interleavings). Where a workload names the anomaly it tests\n\
+         for (`tests`, as Hermitage names each of its tests by one), the cell is about that\n\
+         anomaly alone: `prevented`, or `shown`, by the workload's pinned schedule\n\
+         (Hermitage's own order of its statements) and in how many of the interleavings\n\
+         driven.\n\n{}\n\
          ## Every row\n\n{}",
         glance(rows),
         markdown(rows)
@@ -213,7 +290,28 @@ pub fn page(rows: &[Row], command: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{glance, Row};
+    use super::{glance, Row, Tested};
+
+    /// A test's cell counts its anomaly alone: prevented, or shown by the pinned schedule and
+    /// in how many interleavings; a class tested for counts every label of it.
+    #[test]
+    fn a_tested_anomaly_reads_prevented_or_shown() {
+        let mut t = Tested {
+            anomaly: "G-single".into(),
+            shown_in: 0,
+            of: 70,
+            pinned: Some(false),
+        };
+        assert_eq!(t.cell(), "prevented");
+        assert!(t.counts("G-single (read skew)") && t.counts("G-single"));
+        assert!(!t.counts("G2-item") && !t.counts("G-singleton"));
+        t.pinned = Some(true);
+        assert_eq!(t.cell(), "shown (pinned)");
+        t.shown_in = 3;
+        assert_eq!(t.cell(), "shown (pinned; 3 of 70)");
+        t.pinned = None;
+        assert_eq!(t.cell(), "shown (3 of 70)");
+    }
 
     fn row(engine: &str, workload: &str, anomalies: &[&str], finding: bool) -> Row {
         Row {
@@ -228,6 +326,7 @@ mod tests {
             } else {
                 Vec::new()
             },
+            tested: None,
         }
     }
 

@@ -80,6 +80,13 @@ pub enum IsolationError {
     #[cfg(feature = "badger")]
     #[error(transparent)]
     Badger(#[from] loadbearing_ssi_engine::badger::Refused),
+    /// An engine's throwaway server could not be started.
+    #[error("{engine}: {why}")]
+    EngineStart { engine: &'static str, why: String },
+    /// A connection or a statement outside a transaction failed on MariaDB.
+    #[cfg(feature = "mariadb")]
+    #[error(transparent)]
+    Mariadb(#[from] loadbearing_ssi_engine::mariadb::MariaTierError),
     #[error("cannot create {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,
@@ -332,7 +339,7 @@ fn run_workload(options: &Options, path: &Path) -> Result<Verdict, IsolationErro
             options.jitter_us,
             &options.engines,
             conn_str,
-            options.interleave,
+            &options.interleave,
         )
     })?;
     match options.format {
@@ -368,7 +375,7 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
     }
     something_to_run(options, &[])?;
     let rows = with_postgres(options.postgres(), |conn_str| {
-        matrix::run(dir, &options.engines, conn_str, options.interleave)
+        matrix::run(dir, &options.engines, conn_str, &options.interleave)
     })?;
     if let Some(page) = &options.markdown {
         let engines: Vec<String> = options
@@ -382,11 +389,13 @@ fn run_matrix(options: &Options, dir: &Path) -> Result<Verdict, IsolationError> 
             engines.concat(),
             page.display()
         );
-        std::fs::write(page, matrix::page(&rows, &command)).map_err(|source| {
-            IsolationError::WriteTrace {
-                path: page.clone(),
-                source,
-            }
+        std::fs::write(
+            page,
+            matrix::page(&rows, &command, &dir.display().to_string()),
+        )
+        .map_err(|source| IsolationError::WriteTrace {
+            path: page.clone(),
+            source,
         })?;
     }
     match options.format {

@@ -94,7 +94,7 @@ where
 {
     let mut runs = Vec::new();
     for s in schedules {
-        let (race, _) =
+        let (race, _, _) =
             interleave::drive(store, name, &s.workload, std::slice::from_ref(&s.order))?;
         let anomalies = race.labels();
         let unknown = race.unknown > 0;

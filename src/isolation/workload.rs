@@ -15,8 +15,11 @@
 use std::path::Path;
 
 use loadbearing_conform::ssi_engine::ModelJudge;
-use loadbearing_specs::ssi::file::{self, WorkloadFile};
-use loadbearing_ssi_engine::interleave::{self, Drivable};
+use loadbearing_specs::ssi::file::{self, Expect, WorkloadFile};
+use loadbearing_specs::ssi::schedule::{self as pinned_schedule, Schedule};
+use loadbearing_ssi_engine::interleave::{
+    self, Drivable, DrivenRun, EveryInterleaving, Interleavings,
+};
 use loadbearing_ssi_engine::race::{race_engine, Race};
 use serde::Serialize;
 
@@ -37,21 +40,52 @@ pub struct StoreResult {
     /// the store blocked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driven: Option<Driven>,
+    /// What the file's `[expect]` says this engine shows (`None`: it says nothing of it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Vec<String>>,
+    /// The pinned schedule's run, with its steps' expected values checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<PinnedRun>,
+}
+
+/// The one interleaving a file's `[schedule]` (or `--schedule`) pins, as it ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct PinnedRun {
+    pub run: DrivenRun,
+    /// Each `[schedule.expect]` value that applies to this store.
+    pub checks: Vec<StepCheck>,
+}
+
+/// One expected step value against what the step showed.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepCheck {
+    /// `T1.2 = 11`.
+    pub expected: String,
+    /// The line of the file that says it.
+    pub line: usize,
+    /// `read x = 11`, `not run`.
+    pub showed: String,
+    pub ok: bool,
 }
 
 /// How a store was driven through a workload's interleavings.
 #[derive(Clone, Debug, Serialize)]
 pub struct Driven {
-    pub interleavings: loadbearing_ssi_engine::interleave::Interleavings,
+    pub interleavings: Interleavings,
     /// Steps the store blocked, over all interleavings (each waited for a bounded time, then
     /// the next step went ahead).
     pub blocked: usize,
+    /// Each interleaving as it ran: its schedule, every step's result, its anomalies.
+    pub runs: Vec<DrivenRun>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadRace {
     pub file: String,
     pub workload: String,
+    /// The anomaly the file tests for (its `tests`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<String>,
     pub attempts: usize,
     pub stores: Vec<StoreResult>,
 }
@@ -96,13 +130,15 @@ fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -
         judged_by,
         problems,
         driven: None,
+        expected: None,
+        pinned: None,
     }
 }
 
 /// A store driven through the interleavings: judged as a race, and, where every interleaving
 /// ran and `must_show`, every anomaly its model reaches must have shown.
 fn judged_every(
-    run: loadbearing_ssi_engine::interleave::EveryInterleaving,
+    run: EveryInterleaving,
     allowed: Vec<String>,
     judged_by: String,
     complete: bool,
@@ -122,16 +158,87 @@ fn judged_every(
     result.driven = Some(Driven {
         interleavings: run.interleavings,
         blocked: run.blocked,
+        runs: run.runs,
     });
     result
 }
 
+/// Holds a store to what the file's `[expect]` says it shows (in its interleavings and its
+/// pinned schedule): over every interleaving exactly that; over a sample or one pinned
+/// interleaving alone (`--schedule`), nothing else (a sample that misses an anomaly proves
+/// nothing, as for a claim).
+fn held_to_expectation(result: &mut StoreResult, expected: &Expect, pinned: Option<&DrivenRun>) {
+    let mut shown = result.race.labels();
+    // What the pinned schedule showed counts too.
+    shown.extend(pinned.into_iter().flat_map(|r| r.anomalies.iter().cloned()));
+    shown.sort();
+    shown.dedup();
+    let every = result
+        .driven
+        .as_ref()
+        .is_some_and(|d| d.interleavings.every());
+    let how = result
+        .driven
+        .as_ref()
+        .map_or("its race".to_string(), |d| d.interleavings.text());
+    let store = &result.race.store;
+    for label in shown.iter().filter(|l| !expected.anomalies.contains(l)) {
+        result.problems.push(format!(
+            "{store}: {label} shown ({how}), which [expect] at line {} does not list",
+            expected.line
+        ));
+    }
+    if every {
+        for label in expected.anomalies.iter().filter(|l| !shown.contains(l)) {
+            result.problems.push(format!(
+                "{store}: [expect] at line {} lists {label}, which no interleaving showed ({how})",
+                expected.line
+            ));
+        }
+    }
+    result.expected = Some(expected.anomalies.clone());
+}
+
+/// The pinned run's step values against the file's `[schedule.expect]` entries for this store
+/// (`all`, or its key); each mismatch a problem.
+fn checked_pinned(
+    result: &mut StoreResult,
+    key: &str,
+    run: DrivenRun,
+    parsed: &WorkloadFile,
+    file_schedule: bool,
+) {
+    let mut checks = Vec::new();
+    if file_schedule {
+        let entries = parsed.schedule.iter().flat_map(|p| &p.expect);
+        for e in entries.filter(|e| e.store.as_deref().is_none_or(|s| s == key)) {
+            let v = e.value;
+            let ok = run.value(v.txn, v.stmt) == Some(v.value);
+            let showed = run.shown(v.txn, v.stmt);
+            if !ok {
+                result.problems.push(format!(
+                    "{}: line {}: expected {v}, showed {showed} (schedule: {})",
+                    result.race.store, e.line, run.schedule
+                ));
+            }
+            checks.push(StepCheck {
+                expected: v.to_string(),
+                line: e.line,
+                showed,
+                ok,
+            });
+        }
+    }
+    result.pinned = Some(PinnedRun { run, checks });
+}
+
 /// How far the engines are driven through a workload's interleavings: at most `bound`, drawn
-/// with `seed` beyond it.
-#[derive(Clone, Copy, Debug)]
+/// with `seed` beyond it; or only `schedule` (`--schedule`), pinned by name.
+#[derive(Clone, Debug)]
 pub struct Interleave {
     pub bound: usize,
     pub seed: u64,
+    pub schedule: Option<String>,
 }
 
 /// Races the file's workload on each engine variant, drives it through its interleavings on
@@ -143,11 +250,23 @@ pub fn race_file(
     jitter_us: u64,
     engines: &[Engine],
     postgres: Option<&str>,
-    interleave: Interleave,
+    interleave: &Interleave,
 ) -> Result<WorkloadRace, IsolationError> {
     let parsed =
         file::load_file(path, VARIANTS).map_err(|e| IsolationError::Workload(e.to_string()))?;
     let w = &parsed.workload;
+    // `--schedule` replaces the interleavings; the file's `[schedule]` is driven beside them.
+    let pinned = match &interleave.schedule {
+        Some(text) => Some((
+            pinned_schedule::parse(text, w)
+                .map_err(|e| IsolationError::Workload(format!("--schedule: {e}")))?,
+            true,
+        )),
+        None => parsed
+            .schedule
+            .as_ref()
+            .map(|p| (p.schedule.clone(), false)),
+    };
     let mut stores = Vec::new();
     for model in model_results(path, &parsed, variants)? {
         let race = race_engine(w, &model.variant, attempts, jitter_us, Some(&ModelJudge));
@@ -157,13 +276,15 @@ pub fn race_file(
     let mut every = EveryOn {
         path,
         parsed: &parsed,
-        interleave,
+        interleave: interleave.clone(),
+        pinned,
         snapshot_isolation: None,
     };
     stores.extend(for_each_column(engines, postgres, &mut every)?);
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),
+        tests: parsed.tests.clone(),
         attempts,
         stores,
     })
@@ -176,6 +297,8 @@ struct EveryOn<'a> {
     path: &'a Path,
     parsed: &'a WorkloadFile,
     interleave: Interleave,
+    /// The schedule pinned, and whether it is the only one driven (`--schedule`).
+    pinned: Option<(Schedule, bool)>,
     /// What the `plainsi` model reaches for the file, and whether its exploration completed:
     /// explored once, for every snapshot-isolation column.
     snapshot_isolation: Option<(Vec<String>, bool)>,
@@ -205,15 +328,46 @@ impl OnColumn for EveryOn<'_> {
         IsolationError: From<D::Error>,
     {
         let w = &self.parsed.workload;
-        let run = interleave::every(
-            tier,
-            column.store,
-            w,
-            self.interleave.bound,
-            self.interleave.seed,
-        )?;
+        // The pinned schedule first: alone (`--schedule`) it is the whole run; beside the
+        // interleavings (a file's `[schedule]`), its race is judged as theirs is.
+        let mut pinned_run = None;
+        let mut pinned_race = None;
+        let mut only = None;
+        if let Some((schedule, alone)) = &self.pinned {
+            let order = schedule.order();
+            let (race, blocked, mut runs) =
+                interleave::drive(tier, column.store, w, std::slice::from_ref(&order))?;
+            let run = runs.pop().expect("one order, one run");
+            if *alone {
+                let script = loadbearing_ssi_engine::program::Script::Model(w.clone());
+                let lens: Vec<usize> = interleave::steps(&script).iter().map(Vec::len).collect();
+                only = Some(EveryInterleaving {
+                    race,
+                    interleavings: Interleavings::pinned(
+                        order,
+                        interleave::count(&lens),
+                        schedule.text(w),
+                    ),
+                    blocked,
+                    runs: vec![run.clone()],
+                });
+            } else {
+                pinned_race = Some(race);
+            }
+            pinned_run = Some(run);
+        }
+        let run = match only {
+            Some(only) => only,
+            None => interleave::every(
+                tier,
+                column.store,
+                w,
+                self.interleave.bound,
+                self.interleave.seed,
+            )?,
+        };
         let by = column.claimed.to_string();
-        Ok(match column.claim {
+        let mut result = match column.claim {
             Claim::Serializable => judged_every(run, Vec::new(), by, true, false),
             Claim::SnapshotIsolation => {
                 // Snapshot isolation is the model's `plainsi` variant.
@@ -223,7 +377,28 @@ impl OnColumn for EveryOn<'_> {
             Claim::ReadCommitted => {
                 judged_every(run, Claim::read_committed_allows(), by, true, false)
             }
-        })
+        };
+        if let Some(race) = pinned_race {
+            let problems = race.problems(&result.allowed);
+            result.problems.extend(
+                problems
+                    .into_iter()
+                    .map(|p| format!("{p} (the file's [schedule])")),
+            );
+        }
+        if let Some(expected) = self.parsed.engines.iter().find(|e| e.variant == column.key) {
+            held_to_expectation(&mut result, expected, pinned_run.as_ref());
+        }
+        if let Some(run) = pinned_run {
+            let from_file = self.pinned.as_ref().is_some_and(|(s, _)| {
+                self.parsed
+                    .schedule
+                    .as_ref()
+                    .is_some_and(|p| p.schedule == *s)
+            });
+            checked_pinned(&mut result, column.key, run, self.parsed, from_file);
+        }
+        Ok(result)
     }
 }
 
@@ -319,6 +494,11 @@ pub fn render(r: &WorkloadRace) -> String {
             ));
         }
     }
+    for s in &r.stores {
+        if let Some(p) = &s.pinned {
+            out.push_str(&pinned_text(&s.race.store, p));
+        }
+    }
     out.push('\n');
     let problems: Vec<&String> = r.stores.iter().flat_map(|s| &s.problems).collect();
     if problems.is_empty() {
@@ -330,10 +510,48 @@ pub fn render(r: &WorkloadRace) -> String {
     out
 }
 
+/// A pinned run for people: one step a line, what it showed, then the expected values.
+fn pinned_text(store: &str, p: &PinnedRun) -> String {
+    let mut out = format!("\n{store}, pinned: {}\n", p.run.schedule);
+    let width = p.run.steps.iter().map(|s| s.step.len()).max().unwrap_or(0);
+    for step in &p.run.steps {
+        let blocked = if step.blocked { " (blocked)" } else { "" };
+        out.push_str(&format!(
+            "  {:<width$}  {}{blocked}\n",
+            step.step,
+            step.shows.text()
+        ));
+    }
+    let anomalies = if p.run.anomalies.is_empty() {
+        "none".to_string()
+    } else {
+        p.run.anomalies.join(", ")
+    };
+    let state: Vec<String> = p
+        .run
+        .state
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.map_or("absent".to_string(), |v| v.to_string())))
+        .collect();
+    out.push_str(&format!(
+        "  {}; final {}; anomalies: {anomalies}\n",
+        p.run.outcome,
+        state.join(" ")
+    ));
+    for c in &p.checks {
+        let verdict = if c.ok { "ok" } else { "DIFFERS" };
+        out.push_str(&format!(
+            "  expected {} (line {}): {verdict}, showed {}\n",
+            c.expected, c.line, c.showed
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbearing_ssi_engine::interleave::{interleavings, EveryInterleaving};
+    use loadbearing_ssi_engine::interleave::interleavings;
 
     /// The judge of a driven store, both ways, on races whose outcome is known: the engine's
     /// plain snapshot isolation skews in almost every free race of the write-skew pair, its
@@ -344,7 +562,47 @@ mod tests {
             race: race_engine(&w, variant, 20, 50, None),
             interleavings: interleavings(&[4, 4], 1000, 1),
             blocked: 0,
+            runs: Vec::new(),
         }
+    }
+
+    fn expect(anomalies: &[&str]) -> Expect {
+        Expect {
+            variant: "sqlite".into(),
+            line: 7,
+            anomalies: anomalies.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    /// Over every interleaving a store shows exactly what `[expect]` lists: an anomaly it does
+    /// not list, or one it lists and no interleaving showed, is a problem naming the line.
+    #[test]
+    fn an_engine_is_held_to_its_expect_list_both_ways() {
+        let skew = "G2-item (write skew)";
+        let mut judged = judged_every(
+            driven("plainsi"),
+            vec![skew.into()],
+            "SI".into(),
+            true,
+            false,
+        );
+        held_to_expectation(&mut judged, &expect(&[skew]), None);
+        assert!(judged.problems.is_empty(), "{:?}", judged.problems);
+        held_to_expectation(&mut judged, &expect(&[]), None);
+        assert_eq!(judged.problems.len(), 1);
+        assert!(judged.problems[0].contains("which [expect] at line 7 does not list"));
+        let mut judged = judged_every(driven("fix"), Vec::new(), "SER".into(), true, false);
+        held_to_expectation(&mut judged, &expect(&[skew]), None);
+        assert_eq!(
+            judged.problems,
+            ["fix: [expect] at line 7 lists G2-item (write skew), which no interleaving showed (every interleaving (70))"]
+        );
+        // A sample proves no absence: only what it shows is held to the list.
+        let mut sampled = driven("fix");
+        sampled.interleavings = interleavings(&[4, 4], 10, 1);
+        let mut judged = judged_every(sampled, Vec::new(), "SER".into(), true, false);
+        held_to_expectation(&mut judged, &expect(&[skew]), None);
+        assert!(judged.problems.is_empty(), "{:?}", judged.problems);
     }
 
     #[test]

@@ -23,6 +23,7 @@ fn files_in(dir: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(repo(dir))
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
         .collect();
     files.sort();
     files
@@ -155,10 +156,12 @@ proptest! {
     /// A mangled workload file: a workload, or an error naming a line of the file.
     #[test]
     fn a_mangled_workload_file_is_read_or_refused_at_a_line(
-        which in 0usize..5,
+        which in 0usize..14,
         edits in prop::collection::vec(edit(), 1..6),
     ) {
-        let files = files_in("expected/workloads");
+        // The classic five and Hermitage's nine (schedules, step values, engines' levels).
+        let mut files = files_in("expected/workloads");
+        files.extend(files_in("expected/workloads/hermitage"));
         let path = &files[which % files.len()];
         let text = mutate(&std::fs::read_to_string(path).unwrap(), &edits);
         match file::parse_file(&text, path, Variant::NAMES) {

@@ -20,6 +20,7 @@ mod distributed;
 mod docs;
 mod explorer;
 mod fuzz;
+mod hermitage;
 mod history_bench;
 mod history_cases;
 mod isolation;

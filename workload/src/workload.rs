@@ -28,6 +28,25 @@ pub enum Stmt {
     },
 }
 
+/// How a transaction ends after its statements: it asks to commit (the store may still refuse),
+/// or it rolls itself back (Hermitage's `abort`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ending {
+    #[default]
+    Commit,
+    Abort,
+}
+
+impl Ending {
+    /// The step that ends a transaction, as a workload file writes it.
+    pub fn step(self) -> &'static str {
+        match self {
+            Ending::Commit => "commit",
+            Ending::Abort => "abort",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workload {
     pub name: String,
@@ -36,9 +55,16 @@ pub struct Workload {
     pub pages: Vec<usize>,
     pub initial: Vec<i8>,
     pub programs: Vec<Vec<Stmt>>,
+    /// How each transaction ends, one per program.
+    pub endings: Vec<Ending>,
 }
 
 impl Workload {
+    /// How transaction t ends.
+    pub fn ending(&self, t: usize) -> Ending {
+        self.endings[t]
+    }
+
     pub fn page_count(&self) -> usize {
         self.pages.iter().max().map_or(0, |p| p + 1)
     }
@@ -82,7 +108,10 @@ impl Workload {
 impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (t, program) in self.programs.iter().enumerate() {
-            let steps: Vec<String> = program.iter().map(|s| self.stmt_text(s)).collect();
+            let mut steps: Vec<String> = program.iter().map(|s| self.stmt_text(s)).collect();
+            if self.ending(t) == Ending::Abort {
+                steps.push(Ending::Abort.step().to_string());
+            }
             writeln!(f, "T{}: {}", t + 1, steps.join("; "))?;
         }
         Ok(())
@@ -152,8 +181,9 @@ pub fn named(name: &str) -> Option<Workload> {
             vec![read(bob), put_if(alice, Const(0), bob, 1)],
             vec![read(alice), put_if(bob, Const(0), alice, 1)],
         ],
+        endings: Vec::new(),
     };
-    Some(match name {
+    let mut w = match name {
         "write_skew" => skew("write_skew", vec![0, 1]),
         "write_skew_onepage" => skew("write_skew_onepage", vec![0, 0]),
         // Fekete, O'Neil and O'Neil 2004: checking x and savings y. The deposit and the
@@ -177,6 +207,7 @@ pub fn named(name: &str) -> Option<Workload> {
                     vec![read(x), read(y), put(x, withdraw)],
                     vec![read(x), read(y)],
                 ],
+                endings: Vec::new(),
             }
         }
         "lost_update" => Workload {
@@ -188,6 +219,7 @@ pub fn named(name: &str) -> Option<Workload> {
                 vec![read(0), put(0, add(Read(0), Const(1)))],
                 vec![read(0), put(0, add(Read(0), Const(1)))],
             ],
+            endings: Vec::new(),
         },
         "read_your_writes" => Workload {
             name: "read_your_writes".into(),
@@ -198,6 +230,7 @@ pub fn named(name: &str) -> Option<Workload> {
                 vec![put(0, Const(1)), read(0)],
                 vec![read(0), put(0, add(Read(0), Const(10)))],
             ],
+            endings: Vec::new(),
         },
         // Reaches the reader (buffer-pool) site: T1 reads b and writes a; T3 overwrites b
         // (T1 -rw-> T3) and commits; T2 starts after T3, reads T3's b, then reads the old a while
@@ -214,10 +247,14 @@ pub fn named(name: &str) -> Option<Workload> {
                     vec![read(b), read(a)],
                     vec![put(b, Const(1))],
                 ],
+                endings: Vec::new(),
             }
         }
         _ => return None,
-    })
+    };
+    // Every built-in transaction commits.
+    w.endings = vec![Ending::Commit; w.programs.len()];
+    Some(w)
 }
 
 #[cfg(test)]
@@ -234,6 +271,7 @@ mod tests {
             pages: vec![0],
             initial: vec![0],
             programs: vec![],
+            endings: vec![],
         };
         let put = |c: i8| Stmt::Write {
             key: 0,

@@ -48,6 +48,16 @@ pub fn free_port() -> Result<u16, SetupError> {
         .map_err(SetupError::NoFreePort)
 }
 
+/// Whether this process runs as root (CI does): a server then runs as its own user, or is
+/// told it may run as root.
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
 /// A new empty folder under the temp dir.
 pub fn fresh_dir(prefix: &str) -> Result<PathBuf, SetupError> {
     let nanos = SystemTime::now()

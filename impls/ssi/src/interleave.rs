@@ -14,10 +14,11 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
+use loadbearing_workload::schedule::{self, At};
 use loadbearing_workload::workload::Workload;
 use serde::Serialize;
 
-use crate::program::{Outcome, Script, StmtKind};
+use crate::program::{Observed, Outcome, Script, StmtKind, TxnResult};
 use crate::race::{self, Race, Run, VersionRow};
 use crate::tier::{Point, Scenario, Schedule, Wait};
 
@@ -35,17 +36,33 @@ pub struct Interleavings {
     pub total: u128,
     /// The seed of the sample, when there are more than the bound (absent: every one).
     pub sampled_with: Option<u64>,
+    /// The one interleaving driven, when it was pinned by name (`--schedule`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<String>,
 }
 
 impl Interleavings {
-    /// Whether every interleaving is driven.
-    pub fn every(&self) -> bool {
-        self.sampled_with.is_none()
+    /// Only `order`, pinned by name as `schedule`, of the script's `total`.
+    pub fn pinned(order: Vec<usize>, total: u128, schedule: String) -> Interleavings {
+        Interleavings {
+            orders: vec![order],
+            total,
+            sampled_with: None,
+            pinned: Some(schedule),
+        }
     }
 
-    /// For people: `every interleaving (70)`, or `300 of 34650 interleavings, sampled with
-    /// seed 7`.
+    /// Whether every interleaving is driven.
+    pub fn every(&self) -> bool {
+        self.sampled_with.is_none() && self.pinned.is_none()
+    }
+
+    /// For people: `every interleaving (70)`, `300 of 34650 interleavings, sampled with
+    /// seed 7`, or `one of 70 interleavings, pinned: T1.begin …`.
     pub fn text(&self) -> String {
+        if let Some(schedule) = &self.pinned {
+            return format!("one of {} interleavings, pinned: {schedule}", self.total);
+        }
         match self.sampled_with {
             None => format!("every interleaving ({})", self.total),
             Some(seed) => format!(
@@ -86,6 +103,200 @@ pub struct EveryInterleaving {
     /// Steps the store blocked (waited for [`BLOCKED_AFTER`] before the next step went ahead),
     /// over all interleavings.
     pub blocked: usize,
+    /// Each interleaving as it ran, in the order driven.
+    pub runs: Vec<DrivenRun>,
+}
+
+/// One interleaving as it ran on a store: each step and what it showed, how the transactions
+/// ended, and the anomalies of its history.
+#[derive(Clone, Debug, Serialize)]
+pub struct DrivenRun {
+    /// `T1.begin T2.begin T1.1 …`, as `--schedule` takes it.
+    pub schedule: String,
+    pub steps: Vec<StepShown>,
+    /// `all commit`, `T2 40001 …`.
+    pub outcome: String,
+    /// Each key's committed value at the end (absent: `null`).
+    pub state: BTreeMap<String, Option<i64>>,
+    /// The anomaly labels of the run's history (empty: none; also when the history could not
+    /// be established, which the store's race counts apart).
+    pub anomalies: Vec<String>,
+}
+
+impl DrivenRun {
+    /// What statement `stmt` of transaction `txn` showed: a read's value (`None`: absent) or a
+    /// write's; `None` when it read or wrote nothing (skipped, not run).
+    pub fn value(&self, txn: usize, stmt: usize) -> Option<Option<i64>> {
+        self.steps
+            .iter()
+            .find(|s| s.txn == txn && s.at == StepAt::Stmt(stmt))
+            .and_then(|s| s.shows.value())
+    }
+
+    /// What statement `stmt` of transaction `txn` showed, for people.
+    pub fn shown(&self, txn: usize, stmt: usize) -> String {
+        self.steps
+            .iter()
+            .find(|s| s.txn == txn && s.at == StepAt::Stmt(stmt))
+            .map_or("nothing".to_string(), |s| s.shows.text())
+    }
+}
+
+/// Where a step is in its transaction (the JSON form of a schedule's step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepAt {
+    Begin,
+    /// 0-based.
+    Stmt(usize),
+    End,
+}
+
+/// One step of a driven interleaving.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepShown {
+    /// `T2.1`.
+    pub step: String,
+    /// 0-based transaction index.
+    pub txn: usize,
+    pub at: StepAt,
+    pub shows: Shows,
+    /// The store blocked it: the next step went ahead before it finished.
+    pub blocked: bool,
+}
+
+/// What a step showed (in JSON, `{"kind": "read", "key": "x", "value": 10}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Shows {
+    Began,
+    Read {
+        key: String,
+        value: Option<i64>,
+    },
+    Wrote {
+        key: String,
+        value: i64,
+    },
+    /// A conditional write whose condition was false.
+    Skipped {
+        key: String,
+    },
+    Scanned {
+        rows: Vec<String>,
+    },
+    /// The store refused it, and so ended its transaction (the error).
+    Refused {
+        why: String,
+    },
+    /// Its transaction had ended before it (the store refused an earlier step).
+    NotRun,
+    Committed,
+    /// Its own abort, or the store's refusal (the error).
+    Aborted {
+        why: String,
+    },
+    /// The transaction never finished.
+    Unfinished,
+}
+
+impl Shows {
+    fn value(&self) -> Option<Option<i64>> {
+        match self {
+            Shows::Read { value, .. } => Some(*value),
+            Shows::Wrote { value, .. } => Some(Some(*value)),
+            _ => None,
+        }
+    }
+
+    /// `read x = 10`, `wrote x = 11`, `aborted: 40001 …`.
+    pub fn text(&self) -> String {
+        let value = |v: &Option<i64>| v.map_or("absent".to_string(), |v| v.to_string());
+        match self {
+            Shows::Began => "began".into(),
+            Shows::Read { key, value: v } => format!("read {key} = {}", value(v)),
+            Shows::Wrote { key, value } => format!("wrote {key} = {value}"),
+            Shows::Skipped { key } => format!("skipped the write of {key}"),
+            Shows::Scanned { rows } => format!("scanned {}", rows.join(" ")),
+            Shows::Refused { why } => format!("refused: {why}"),
+            Shows::NotRun => "not run".into(),
+            Shows::Committed => "committed".into(),
+            Shows::Aborted { why } => format!("aborted: {why}"),
+            Shows::Unfinished => "unfinished".into(),
+        }
+    }
+}
+
+/// The steps of `order` with what each showed.
+fn shown_steps(
+    order: &[usize],
+    steps: &[Vec<Point>],
+    script: &Script,
+    w: &Workload,
+    outcome: &Outcome,
+    blocked: &[(usize, Point)],
+) -> Vec<StepShown> {
+    // The statement a store refused is the first one of its transaction that showed nothing
+    // (a refused commit leaves none).
+    let refused_at = |t: usize| match &outcome.results[t] {
+        TxnResult::Aborted(why) if !script.aborts(t) => outcome.observed[t]
+            .iter()
+            .position(|o| *o == Observed::Nothing)
+            .map(|i| (i, why.clone())),
+        _ => None,
+    };
+    placed(order, steps)
+        .into_iter()
+        .map(|(t, point)| {
+            let (at, shows) = match point {
+                Point::Stmt(i) if refused_at(t).is_some_and(|(at, _)| at == i) => {
+                    let why = refused_at(t).map(|(_, why)| why).unwrap_or_default();
+                    (StepAt::Stmt(i), Shows::Refused { why })
+                }
+                Point::Stmt(i) => {
+                    let key = || match script.stmt_kind(t, i) {
+                        StmtKind::Read(k) | StmtKind::Write(k) => k,
+                        StmtKind::Scan(p) => format!("page {p}"),
+                    };
+                    let shows = match &outcome.observed[t][i] {
+                        Observed::Nothing => Shows::NotRun,
+                        Observed::Value(v) => Shows::Read {
+                            key: key(),
+                            value: *v,
+                        },
+                        Observed::Wrote(v) => Shows::Wrote {
+                            key: key(),
+                            value: *v,
+                        },
+                        Observed::Skipped => Shows::Skipped { key: key() },
+                        Observed::Rows(rows) => Shows::Scanned { rows: rows.clone() },
+                    };
+                    (StepAt::Stmt(i), shows)
+                }
+                Point::End => {
+                    let shows = match &outcome.results[t] {
+                        TxnResult::Committed => Shows::Committed,
+                        TxnResult::Aborted(why) => Shows::Aborted { why: why.clone() },
+                        TxnResult::Unfinished => Shows::Unfinished,
+                    };
+                    (StepAt::End, shows)
+                }
+                _ => (StepAt::Begin, Shows::Began),
+            };
+            let name_at = match at {
+                StepAt::Begin => At::Begin,
+                StepAt::Stmt(i) => At::Stmt(i),
+                StepAt::End => At::End,
+            };
+            StepShown {
+                step: schedule::step_name(w, t, name_at),
+                txn: t,
+                at,
+                shows,
+                blocked: blocked.contains(&(t, point)),
+            }
+        })
+        .collect()
 }
 
 /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn with
@@ -101,28 +312,30 @@ pub fn every<S: Drivable>(
     let script = Script::Model(workload.clone());
     let lens: Vec<usize> = steps(&script).iter().map(Vec::len).collect();
     let interleavings = interleavings(&lens, bound, seed);
-    let (race, blocked) = drive(store, name, workload, &interleavings.orders)?;
+    let (race, blocked, runs) = drive(store, name, workload, &interleavings.orders)?;
     Ok(EveryInterleaving {
         race,
         interleavings,
         blocked,
+        runs,
     })
 }
 
 /// Drives `workload` on `store` once in each of `orders` (each the transaction of every step
-/// in turn, as [`interleavings`] gives them): the classified runs under the name `name`, and
-/// how many steps the store blocked.
+/// in turn, as [`interleavings`] gives them): the classified runs under the name `name`, how
+/// many steps the store blocked, and each run.
 pub fn drive<S: Drivable>(
     store: &mut S,
     name: &str,
     workload: &Workload,
     orders: &[Vec<usize>],
-) -> Result<(Race, usize), S::Error> {
+) -> Result<(Race, usize, Vec<DrivenRun>), S::Error> {
     let script = Script::Model(workload.clone());
     let scenario = race::free_race();
     let steps = steps(&script);
     let mut out = Race::new(name);
     let mut blocked = 0;
+    let mut runs = Vec::with_capacity(orders.len());
     for order in orders {
         let sched = schedule(order, &steps);
         let (results, observed, reads) = store.run_once(&script, &scenario, &sched)?;
@@ -139,7 +352,7 @@ pub fn drive<S: Drivable>(
         );
         let outcome = Outcome::judge(&script, results, observed, state);
         let held = sched.blocked();
-        out.add(&outcome, history, || {
+        let anomalies = out.add(&outcome, history, || {
             format!(
                 "{}; final {}; schedule: {}",
                 outcome.summary(),
@@ -147,8 +360,15 @@ pub fn drive<S: Drivable>(
                 describe_blocked(order, &steps, &script, &held)
             )
         });
+        runs.push(DrivenRun {
+            schedule: schedule::Schedule::of_order(order, workload).text(workload),
+            steps: shown_steps(order, &steps, &script, workload, &outcome, &held),
+            outcome: outcome.summary(),
+            state: outcome.state.clone(),
+            anomalies,
+        });
     }
-    Ok((out, blocked))
+    Ok((out, blocked, runs))
 }
 
 /// Each transaction's steps, in its own order: `Begin`, its statements, `End`.
@@ -190,6 +410,7 @@ pub fn interleavings(lens: &[usize], bound: usize, seed: u64) -> Interleavings {
             orders,
             total,
             sampled_with: None,
+            pinned: None,
         };
     }
     let mut rng = SplitMix(seed);
@@ -209,6 +430,7 @@ pub fn interleavings(lens: &[usize], bound: usize, seed: u64) -> Interleavings {
         orders,
         total,
         sampled_with: Some(seed),
+        pinned: None,
     }
 }
 
@@ -307,6 +529,7 @@ pub fn describe_blocked(
             };
             let what = match at {
                 Point::Begin => "begin".to_string(),
+                Point::End if script.aborts(t) => "abort".to_string(),
                 Point::End => "commit".to_string(),
                 Point::Stmt(i) => match script.stmt_kind(t, i) {
                     StmtKind::Read(k) => format!("read {k}"),

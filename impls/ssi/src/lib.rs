@@ -25,6 +25,9 @@
 //!   our Go driver of it) under the same.
 //! - `bdb` (feature `bdb`): Berkeley DB 5.3's snapshot isolation (`DB_TXN_SNAPSHOT`) under the
 //!   same, linked from Debian's libdb5.3-dev.
+//! - `mariadb` (feature `mariadb`): MariaDB (InnoDB) at READ COMMITTED, REPEATABLE READ and
+//!   SERIALIZABLE under the same, on a throwaway server of Debian's mariadb-server.
+//! - [`level`]: the isolation levels SQL names, which the servers' drivers begin at.
 //! - [`report`]: the tier's tables.
 
 pub mod analysis;
@@ -35,6 +38,9 @@ pub mod bdb;
 pub mod engine;
 pub mod interleave;
 pub mod judge;
+pub mod level;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod program;

@@ -85,51 +85,26 @@ fn connect(conn_str: &str) -> Result<Client, PgTierError> {
     Ok(c)
 }
 
-/// The isolation level a tier's transactions begin at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// PostgreSQL's serializable snapshot isolation: it promises serializable histories.
-    Serializable,
-    /// PostgreSQL's snapshot isolation: it admits write skew and refuses lost updates (first
-    /// committer wins).
-    RepeatableRead,
-    /// PostgreSQL's default: a snapshot per statement; a write waits for a row's writer and
-    /// then applies to the row as committed, so lost updates, read skew and write skew commit.
-    ReadCommitted,
+/// The level a tier's transactions begin at. On PostgreSQL: SERIALIZABLE is serializable
+/// snapshot isolation (it promises serializable histories); REPEATABLE READ is snapshot
+/// isolation (it admits write skew and refuses lost updates: first committer wins); READ
+/// COMMITTED, its default, takes a snapshot per statement, and a write waits for a row's
+/// writer and then applies to the row as committed, so lost updates, read skew and write skew
+/// commit.
+pub use crate::level::Level;
+
+/// The store's name at `level` in a workload's results.
+pub fn store(level: Level) -> &'static str {
+    match level {
+        Level::Serializable => "postgres (SERIALIZABLE)",
+        Level::RepeatableRead => "postgres (REPEATABLE READ)",
+        Level::ReadCommitted => "postgres (READ COMMITTED)",
+    }
 }
 
-impl Level {
-    pub const ALL: [Level; 3] = [
-        Level::Serializable,
-        Level::RepeatableRead,
-        Level::ReadCommitted,
-    ];
-
-    /// The level as SQL names it.
-    pub fn sql(self) -> &'static str {
-        match self {
-            Level::Serializable => "SERIALIZABLE",
-            Level::RepeatableRead => "REPEATABLE READ",
-            Level::ReadCommitted => "READ COMMITTED",
-        }
-    }
-
-    /// The store's name in a workload's results.
-    pub fn store(self) -> &'static str {
-        match self {
-            Level::Serializable => "postgres (SERIALIZABLE)",
-            Level::RepeatableRead => "postgres (REPEATABLE READ)",
-            Level::ReadCommitted => "postgres (READ COMMITTED)",
-        }
-    }
-
-    fn begin(self) -> &'static str {
-        match self {
-            Level::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1",
-            Level::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1",
-            Level::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1",
-        }
-    }
+/// `BEGIN` at `level`, and the first statement, which takes the snapshot.
+fn begin_at(level: Level) -> String {
+    format!("BEGIN ISOLATION LEVEL {}; SELECT 1", level.sql())
 }
 
 /// One transaction's connection.
@@ -147,7 +122,7 @@ impl Conn for PgConn<'_> {
 
     fn begin(&mut self) -> Result<(), Refused> {
         self.client
-            .batch_execute(self.level.begin())
+            .batch_execute(&begin_at(self.level))
             .map_err(Refused)
     }
 
@@ -324,7 +299,7 @@ impl PgTier {
     }
 
     /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
-    /// with `seed`) driven step by step at `level` (store name [`Level::store`]).
+    /// with `seed`) driven step by step at `level` (store name [`store`]).
     pub fn every(
         &mut self,
         workload: &Workload,
@@ -333,7 +308,7 @@ impl PgTier {
         seed: u64,
     ) -> Result<EveryInterleaving, PgTierError> {
         self.level = level;
-        interleave::every(self, level.store(), workload, bound, seed)
+        interleave::every(self, store(level), workload, bound, seed)
     }
 
     /// `attempts` attempts of `scenario`, tallied under the store name `postgres`.

@@ -80,6 +80,14 @@ impl Script {
         }
     }
 
+    /// Whether transaction t's program ends by rolling itself back (`abort`).
+    pub fn aborts(&self, t: usize) -> bool {
+        match self {
+            Script::Model(w) => w.ending(t) == workload::Ending::Abort,
+            Script::Predicate(_) => false,
+        }
+    }
+
     pub fn txn_count(&self) -> usize {
         match self {
             Script::Model(w) => w.programs.len(),

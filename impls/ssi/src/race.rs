@@ -84,13 +84,14 @@ impl Race {
         }
     }
 
-    /// Adds one attempt: its judged outcome, and its history (or why there is none).
+    /// Adds one attempt: its judged outcome, and its history (or why there is none). Gives
+    /// the attempt's anomaly labels, sorted (none when its history is unknown).
     pub fn add(
         &mut self,
         outcome: &Outcome,
         history: Result<History, String>,
         describe: impl Fn() -> String,
-    ) {
+    ) -> Vec<String> {
         self.attempts += 1;
         *self.outcomes.entry(outcome.summary()).or_default() += 1;
         let history = match history {
@@ -98,7 +99,7 @@ impl Race {
             Err(why) => {
                 self.unknown += 1;
                 self.example_unknown.get_or_insert(why);
-                return;
+                return Vec::new();
             }
         };
         let found = classify(&history);
@@ -115,6 +116,7 @@ impl Race {
         // One count per attempt and label, the first piece of evidence as the example.
         labels.sort_by(|a, b| a.0.cmp(&b.0));
         labels.dedup_by(|a, b| a.0 == b.0);
+        let names = labels.iter().map(|(l, _)| l.clone()).collect();
         for (label, evidence) in labels {
             self.anomalies
                 .entry(label)
@@ -125,6 +127,7 @@ impl Race {
                     history: describe(),
                 });
         }
+        names
     }
 
     /// Adds one trace's verdict in the model (the first divergence is kept as the example).

@@ -468,10 +468,19 @@ pub fn run_txn<C: Conn>(
             Err(e) => return (aborted(e.to_string(), conn, &seen), seen),
         }
     }
-    if scenario.app_abort == Some(t) {
-        sched.wait(t, AppAbort);
+    // A program that ends in `abort` rolls back where it would commit (its End step in an
+    // interleaving); a scenario's application abort has a point of its own.
+    let abort_at = if script.aborts(t) {
+        Some(End)
+    } else if scenario.app_abort == Some(t) {
+        Some(AppAbort)
+    } else {
+        None
+    };
+    if let Some(at) = abort_at {
+        sched.wait(t, at);
         let r = conn.app_abort();
-        sched.done(t, AppAbort);
+        sched.done(t, at);
         return match r {
             Ok(()) => (aborted("AppAbort".into(), conn, &seen), seen),
             Err(e) => (aborted(e.to_string(), conn, &seen), seen),

@@ -14,8 +14,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::anomaly::Class;
+use super::schedule::{self, Schedule, ScheduleError, StepValue};
 use super::step::{self, StepError};
-use super::workload::{Stmt, Workload};
+use super::workload::{Ending, Stmt, Workload};
 use super::{MAX_PAGES, MAX_STMTS, MAX_TXNS};
 
 /// What is wrong with a workload file.
@@ -48,6 +49,14 @@ pub enum Problem {
     TooManyTxns,
     #[error("T{txn} has no steps")]
     NoSteps { txn: usize },
+    #[error(
+        "T{txn}: step `{step}` after `{ending}`: `commit` or `abort` is a transaction's last step"
+    )]
+    StepAfterEnd {
+        txn: usize,
+        step: String,
+        ending: &'static str,
+    },
     #[error("T{txn} has more than {MAX_STMTS} steps: the model has room for {MAX_STMTS}")]
     TooManySteps { txn: usize },
     #[error("step `{step}`: {why}")]
@@ -56,8 +65,14 @@ pub enum Problem {
         "step `{step}` uses `{key}` before this transaction reads it: add `read {key}` before it"
     )]
     UseBeforeRead { step: String, key: String },
-    #[error("[expect] names `{name}`, which is not a variant: {known}")]
+    #[error("[expect] names `{name}`, which is neither a model variant ({known}) nor an engine ({stores})", stores = STORES.join(", "))]
     UnknownVariant { name: String, known: String },
+    #[error("[schedule.expect] names `{name}`, which is neither `all` nor an engine: {stores}", stores = STORES.join(", "))]
+    UnknownStore { name: String },
+    #[error("`tests` names `{name}`, which is not an outcome: one of {known}")]
+    UnknownTarget { name: String, known: String },
+    #[error("[schedule]: {0}")]
+    Schedule(ScheduleError),
     #[error("[expect] lists `{name}`, which is not an outcome: `serializable` or one of {known}")]
     UnknownOutcome { name: String, known: String },
     #[error("[expect] lists `serializable` with anomalies: it means none is reachable")]
@@ -81,11 +96,54 @@ pub fn outcomes() -> Vec<String> {
     Class::ALL.into_iter().flat_map(Class::labels).collect()
 }
 
+/// The engines (and their levels) an `[expect]` or `[schedule.expect]` table may name, as
+/// the isolation runs name their columns: `postgres.repeatable_read = ["G2-item"]`.
+pub const STORES: &[&str] = &[
+    "postgres.serializable",
+    "postgres.repeatable_read",
+    "postgres.read_committed",
+    "sqlite",
+    "skipdb",
+    "bdb",
+    "badger",
+    "mariadb.serializable",
+    "mariadb.repeatable_read",
+    "mariadb.read_committed",
+];
+
 /// A workload file: the workload and what its `[expect]` table says (empty without one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadFile {
     pub workload: Workload,
+    /// What each model variant reaches (`fix = ["serializable"]`).
     pub expect: Vec<Expect>,
+    /// What each engine at a level shows over the interleavings driven
+    /// (`postgres.read_committed = ["G-single (lost update)"]`); `variant` is the engine's
+    /// name among [`STORES`].
+    pub engines: Vec<Expect>,
+    /// The anomaly the workload tests for (`tests = "G-single (lost update)"`), as Hermitage
+    /// names each test by one: the matrix reads each engine's row as prevented or shown by it.
+    pub tests: Option<String>,
+    /// One interleaving pinned by name, with the values its steps must show.
+    pub schedule: Option<Pinned>,
+}
+
+/// A `[schedule]` table: an interleaving and what its steps must show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pinned {
+    pub schedule: Schedule,
+    /// The line of `steps`.
+    pub line: usize,
+    pub expect: Vec<StepExpect>,
+}
+
+/// One `T1.2 = 11` of `[schedule.expect]`: on every engine (`all`) or on one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepExpect {
+    /// `None`: every engine (`all`); else one of [`STORES`].
+    pub store: Option<String>,
+    pub value: StepValue,
+    pub line: usize,
 }
 
 /// A problem and where: `FILE:LINE: message` (`FILE: message` when the file cannot be read).
@@ -118,7 +176,88 @@ struct RawFile {
     #[serde(default)]
     txn: Vec<RawTxn>,
     #[serde(default)]
-    expect: HashMap<String, Spanned<Vec<Spanned<String>>>>,
+    expect: HashMap<String, Listed>,
+    tests: Option<Spanned<String>>,
+    schedule: Option<RawSchedule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSchedule {
+    steps: Spanned<String>,
+    #[serde(default)]
+    expect: HashMap<String, Listed>,
+}
+
+/// An `[expect]` entry: a list (`fix = [...]`, `sqlite = [...]`), or an engine's levels, each a
+/// list (`postgres.repeatable_read = [...]`, which TOML reads as a table `postgres`).
+enum Listed {
+    List(Vec<Spanned<String>>),
+    Levels(Vec<(String, Vec<Spanned<String>>)>),
+}
+
+impl<'de> Deserialize<'de> for Listed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Listed, D::Error> {
+        // A visitor of our own, not an untagged enum: the latter buffers the value and loses
+        // the spans TOML gives each item.
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Listed;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of outcomes, or a table of them by level")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Listed, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Listed::List(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Listed, A::Error> {
+                let mut levels = Vec::new();
+                while let Some((level, items)) = map.next_entry()? {
+                    levels.push((level, items));
+                }
+                Ok(Listed::Levels(levels))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Each entry of an expect table as (name, where, items): an engine's levels as
+/// `engine.level`, in file order. TOML gives no span to a table reached by a dotted key
+/// (`postgres.read_committed = …`), so an entry stands where its first item is, or, empty,
+/// where a line starts with its name.
+fn flatten(
+    src: &Source,
+    table: &HashMap<String, Listed>,
+) -> Vec<(String, usize, Vec<Spanned<String>>)> {
+    let mut out = Vec::new();
+    let mut add = |name: String, items: &Vec<Spanned<String>>| {
+        let at = items
+            .first()
+            .map_or_else(|| src.offset_of_key(&name), |i| i.span().start);
+        out.push((name, at, items.clone()));
+    };
+    for (name, entry) in table {
+        match entry {
+            Listed::List(items) => add(name.clone(), items),
+            Listed::Levels(levels) => {
+                for (level, items) in levels {
+                    add(format!("{name}.{level}"), items);
+                }
+            }
+        }
+    }
+    out.sort_by_key(|(_, at, _)| *at);
+    out
 }
 
 #[derive(Deserialize)]
@@ -147,6 +286,19 @@ impl Source<'_> {
             line: Some(self.line(offset)),
             problem,
         }
+    }
+
+    /// The offset of the first line that assigns `key` (`key =`), else 0.
+    fn offset_of_key(&self, key: &str) -> usize {
+        let mut offset = 0;
+        for line in self.text.split_inclusive('\n') {
+            let rest = line.trim_start().strip_prefix(key).map(str::trim_start);
+            if rest.is_some_and(|r| r.starts_with('=')) {
+                return offset;
+            }
+            offset += line.len();
+        }
+        0
     }
 
     /// The line of a table's header (`[keys]`), else the first line.
@@ -193,55 +345,120 @@ pub fn parse(text: &str, file: &Path) -> Result<Workload, FileError> {
     Ok(parse_raw(text, file)?.0)
 }
 
-/// [`parse`], with the `[expect]` table checked against `variants` and [`outcomes`].
+/// [`parse`], with the `[expect]` table checked against `variants`, [`STORES`] and
+/// [`outcomes`], and the `tests` outcome and `[schedule]` against the workload.
 pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<WorkloadFile, FileError> {
     let (workload, raw) = parse_raw(text, file)?;
     let src = Source { text, file };
-    let mut entries: Vec<_> = raw.expect.iter().collect();
-    entries.sort_by_key(|(_, v)| v.span().start);
-    let mut expect = Vec::new();
     let outcomes = outcomes();
-    for (variant, list) in entries {
-        let line = src.line(list.span().start);
-        if !variants.contains(&variant.as_str()) {
+    let mut expect = Vec::new();
+    let mut engines = Vec::new();
+    for (name, at, items) in flatten(&src, &raw.expect) {
+        let entry = expectation(&src, &outcomes, name.clone(), at, &items)?;
+        if variants.contains(&name.as_str()) {
+            expect.push(entry);
+        } else if STORES.contains(&name.as_str()) {
+            engines.push(entry);
+        } else {
             return Err(src.at(
-                list.span().start,
+                at,
                 Problem::UnknownVariant {
-                    name: variant.clone(),
+                    name,
                     known: variants.join(", "),
                 },
             ));
         }
-        let mut anomalies = Vec::new();
-        let mut serializable = false;
-        for item in list.get_ref() {
-            let name = item.get_ref().trim();
-            if name == "serializable" {
-                serializable = true;
-            } else if outcomes.iter().any(|o| o == name) {
-                anomalies.push(name.to_string());
-            } else {
-                return Err(src.at(
-                    item.span().start,
-                    Problem::UnknownOutcome {
-                        name: name.to_string(),
-                        known: outcomes.join(", "),
-                    },
-                ));
-            }
-        }
-        if serializable && !anomalies.is_empty() {
-            return Err(src.at(list.span().start, Problem::SerializableWithAnomalies));
-        }
-        anomalies.sort();
-        anomalies.dedup();
-        expect.push(Expect {
-            variant: variant.clone(),
-            line,
-            anomalies,
-        });
     }
-    Ok(WorkloadFile { workload, expect })
+    let tests = match &raw.tests {
+        Some(t) if !outcomes.contains(t.get_ref()) => {
+            return Err(src.at(
+                t.span().start,
+                Problem::UnknownTarget {
+                    name: t.get_ref().clone(),
+                    known: outcomes.join(", "),
+                },
+            ))
+        }
+        t => t.as_ref().map(|t| t.get_ref().clone()),
+    };
+    let schedule = match &raw.schedule {
+        Some(raw) => Some(pinned(&src, &workload, raw)?),
+        None => None,
+    };
+    Ok(WorkloadFile {
+        workload,
+        expect,
+        engines,
+        tests,
+        schedule,
+    })
+}
+
+/// One `[expect]` entry's outcomes, checked.
+fn expectation(
+    src: &Source,
+    outcomes: &[String],
+    name: String,
+    at: usize,
+    items: &[Spanned<String>],
+) -> Result<Expect, FileError> {
+    let mut anomalies = Vec::new();
+    let mut serializable = false;
+    for item in items {
+        let outcome = item.get_ref().trim();
+        if outcome == "serializable" {
+            serializable = true;
+        } else if outcomes.iter().any(|o| o == outcome) {
+            anomalies.push(outcome.to_string());
+        } else {
+            return Err(src.at(
+                item.span().start,
+                Problem::UnknownOutcome {
+                    name: outcome.to_string(),
+                    known: outcomes.join(", "),
+                },
+            ));
+        }
+    }
+    if serializable && !anomalies.is_empty() {
+        return Err(src.at(at, Problem::SerializableWithAnomalies));
+    }
+    anomalies.sort();
+    anomalies.dedup();
+    Ok(Expect {
+        variant: name,
+        line: src.line(at),
+        anomalies,
+    })
+}
+
+/// The `[schedule]` table, checked against the workload.
+fn pinned(src: &Source, w: &Workload, raw: &RawSchedule) -> Result<Pinned, FileError> {
+    let at = raw.steps.span().start;
+    let schedule =
+        schedule::parse(raw.steps.get_ref(), w).map_err(|e| src.at(at, Problem::Schedule(e)))?;
+    let mut expect = Vec::new();
+    for (name, entry_at, items) in flatten(src, &raw.expect) {
+        let store = match name.as_str() {
+            "all" => None,
+            s if STORES.contains(&s) => Some(name.clone()),
+            _ => return Err(src.at(entry_at, Problem::UnknownStore { name })),
+        };
+        for item in items {
+            let value = schedule::parse_expectation(item.get_ref(), w)
+                .map_err(|e| src.at(item.span().start, Problem::Schedule(e)))?;
+            expect.push(StepExpect {
+                store: store.clone(),
+                value,
+                line: src.line(item.span().start),
+            });
+        }
+    }
+    Ok(Pinned {
+        schedule,
+        line: src.line(at),
+        expect,
+    })
 }
 
 fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> {
@@ -253,7 +470,7 @@ fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> 
     })?;
     let (keys, initial) = keys(&src, &raw.keys)?;
     let pages = pages(&src, &keys, &raw.keys, raw.pages.as_ref())?;
-    let programs = programs(&src, &keys, &raw.txn)?;
+    let (programs, endings) = programs(&src, &keys, &raw.txn)?;
     let name = raw.name.clone().unwrap_or_else(|| {
         file.file_stem()
             .map_or("workload".into(), |s| s.to_string_lossy().into_owned())
@@ -265,6 +482,7 @@ fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> 
             pages,
             initial,
             programs,
+            endings,
         },
         raw,
     ))
@@ -339,7 +557,10 @@ fn pages(
         .collect()
 }
 
-fn programs(src: &Source, keys: &[String], raw: &[RawTxn]) -> Result<Vec<Vec<Stmt>>, FileError> {
+/// Each transaction's statements and how it ends.
+type Programs = (Vec<Vec<Stmt>>, Vec<Ending>);
+
+fn programs(src: &Source, keys: &[String], raw: &[RawTxn]) -> Result<Programs, FileError> {
     if raw.is_empty() {
         return Err(FileError {
             file: src.file.to_path_buf(),
@@ -353,17 +574,50 @@ fn programs(src: &Source, keys: &[String], raw: &[RawTxn]) -> Result<Vec<Vec<Stm
     raw.iter()
         .enumerate()
         .map(|(t, txn)| program(src, keys, t + 1, &txn.steps))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(|programs| programs.into_iter().unzip())
 }
 
-/// One transaction's steps, each checked against the model's assumptions.
+/// The ending a step names, if it is `commit` or `abort`.
+fn ending(step: &str) -> Option<Ending> {
+    [Ending::Commit, Ending::Abort]
+        .into_iter()
+        .find(|e| e.step() == step)
+}
+
+/// One transaction's steps, each checked against the model's assumptions, and how it ends (a
+/// last step `commit` or `abort`; a commit without one).
 fn program(
     src: &Source,
     keys: &[String],
     txn: usize,
     steps: &Spanned<Vec<Spanned<String>>>,
-) -> Result<Vec<Stmt>, FileError> {
-    let list = steps.get_ref();
+) -> Result<(Vec<Stmt>, Ending), FileError> {
+    let mut list: &[Spanned<String>] = steps.get_ref();
+    let mut end = Ending::Commit;
+    if let Some((last, before)) = list.split_last() {
+        if let Some(e) = ending(last.get_ref().trim()) {
+            end = e;
+            list = before;
+        }
+    }
+    if let Some(i) = list
+        .iter()
+        .position(|s| ending(s.get_ref().trim()).is_some())
+    {
+        // `list` is a prefix of the steps that does not end in an ending: one follows it.
+        let after = &steps.get_ref()[i + 1];
+        return Err(src.at(
+            after.span().start,
+            Problem::StepAfterEnd {
+                txn,
+                step: after.get_ref().trim().to_string(),
+                ending: ending(list[i].get_ref().trim())
+                    .expect("found above")
+                    .step(),
+            },
+        ));
+    }
     if list.is_empty() {
         return Err(src.at(steps.span().start, Problem::NoSteps { txn }));
     }
@@ -399,7 +653,7 @@ fn program(
         }
         program.push(stmt);
     }
-    Ok(program)
+    Ok((program, end))
 }
 
 /// A workload in the file format ([`parse`] gives it back).
@@ -413,8 +667,11 @@ pub fn to_toml(w: &Workload) -> String {
     for (k, p) in w.keys.iter().zip(&w.pages) {
         out.push_str(&format!("{k} = {p}\n"));
     }
-    for program in &w.programs {
-        let steps: Vec<String> = program.iter().map(|s| quote(&w.stmt_text(s))).collect();
+    for (t, program) in w.programs.iter().enumerate() {
+        let mut steps: Vec<String> = program.iter().map(|s| quote(&w.stmt_text(s))).collect();
+        if w.ending(t) == Ending::Abort {
+            steps.push(quote(Ending::Abort.step()));
+        }
         out.push_str(&format!("\n[[txn]]\nsteps = [{}]\n", steps.join(", ")));
     }
     out
@@ -585,6 +842,100 @@ steps = ["read alice", "put bob=0 if alice=1"]
             bad("fix = [\"serializable\", \"G0\"]\n"),
             (Some(13), Problem::SerializableWithAnomalies)
         );
+    }
+
+    #[test]
+    fn engines_and_their_levels_are_expected_beside_the_variants() {
+        let text = format!(
+            "{SKEW}\n[expect]\nfix = [\"serializable\"]\nsqlite = [\"serializable\"]\n\
+             postgres.repeatable_read = [\"G2-item (write skew)\"]\n\
+             postgres.read_committed = [\"G2-item (write skew)\"]\n"
+        );
+        let f = parse_file(&text, Path::new("w.toml"), &["fix"]).unwrap();
+        assert_eq!(f.expect.len(), 1);
+        let engines: Vec<(&str, usize)> = f
+            .engines
+            .iter()
+            .map(|e| (e.variant.as_str(), e.line))
+            .collect();
+        assert_eq!(
+            engines,
+            [
+                ("sqlite", 14),
+                ("postgres.repeatable_read", 15),
+                ("postgres.read_committed", 16)
+            ]
+        );
+        let bad = format!("{SKEW}\n[expect]\npostgres.snapshot = [\"G0\"]\n");
+        let e = parse_file(&bad, Path::new("w.toml"), &["fix"]).unwrap_err();
+        assert_eq!(e.line, Some(13));
+        assert!(
+            matches!(e.problem, Problem::UnknownVariant { name, .. } if name == "postgres.snapshot")
+        );
+    }
+
+    #[test]
+    fn a_pinned_schedule_and_its_step_values_are_read_at_their_lines() {
+        let text = format!(
+            "{SKEW}tests = \"G2-item (write skew)\"\n[schedule]\n\
+             steps = \"T1.begin T2.begin T1.1 T2.1 T1.2 T2.2 T1.commit T2.commit\"\n\
+             [schedule.expect]\nall = [\"T1.1 = 1\"]\npostgres.serializable = [\"T2.1 = 1\"]\n"
+        );
+        // `tests` sits in the last [[txn]] table there: move it to the top.
+        let text = format!(
+            "tests = \"G2-item (write skew)\"\n{}",
+            text.replace("tests = \"G2-item (write skew)\"\n", "")
+        );
+        let f = parse_file(&text, Path::new("w.toml"), &[]).unwrap();
+        assert_eq!(f.tests.as_deref(), Some("G2-item (write skew)"));
+        let pinned = f.schedule.unwrap();
+        assert_eq!(pinned.line, 13);
+        assert_eq!(pinned.schedule.order(), [0, 1, 0, 1, 0, 1, 0, 1]);
+        let values: Vec<(Option<&str>, String, usize)> = pinned
+            .expect
+            .iter()
+            .map(|e| (e.store.as_deref(), e.value.to_string(), e.line))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                (None, "T1.1 = 1".to_string(), 15),
+                (Some("postgres.serializable"), "T2.1 = 1".to_string(), 16)
+            ]
+        );
+        let missing = text.replace(" T2.commit\"", "\"");
+        let e = parse_file(&missing, Path::new("w.toml"), &[]).unwrap_err();
+        assert_eq!(e.line, Some(13));
+        assert!(e.to_string().contains("leaves out `T2.commit`"), "{e}");
+        let unknown = text.replace("T2.1 = 1", "T2.7 = 1");
+        let e = parse_file(&unknown, Path::new("w.toml"), &[]).unwrap_err();
+        assert_eq!(e.line, Some(16));
+        let target = text.replace("tests = \"G2-item (write skew)\"", "tests = \"skew\"");
+        let e = parse_file(&target, Path::new("w.toml"), &[]).unwrap_err();
+        assert_eq!(
+            (e.line, matches!(e.problem, Problem::UnknownTarget { .. })),
+            (Some(1), true)
+        );
+    }
+
+    #[test]
+    fn commit_or_abort_ends_a_transaction_and_nothing_follows_it() {
+        let w = parse(
+            "[keys]\nx = 0\n[[txn]]\nsteps = [\"put x=1\", \"abort\"]\n[[txn]]\nsteps = [\"read x\", \"commit\"]\n",
+            Path::new("w.toml"),
+        )
+        .unwrap();
+        assert_eq!(w.endings, [Ending::Abort, Ending::Commit]);
+        assert_eq!(w.programs[1].len(), 1);
+        let back = parse(&to_toml(&w), Path::new("w.toml")).unwrap();
+        assert_eq!(back.endings, w.endings);
+        let (line, p) = line_of("[keys]\nx = 0\n[[txn]]\nsteps = [\n\"abort\",\n\"read x\",\n]\n");
+        assert_eq!(line, Some(6));
+        assert!(
+            matches!(p, Problem::StepAfterEnd { step, ending: "abort", .. } if step == "read x")
+        );
+        let (_, p) = line_of("[keys]\nx = 0\n[[txn]]\nsteps = [\"commit\"]\n");
+        assert_eq!(p, Problem::NoSteps { txn: 1 });
     }
 
     #[test]

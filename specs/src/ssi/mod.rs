@@ -4,7 +4,7 @@
 pub mod actors;
 // Workloads, the serial oracle and the anomaly classifier are shared with the engine
 // (`impls/ssi`), which depends on no model: they live in `loadbearing-workload`.
-pub use loadbearing_workload::{anomaly, serial, workload};
+pub use loadbearing_workload::{anomaly, schedule, serial, workload};
 pub mod conform;
 pub mod explore;
 pub mod file;
@@ -19,7 +19,7 @@ use loadbearing_refinement::{Spec, Variables};
 
 use crate::infra::knobs::{Choice, Choices, Flag};
 use crate::{Configured, Guard};
-use workload::{eval, Stmt, Workload};
+use workload::{eval, Ending, Stmt, Workload};
 
 pub const MAX_TXNS: usize = 3;
 pub const MAX_STMTS: usize = 4;
@@ -550,9 +550,11 @@ impl Model for Ssi {
                 (Status::Running, Phase::Exec) => {
                     if (txn.pc as usize) < self.workload.programs[t].len() {
                         actions.push(SsiAction::Exec(id, txn.pc));
-                    } else {
+                    } else if self.workload.ending(t) == Ending::Commit {
                         actions.push(SsiAction::Check(id));
                     }
+                    // A transaction whose program ends in `abort` never checks: after its last
+                    // statement only its own abort is left.
                     actions.push(SsiAction::AppAbort(id));
                 }
                 (Status::Running, Phase::Checked) => actions.push(SsiAction::Record(id)),

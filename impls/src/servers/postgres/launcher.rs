@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::harness::{free_port, fresh_dir, kill9_and_wait, spawn_guardian, tail, SetupError};
+use crate::harness::{
+    free_port, fresh_dir, is_root, kill9_and_wait, spawn_guardian, tail, SetupError,
+};
 
 /// Why the throwaway cluster could not be had (or crashed and restarted).
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +55,6 @@ pub struct PgServer {
     bin: PathBuf,
     port: u16,
     as_postgres: bool,
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 /// The folder holding `initdb` and `pg_ctl`.
