@@ -330,41 +330,24 @@ impl OnColumn for EveryOn<'_> {
         let w = &self.parsed.workload;
         // The pinned schedule first: alone (`--schedule`) it is the whole run; beside the
         // interleavings (a file's `[schedule]`), its race is judged as theirs is.
-        let mut pinned_run = None;
-        let mut pinned_race = None;
-        let mut only = None;
-        if let Some((schedule, alone)) = &self.pinned {
-            let order = schedule.order();
-            let (race, blocked, mut runs) =
-                interleave::drive(tier, column.store, w, std::slice::from_ref(&order))?;
-            let run = runs.pop().expect("one order, one run");
-            if *alone {
-                let script = loadbearing_ssi_engine::program::Script::Model(w.clone());
-                let lens: Vec<usize> = interleave::steps(&script).iter().map(Vec::len).collect();
-                only = Some(EveryInterleaving {
-                    race,
-                    interleavings: Interleavings::pinned(
-                        order,
-                        interleave::count(&lens),
-                        schedule.text(w),
-                    ),
-                    blocked,
-                    runs: vec![run.clone()],
-                });
-            } else {
-                pinned_race = Some(race);
-            }
-            pinned_run = Some(run);
-        }
-        let run = match only {
-            Some(only) => only,
-            None => interleave::every(
-                tier,
-                column.store,
-                w,
-                self.interleave.bound,
-                self.interleave.seed,
-            )?,
+        let pinned = match &self.pinned {
+            Some((schedule, _)) => Some(interleave::pinned(tier, column.store, w, schedule)?),
+            None => None,
+        };
+        let alone = self.pinned.as_ref().is_some_and(|(_, alone)| *alone);
+        let pinned_run = pinned.as_ref().and_then(|p| p.runs.first().cloned());
+        let (run, pinned_race) = match pinned {
+            Some(only) if alone => (only, None),
+            pinned => (
+                interleave::every(
+                    tier,
+                    column.store,
+                    w,
+                    self.interleave.bound,
+                    self.interleave.seed,
+                )?,
+                pinned.map(|p| p.race),
+            ),
         };
         let by = column.claimed.to_string();
         let mut result = match column.claim {

@@ -299,6 +299,33 @@ fn shown_steps(
         .collect()
 }
 
+/// How many steps each of `workload`'s transactions has: `Begin`, its statements, `End`.
+pub fn step_counts(workload: &Workload) -> Vec<usize> {
+    workload.programs.iter().map(|p| p.len() + 2).collect()
+}
+
+/// Only the interleaving `schedule` pins, driven step by step on `store` under the name
+/// `name` (its [`Interleavings`] say it was pinned, and of how many).
+pub fn pinned<S: Drivable>(
+    store: &mut S,
+    name: &str,
+    workload: &Workload,
+    schedule: &schedule::Schedule,
+) -> Result<EveryInterleaving, S::Error> {
+    let order = schedule.order();
+    let (race, blocked, runs) = drive(store, name, workload, std::slice::from_ref(&order))?;
+    Ok(EveryInterleaving {
+        race,
+        interleavings: Interleavings::pinned(
+            order,
+            count(&step_counts(workload)),
+            schedule.text(workload),
+        ),
+        blocked,
+        runs,
+    })
+}
+
 /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn with
 /// `seed`) driven step by step on `store`, each history classified under the name `name`,
 /// each anomaly with the schedule that shows it.
@@ -309,9 +336,7 @@ pub fn every<S: Drivable>(
     bound: usize,
     seed: u64,
 ) -> Result<EveryInterleaving, S::Error> {
-    let script = Script::Model(workload.clone());
-    let lens: Vec<usize> = steps(&script).iter().map(Vec::len).collect();
-    let interleavings = interleavings(&lens, bound, seed);
+    let interleavings = interleavings(&step_counts(workload), bound, seed);
     let (race, blocked, runs) = drive(store, name, workload, &interleavings.orders)?;
     Ok(EveryInterleaving {
         race,

@@ -145,3 +145,23 @@ pub fn trace_file(test: &str, lines: &[String]) -> std::path::PathBuf {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
+
+/// The rows of a page a command wrote afresh (`fresh`) whose lines start with one of
+/// `prefixes`, each of which the committed page (`committed`, its path from the repository)
+/// must hold as it is: a generated page is never edited by hand nor left stale.
+pub fn fresh_rows_are_committed(fresh: &str, committed: &str, prefixes: &[&str]) -> usize {
+    let page =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(committed))
+            .unwrap_or_else(|e| panic!("{committed}: {e}"));
+    let rows: Vec<&str> = fresh
+        .lines()
+        .filter(|l| prefixes.iter().any(|p| l.starts_with(p)))
+        .collect();
+    for row in &rows {
+        assert!(
+            page.lines().any(|l| l == *row),
+            "{committed} lacks the fresh row (run the command its first lines name):\n{row}"
+        );
+    }
+    rows.len()
+}
