@@ -62,6 +62,8 @@ pub enum WorkloadError {
     File(#[from] FileError),
     #[error("`{0}` is not a variant: {known}", known = Variant::NAMES.join(", "))]
     UnknownVariant(String),
+    #[error("{file}: outside the model: {why}; run it on engines: loadbearing isolation --workload {file} --engine postgres …")]
+    OutsideModel { file: String, why: String },
 }
 
 /// Every interleaving of `model`, within [`MAX_STATES`]: the summary and the anomaly labels
@@ -84,6 +86,12 @@ pub fn check_file(
     parsed: &WorkloadFile,
     variants: &[String],
 ) -> Result<Report, WorkloadError> {
+    if let Some(why) = parsed.workload.outside_model() {
+        return Err(WorkloadError::OutsideModel {
+            file: path.display().to_string(),
+            why,
+        });
+    }
     let chosen: Vec<String> = if !variants.is_empty() {
         variants.to_vec()
     } else if !parsed.expect.is_empty() {

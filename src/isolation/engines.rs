@@ -154,10 +154,21 @@ impl Claim {
         parts.join(", ")
     }
 
-    /// The anomalies READ COMMITTED may commit: every label of G-single and G2-item.
+    /// The anomalies READ COMMITTED may commit: every label of G-single, G2-item and G2.
     pub fn read_committed_allows() -> Vec<String> {
         use loadbearing_specs::ssi::anomaly::Class;
-        [Class::GSingle, Class::G2Item]
+        [Class::GSingle, Class::G2Item, Class::G2]
+            .into_iter()
+            .flat_map(Class::labels)
+            .collect()
+    }
+
+    /// The anomalies snapshot isolation may commit by Adya's definition (PL-SI: no G-single),
+    /// every label of G2-item and G2: what a snapshot-isolation column is held to for a
+    /// workload outside the model, where the `plainsi` model cannot say.
+    pub fn snapshot_isolation_allows() -> Vec<String> {
+        use loadbearing_specs::ssi::anomaly::Class;
+        [Class::G2Item, Class::G2]
             .into_iter()
             .flat_map(Class::labels)
             .collect()

@@ -254,9 +254,10 @@ pub fn page(rows: &[Row], command: &str, dir: &str) -> String {
          seeded sample where there are more than `--interleavings`), each run's history built\n\
          from the engine's own records and classified as the SSI model's are. An engine that\n\
          promises serializable transactions is held to no anomaly; snapshot isolation to\n\
-         exactly what the model's `plainsi` reaches; READ COMMITTED to nothing dirty (no G0\n\
-         or G1: G-single and G2 may commit). The counts in parentheses are how many\n\
-         interleavings committed each anomaly.\n\n\
+         exactly what the model's `plainsi` reaches (for a workload outside the model, with\n\
+         predicate reads or inserts, to Adya's definition: no G-single); READ COMMITTED to\n\
+         nothing dirty (no G0 or G1: G-single and G2 may commit). The counts in parentheses\n\
+         are how many interleavings committed each anomaly.\n\n\
          The engines, and why these: PostgreSQL, the server most of our users run, at\n\
          `SERIALIZABLE` (SSI, Ports and Grittner's), at `REPEATABLE READ` (snapshot\n\
          isolation) and at `READ COMMITTED` (its default); Berkeley DB 5.3 (Debian's\n\

@@ -7,15 +7,24 @@
 //! `Ti -rw(k)-> Tj` Ti reads a version and Tj installs the next one. Classes: G0 (a cycle of ww
 //! only), G1a (a committed transaction read an aborted one's write), G1b (it read a version its
 //! writer later overwrote), G1c (a cycle of ww and wr), G-single (a cycle with exactly one rw),
-//! G2-item (a cycle with rw edges). Workloads read keys, never predicates, so Adya's G2
-//! coincides with G2-item here. Each cycle is classed by its weakest reading: where two
-//! transactions have several edges, the dependency (ww, then wr) is taken over the rw.
+//! G2-item (a cycle with rw edges, all of them item reads'), G2 (a cycle whose rw edges need a
+//! predicate read's). Each cycle is classed by its weakest reading: where two transactions
+//! have several edges, the dependency (ww, then wr) is taken over the rw, an item's over a
+//! predicate's.
+//!
+//! A predicate read (`SELECT … WHERE value % 3 = 0`) has Adya's edges too: it saw one version
+//! of every key (a row's absence is a version); a writer whose version of the key *changes the
+//! matches* (matches where its predecessor did not, or the reverse) is a `wr` predecessor of
+//! the read when its version is the one seen or earlier, an `rw` successor when later. A row it
+//! returned is also an item read. Where a store says only that a row did not match, the
+//! version seen is one of those that do not: an edge counts only if every such version gives
+//! it.
 
 use std::fmt;
 
 use serde::Serialize;
 
-use super::workload::Key;
+use super::workload::{Key, Pred};
 
 pub type TxnId = usize;
 
@@ -34,22 +43,38 @@ pub struct ReadOp {
     pub intermediate: bool,
 }
 
+/// A predicate read and the versions it saw.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PredRead {
+    pub pred: Pred,
+    /// Per key: the version the read saw, by its writer (`Initial`: the loaded data, or the
+    /// key's absence before anyone wrote it). One when known (a row it returned); every
+    /// version that does not match when the store says only that the row was not returned.
+    pub seen: Vec<Vec<Writer>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TxnRecord {
     pub committed: bool,
     pub reads: Vec<ReadOp>,
     /// The keys it wrote (its final version of each).
     pub writes: Vec<Key>,
+    /// Its predicate reads, in order (their returned rows are in `reads` too).
+    pub predicate_reads: Vec<PredRead>,
 }
 
 /// What classification needs of a run: transactions, what each read, and every key's order of
 /// committed versions.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct History {
     pub keys: Vec<String>,
     pub txns: Vec<TxnRecord>,
     /// Per key: the committed writers in version order, after the initial version.
     pub version_order: Vec<Vec<TxnId>>,
+    /// Per key: the value of each version, the initial first, then one per writer of
+    /// `version_order` (`None`: absent). Needed where a transaction reads by predicate (whether
+    /// a version changes the matches); empty otherwise.
+    pub values: Vec<Vec<Option<i64>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -75,6 +100,8 @@ pub struct Edge {
     pub to: TxnId,
     pub dep: Dep,
     pub key: Key,
+    /// The predicate read the edge comes from (`None`: an item's read or write).
+    pub via: Option<Pred>,
 }
 
 /// Adya's classes, weakest violation first.
@@ -86,17 +113,21 @@ pub enum Class {
     G1c,
     GSingle,
     G2Item,
+    /// An anti-dependency cycle that needs a predicate read's `rw` edge (Adya's G2 beyond
+    /// G2-item: phantoms).
+    G2,
 }
 
 impl Class {
     /// Every class, weakest violation first.
-    pub const ALL: [Class; 6] = [
+    pub const ALL: [Class; 7] = [
         Class::G0,
         Class::G1a,
         Class::G1b,
         Class::G1c,
         Class::GSingle,
         Class::G2Item,
+        Class::G2,
     ];
 
     /// Every label an anomaly of this class is reported under: the class alone, and each
@@ -116,6 +147,7 @@ impl Class {
             Class::G1c => "G1c",
             Class::GSingle => "G-single",
             Class::G2Item => "G2-item",
+            Class::G2 => "G2",
         }
     }
 }
@@ -138,21 +170,29 @@ pub enum Pattern {
     /// (a G-single of two transactions, the reader's `wr` read first): the writer it observed
     /// vanishes, Hermitage's OTV.
     ObservedVanishes,
+    /// A predicate read misses a writer that another read of the same transaction sees (a
+    /// G-single of two transactions whose `rw` edge is a predicate read's): Adya's
+    /// predicate-many-preceders, Hermitage's PMP.
+    PredicateManyPreceders,
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 5] = [
+    pub const ALL: [Pattern; 6] = [
         Pattern::LostUpdate,
         Pattern::WriteSkew,
         Pattern::ReadOnly,
         Pattern::ReadSkew,
         Pattern::ObservedVanishes,
+        Pattern::PredicateManyPreceders,
     ];
 
     /// The class every anomaly of this shape is.
     pub fn class(self) -> Class {
         match self {
-            Pattern::LostUpdate | Pattern::ReadSkew | Pattern::ObservedVanishes => Class::GSingle,
+            Pattern::LostUpdate
+            | Pattern::ReadSkew
+            | Pattern::ObservedVanishes
+            | Pattern::PredicateManyPreceders => Class::GSingle,
             Pattern::WriteSkew | Pattern::ReadOnly => Class::G2Item,
         }
     }
@@ -164,6 +204,7 @@ impl Pattern {
             Pattern::ReadOnly => "read-only anomaly",
             Pattern::ReadSkew => "read skew",
             Pattern::ObservedVanishes => "observed transaction vanishes",
+            Pattern::PredicateManyPreceders => "PMP",
         }
     }
 }
@@ -206,12 +247,11 @@ impl Anomaly {
             Evidence::Cycle(edges) => {
                 let mut out = format!("T{}", edges[0].from + 1);
                 for e in edges {
-                    out.push_str(&format!(
-                        " -{}({})-> T{}",
-                        e.dep.name(),
-                        keys[e.key],
-                        e.to + 1
-                    ));
+                    let on = match e.via {
+                        Some(p) => format!("{p}: {}", keys[e.key]),
+                        None => keys[e.key].clone(),
+                    };
+                    out.push_str(&format!(" -{}({on})-> T{}", e.dep.name(), e.to + 1));
                 }
                 out
             }
@@ -251,6 +291,7 @@ pub fn edges(h: &History) -> Vec<Edge> {
                 to: pair[1],
                 dep: Dep::Ww,
                 key,
+                via: None,
             });
         }
     }
@@ -264,6 +305,7 @@ pub fn edges(h: &History) -> Vec<Edge> {
                         to: reader,
                         dep: Dep::Wr,
                         key: read.key,
+                        via: None,
                     });
                 }
             }
@@ -281,13 +323,74 @@ pub fn edges(h: &History) -> Vec<Edge> {
                     to: next,
                     dep: Dep::Rw,
                     key: read.key,
+                    via: None,
                 });
+            }
+        }
+        for read in &txn.predicate_reads {
+            for (key, seen) in read.seen.iter().enumerate() {
+                out.extend(predicate_edges(h, reader, read.pred, key, seen));
             }
         }
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// A predicate read's edges on one key: those every version it may have seen gives.
+fn predicate_edges(h: &History, reader: TxnId, pred: Pred, key: Key, seen: &[Writer]) -> Vec<Edge> {
+    let mut each = seen
+        .iter()
+        .map(|&from| predicate_edges_from(h, reader, pred, key, from));
+    let Some(first) = each.next() else {
+        return Vec::new();
+    };
+    each.fold(first, |common, edges| {
+        common.into_iter().filter(|e| edges.contains(e)).collect()
+    })
+}
+
+/// A predicate read's edges on one key when it saw `from`'s version: each committed writer
+/// whose version changes the matches, before the read's version (or it) `wr`, after it `rw`.
+fn predicate_edges_from(
+    h: &History,
+    reader: TxnId,
+    pred: Pred,
+    key: Key,
+    from: Writer,
+) -> Vec<Edge> {
+    let order = &h.version_order[key];
+    let values = &h.values[key];
+    // The version seen, as an index into `values` (0: the initial one). A version the order
+    // lacks (an aborted or unfinished writer's) is a G1a or no version: no predicate edge.
+    let seen_at = match from {
+        Writer::Initial => 0,
+        Writer::Txn(w) => match order.iter().position(|&x| x == w) {
+            Some(i) => i + 1,
+            None => return Vec::new(),
+        },
+    };
+    let matches = |i: usize| pred.matches(values[i]);
+    order
+        .iter()
+        .enumerate()
+        .filter(|&(i, &w)| w != reader && matches(i + 1) != matches(i))
+        .map(|(i, &w)| {
+            let (from, to, dep) = if i < seen_at {
+                (w, reader, Dep::Wr)
+            } else {
+                (reader, w, Dep::Rw)
+            };
+            Edge {
+                from,
+                to,
+                dep,
+                key,
+                via: Some(pred),
+            }
+        })
+        .collect()
 }
 
 /// Every elementary cycle of the graph, each as its node sequence starting at its smallest.
@@ -329,7 +432,7 @@ fn weakest(edges: &[Edge], from: TxnId, to: TxnId) -> Edge {
     *edges
         .iter()
         .filter(|e| e.from == from && e.to == to)
-        .min_by_key(|e| (e.dep, e.key))
+        .min_by_key(|e| (e.dep, e.via, e.key))
         .expect("a cycle's consecutive nodes have an edge")
 }
 
@@ -339,14 +442,18 @@ fn classify_cycle(h: &History, edges: &[Edge], nodes: &[TxnId]) -> Anomaly {
         .collect();
     let mut chosen: Vec<Edge> = hops.iter().map(|&(a, b)| weakest(edges, a, b)).collect();
     let rw = chosen.iter().filter(|e| e.dep == Dep::Rw).count();
+    let predicate_rw = chosen.iter().any(|e| e.dep == Dep::Rw && e.via.is_some());
     let class = match rw {
         0 if chosen.iter().all(|e| e.dep == Dep::Ww) => Class::G0,
         0 => Class::G1c,
         1 => Class::GSingle,
+        _ if predicate_rw => Class::G2,
         _ => Class::G2Item,
     };
     let pattern = if nodes.len() == 2 && class == Class::GSingle {
-        if lost_update(h, nodes) {
+        if predicate_rw {
+            Some(Pattern::PredicateManyPreceders)
+        } else if lost_update(h, nodes) {
             Some(Pattern::LostUpdate)
         } else {
             skew_or_vanish(h, nodes[0], nodes[1]).or_else(|| skew_or_vanish(h, nodes[1], nodes[0]))
@@ -355,12 +462,12 @@ fn classify_cycle(h: &History, edges: &[Edge], nodes: &[TxnId]) -> Anomaly {
         None
     };
     let pattern = pattern.or_else(|| {
-        if nodes.len() == 2 && rw == 2 {
+        if nodes.len() == 2 && rw == 2 && class == Class::G2Item {
             // Write skew wants the two rw edges on different keys; pick such a pair if any.
             let rw_of = |(a, b): (TxnId, TxnId)| -> Vec<Edge> {
                 edges
                     .iter()
-                    .filter(|e| e.from == a && e.to == b && e.dep == Dep::Rw)
+                    .filter(|e| e.from == a && e.to == b && e.dep == Dep::Rw && e.via.is_none())
                     .copied()
                     .collect()
             };
@@ -485,6 +592,7 @@ mod tests {
 
     fn committed(reads: Vec<ReadOp>, writes: Vec<Key>) -> TxnRecord {
         TxnRecord {
+            predicate_reads: Vec::new(),
             committed: true,
             reads,
             writes,
@@ -500,6 +608,7 @@ mod tests {
         use Writer::Initial;
         let (alice, bob) = (0, 1);
         let h = History {
+            values: Vec::new(),
             keys: keys(&["alice", "bob"]),
             txns: vec![
                 committed(vec![read(bob, Initial)], vec![alice]),
@@ -517,6 +626,7 @@ mod tests {
     fn lost_update_is_a_g_single() {
         use Writer::Initial;
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x"]),
             txns: vec![
                 committed(vec![read(0, Initial)], vec![0]),
@@ -537,6 +647,7 @@ mod tests {
         // Deposit T1 writes y; withdrawal T2 read both before it and writes x; report T3 sees
         // T1's y and the old x.
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x", "y"]),
             txns: vec![
                 committed(vec![read(y, Initial)], vec![y]),
@@ -556,6 +667,7 @@ mod tests {
         use Writer::{Initial, Txn};
         // Read skew: T2 writes x and y; T1 reads the old x and T2's y.
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x", "y"]),
             txns: vec![
                 committed(vec![read(0, Initial), read(1, Txn(1))], vec![]),
@@ -576,6 +688,7 @@ mod tests {
         use Writer::Txn;
         let (x, y) = (0, 1);
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x", "y"]),
             txns: vec![
                 committed(vec![], vec![x, y]),
@@ -601,12 +714,14 @@ mod tests {
     fn ww_cycles_are_g0_and_ww_wr_cycles_g1c() {
         use Writer::Txn;
         let g0 = History {
+            values: Vec::new(),
             keys: keys(&["x", "y"]),
             txns: vec![committed(vec![], vec![0, 1]), committed(vec![], vec![0, 1])],
             version_order: vec![vec![0, 1], vec![1, 0]],
         };
         assert_eq!(rendered(&g0), ["G0: T1 -ww(x)-> T2 -ww(y)-> T1"]);
         let g1c = History {
+            values: Vec::new(),
             keys: keys(&["x", "y"]),
             txns: vec![
                 committed(vec![read(1, Txn(1))], vec![0]),
@@ -621,9 +736,11 @@ mod tests {
     fn aborted_and_intermediate_reads_are_g1a_and_g1b() {
         use Writer::Txn;
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x"]),
             txns: vec![
                 TxnRecord {
+                    predicate_reads: Vec::new(),
                     committed: false,
                     reads: vec![],
                     writes: vec![0],
@@ -654,6 +771,7 @@ mod tests {
     fn a_serial_history_has_no_anomaly() {
         use Writer::{Initial, Txn};
         let h = History {
+            values: Vec::new(),
             keys: keys(&["x"]),
             txns: vec![
                 committed(vec![read(0, Initial)], vec![0]),
@@ -664,6 +782,120 @@ mod tests {
         assert!(classify(&h).is_empty());
     }
 
+    /// Hermitage's PMP: T1's predicate read misses T2's insert (`rw` by the predicate), its
+    /// second returns it (`wr`): a G-single whose `rw` edge is a predicate read's.
+    #[test]
+    fn a_predicate_read_missing_an_insert_its_next_read_sees_is_pmp() {
+        use crate::workload::Cmp;
+        use Writer::{Initial, Txn};
+        let (eq30, mod3) = (
+            Pred::Compare(Cmp::Eq, 30),
+            Pred::Mod {
+                modulus: 3,
+                remainder: 0,
+            },
+        );
+        let h = History {
+            keys: keys(&["x", "z"]),
+            txns: vec![
+                TxnRecord {
+                    committed: true,
+                    reads: vec![read(1, Txn(1))],
+                    writes: vec![],
+                    predicate_reads: vec![
+                        PredRead {
+                            pred: eq30,
+                            seen: vec![vec![Initial], vec![Initial]],
+                        },
+                        PredRead {
+                            pred: mod3,
+                            seen: vec![vec![Initial], vec![Txn(1)]],
+                        },
+                    ],
+                },
+                committed(vec![], vec![1]),
+            ],
+            version_order: vec![vec![], vec![1]],
+            values: vec![vec![Some(10)], vec![None, Some(30)]],
+        };
+        assert_eq!(
+            rendered(&h),
+            ["G-single (PMP): T1 -rw(where value = 30: z)-> T2 -wr(z)-> T1"]
+        );
+        // Had the first read matched nothing T2 changes (value = 40), no cycle.
+        let mut apart = h.clone();
+        apart.txns[0].predicate_reads[0].pred = Pred::Compare(Cmp::Eq, 40);
+        assert!(classify(&apart).is_empty());
+    }
+
+    /// Hermitage's G2: each reads by a predicate and inserts a row the other's matches.
+    #[test]
+    fn inserts_each_into_the_others_predicate_are_g2() {
+        use Writer::Initial;
+        let mod3 = Pred::Mod {
+            modulus: 3,
+            remainder: 0,
+        };
+        let reader = |wrote: Key| TxnRecord {
+            committed: true,
+            reads: vec![],
+            writes: vec![wrote],
+            predicate_reads: vec![PredRead {
+                pred: mod3,
+                seen: vec![vec![Initial], vec![Initial]],
+            }],
+        };
+        let h = History {
+            keys: keys(&["z", "w"]),
+            txns: vec![reader(0), reader(1)],
+            version_order: vec![vec![0], vec![1]],
+            values: vec![vec![None, Some(30)], vec![None, Some(42)]],
+        };
+        assert_eq!(
+            rendered(&h),
+            ["G2: T1 -rw(where value % 3 = 0: w)-> T2 -rw(where value % 3 = 0: z)-> T1"]
+        );
+    }
+
+    /// Where the store said only that a row did not match, an edge counts only if every
+    /// version that does not match gives it: here the read saw x either before T1's version or
+    /// after T2's, and the edges of the two readings have none in common.
+    #[test]
+    fn an_unreturned_rows_version_gives_only_the_edges_every_candidate_gives() {
+        use crate::workload::Cmp;
+        use Writer::{Initial, Txn};
+        let eq20 = Pred::Compare(Cmp::Eq, 20);
+        let reader = |seen: Vec<Writer>| TxnRecord {
+            committed: true,
+            reads: vec![],
+            writes: vec![],
+            predicate_reads: vec![PredRead {
+                pred: eq20,
+                seen: vec![seen],
+            }],
+        };
+        let mut h = History {
+            keys: keys(&["x"]),
+            txns: vec![
+                committed(vec![], vec![0]),
+                committed(vec![], vec![0]),
+                reader(vec![Initial, Txn(1)]),
+            ],
+            version_order: vec![vec![0, 1]],
+            values: vec![vec![Some(10), Some(20), Some(30)]],
+        };
+        assert!(edges(&h).iter().all(|e| e.via.is_none()), "{:?}", edges(&h));
+        // Known to have seen the initial version: T3 -rw-> T1 (10 to 20 starts matching) and
+        // T3 -rw-> T2 (20 to 30 stops).
+        h.txns[2] = reader(vec![Initial]);
+        let by_predicate: Vec<(TxnId, TxnId)> = edges(&h)
+            .iter()
+            .filter(|e| e.via.is_some())
+            .map(|e| (e.from, e.to))
+            .collect();
+        assert_eq!(by_predicate, [(2, 0), (2, 1)]);
+    }
+
     /// The oracle of the cycle search: a history has no anomaly exactly when no committed
     /// transaction read an aborted or intermediate version and some order of the committed
     /// transactions puts every writer before its readers, every key's writers in its version
@@ -671,6 +903,7 @@ mod tests {
     /// by brute force over every order, on generated histories.
     #[test]
     fn no_anomaly_exactly_when_some_serial_order_explains_the_history() {
+        use crate::workload::Cmp;
         fn orders(items: &[TxnId]) -> Vec<Vec<TxnId>> {
             if items.len() <= 1 {
                 return vec![items.to_vec()];
@@ -718,7 +951,26 @@ mod tests {
                         after_writer && next.is_none_or(|&n| n == r || at(r) < at(n))
                     })
                 });
-                versions_in_order && reads_in_order
+                // A predicate read sits after every writer whose version changes its matches
+                // up to the version it saw, and before every later one (Adya's definition).
+                let predicates_in_order = committed.iter().all(|&r| {
+                    h.txns[r].predicate_reads.iter().all(|pr| {
+                        pr.seen.iter().enumerate().all(|(key, seen)| {
+                            let vs = &h.version_order[key];
+                            let seen_at = match seen[0] {
+                                Writer::Initial => 0,
+                                Writer::Txn(w) => vs.iter().position(|&x| x == w).unwrap() + 1,
+                            };
+                            let matches = |i: usize| pr.pred.matches(h.values[key][i]);
+                            vs.iter().enumerate().all(|(i, &w)| {
+                                w == r
+                                    || matches(i + 1) == matches(i)
+                                    || (i < seen_at) == (at(w) < at(r))
+                            })
+                        })
+                    })
+                });
+                versions_in_order && reads_in_order && predicates_in_order
             })
         }
         let mut seed: u64 = 7;
@@ -735,6 +987,7 @@ mod tests {
             let k = 1 + next(3) as usize;
             let mut txns: Vec<TxnRecord> = (0..n)
                 .map(|_| TxnRecord {
+                    predicate_reads: Vec::new(),
                     committed: next(10) < 8,
                     reads: Vec::new(),
                     writes: (0..k).filter(|_| next(2) == 0).collect(),
@@ -751,7 +1004,48 @@ mod tests {
                 }
                 version_order.push(vs);
             }
+            // Each version's value: absent, or one of a few that some predicates match.
+            let values: Vec<Vec<Option<i64>>> = version_order
+                .iter()
+                .map(|vs| {
+                    (0..=vs.len())
+                        .map(|_| [None, Some(10), Some(20), Some(30)][next(4) as usize])
+                        .collect()
+                })
+                .collect();
+            let preds = [
+                Pred::All,
+                Pred::Compare(Cmp::Eq, 20),
+                Pred::Compare(Cmp::Gt, 15),
+                Pred::Mod {
+                    modulus: 3,
+                    remainder: 0,
+                },
+            ];
             for r in 0..n {
+                // A predicate read sees one committed version of every key, and reads each
+                // row it returns.
+                for _ in 0..next(2) {
+                    let pred = preds[next(preds.len() as u64) as usize];
+                    let mut seen = Vec::new();
+                    for (key, vs) in version_order.iter().enumerate() {
+                        let at = next(vs.len() as u64 + 1) as usize;
+                        let from = if at == 0 {
+                            Writer::Initial
+                        } else {
+                            Writer::Txn(vs[at - 1])
+                        };
+                        if pred.matches(values[key][at]) {
+                            txns[r].reads.push(ReadOp {
+                                key,
+                                from,
+                                intermediate: false,
+                            });
+                        }
+                        seen.push(vec![from]);
+                    }
+                    txns[r].predicate_reads.push(PredRead { pred, seen });
+                }
                 for _ in 0..next(3) {
                     let key = next(k as u64) as usize;
                     let writers: Vec<TxnId> =
@@ -771,6 +1065,7 @@ mod tests {
                 keys: (0..k).map(|i| format!("k{i}")).collect(),
                 txns,
                 version_order,
+                values,
             };
             let found = classify(&h);
             assert_eq!(found.is_empty(), explained(&h), "{h:?}: {found:?}");

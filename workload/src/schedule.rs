@@ -72,21 +72,40 @@ pub fn step_name(w: &Workload, t: usize, at: At) -> String {
 }
 
 /// The value a step is expected to show: what a read returned (`None`: the key was absent),
-/// or what a write wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// or what a write wrote; or the rows a predicate read returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepValue {
     pub txn: usize,
     /// 0-based statement index.
     pub stmt: usize,
-    pub value: Option<i64>,
+    pub value: Shown,
+}
+
+/// What a statement showed, as an expectation says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// `11`, or `absent`.
+    Value(Option<i64>),
+    /// `{z=30, y=20}` (`{}`: no row), by key name in key order.
+    Rows(Vec<(String, i64)>),
+}
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shown::Value(Some(v)) => write!(f, "{v}"),
+            Shown::Value(None) => f.write_str("absent"),
+            Shown::Rows(rows) => {
+                let rows: Vec<String> = rows.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                write!(f, "{{{}}}", rows.join(", "))
+            }
+        }
+    }
 }
 
 impl fmt::Display for StepValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.value {
-            Some(v) => write!(f, "T{}.{} = {v}", self.txn + 1, self.stmt + 1),
-            None => write!(f, "T{}.{} = absent", self.txn + 1, self.stmt + 1),
-        }
+        write!(f, "T{}.{} = {}", self.txn + 1, self.stmt + 1, self.value)
     }
 }
 
@@ -117,8 +136,10 @@ pub enum ScheduleError {
     },
     #[error("the schedule leaves out {missing}: it names every step of every transaction")]
     Missing { missing: String },
-    #[error("`{0}` is not an expected value: `T<n>.<statement> = <number>` or `= absent`")]
+    #[error("`{0}` is not an expected value: `T<n>.<statement> = <number>`, `= absent`, or a predicate read's rows `= {{z=30}}`")]
     NotAnExpectation(String),
+    #[error("`{0}` is not a key of the workload")]
+    UnknownKey(String),
 }
 
 /// Reads one step's name against the workload.
@@ -213,7 +234,8 @@ pub fn parse(text: &str, w: &Workload) -> Result<Schedule, ScheduleError> {
     Ok(Schedule { steps })
 }
 
-/// Reads `T1.2 = 11` (or `= absent`) against the workload.
+/// Reads `T1.2 = 11` (or `= absent`, or a predicate read's rows `= {z=30}`, `= {}`) against the
+/// workload.
 pub fn parse_expectation(text: &str, w: &Workload) -> Result<StepValue, ScheduleError> {
     let not_one = || ScheduleError::NotAnExpectation(text.to_string());
     let (step, value) = text.split_once('=').ok_or_else(not_one)?;
@@ -222,8 +244,25 @@ pub fn parse_expectation(text: &str, w: &Workload) -> Result<StepValue, Schedule
         return Err(not_one());
     };
     let value = match value.trim() {
-        "absent" => None,
-        v => Some(v.parse::<i64>().map_err(|_| not_one())?),
+        "absent" => Shown::Value(None),
+        v if v.starts_with('{') && v.ends_with('}') => {
+            let inner = v[1..v.len() - 1].trim();
+            let mut rows = Vec::new();
+            for row in inner.split(',').filter(|_| !inner.is_empty()) {
+                let (k, v) = row.split_once('=').ok_or_else(not_one)?;
+                let k = k.trim();
+                if !w.keys.iter().any(|name| name == k) {
+                    return Err(ScheduleError::UnknownKey(k.to_string()));
+                }
+                rows.push((
+                    k.to_string(),
+                    v.trim().parse::<i64>().map_err(|_| not_one())?,
+                ));
+            }
+            rows.sort();
+            Shown::Rows(rows)
+        }
+        v => Shown::Value(Some(v.parse::<i64>().map_err(|_| not_one())?)),
     };
     Ok(StepValue { txn, stmt, value })
 }
@@ -281,11 +320,30 @@ mod tests {
             StepValue {
                 txn: 1,
                 stmt: 0,
-                value: Some(10)
+                value: Shown::Value(Some(10))
             }
         );
         assert_eq!(v.to_string(), "T2.1 = 10");
-        assert_eq!(parse_expectation("T1.2=absent", &w).unwrap().value, None);
+        assert_eq!(
+            parse_expectation("T1.2=absent", &w).unwrap().value,
+            Shown::Value(None)
+        );
+        // A predicate read's rows, in key order whatever the order written.
+        let rows = parse_expectation("T1.1 = {x=3, x=1}", &w).unwrap();
+        assert_eq!(
+            rows.value,
+            Shown::Rows(vec![("x".into(), 1), ("x".into(), 3)])
+        );
+        assert_eq!(rows.to_string(), "T1.1 = {x=1, x=3}");
+        assert_eq!(
+            parse_expectation("T1.1 = {}", &w).unwrap().value,
+            Shown::Rows(vec![])
+        );
+        assert!(parse_expectation("T1.1 = {y=1}", &w)
+            .unwrap_err()
+            .to_string()
+            .contains("`y` is not a key"));
+        assert!(parse_expectation("T1.1 = {x}", &w).is_err());
         assert!(parse_expectation("T1.begin = 1", &w).is_err());
         assert!(parse_expectation("T1.1 = ten", &w).is_err());
         assert!(parse_expectation("T1.9 = 1", &w).is_err());

@@ -1,7 +1,18 @@
 //! The serializability oracle: does some serial order of the committed transactions reproduce
 //! every value each of them read and the final committed state?
 
-use super::workload::{eval, Stmt, Workload};
+use super::workload::{eval, Key, Stmt, Workload};
+
+/// What one statement of a serial run saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// Not a read.
+    Nothing,
+    /// A read of a key: its value (`None`: absent).
+    Value(Option<i8>),
+    /// A predicate read: each matching row, by key.
+    Rows(Vec<(Key, i8)>),
+}
 
 /// What one serial run produced: each transaction's reads (indexed by statement) and the state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -10,31 +21,112 @@ pub struct SerialRun {
     pub state: Vec<i8>,
 }
 
-/// Runs `order` one transaction at a time from the initial state.
+/// What one serial run of any workload produced: what each statement saw, and each key's
+/// final value (`None`: absent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowsRun {
+    pub seen: Vec<Vec<Seen>>,
+    pub state: Vec<Option<i8>>,
+    /// The transactions a store would have refused (a duplicate insert, a value from no row).
+    pub failed: Vec<bool>,
+}
+
+/// Runs `order` one transaction at a time from the initial state: the model's workloads, whose
+/// keys all hold values and which read keys only.
 pub fn run(workload: &Workload, order: &[usize]) -> SerialRun {
+    let rows = run_rows(workload, order);
+    let value = |s: &Seen| match s {
+        Seen::Value(v) => *v,
+        Seen::Nothing | Seen::Rows(_) => None,
+    };
+    SerialRun {
+        reads: rows
+            .seen
+            .iter()
+            .map(|t| t.iter().map(value).collect())
+            .collect(),
+        state: rows
+            .state
+            .iter()
+            .map(|v| v.expect("the model's keys are never absent"))
+            .collect(),
+    }
+}
+
+/// Runs `order` one transaction at a time from the initial state, predicate reads and inserts
+/// too. An insert of a present key fails its transaction, as a store refuses it, and so does a
+/// write whose value comes from an absent row: a run where that happens has
+/// `state`/`seen` as far as it got, and such a transaction cannot have committed.
+pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
     let mut state = workload.initial.clone();
-    let mut reads = vec![Vec::new(); workload.programs.len()];
+    let mut all = vec![Vec::new(); workload.programs.len()];
+    let mut refused = vec![false; workload.programs.len()];
     for &t in order {
         let program = &workload.programs[t];
-        let mut seen: Vec<Option<i8>> = vec![None; program.len()];
+        let before = state.clone();
+        let mut seen: Vec<Seen> = vec![Seen::Nothing; program.len()];
+        let mut failed = false;
         for (i, stmt) in program.iter().enumerate() {
             match stmt {
-                Stmt::Read(k) => seen[i] = Some(state[*k]),
+                Stmt::Read(k) => seen[i] = Seen::Value(state[*k]),
+                Stmt::Select(p) => {
+                    seen[i] = Seen::Rows(
+                        state
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(k, v)| {
+                                v.filter(|v| p.matches(Some(i64::from(*v)))).map(|v| (k, v))
+                            })
+                            .collect(),
+                    )
+                }
+                Stmt::Insert { key, value } => {
+                    if state[*key].is_some() {
+                        failed = true;
+                        break;
+                    }
+                    state[*key] = Some(*value);
+                }
                 Stmt::Write {
                     key,
                     value,
                     only_if,
                 } => {
-                    let last = |k: usize| last_read(program, &seen, i, k);
+                    let Some(reads) = known_reads(program, &seen, i) else {
+                        failed = true;
+                        break;
+                    };
+                    let last = |k: usize| last_read(program, &reads, i, k);
                     if only_if.is_none_or(|(k, v)| last(k) == v) {
-                        state[*key] = eval(value, &last);
+                        state[*key] = Some(eval(value, &last));
                     }
                 }
             }
         }
-        reads[t] = seen;
+        if failed {
+            state = before;
+            seen.iter_mut().for_each(|s| *s = Seen::Nothing);
+        }
+        all[t] = seen;
+        refused[t] = failed;
     }
-    SerialRun { reads, state }
+    RowsRun {
+        seen: all,
+        state,
+        failed: refused,
+    }
+}
+
+/// The values a transaction's reads returned before statement `before`, as [`last_read`]
+/// takes them; `None` when one it reads there found the row absent (nothing to compute from).
+fn known_reads(program: &[Stmt], seen: &[Seen], before: usize) -> Option<Vec<Option<i8>>> {
+    (0..before)
+        .map(|i| match (&program[i], &seen[i]) {
+            (Stmt::Read(_), Seen::Value(None)) => None,
+            (_, Seen::Value(v)) => Some(*v),
+            _ => Some(None),
+        })
+        .collect()
 }
 
 /// The value the transaction read for `key` most recently before statement `before`.
@@ -81,6 +173,24 @@ pub fn serializable<R: AsRef<[Option<i8>]>>(
     })
 }
 
+/// True iff some serial order of `committed` reproduces what each statement of theirs saw
+/// (every statement: `Seen::Nothing` where it read nothing) and `final_state`, predicate reads
+/// and absent rows included.
+pub fn serializable_rows(
+    workload: &Workload,
+    committed: &[usize],
+    seen_of: &dyn Fn(usize) -> Vec<Seen>,
+    final_state: &[Option<i8>],
+) -> bool {
+    permutations(committed).iter().any(|order| {
+        let run = run_rows(workload, order);
+        run.state == final_state
+            && committed
+                .iter()
+                .all(|&t| !run.failed[t] && run.seen[t] == seen_of(t))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +218,66 @@ mod tests {
         };
         assert!(!serializable(&w, &[0, 1, 2], &reads, &[-11, 20]));
         assert!(serializable(&w, &[0, 1], &reads, &[-11, 20]));
+    }
+
+    /// Predicate reads see the serial state's matching rows; an insert of a present key fails
+    /// its transaction, which then cannot have committed.
+    #[test]
+    fn predicate_reads_and_inserts_run_serially() {
+        use crate::workload::{Cmp, Ending, Pred};
+        let mod3 = Pred::Mod {
+            modulus: 3,
+            remainder: 0,
+        };
+        let w = Workload {
+            name: "pmp".into(),
+            keys: vec!["x".into(), "z".into()],
+            pages: vec![0, 1],
+            initial: vec![Some(10), None],
+            programs: vec![
+                vec![Stmt::Select(Pred::Compare(Cmp::Eq, 30)), Stmt::Select(mod3)],
+                vec![Stmt::Insert { key: 1, value: 30 }],
+                vec![Stmt::Insert { key: 1, value: 33 }],
+            ],
+            endings: vec![Ending::Commit; 3],
+        };
+        let after = run_rows(&w, &[1, 0]);
+        assert_eq!(
+            after.seen[0],
+            [Seen::Rows(vec![(1, 30)]), Seen::Rows(vec![(1, 30)])]
+        );
+        assert_eq!(after.state, [Some(10), Some(30)]);
+        // Missing the insert, then seeing it: no serial order.
+        let pmp = |t: usize| match t {
+            0 => vec![Seen::Rows(vec![]), Seen::Rows(vec![(1, 30)])],
+            _ => vec![Seen::Nothing],
+        };
+        assert!(!serializable_rows(&w, &[0, 1], &pmp, &[Some(10), Some(30)]));
+        let before = |t: usize| match t {
+            0 => vec![Seen::Rows(vec![]), Seen::Rows(vec![])],
+            _ => vec![Seen::Nothing],
+        };
+        assert!(serializable_rows(
+            &w,
+            &[0, 1],
+            &before,
+            &[Some(10), Some(30)]
+        ));
+        // Two inserts of z: the second fails, so both cannot have committed.
+        assert_eq!(run_rows(&w, &[1, 2]).state, [Some(10), Some(30)]);
+        let nothing = |_: usize| vec![Seen::Nothing];
+        assert!(!serializable_rows(
+            &w,
+            &[1, 2],
+            &nothing,
+            &[Some(10), Some(33)]
+        ));
+        assert!(!serializable_rows(
+            &w,
+            &[1, 2],
+            &nothing,
+            &[Some(10), Some(30)]
+        ));
     }
 
     #[test]

@@ -17,6 +17,88 @@ pub enum Expr {
     IfLess(Box<Expr>, Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
+/// A predicate over a row's value, as a `WHERE` clause says it: `value % 3 = 0`, `value > 5`,
+/// or every row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pred {
+    /// Every row (`read all`: `SELECT * FROM test`).
+    All,
+    /// `value <op> n`.
+    Compare(Cmp, i8),
+    /// `value % modulus = remainder` (SQL's `%`: the remainder takes the value's sign).
+    Mod { modulus: i8, remainder: i8 },
+}
+
+/// A comparison of a row's value with a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    pub const ALL: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
+
+    /// As SQL writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "=",
+            Cmp::Ne => "<>",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
+impl Pred {
+    /// Whether a row holding `value` matches; an absent row matches nothing.
+    pub fn matches(self, value: Option<i64>) -> bool {
+        let Some(v) = value else {
+            return false;
+        };
+        match self {
+            Pred::All => true,
+            Pred::Compare(cmp, n) => {
+                let n = i64::from(n);
+                match cmp {
+                    Cmp::Eq => v == n,
+                    Cmp::Ne => v != n,
+                    Cmp::Lt => v < n,
+                    Cmp::Le => v <= n,
+                    Cmp::Gt => v > n,
+                    Cmp::Ge => v >= n,
+                }
+            }
+            Pred::Mod { modulus, remainder } => v % i64::from(modulus) == i64::from(remainder),
+        }
+    }
+
+    /// The condition as SQL's `WHERE` says it of a column (`v % 3 = 0`); `None` for every row.
+    pub fn sql(self, column: &str) -> Option<String> {
+        match self {
+            Pred::All => None,
+            Pred::Compare(cmp, n) => Some(format!("{column} {} {n}", cmp.symbol())),
+            Pred::Mod { modulus, remainder } => Some(format!("{column} % {modulus} = {remainder}")),
+        }
+    }
+}
+
+impl fmt::Display for Pred {
+    /// As a workload file writes it: `all`, `where value % 3 = 0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.sql("value") {
+            None => f.write_str("all"),
+            Some(condition) => write!(f, "where {condition}"),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stmt {
     Read(Key),
@@ -25,6 +107,13 @@ pub enum Stmt {
         key: Key,
         value: Expr,
         only_if: Option<(Key, i8)>,
+    },
+    /// A predicate read: every row whose value matches, as one statement sees the table.
+    Select(Pred),
+    /// Adds a row that must be absent (a store refuses a duplicate key as it would).
+    Insert {
+        key: Key,
+        value: i8,
     },
 }
 
@@ -53,7 +142,8 @@ pub struct Workload {
     pub keys: Vec<String>,
     /// The page each key lives on: SIREAD markers are per page.
     pub pages: Vec<usize>,
-    pub initial: Vec<i8>,
+    /// Each key's initial value; `None`: the key starts absent (no row).
+    pub initial: Vec<Option<i8>>,
     pub programs: Vec<Vec<Stmt>>,
     /// How each transaction ends, one per program.
     pub endings: Vec<Ending>,
@@ -63,6 +153,27 @@ impl Workload {
     /// How transaction t ends.
     pub fn ending(&self, t: usize) -> Ending {
         self.endings[t]
+    }
+
+    /// Why the SSI model cannot run this workload, if it cannot: the model has no predicate
+    /// reads, no inserts and no absent rows (engines run such workloads on their own).
+    pub fn outside_model(&self) -> Option<String> {
+        let steps = self.programs.iter().flatten();
+        if let Some(Stmt::Select(p)) = steps.clone().find(|s| matches!(s, Stmt::Select(_))) {
+            return Some(format!(
+                "a predicate read (`read {p}`): the model reads keys only"
+            ));
+        }
+        if let Some(s) = steps.clone().find(|s| matches!(s, Stmt::Insert { .. })) {
+            return Some(format!("`{}`: the model has no inserts", self.stmt_text(s)));
+        }
+        if let Some(k) = self.initial.iter().position(Option::is_none) {
+            return Some(format!(
+                "`{}` starts absent: the model's keys all start with a value",
+                self.keys[k]
+            ));
+        }
+        None
     }
 
     pub fn page_count(&self) -> usize {
@@ -82,6 +193,8 @@ impl Workload {
                     .unwrap_or_default();
                 format!("put {}={}{guard}", self.keys[*key], self.expr_text(value))
             }
+            Stmt::Select(p) => format!("read {p}"),
+            Stmt::Insert { key, value } => format!("insert {}={value}", self.keys[*key]),
         }
     }
 
@@ -175,7 +288,7 @@ pub fn named(name: &str) -> Option<Workload> {
         name: name.to_string(),
         keys: owned(&["alice", "bob"]),
         pages,
-        initial: vec![1, 1],
+        initial: vec![Some(1), Some(1)],
         programs: vec![
             // T1 reads bob and, if 1, takes alice off call; T2 the mirror.
             vec![read(bob), put_if(alice, Const(0), bob, 1)],
@@ -201,7 +314,7 @@ pub fn named(name: &str) -> Option<Workload> {
                 name: "read_only".into(),
                 keys: owned(&["x", "y"]),
                 pages: vec![0, 1],
-                initial: vec![0, 0],
+                initial: vec![Some(0), Some(0)],
                 programs: vec![
                     vec![read(y), put(y, add(Read(y), Const(20)))],
                     vec![read(x), read(y), put(x, withdraw)],
@@ -214,7 +327,7 @@ pub fn named(name: &str) -> Option<Workload> {
             name: "lost_update".into(),
             keys: owned(&["x"]),
             pages: vec![0],
-            initial: vec![0],
+            initial: vec![Some(0)],
             programs: vec![
                 vec![read(0), put(0, add(Read(0), Const(1)))],
                 vec![read(0), put(0, add(Read(0), Const(1)))],
@@ -225,7 +338,7 @@ pub fn named(name: &str) -> Option<Workload> {
             name: "read_your_writes".into(),
             keys: owned(&["x"]),
             pages: vec![0],
-            initial: vec![0],
+            initial: vec![Some(0)],
             programs: vec![
                 vec![put(0, Const(1)), read(0)],
                 vec![read(0), put(0, add(Read(0), Const(10)))],
@@ -241,7 +354,7 @@ pub fn named(name: &str) -> Option<Workload> {
                 name: "reader_window".into(),
                 keys: owned(&["a", "b"]),
                 pages: vec![0, 1],
-                initial: vec![0, 0],
+                initial: vec![Some(0), Some(0)],
                 programs: vec![
                     vec![read(b), put(a, Const(1))],
                     vec![read(b), read(a)],
@@ -269,7 +382,7 @@ mod tests {
             name: "w".into(),
             keys: vec!["x".into()],
             pages: vec![0],
-            initial: vec![0],
+            initial: vec![Some(0)],
             programs: vec![],
             endings: vec![],
         };

@@ -20,7 +20,7 @@ use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{scan_by_reads, ReadLog, VersionLog};
+use crate::record::{scan_by_reads, select_by_reads, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -160,6 +160,15 @@ impl Conn for BadgerConn<'_> {
                 self.written.push(k.clone());
                 Ok(Observed::Wrote(*v))
             }
+            Plan::Select(pred) => {
+                let (keys, t) = (self.keys, self.t);
+                select_by_reads(keys, *pred, |k| {
+                    self.driver().versioned(&format!("get T{t} {k}"))
+                })
+                .map(Observed::Matched)
+            }
+            // A key-value store has no insert of its own: a put.
+            Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

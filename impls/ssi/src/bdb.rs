@@ -29,7 +29,7 @@ use crate::engine::{CommitStep, Layout, Page};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{ReadLog, VersionLog};
+use crate::record::{select_by_reads, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -272,6 +272,13 @@ impl Conn for BdbConn<'_> {
                 self.written.push(k.clone());
                 Ok(Observed::Wrote(*v))
             }
+            Plan::Select(pred) => {
+                let txn = self.txn()?;
+                let keys = self.layout.keys();
+                select_by_reads(&keys, *pred, |k| get(self.db_of(k), txn, k)).map(Observed::Matched)
+            }
+            // A key-value store has no insert of its own: a put.
+            Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

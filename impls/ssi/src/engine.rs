@@ -250,6 +250,13 @@ impl Layout {
         })
     }
 
+    /// Every key listed, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.pages.keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
     /// The keys listed on `page`, sorted.
     pub fn keys_on(&self, page: Page) -> Vec<String> {
         let mut keys: Vec<String> = self

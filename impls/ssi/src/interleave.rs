@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use loadbearing_workload::schedule::{self, At};
+use loadbearing_workload::schedule::{self, At, Shown};
 use loadbearing_workload::workload::Workload;
 use serde::Serialize;
 
@@ -126,7 +126,7 @@ pub struct DrivenRun {
 impl DrivenRun {
     /// What statement `stmt` of transaction `txn` showed: a read's value (`None`: absent) or a
     /// write's; `None` when it read or wrote nothing (skipped, not run).
-    pub fn value(&self, txn: usize, stmt: usize) -> Option<Option<i64>> {
+    pub fn value(&self, txn: usize, stmt: usize) -> Option<Shown> {
         self.steps
             .iter()
             .find(|s| s.txn == txn && s.at == StepAt::Stmt(stmt))
@@ -185,6 +185,11 @@ pub enum Shows {
     Scanned {
         rows: Vec<String>,
     },
+    /// A predicate read's rows, by key in key order.
+    Matched {
+        predicate: String,
+        rows: Vec<(String, i64)>,
+    },
     /// The store refused it, and so ended its transaction (the error).
     Refused {
         why: String,
@@ -201,10 +206,11 @@ pub enum Shows {
 }
 
 impl Shows {
-    fn value(&self) -> Option<Option<i64>> {
+    fn value(&self) -> Option<Shown> {
         match self {
-            Shows::Read { value, .. } => Some(*value),
-            Shows::Wrote { value, .. } => Some(Some(*value)),
+            Shows::Read { value, .. } => Some(Shown::Value(*value)),
+            Shows::Wrote { value, .. } => Some(Shown::Value(Some(*value))),
+            Shows::Matched { rows, .. } => Some(Shown::Rows(rows.clone())),
             _ => None,
         }
     }
@@ -218,6 +224,9 @@ impl Shows {
             Shows::Wrote { key, value } => format!("wrote {key} = {value}"),
             Shows::Skipped { key } => format!("skipped the write of {key}"),
             Shows::Scanned { rows } => format!("scanned {}", rows.join(" ")),
+            Shows::Matched { predicate, rows } => {
+                format!("read {predicate}: {}", Shown::Rows(rows.clone()))
+            }
             Shows::Refused { why } => format!("refused: {why}"),
             Shows::NotRun => "not run".into(),
             Shows::Committed => "committed".into(),
@@ -257,6 +266,7 @@ fn shown_steps(
                     let key = || match script.stmt_kind(t, i) {
                         StmtKind::Read(k) | StmtKind::Write(k) => k,
                         StmtKind::Scan(p) => format!("page {p}"),
+                        StmtKind::Select(p) => p.to_string(),
                     };
                     let shows = match &outcome.observed[t][i] {
                         Observed::Nothing => Shows::NotRun,
@@ -270,6 +280,10 @@ fn shown_steps(
                         },
                         Observed::Skipped => Shows::Skipped { key: key() },
                         Observed::Rows(rows) => Shows::Scanned { rows: rows.clone() },
+                        Observed::Matched(rows) => Shows::Matched {
+                            predicate: key(),
+                            rows: rows.iter().map(|r| (r.key.clone(), r.value)).collect(),
+                        },
                     };
                     (StepAt::Stmt(i), shows)
                 }
@@ -560,6 +574,7 @@ pub fn describe_blocked(
                     StmtKind::Read(k) => format!("read {k}"),
                     StmtKind::Write(k) => format!("write {k}"),
                     StmtKind::Scan(p) => format!("scan page {p}"),
+                    StmtKind::Select(p) => format!("read {p}"),
                 },
                 other => format!("{other:?}"),
             };

@@ -28,7 +28,7 @@ use mysql::{Conn as Client, OptsBuilder};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::Drivable;
-use crate::program::{Observed, Plan, Script};
+use crate::program::{Observed, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
 use crate::tier::{run_all, Conn, Scenario, Schedule, Waiting};
@@ -288,6 +288,30 @@ impl Conn for MariaConn<'_> {
                         .map_err(Refused)?;
                 }
                 Ok(Observed::Wrote(*v))
+            }
+            Plan::Select(pred) => {
+                // As a person writes it: the condition in SQL, on the table's value column.
+                let sql = match pred.sql("v") {
+                    Some(condition) => {
+                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
+                    }
+                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
+                };
+                self.client
+                    .query_map(sql, |(key, value, writer)| Row { key, value, writer })
+                    .map(Observed::Matched)
+                    .map_err(Refused)
+            }
+            Plan::Insert(k, v) => {
+                let page = self.layout.page_of(k) as i32;
+                let writer = self.txn as i32 + 1;
+                self.client
+                    .exec_drop(
+                        "INSERT INTO kv (k, page, v, w) VALUES (?, ?, ?, ?)",
+                        (k, page, *v, writer),
+                    )
+                    .map(|()| Observed::Wrote(*v))
+                    .map_err(Refused)
             }
             Plan::Skip(_) => Ok(Observed::Skipped),
         }

@@ -33,7 +33,7 @@ use crate::engine::{CommitStep, Layout};
 use loadbearing_workload::workload::Workload;
 
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{script, Observed, Outcome, Plan, Script};
+use crate::program::{script, Observed, Outcome, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally, Waiting};
@@ -153,6 +153,40 @@ impl Conn for PgConn<'_> {
                     .execute(
                         "INSERT INTO kv (k, page, v, w) VALUES ($1, $2, $3, $4) \
                          ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, w = EXCLUDED.w",
+                        &[k, &page, v, &writer],
+                    )
+                    .map(|_| Observed::Wrote(*v))
+                    .map_err(Refused)
+            }
+            Plan::Select(pred) => {
+                // As a person writes it: the condition in SQL, on the table's value column.
+                let sql = match pred.sql("v") {
+                    Some(condition) => {
+                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
+                    }
+                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
+                };
+                self.client
+                    .query(&sql, &[])
+                    .map(|rows| {
+                        Observed::Matched(
+                            rows.iter()
+                                .map(|r| Row {
+                                    key: r.get(0),
+                                    value: r.get(1),
+                                    writer: r.get(2),
+                                })
+                                .collect(),
+                        )
+                    })
+                    .map_err(Refused)
+            }
+            Plan::Insert(k, v) => {
+                let page = self.layout.page_of(k) as i32;
+                let writer = self.txn as i32 + 1;
+                self.client
+                    .execute(
+                        "INSERT INTO kv (k, page, v, w) VALUES ($1, $2, $3, $4)",
                         &[k, &page, v, &writer],
                     )
                     .map(|_| Observed::Wrote(*v))

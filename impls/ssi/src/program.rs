@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use loadbearing_workload::serial;
-use loadbearing_workload::workload::{self, eval, Stmt, Workload};
+use loadbearing_workload::serial::{self, Seen};
+use loadbearing_workload::workload::{self, eval, Pred, Stmt, Workload};
 
 use crate::engine::{Engine, Error, Layout, Page, Txn};
 
@@ -20,11 +20,23 @@ pub enum Observed {
     Nothing,
     /// A read: the value (None: absent).
     Value(Option<i64>),
-    /// A predicate read: the keys present on the page.
+    /// A scan of a page: the keys present on it.
     Rows(Vec<String>),
+    /// A predicate read (`read where …`): each matching row, by key.
+    Matched(Vec<Row>),
     Wrote(i64),
     /// A conditional write whose condition was false.
     Skipped,
+}
+
+/// One row a predicate read returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub key: String,
+    pub value: i64,
+    /// The transaction whose version it is (`t + 1`; 0: the loaded data), as the store's writer
+    /// column says.
+    pub writer: i32,
 }
 
 /// The kind of a statement, with its key: how replay and reports name it.
@@ -33,6 +45,7 @@ pub enum StmtKind {
     Read(String),
     Write(String),
     Scan(Page),
+    Select(Pred),
 }
 
 /// A predicate workload: every transaction reads a whole page (say, the bookings of one room)
@@ -123,7 +136,7 @@ impl Script {
                 .keys
                 .iter()
                 .zip(&w.initial)
-                .map(|(k, v)| (k.to_string(), Some(*v as i64)))
+                .map(|(k, v)| (k.to_string(), v.map(i64::from)))
                 .collect(),
             Script::Predicate(p) => (0..p.txns).map(|t| (Predicate::key(t), None)).collect(),
         }
@@ -154,7 +167,10 @@ impl Script {
         match self {
             Script::Model(w) => match &w.programs[t][i] {
                 Stmt::Read(k) => StmtKind::Read(w.keys[*k].to_string()),
-                Stmt::Write { key, .. } => StmtKind::Write(w.keys[*key].to_string()),
+                Stmt::Write { key, .. } | Stmt::Insert { key, .. } => {
+                    StmtKind::Write(w.keys[*key].to_string())
+                }
+                Stmt::Select(p) => StmtKind::Select(*p),
             },
             Script::Predicate(_) => match i {
                 0 => StmtKind::Scan(Predicate::PAGE),
@@ -171,6 +187,10 @@ impl Script {
                 let program = &w.programs[t];
                 match &program[i] {
                     Stmt::Read(k) => Plan::Read(w.keys[*k].to_string()),
+                    Stmt::Select(p) => Plan::Select(*p),
+                    Stmt::Insert { key, value } => {
+                        Plan::Insert(w.keys[*key].to_string(), i64::from(*value))
+                    }
                     Stmt::Write {
                         key,
                         value,
@@ -220,6 +240,7 @@ impl Script {
                 txn.skip_write(&k)?;
                 Observed::Skipped
             }
+            Plan::Select(_) | Plan::Insert(..) => return Err(outside_the_engine()),
         })
     }
 
@@ -233,18 +254,15 @@ impl Script {
     ) -> bool {
         match self {
             Script::Model(w) => {
-                let final_state: Option<Vec<i8>> = w
+                let final_state: Vec<Option<i8>> = w
                     .keys
                     .iter()
                     .map(|k| state.get(k).copied().flatten().map(|v| v as i8))
                     .collect();
-                let Some(final_state) = final_state else {
-                    return false;
-                };
-                serial::serializable(
+                serial::serializable_rows(
                     w,
                     committed,
-                    &|t| model_reads(&observed[t], w.programs[t].len()),
+                    &|t| seen_of(w, &observed[t], w.programs[t].len()),
                     &final_state,
                 )
             }
@@ -290,8 +308,41 @@ impl Script {
 pub enum Plan {
     Read(String),
     Scan(Page),
+    /// Every row whose value matches, in key order.
+    Select(Pred),
     Write(String, i64),
+    /// Adds a row that must be absent.
+    Insert(String, i64),
     Skip(String),
+}
+
+/// The SSI engine's answer to a statement the model has no counterpart of: it runs the model's
+/// workloads only (the isolation runs give it none outside the model).
+pub fn outside_the_engine() -> Error {
+    Error::NotAllowed(
+        "the SSI engine runs the model's statements; predicate reads and inserts are outside the model"
+            .into(),
+    )
+}
+
+/// What the serial oracle compares of a transaction's statements: each read's value, each
+/// predicate read's rows (by key index), nothing for the rest.
+pub fn seen_of(w: &Workload, seen: &[Observed], len: usize) -> Vec<Seen> {
+    (0..len)
+        .map(|i| match seen.get(i) {
+            Some(Observed::Value(v)) => Seen::Value(v.map(|v| v as i8)),
+            Some(Observed::Matched(rows)) => Seen::Rows(
+                rows.iter()
+                    .map(|r| {
+                        let k = w.keys.iter().position(|k| *k == r.key);
+                        // A row of no key of the workload matches no serial run's.
+                        (k.unwrap_or(usize::MAX), r.value as i8)
+                    })
+                    .collect(),
+            ),
+            _ => Seen::Nothing,
+        })
+        .collect()
 }
 
 /// The model's view of a transaction's reads: by statement index, the value each read returned.

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use loadbearing_workload::anomaly::{classify, History, ReadOp, TxnId, TxnRecord, Writer};
+use loadbearing_workload::anomaly::{
+    classify, History, PredRead, ReadOp, TxnId, TxnRecord, Writer,
+};
 use loadbearing_workload::workload::Workload;
 
 use crate::engine::{Engine, Status, TxnView, Variant};
@@ -225,6 +227,8 @@ pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History,
                     .iter()
                     .map(|k| key(k))
                     .collect::<Result<_, String>>()?,
+                // The engine runs the model's statements only: no predicate reads.
+                predicate_reads: Vec::new(),
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -244,6 +248,7 @@ pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History,
         keys: workload.keys.iter().map(|k| k.to_string()).collect(),
         txns,
         version_order,
+        values: Vec::new(),
     })
 }
 
@@ -319,7 +324,9 @@ pub fn writer(w: i32, txns: usize) -> Result<Writer, String> {
 
 /// A run's history from a store's logged reads: writes are the statements that wrote,
 /// commitment the transactions' results, and each key's committed versions in the order
-/// `version_order` (given the key's name and the transactions) establishes.
+/// `version_order` (given the key's name and the transactions) establishes. A predicate read's
+/// rows are item reads of their versions; each row it did not return it saw in one of the
+/// versions that do not match (the store says no more), its own where it had written it.
 pub fn logged_history(
     script: &Script,
     workload: &Workload,
@@ -346,13 +353,24 @@ pub fn logged_history(
                 }
             }
         }
-        let reads = reads
+        let mut item_reads = reads
             .iter()
             .filter(|r| r.txn == t)
-            .map(|r| {
+            .map(|r| Ok((key(&r.key)?, r.writer)))
+            .collect::<Result<Vec<_>, String>>()?;
+        for seen in &observed[t] {
+            if let Observed::Matched(rows) = seen {
+                for row in rows {
+                    item_reads.push((key(&row.key)?, row.writer));
+                }
+            }
+        }
+        let reads = item_reads
+            .into_iter()
+            .map(|(key, w)| {
                 Ok(ReadOp {
-                    key: key(&r.key)?,
-                    from: writer(r.writer, results.len())?,
+                    key,
+                    from: writer(w, results.len())?,
                     // Other transactions see only committed versions, each writer's last.
                     intermediate: false,
                 })
@@ -362,18 +380,120 @@ pub fn logged_history(
             committed: *result == TxnResult::Committed,
             reads,
             writes,
+            predicate_reads: Vec::new(),
         });
     }
-    let version_order = workload
+    let version_order: Vec<Vec<TxnId>> = workload
         .keys
         .iter()
         .map(|name| version_order(name, &txns))
         .collect::<Result<_, String>>()?;
+    let predicates = observed
+        .iter()
+        .any(|o| o.iter().any(|s| matches!(s, Observed::Matched(_))));
+    let mut values = Vec::new();
+    if predicates {
+        values = version_values(script, workload, observed, &version_order)?;
+        // Only committed transactions' reads have edges (what an aborted one saw is moot).
+        for (t, txn) in txns.iter_mut().enumerate().filter(|(_, x)| x.committed) {
+            txn.predicate_reads =
+                predicate_reads(script, workload, t, &observed[t], &version_order, &values)?;
+        }
+    }
     Ok(History {
         keys: workload.keys.iter().map(|k| k.to_string()).collect(),
         txns,
         version_order,
+        values,
     })
+}
+
+/// The value of each key's versions: the loaded one, then each committed writer's last write
+/// of the key.
+fn version_values(
+    script: &Script,
+    workload: &Workload,
+    observed: &[Vec<Observed>],
+    version_order: &[Vec<TxnId>],
+) -> Result<Vec<Vec<Option<i64>>>, String> {
+    let initial = script.initial();
+    workload
+        .keys
+        .iter()
+        .zip(version_order)
+        .map(|(name, order)| {
+            let mut values = vec![initial.get(name).copied().flatten()];
+            for &t in order {
+                let last = observed[t]
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(i, seen)| match (seen, script.stmt_kind(t, i)) {
+                        (Observed::Wrote(v), StmtKind::Write(k)) if k == *name => Some(*v),
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        format!("T{} has a version of `{name}` yet wrote none", t + 1)
+                    })?;
+                values.push(Some(last));
+            }
+            Ok(values)
+        })
+        .collect()
+}
+
+/// Transaction `t`'s predicate reads with the versions each saw of every key.
+fn predicate_reads(
+    script: &Script,
+    workload: &Workload,
+    t: usize,
+    observed: &[Observed],
+    version_order: &[Vec<TxnId>],
+    values: &[Vec<Option<i64>>],
+) -> Result<Vec<PredRead>, String> {
+    let mut out = Vec::new();
+    for (i, seen) in observed.iter().enumerate() {
+        let (Observed::Matched(rows), StmtKind::Select(pred)) = (seen, script.stmt_kind(t, i))
+        else {
+            continue;
+        };
+        let wrote_before = |name: &str| {
+            (0..i).any(|j| {
+                matches!(observed[j], Observed::Wrote(_))
+                    && script.stmt_kind(t, j) == StmtKind::Write(name.to_string())
+            })
+        };
+        let mut per_key = Vec::new();
+        for (k, name) in workload.keys.iter().enumerate() {
+            let versions = &version_order[k];
+            let candidates = if let Some(row) = rows.iter().find(|r| r.key == *name) {
+                vec![writer(row.writer, script.txn_count())?]
+            } else if wrote_before(name) {
+                vec![Writer::Txn(t)]
+            } else {
+                let all = std::iter::once(Writer::Initial)
+                    .chain(versions.iter().map(|&w| Writer::Txn(w)));
+                let unmatched: Vec<Writer> = all
+                    .zip(&values[k])
+                    .filter(|(_, v)| !pred.matches(**v))
+                    .map(|(w, _)| w)
+                    .collect();
+                if unmatched.is_empty() {
+                    return Err(format!(
+                        "T{}'s `read {pred}` did not return `{name}`, yet every committed version of it matches",
+                        t + 1
+                    ));
+                }
+                unmatched
+            };
+            per_key.push(candidates);
+        }
+        out.push(PredRead {
+            pred,
+            seen: per_key,
+        });
+    }
+    Ok(out)
 }
 
 /// Each key's committed writers in the order of their END events in a linearized trace (a
@@ -503,5 +623,71 @@ mod tests {
         assert_eq!(race.attempts, 20);
         assert!(race.problems(&[]).is_empty(), "{race:?}");
         assert_eq!(race.conforming, None, "no judge, no verdicts");
+    }
+
+    /// A store's predicate reads in a history: the rows returned are item reads of their
+    /// versions; a row not returned was seen in one of its versions that do not match, or its
+    /// own where the reader had written it; a row missing though every version matches is no
+    /// history at all.
+    #[test]
+    fn a_predicate_reads_rows_and_the_versions_it_cannot_have_missed() {
+        use crate::program::Row;
+        use loadbearing_workload::workload::{Cmp, Ending, Pred, Stmt};
+        let w = Workload {
+            name: "pmp".into(),
+            keys: vec!["x".into(), "z".into()],
+            pages: vec![0, 1],
+            initial: vec![Some(10), None],
+            programs: vec![
+                vec![
+                    Stmt::Select(Pred::Compare(Cmp::Eq, 30)),
+                    Stmt::Select(Pred::Compare(Cmp::Gt, 0)),
+                ],
+                vec![Stmt::Insert { key: 1, value: 30 }],
+            ],
+            endings: vec![Ending::Commit; 2],
+        };
+        let script = Script::Model(w.clone());
+        let results = vec![TxnResult::Committed, TxnResult::Committed];
+        let row = |key: &str, value, writer| Row {
+            key: key.into(),
+            value,
+            writer,
+        };
+        let observed = |second: Vec<Row>| {
+            vec![
+                vec![Observed::Matched(vec![]), Observed::Matched(second)],
+                vec![Observed::Wrote(30)],
+            ]
+        };
+        let versions: Vec<VersionRow> = vec![("z".into(), 2, None)];
+        let history = |second| {
+            logged_history(
+                &script,
+                &w,
+                &results,
+                &observed(second),
+                &[],
+                chained(&versions),
+            )
+        };
+        let h = history(vec![row("x", 10, 0), row("z", 30, 2)]).unwrap();
+        assert_eq!(h.values, [vec![Some(10)], vec![None, Some(30)]]);
+        let reads = &h.txns[0].predicate_reads;
+        // `value = 30` returned nothing: x's only version does not match, z's absence neither.
+        assert_eq!(
+            reads[0].seen,
+            [vec![Writer::Initial], vec![Writer::Initial]]
+        );
+        // `value > 0` returned both rows: their versions, and item reads of them.
+        assert_eq!(reads[1].seen, [vec![Writer::Initial], vec![Writer::Txn(1)]]);
+        assert_eq!(h.txns[0].reads.len(), 2);
+        assert_eq!(
+            classify(&h)[0].render(&h.keys),
+            "G-single (PMP): T1 -rw(where value = 30: z)-> T2 -wr(z)-> T1"
+        );
+        // x matches `value > 0` in every version, yet was not returned.
+        let err = history(vec![row("z", 30, 2)]).unwrap_err();
+        assert!(err.contains("did not return `x`"), "{err}");
     }
 }

@@ -2,11 +2,15 @@
 //! is built from what the engine answered: every read with the writer of the version it
 //! returned, and, for an engine that keeps no version log a client can read (skipdb, Berkeley
 //! DB, Badger), each commit's new versions in commit order; and, for an engine with no
-//! predicate read, a page's scan as reads of its keys.
+//! predicate read, a page's scan as reads of its keys, and a predicate read as a read of every
+//! key with the matching rows kept.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use loadbearing_workload::workload::Pred;
+
+use crate::program::Row;
 use crate::race::{LoggedRead, VersionRow};
 
 /// The reads of one run, from every transaction's thread.
@@ -75,4 +79,30 @@ pub fn scan_by_reads<'k, E>(
     }
     found.sort();
     Ok(found)
+}
+
+/// A predicate read on a store with no predicates, as a program on it would do one: every key
+/// of the workload read in key order (the store sees, and may guard, each of those reads), the
+/// rows whose values match kept with their writers. Only those rows are the statement's item
+/// reads: the caller's `get` logs nothing.
+pub fn select_by_reads<'k, E>(
+    keys: impl IntoIterator<Item = &'k String>,
+    pred: Pred,
+    mut get: impl FnMut(&str) -> Result<Option<(i64, i32)>, E>,
+) -> Result<Vec<Row>, E> {
+    let mut keys: Vec<&String> = keys.into_iter().collect();
+    keys.sort();
+    let mut rows = Vec::new();
+    for key in keys {
+        if let Some((value, writer)) = get(key)? {
+            if pred.matches(Some(value)) {
+                rows.push(Row {
+                    key: key.clone(),
+                    value,
+                    writer,
+                });
+            }
+        }
+    }
+    Ok(rows)
 }

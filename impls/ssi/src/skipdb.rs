@@ -20,7 +20,7 @@ use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
 use crate::program::{Observed, Plan, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{scan_by_reads, ReadLog, VersionLog};
+use crate::record::{scan_by_reads, select_by_reads, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -73,10 +73,16 @@ impl SkipConn<'_> {
         self.keys[key]
     }
 
-    fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
+    /// The key's value and writer as the transaction sees it, logged as nothing.
+    fn versioned(&mut self, key: &str) -> Result<Option<(i64, i32)>, Refused> {
         let i = self.index(key);
-        let t = self.t;
         let found = self.txn()?.get(&i).map_err(refused)?.map(|r| *r.value());
+        Ok(found)
+    }
+
+    fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
+        let t = self.t;
+        let found = self.versioned(key)?;
         if let Some((_, writer)) = found {
             self.reads.record(t, key.to_string(), writer);
         }
@@ -108,6 +114,12 @@ impl Conn for SkipConn<'_> {
                 self.written.push(k.clone());
                 Ok(Observed::Wrote(*v))
             }
+            Plan::Select(pred) => {
+                let keys = self.keys;
+                select_by_reads(keys.keys(), *pred, |k| self.versioned(k)).map(Observed::Matched)
+            }
+            // A key-value store has no insert of its own: a put.
+            Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

@@ -18,7 +18,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{Observed, Plan, Script};
+use crate::program::{Observed, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
 use crate::tier::{run_all, Conn, Scenario, Schedule};
@@ -112,6 +112,38 @@ impl Conn for SqliteConn<'_> {
                     .execute(
                         "INSERT INTO kv (k, page, v, w) VALUES (?1, ?2, ?3, ?4) \
                          ON CONFLICT (k) DO UPDATE SET v = excluded.v, w = excluded.w",
+                        rusqlite::params![k, page, v, writer],
+                    )
+                    .map(|_| Observed::Wrote(*v))
+                    .map_err(Refused)
+            }
+            Plan::Select(pred) => {
+                // As a person writes it: the condition in SQL, on the table's value column.
+                let sql = match pred.sql("v") {
+                    Some(condition) => {
+                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
+                    }
+                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
+                };
+                let mut stmt = self.conn.prepare(&sql).map_err(Refused)?;
+                let rows = stmt
+                    .query_map([], |r| {
+                        Ok(Row {
+                            key: r.get(0)?,
+                            value: r.get(1)?,
+                            writer: r.get(2)?,
+                        })
+                    })
+                    .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                    .map_err(Refused)?;
+                Ok(Observed::Matched(rows))
+            }
+            Plan::Insert(k, v) => {
+                let page = self.layout.page_of(k) as i64;
+                let writer = self.txn as i64 + 1;
+                self.conn
+                    .execute(
+                        "INSERT INTO kv (k, page, v, w) VALUES (?1, ?2, ?3, ?4)",
                         rusqlite::params![k, page, v, writer],
                     )
                     .map(|_| Observed::Wrote(*v))

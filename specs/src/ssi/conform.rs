@@ -103,6 +103,9 @@ impl Conform for Ssi {
                 let (read, k) = match &self.workload.programs[t as usize][stmt as usize] {
                     Stmt::Read(k) => (true, *k),
                     Stmt::Write { key, .. } => (false, *key),
+                    Stmt::Select(_) | Stmt::Insert { .. } => {
+                        unreachable!("{}", super::OUTSIDE_THE_MODEL)
+                    }
                 };
                 let same_kind = read == matches!(event, SsiEvent::Read { .. });
                 same_kind && *key == self.workload.keys[k] && by(t)

@@ -71,6 +71,8 @@ pub fn history(model: &Ssi, s: &SsiState, reads_from: &ReadsFrom) -> History {
             writes: (0..w.keys.len())
                 .filter(|&k| s.versions[k].iter().any(|v| v.writer as usize == t + 1))
                 .collect(),
+            // The model reads keys only.
+            predicate_reads: Vec::new(),
         })
         .collect();
     let committed = model.committed(s);
@@ -94,6 +96,7 @@ pub fn history(model: &Ssi, s: &SsiState, reads_from: &ReadsFrom) -> History {
         keys: w.keys.clone(),
         txns,
         version_order,
+        values: Vec::new(),
     }
 }
 

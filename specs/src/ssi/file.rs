@@ -29,12 +29,16 @@ pub enum Problem {
     Toml(String),
     #[error("no keys: a [keys] table gives each key its initial value")]
     NoKeys,
-    #[error("`{0}` is not a key name: letters, digits and `_`, not starting with a digit")]
+    #[error("`{0}` is not a key name: letters, digits and `_`, not starting with a digit, and not `all`, `where` or `value`")]
     BadKeyName(String),
     #[error(
         "the initial value {value} of `{key}` is outside the values the model holds (-128..=127)"
     )]
     InitialOutOfRange { key: String, value: i64 },
+    #[error("`{key} = \"{word}\"`: a key's initial value is a number or \"absent\"")]
+    BadInitial { key: String, word: String },
+    #[error("step `{step}` uses the value of `{key}`, which starts absent: a value computed from no row")]
+    UsesAbsent { step: String, key: String },
     #[error("{keys} keys and no [pages]: the model has {MAX_PAGES} pages, so say which page each key is on")]
     PagesNeeded { keys: usize },
     #[error("[pages] names `{0}`, which is not a key of [keys]")]
@@ -67,6 +71,10 @@ pub enum Problem {
     UseBeforeRead { step: String, key: String },
     #[error("[expect] names `{name}`, which is neither a model variant ({known}) nor an engine ({stores})", stores = STORES.join(", "))]
     UnknownVariant { name: String, known: String },
+    #[error(
+        "[expect] names the model variant `{name}`, yet the workload is outside the model: {why}"
+    )]
+    ModelOutside { name: String, why: String },
     #[error("[schedule.expect] names `{name}`, which is neither `all` nor an engine: {stores}", stores = STORES.join(", "))]
     UnknownStore { name: String },
     #[error("`tests` names `{name}`, which is not an outcome: one of {known}")]
@@ -171,7 +179,7 @@ impl std::error::Error for FileError {}
 struct RawFile {
     name: Option<String>,
     #[serde(default)]
-    keys: HashMap<String, Spanned<i64>>,
+    keys: HashMap<String, Spanned<RawInitial>>,
     pages: Option<HashMap<String, Spanned<i64>>>,
     #[serde(default)]
     txn: Vec<RawTxn>,
@@ -180,6 +188,17 @@ struct RawFile {
     tests: Option<Spanned<String>>,
     schedule: Option<RawSchedule>,
 }
+
+/// A key's initial value in `[keys]`: a number, or `"absent"` (no row until one is inserted).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawInitial {
+    Value(i64),
+    Word(String),
+}
+
+/// The word `[keys]` takes for a key that starts without a row.
+pub const ABSENT: &str = "absent";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -356,6 +375,9 @@ pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<Workload
     for (name, at, items) in flatten(&src, &raw.expect) {
         let entry = expectation(&src, &outcomes, name.clone(), at, &items)?;
         if variants.contains(&name.as_str()) {
+            if let Some(why) = workload.outside_model() {
+                return Err(src.at(at, Problem::ModelOutside { name, why }));
+            }
             expect.push(entry);
         } else if STORES.contains(&name.as_str()) {
             engines.push(entry);
@@ -470,33 +492,35 @@ fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> 
     })?;
     let (keys, initial) = keys(&src, &raw.keys)?;
     let pages = pages(&src, &keys, &raw.keys, raw.pages.as_ref())?;
-    let (programs, endings) = programs(&src, &keys, &raw.txn)?;
+    let (programs, endings) = programs(&src, &keys, &initial, &raw.txn)?;
     let name = raw.name.clone().unwrap_or_else(|| {
         file.file_stem()
             .map_or("workload".into(), |s| s.to_string_lossy().into_owned())
     });
-    Ok((
-        Workload {
-            name,
-            keys,
-            pages,
-            initial,
-            programs,
-            endings,
-        },
-        raw,
-    ))
+    let workload = Workload {
+        name,
+        keys,
+        pages,
+        initial,
+        programs,
+        endings,
+    };
+    let keys = workload.keys.len();
+    if raw.pages.is_none() && keys > MAX_PAGES && workload.outside_model().is_none() {
+        return Err(src.at_header("keys", Problem::PagesNeeded { keys }));
+    }
+    Ok((workload, raw))
 }
 
 /// The keys in file order (TOML tables are unordered; the values' offsets keep the order).
 fn keys(
     src: &Source,
-    raw: &HashMap<String, Spanned<i64>>,
-) -> Result<(Vec<String>, Vec<i8>), FileError> {
+    raw: &HashMap<String, Spanned<RawInitial>>,
+) -> Result<(Vec<String>, Vec<Option<i8>>), FileError> {
     if raw.is_empty() {
         return Err(src.at_header("keys", Problem::NoKeys));
     }
-    let mut entries: Vec<(&String, &Spanned<i64>)> = raw.iter().collect();
+    let mut entries: Vec<(&String, &Spanned<RawInitial>)> = raw.iter().collect();
     entries.sort_by_key(|(_, v)| v.span().start);
     let mut keys = Vec::new();
     let mut initial = Vec::new();
@@ -505,15 +529,27 @@ fn keys(
         if !step::is_key_name(key) {
             return Err(src.at(at, Problem::BadKeyName(key.clone())));
         }
-        let v = i8::try_from(*value.get_ref()).map_err(|_| {
-            src.at(
-                at,
-                Problem::InitialOutOfRange {
-                    key: key.clone(),
-                    value: *value.get_ref(),
-                },
-            )
-        })?;
+        let v = match value.get_ref() {
+            RawInitial::Word(w) if w == ABSENT => None,
+            RawInitial::Word(w) => {
+                return Err(src.at(
+                    at,
+                    Problem::BadInitial {
+                        key: key.clone(),
+                        word: w.clone(),
+                    },
+                ))
+            }
+            &RawInitial::Value(n) => Some(i8::try_from(n).map_err(|_| {
+                src.at(
+                    at,
+                    Problem::InitialOutOfRange {
+                        key: key.clone(),
+                        value: n,
+                    },
+                )
+            })?),
+        };
         keys.push(key.clone());
         initial.push(v);
     }
@@ -523,13 +559,12 @@ fn keys(
 fn pages(
     src: &Source,
     keys: &[String],
-    raw_keys: &HashMap<String, Spanned<i64>>,
+    raw_keys: &HashMap<String, Spanned<RawInitial>>,
     raw: Option<&HashMap<String, Spanned<i64>>>,
 ) -> Result<Vec<usize>, FileError> {
     let Some(raw) = raw else {
-        if keys.len() > MAX_PAGES {
-            return Err(src.at_header("keys", Problem::PagesNeeded { keys: keys.len() }));
-        }
+        // A page each (more than the model has is refused once the workload is known to be
+        // the model's: engines have no pages to run out of).
         return Ok((0..keys.len()).collect());
     };
     let mut entries: Vec<(&String, &Spanned<i64>)> = raw.iter().collect();
@@ -560,7 +595,12 @@ fn pages(
 /// Each transaction's statements and how it ends.
 type Programs = (Vec<Vec<Stmt>>, Vec<Ending>);
 
-fn programs(src: &Source, keys: &[String], raw: &[RawTxn]) -> Result<Programs, FileError> {
+fn programs(
+    src: &Source,
+    keys: &[String],
+    initial: &[Option<i8>],
+    raw: &[RawTxn],
+) -> Result<Programs, FileError> {
     if raw.is_empty() {
         return Err(FileError {
             file: src.file.to_path_buf(),
@@ -573,7 +613,7 @@ fn programs(src: &Source, keys: &[String], raw: &[RawTxn]) -> Result<Programs, F
     }
     raw.iter()
         .enumerate()
-        .map(|(t, txn)| program(src, keys, t + 1, &txn.steps))
+        .map(|(t, txn)| program(src, keys, initial, t + 1, &txn.steps))
         .collect::<Result<Vec<_>, _>>()
         .map(|programs| programs.into_iter().unzip())
 }
@@ -590,6 +630,7 @@ fn ending(step: &str) -> Option<Ending> {
 fn program(
     src: &Source,
     keys: &[String],
+    initial: &[Option<i8>],
     txn: usize,
     steps: &Spanned<Vec<Spanned<String>>>,
 ) -> Result<(Vec<Stmt>, Ending), FileError> {
@@ -651,6 +692,18 @@ fn program(
                 },
             ));
         }
+        if let Some(absent) = step::uses(&stmt)
+            .into_iter()
+            .find(|&k| initial[k].is_none())
+        {
+            return Err(src.at(
+                at,
+                Problem::UsesAbsent {
+                    step: step_text,
+                    key: keys[absent].clone(),
+                },
+            ));
+        }
         program.push(stmt);
     }
     Ok((program, end))
@@ -661,11 +714,18 @@ pub fn to_toml(w: &Workload) -> String {
     let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = format!("name = {}\n\n[keys]\n", quote(&w.name));
     for (k, v) in w.keys.iter().zip(&w.initial) {
-        out.push_str(&format!("{k} = {v}\n"));
+        match v {
+            Some(v) => out.push_str(&format!("{k} = {v}\n")),
+            None => out.push_str(&format!("{k} = {}\n", quote(ABSENT))),
+        }
     }
-    out.push_str("\n[pages]\n");
-    for (k, p) in w.keys.iter().zip(&w.pages) {
-        out.push_str(&format!("{k} = {p}\n"));
+    // Outside the model a key a page is the default, and may be more pages than [pages] takes.
+    let default_pages = w.pages.iter().copied().eq(0..w.keys.len());
+    if w.outside_model().is_none() || !default_pages {
+        out.push_str("\n[pages]\n");
+        for (k, p) in w.keys.iter().zip(&w.pages) {
+            out.push_str(&format!("{k} = {p}\n"));
+        }
     }
     for (t, program) in w.programs.iter().enumerate() {
         let mut steps: Vec<String> = program.iter().map(|s| quote(&w.stmt_text(s))).collect();
@@ -836,8 +896,8 @@ steps = ["read alice", "put bob=0 if alice=1"]
         };
         assert!(matches!(bad("fixx = [\"serializable\"]\n"),
             (Some(13), Problem::UnknownVariant { name, .. }) if name == "fixx"));
-        assert!(matches!(bad("fix = [\n\"G2\",\n\"write skew\"]\n"),
-            (Some(14), Problem::UnknownOutcome { name, .. }) if name == "G2"));
+        assert!(matches!(bad("fix = [\n\"G3\",\n\"write skew\"]\n"),
+            (Some(14), Problem::UnknownOutcome { name, .. }) if name == "G3"));
         assert_eq!(
             bad("fix = [\"serializable\", \"G0\"]\n"),
             (Some(13), Problem::SerializableWithAnomalies)
@@ -952,6 +1012,63 @@ steps = ["read alice", "put bob=0 if alice=1"]
         assert_eq!(
             line_of("[keys]\nx = 0\ny = 1\n[pages]\nx = 0\n[[txn]]\nsteps = [\"read x\"]\n"),
             (Some(3), Problem::MissingPage("y".into()))
+        );
+    }
+
+    /// A key may start absent; a workload with predicate reads or inserts is outside the model,
+    /// so it needs no pages and its `[expect]` may name engines only.
+    #[test]
+    fn absent_keys_and_predicates_read_as_a_workload_outside_the_model() {
+        let text = "[keys]\nx = 10\ny = 20\nz = \"absent\"\n\n[[txn]]\nsteps = [\"read where value % 3 = 0\", \"insert z=30\"]\n\n[expect]\npostgres.serializable = [\"serializable\"]\n";
+        let f = parse_file(text, Path::new("w.toml"), &["fix"]).unwrap();
+        assert_eq!(f.workload.initial, vec![Some(10), Some(20), None]);
+        assert!(f
+            .workload
+            .outside_model()
+            .unwrap()
+            .contains("predicate read"));
+        assert_eq!(f.engines.len(), 1);
+        // Printed back, it reads the same.
+        assert_eq!(
+            parse(&to_toml(&f.workload), Path::new("w.toml")).unwrap(),
+            f.workload
+        );
+
+        let bad = |text: &str| {
+            let e = parse_file(text, Path::new("w"), &["fix"]).unwrap_err();
+            (e.line, e.problem)
+        };
+        assert_eq!(
+            bad("[keys]\nx = \"none\"\n[[txn]]\nsteps = [\"read x\"]\n"),
+            (
+                Some(2),
+                Problem::BadInitial {
+                    key: "x".into(),
+                    word: "none".into()
+                }
+            )
+        );
+        assert_eq!(
+            bad("[keys]\nx = \"absent\"\n[[txn]]\nsteps = [\"read x\", \"put x=x+1\"]\n"),
+            (
+                Some(4),
+                Problem::UsesAbsent {
+                    step: "put x=x+1".into(),
+                    key: "x".into()
+                }
+            )
+        );
+        let (line, problem) = bad(&format!("{text}fix = [\"serializable\"]\n"));
+        assert_eq!(line, Some(11));
+        assert!(matches!(problem, Problem::ModelOutside { name, .. } if name == "fix"));
+        // The model's own workloads still need pages for a third key.
+        assert_eq!(
+            bad("[keys]\nx = 0\ny = 0\nz = 0\n[[txn]]\nsteps = [\"read x\"]\n").1,
+            Problem::PagesNeeded { keys: 3 }
+        );
+        assert_eq!(
+            bad("[keys]\nall = 0\n[[txn]]\nsteps = [\"read all\"]\n").1,
+            Problem::BadKeyName("all".into())
         );
     }
 }

@@ -1,16 +1,22 @@
 //! The step mini-language of workload files: the text [`Workload::stmt_text`] prints, parsed
 //! back. `read bob`, `put alice=0 if bob=1`, `put x=x+1`, `put x=(x+y<10 ? x+-11 : x+-10)`;
-//! `x-11` is sugar for `x+-11` (the model has no subtraction of a key).
+//! `x-11` is sugar for `x+-11` (the model has no subtraction of a key). For engines (the model
+//! has neither): predicate reads, `read where value % 3 = 0`, `read where value > 5` (`=`,
+//! `<>`, `<`, `<=`, `>`, `>=`), `read all`; and `insert z=30`, a row that must be absent.
 //!
 //! [`Workload::stmt_text`]: super::workload::Workload::stmt_text
 
-use super::workload::{Expr, Key, Stmt};
+use super::workload::{Cmp, Expr, Key, Pred, Stmt};
 
 /// Why a step does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
-    #[error("a step starts with `read` or `put`")]
+    #[error("a step starts with `read`, `put` or `insert`")]
     NoVerb,
+    #[error("a predicate is over `value`: `read where value % 3 = 0`, `read where value > 5`")]
+    NotValue,
+    #[error("`% {0}`: the modulus of a predicate is a positive number")]
+    BadModulus(i64),
     #[error("`{0}` is not a key of [keys]")]
     UnknownKey(String),
     #[error("expected {expected}, found {found}")]
@@ -42,7 +48,7 @@ impl Token {
     }
 }
 
-const SYMBOLS: &str = "=+-()<?:";
+const SYMBOLS: &str = "=+-()<>?:%";
 
 fn tokens(text: &str) -> Result<Vec<Token>, StepError> {
     let mut out = Vec::new();
@@ -70,7 +76,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, StepError> {
             chars.next();
         } else {
             return Err(StepError::Expected {
-                expected: "a key, a number or one of = + - ( ) < ? :",
+                expected: "a key, a number or one of = + - ( ) < > ? : %",
                 found: format!("`{c}`"),
             });
         }
@@ -78,8 +84,15 @@ fn tokens(text: &str) -> Result<Vec<Token>, StepError> {
     Ok(out)
 }
 
-/// A key name as workload files allow it: the tokenizer's names.
+/// Words the steps give a meaning of their own (`read all`, `read where value …`): no key is
+/// named so.
+pub const RESERVED: [&str; 3] = ["all", "where", "value"];
+
+/// A key name as workload files allow it: the tokenizer's names, none of [`RESERVED`].
 pub fn is_key_name(name: &str) -> bool {
+    if RESERVED.contains(&name) {
+        return false;
+    }
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_')
@@ -204,13 +217,85 @@ impl Parser<'_> {
         }
     }
 
+    /// Whether the next token is the word `word` (taken if so).
+    fn word(&mut self, word: &str) -> bool {
+        let found = matches!(self.peek(), Some(Token::Name(w)) if w == word);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    /// A comparison: `=`, `<>`, `<`, `<=`, `>`, `>=`.
+    fn comparison(&mut self) -> Result<Cmp, StepError> {
+        let first = match self.peek() {
+            Some(&Token::Symbol(c)) if "=<>".contains(c) => c,
+            _ => return Err(self.expected("a comparison: = <> < <= > >=")),
+        };
+        self.at += 1;
+        let second = match self.peek() {
+            Some(&Token::Symbol(c)) if first != '=' && (c == '=' || (first == '<' && c == '>')) => {
+                self.at += 1;
+                Some(c)
+            }
+            _ => None,
+        };
+        Ok(match (first, second) {
+            ('=', _) => Cmp::Eq,
+            ('<', Some('>')) => Cmp::Ne,
+            ('<', Some(_)) => Cmp::Le,
+            ('<', None) => Cmp::Lt,
+            (_, Some(_)) => Cmp::Ge,
+            _ => Cmp::Gt,
+        })
+    }
+
+    /// After `read`: `all`, or `where value …`.
+    fn predicate(&mut self) -> Result<Pred, StepError> {
+        if self.word("all") {
+            return Ok(Pred::All);
+        }
+        self.at += 1; // `where`, seen by the caller
+        if !self.word("value") {
+            return Err(StepError::NotValue);
+        }
+        if self.peek() == Some(&Token::Symbol('%')) {
+            self.at += 1;
+            let modulus = match self.peek() {
+                Some(&Token::Number(n)) => n,
+                _ => return Err(self.expected("a number after `%`")),
+            };
+            self.at += 1;
+            if modulus == 0 {
+                return Err(StepError::BadModulus(modulus));
+            }
+            let modulus = Self::value(modulus)?;
+            self.symbol('=', "`=` after the modulus")?;
+            let remainder = self.number()?;
+            return Ok(Pred::Mod { modulus, remainder });
+        }
+        let cmp = self.comparison()?;
+        Ok(Pred::Compare(cmp, self.number()?))
+    }
+
     fn stmt(&mut self) -> Result<Stmt, StepError> {
         let verb = match self.next() {
-            Some(Token::Name(verb)) if verb == "read" || verb == "put" => verb,
+            Some(Token::Name(verb)) if ["read", "put", "insert"].contains(&verb.as_str()) => verb,
             _ => return Err(StepError::NoVerb),
         };
-        let stmt = if verb == "read" {
+        let where_or_all =
+            matches!(self.peek(), Some(Token::Name(w)) if RESERVED[..2].contains(&w.as_str()));
+        let stmt = if verb == "read" && where_or_all {
+            Stmt::Select(self.predicate()?)
+        } else if verb == "read" {
             Stmt::Read(self.key()?)
+        } else if verb == "insert" {
+            let key = self.key()?;
+            self.symbol('=', "`=` after the key")?;
+            Stmt::Insert {
+                key,
+                value: self.number()?,
+            }
         } else {
             let key = self.key()?;
             self.symbol('=', "`=` after the key")?;
@@ -314,5 +399,70 @@ mod tests {
             Err(StepError::Expected { .. })
         ));
         assert!(parse("put x=-128", &k).is_ok());
+    }
+
+    /// Predicate reads and inserts parse to what the workload prints back, every comparison
+    /// and the modulus among them.
+    #[test]
+    fn predicates_and_inserts_read_back_as_printed() {
+        let k = keys();
+        let w = crate::ssi::workload::Workload {
+            name: "w".into(),
+            keys: k.clone(),
+            pages: vec![0, 1],
+            initial: vec![Some(1), None],
+            programs: vec![],
+            endings: vec![],
+        };
+        for text in [
+            "read all",
+            "read where value % 3 = 0",
+            "read where value % 5 = -1",
+            "read where value = 30",
+            "read where value <> 30",
+            "read where value < -2",
+            "read where value <= 2",
+            "read where value > 5",
+            "read where value >= 5",
+            "insert y=30",
+        ] {
+            let stmt = parse(text, &k).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(w.stmt_text(&stmt), text);
+        }
+        assert_eq!(
+            parse("read where value%3=0", &k).unwrap(),
+            Stmt::Select(Pred::Mod {
+                modulus: 3,
+                remainder: 0
+            })
+        );
+        assert_eq!(
+            parse("read where value >= 5", &k).unwrap(),
+            Stmt::Select(Pred::Compare(Cmp::Ge, 5))
+        );
+    }
+
+    #[test]
+    fn a_bad_predicate_says_what_is_wrong() {
+        let k = keys();
+        assert_eq!(parse("read where x = 1", &k), Err(StepError::NotValue));
+        assert_eq!(
+            parse("read where value % 0 = 0", &k),
+            Err(StepError::BadModulus(0))
+        );
+        assert!(matches!(
+            parse("read where value ~ 1", &k),
+            Err(StepError::Expected { .. })
+        ));
+        assert!(matches!(
+            parse("read where value % 3", &k),
+            Err(StepError::Expected { .. })
+        ));
+        assert!(matches!(
+            parse("read where value = 1 and", &k),
+            Err(StepError::Expected { .. })
+        ));
+        assert_eq!(parse("insert x=300", &k), Err(StepError::OutOfRange(300)));
+        assert!(!is_key_name("all") && !is_key_name("where") && !is_key_name("value"));
     }
 }
