@@ -196,7 +196,7 @@ pub fn action(model: &Ssi, action: &SsiAction) -> Action {
             match &model.workload.programs[txn(t)][stmt as usize] {
                 Stmt::Read(k) => Action::Read(txn(t), key(*k)),
                 Stmt::Write { key: k, .. } => Action::Write(txn(t), key(*k)),
-                Stmt::Select(_) | Stmt::Insert { .. } => {
+                Stmt::Select(_) | Stmt::Insert { .. } | Stmt::Update { .. } | Stmt::Delete(_) => {
                     unreachable!("{}", loadbearing_specs::ssi::OUTSIDE_THE_MODEL)
                 }
             }

@@ -27,6 +27,10 @@ pub struct Row {
     /// What its design reaches (empty: serializable).
     pub reaches: Vec<String>,
     pub problems: Vec<String>,
+    /// Anomalies the workload file declares the engine commits although its claim forbids
+    /// them: known findings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
     /// The anomaly the workload tests for (its `tests`), and in how many of the interleavings
     /// driven the engine showed it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +159,7 @@ fn row(s: &StoreResult, workload: &str, interleavings: String, tests: Option<&st
             .collect(),
         reaches: s.allowed.clone(),
         problems: s.problems.clone(),
+        findings: s.findings.clone(),
     }
 }
 
@@ -186,11 +191,23 @@ pub fn markdown(rows: &[Row]) -> String {
             r.interleavings,
             list(&r.anomalies),
             Claim::allowed_text(&r.reaches, "none"),
-            if r.problems.is_empty() {
-                "as promised"
-            } else {
+            if !r.problems.is_empty() {
                 "FINDING"
+            } else if !r.findings.is_empty() {
+                "FINDING (declared)"
+            } else {
+                "as promised"
             }
+        );
+    }
+    for r in rows.iter().filter(|r| !r.findings.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\nFINDING (declared in the workload's [expect]): {} on {}: {}, which its claim ({}) forbids",
+            r.engine,
+            r.workload,
+            r.findings.join(", "),
+            r.held_to
         );
     }
     for p in rows.iter().flat_map(|r| &r.problems) {
@@ -231,8 +248,13 @@ pub fn glance(rows: &[Row]) -> String {
                     None if r.anomalies.is_empty() => "prevented".to_string(),
                     None => r.anomalies.join(", "),
                 };
+                let declared = match (&r.tested, r.findings.is_empty()) {
+                    (Some(_), false) => format!("; {} (FINDING)", r.findings.join(", ")),
+                    (None, false) => " (FINDING)".to_string(),
+                    (_, true) => String::new(),
+                };
                 if r.problems.is_empty() {
-                    shown
+                    format!("{shown}{declared}")
                 } else {
                     format!("{shown} (FINDING)")
                 }
@@ -291,7 +313,7 @@ pub fn page(rows: &[Row], command: &str, dir: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{glance, Row, Tested};
+    use super::{glance, markdown, ok, Row, Tested};
 
     /// A test's cell counts its anomaly alone: prevented, or shown by the pinned schedule and
     /// in how many interleavings; a class tested for counts every label of it.
@@ -327,6 +349,7 @@ mod tests {
             } else {
                 Vec::new()
             },
+            findings: Vec::new(),
             tested: None,
         }
     }
@@ -356,5 +379,35 @@ mod tests {
             lines[3],
             "| **lite** | G-single (lost update) (1) (FINDING) | - |"
         );
+    }
+
+    /// A finding the workload file declares is marked as one, beside the tested anomaly's
+    /// cell, and listed under the table; it fails nothing.
+    #[test]
+    fn a_declared_finding_is_marked_and_listed_but_passes() {
+        let mut declared = row("kv", "pmp_write", &["internal (16)"], false);
+        declared.findings = vec!["internal".into()];
+        declared.held_to = "serializable (its claim)".into();
+        assert_eq!(
+            glance(std::slice::from_ref(&declared)).lines().nth(2),
+            Some("| **kv** | internal (16) (FINDING) |")
+        );
+        declared.tested = Some(Tested {
+            anomaly: "G-single".into(),
+            shown_in: 0,
+            of: 35,
+            pinned: Some(false),
+        });
+        assert_eq!(
+            glance(std::slice::from_ref(&declared)).lines().nth(2),
+            Some("| **kv** | prevented; internal (FINDING) |")
+        );
+        let page = markdown(std::slice::from_ref(&declared));
+        assert!(page.contains("| FINDING (declared) |"), "{page}");
+        assert!(
+            page.contains("FINDING (declared in the workload's [expect]): kv on pmp_write: internal, which its claim (serializable (its claim)) forbids"),
+            "{page}"
+        );
+        assert!(ok(&[declared]));
     }
 }

@@ -46,6 +46,10 @@ pub struct StoreResult {
     /// The pinned schedule's run, with its steps' expected values checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<PinnedRun>,
+    /// Anomalies the file's `[expect]` declares this engine commits although its claim forbids
+    /// them: findings known and written down, held to as expected outcomes, not failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
 }
 
 /// The one interleaving a file's `[schedule]` (or `--schedule`) pins, as it ran.
@@ -136,6 +140,7 @@ fn judged(race: Race, allowed: Vec<String>, judged_by: String, complete: bool) -
         driven: None,
         expected: None,
         pinned: None,
+        findings: Vec::new(),
     }
 }
 
@@ -364,31 +369,44 @@ impl OnColumn for EveryOn<'_> {
             ),
         };
         let by = column.claimed.to_string();
-        let mut result = match column.claim {
-            Claim::Serializable => judged_every(run, Vec::new(), by, true, false),
+        let expected = self.parsed.engines.iter().find(|e| e.variant == column.key);
+        // What the claim allows, and whether every anomaly it allows must show.
+        let (allowed, by, complete, must_show) = match column.claim {
+            Claim::Serializable => (Vec::new(), by, true, false),
             Claim::SnapshotIsolation if w.outside_model().is_some() => {
                 // No model to ask: Adya's definition of snapshot isolation is the claim.
                 let by = format!("{by}; outside the model, Adya's PL-SI (no G-single)");
-                judged_every(run, Claim::snapshot_isolation_allows(), by, true, false)
+                (Claim::snapshot_isolation_allows(), by, true, false)
             }
             Claim::SnapshotIsolation => {
                 // Snapshot isolation is the model's `plainsi` variant.
                 let (reached, complete) = self.snapshot_isolation()?;
-                judged_every(run, reached, by, complete, true)
+                (reached, by, complete, true)
             }
-            Claim::ReadCommitted => {
-                judged_every(run, Claim::read_committed_allows(), by, true, false)
-            }
+            Claim::ReadCommitted => (Claim::read_committed_allows(), by, true, false),
         };
+        // An anomaly the file declares beyond the claim is a finding written down: expected,
+        // and reported as a finding, not a failure.
+        let findings: Vec<String> = expected
+            .iter()
+            .flat_map(|e| &e.anomalies)
+            .filter(|l| !allowed.contains(l))
+            .cloned()
+            .collect();
+        let allowed_or_declared: Vec<String> = allowed.iter().chain(&findings).cloned().collect();
+        let mut result = judged_every(run, allowed_or_declared.clone(), by, complete, must_show);
+        // What the design reaches is the claim's allowance; the findings are beside it.
+        result.allowed = allowed;
+        result.findings = findings;
         if let Some(race) = pinned_race {
-            let problems = race.problems(&result.allowed);
+            let problems = race.problems(&allowed_or_declared);
             result.problems.extend(
                 problems
                     .into_iter()
                     .map(|p| format!("{p} (the file's [schedule])")),
             );
         }
-        if let Some(expected) = self.parsed.engines.iter().find(|e| e.variant == column.key) {
+        if let Some(expected) = expected {
             held_to_expectation(&mut result, expected, pinned_run.as_ref());
         }
         if let Some(run) = pinned_run {
@@ -507,8 +525,19 @@ pub fn render(r: &WorkloadRace) -> String {
         }
     }
     out.push('\n');
+    for s in r.stores.iter().filter(|s| !s.findings.is_empty()) {
+        out.push_str(&format!(
+            "FINDING (declared in [expect]): {} commits {}, which its claim ({}) forbids\n",
+            s.race.store,
+            s.findings.join(", "),
+            s.judged_by
+        ));
+    }
     let problems: Vec<&String> = r.stores.iter().flat_map(|s| &s.problems).collect();
-    if problems.is_empty() {
+    let declared = r.stores.iter().any(|s| !s.findings.is_empty());
+    if problems.is_empty() && declared {
+        out.push_str("ok: every store showed what its design reaches or the file declares\n");
+    } else if problems.is_empty() {
         out.push_str("ok: every store showed only what its design reaches\n");
     }
     for p in problems {

@@ -58,11 +58,11 @@ fn the_suite_on_the_embedded_engines_is_as_each_file_expects_and_as_the_page_say
     ];
     let rows = fresh_rows_are_committed(&fresh, "docs/hermitage.md", &prefixes);
     let engines = 2 + usize::from(with_bdb) + usize::from(with_badger);
-    // Twelve files a row each, and SQLite's glance row.
-    assert_eq!(rows, 12 * engines + 1, "{fresh}");
+    // Fourteen files a row each, and SQLite's glance row.
+    assert_eq!(rows, 14 * engines + 1, "{fresh}");
     // SQLite, serializable by locking, prevents every anomaly Hermitage tests for.
     let glance = fresh.lines().find(|l| l.starts_with("| **sqlite")).unwrap();
-    assert_eq!(glance.matches("| prevented").count(), 12, "{glance}");
+    assert_eq!(glance.matches("| prevented").count(), 14, "{glance}");
 }
 
 /// The red variant: a file that expects what SQLite does not do — the lost update committed,
@@ -172,26 +172,27 @@ fn one_schedule_from_the_command_line_is_driven_alone() {
 /// Hermitage's published PostgreSQL rows, test by test: `true` where the level prevents the
 /// anomaly the test is for.
 #[cfg(feature = "postgres")]
-const HERMITAGE_POSTGRES: [(&str, [bool; 12]); 3] = [
+const HERMITAGE_POSTGRES: [(&str, [bool; 14]); 3] = [
     // g0, g1a, g1b, g1c, otv, p4, g_single, g2_item, g2_two_edges, pmp, g_single_predicate,
-    // g2_predicate
+    // g2_predicate, pmp_write, g_single_write_predicate
     (
         "postgres (READ COMMITTED)",
         [
-            true, true, true, true, true, false, false, false, false, false, false, false,
+            true, true, true, true, true, false, false, false, false, false, false, false, false,
+            false,
         ],
     ),
     (
         "postgres (REPEATABLE READ)",
         [
-            true, true, true, true, true, true, true, false, false, true, true, false,
+            true, true, true, true, true, true, true, false, false, true, true, false, true, true,
         ],
     ),
-    ("postgres (SERIALIZABLE)", [true; 12]),
+    ("postgres (SERIALIZABLE)", [true; 14]),
 ];
 
 #[cfg(any(feature = "postgres", feature = "mariadb"))]
-const TESTS: [&str; 12] = [
+const TESTS: [&str; 14] = [
     "g0",
     "g1a",
     "g1b",
@@ -204,6 +205,8 @@ const TESTS: [&str; 12] = [
     "pmp",
     "g_single_predicate",
     "g2_predicate",
+    "pmp_write",
+    "g_single_write_predicate",
 ];
 
 /// PostgreSQL's three levels reproduce Hermitage's PostgreSQL rows: each test's anomaly
@@ -224,7 +227,7 @@ fn postgres_reproduces_hermitages_postgres_rows() {
 /// expectations met, and each test's anomaly prevented or shown (by Hermitage's schedule, or
 /// an interleaving) exactly where `rows` says.
 #[cfg(any(feature = "postgres", feature = "mariadb"))]
-fn holds_hermitages_rows(engine: &str, interleavings: &str, rows: &[(&str, [bool; 12])]) {
+fn holds_hermitages_rows(engine: &str, interleavings: &str, rows: &[(&str, [bool; 14])]) {
     let out = loadbearing(&[
         "isolation",
         "--matrix",
@@ -255,22 +258,25 @@ fn holds_hermitages_rows(engine: &str, interleavings: &str, rows: &[(&str, [bool
 /// Hermitage's published MySQL/InnoDB rows (for G-single at REPEATABLE READ, its "R/O": a
 /// read-only transaction's snapshot prevents it, and this test's reader is read-only).
 #[cfg(feature = "mariadb")]
-const HERMITAGE_INNODB: [(&str, [bool; 12]); 3] = [
+const HERMITAGE_INNODB: [(&str, [bool; 14]); 3] = [
     // g0, g1a, g1b, g1c, otv, p4, g_single, g2_item, g2_two_edges, pmp, g_single_predicate,
-    // g2_predicate
+    // g2_predicate, pmp_write, g_single_write_predicate (InnoDB's READ COMMITTED deletes by
+    // the latest rows and then reads them afresh: no PMP through its write predicate)
     (
         "mariadb (READ COMMITTED)",
         [
-            true, true, true, true, true, false, false, false, false, false, false, false,
+            true, true, true, true, true, false, false, false, false, false, false, false, true,
+            false,
         ],
     ),
     (
         "mariadb (REPEATABLE READ)",
         [
-            true, true, true, true, true, false, true, false, false, true, true, false,
+            true, true, true, true, true, false, true, false, false, true, true, false, false,
+            false,
         ],
     ),
-    ("mariadb (SERIALIZABLE)", [true; 12]),
+    ("mariadb (SERIALIZABLE)", [true; 14]),
 ];
 
 /// MariaDB's three levels (InnoDB, Debian's 10.11) reproduce Hermitage's MySQL/InnoDB rows,
@@ -294,33 +300,30 @@ fn mariadb_reproduces_hermitages_innodb_rows() {
 /// snapshot isolation, and refuses each predicate file (exit 2) as outside the model.
 #[test]
 fn every_hermitage_file_is_as_its_model_expects_or_outside_it() {
+    const OUTSIDE: [&str; 5] = [
+        "g2_predicate",
+        "g_single_predicate",
+        "g_single_write_predicate",
+        "pmp",
+        "pmp_write",
+    ];
     let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(HERMITAGE))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 12);
-    let mut outside = 0;
+    assert_eq!(files.len(), 14);
     for f in files {
         let out = loadbearing(&["check", "--workload", f.to_str().unwrap()]);
         let (stdout, stderr) = text(&out);
-        let predicates = std::fs::read_to_string(&f).unwrap().contains("read where");
-        let code = if predicates { 2 } else { 0 };
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{}: {stdout}{stderr}",
-            f.display()
-        );
-        if predicates {
-            assert!(
-                stderr.contains("outside the model: a predicate read"),
-                "{stderr}"
-            );
-            outside += 1;
+        let stem = f.file_stem().unwrap().to_str().unwrap();
+        let outside = OUTSIDE.contains(&stem);
+        let code = if outside { 2 } else { 0 };
+        assert_eq!(out.status.code(), Some(code), "{stem}: {stdout}{stderr}");
+        if outside {
+            assert!(stderr.contains("outside the model: "), "{stderr}");
         }
     }
-    assert_eq!(outside, 3);
 }
 
 /// The predicate files outside the model: run with no engine, nothing could run them (exit 2,
@@ -337,57 +340,43 @@ fn predicate_files_say_what_is_wrong_with_them() {
 
     let original = std::fs::read_to_string(&g2).unwrap();
     let dir = scratch("predicates");
+    // `edited` written beside the suite's files, run on SQLite: its exit code, its output, and
+    // the line of the file holding `needle`.
+    let run_edited = |name: &str, edited: &str, needle: &str| {
+        assert_ne!(edited, original);
+        let path = dir.join(name);
+        std::fs::write(&path, edited).unwrap();
+        let out = loadbearing(&[
+            "isolation",
+            "--workload",
+            path.to_str().unwrap(),
+            "--engine",
+            "sqlite",
+        ]);
+        let (stdout, stderr) = text(&out);
+        let line = edited.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        (out.status.code(), format!("{stdout}{stderr}"), line)
+    };
     let bad = original.replace(
         "read where value % 3 = 0\", \"insert z",
         "read where x % 3 = 0\", \"insert z",
     );
-    assert_ne!(bad, original);
-    let path = dir.join("bad.toml");
-    std::fs::write(&path, &bad).unwrap();
-    let out = loadbearing(&[
-        "isolation",
-        "--workload",
-        path.to_str().unwrap(),
-        "--engine",
-        "sqlite",
-    ]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    let line = bad
-        .lines()
-        .position(|l| l.contains("read where x"))
-        .unwrap()
-        + 1;
+    let (code, said, line) = run_edited("bad.toml", &bad, "read where x");
+    assert_eq!(code, Some(2), "{said}");
     assert!(
-        stderr.contains(&format!(
+        said.contains(&format!(
             "bad.toml:{line}: step `read where x % 3 = 0`: a predicate is over `value`"
         )),
-        "{stderr}"
+        "{said}"
     );
-
     let wrong = original.replace("sqlite = [\"serializable\"]", "sqlite = [\"G2\"]");
-    assert_ne!(wrong, original);
-    let path = dir.join("wrong.toml");
-    std::fs::write(&path, &wrong).unwrap();
-    let out = loadbearing(&[
-        "isolation",
-        "--workload",
-        path.to_str().unwrap(),
-        "--engine",
-        "sqlite",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    let line = wrong
-        .lines()
-        .position(|l| l.starts_with("sqlite = "))
-        .unwrap()
-        + 1;
+    let (code, said, line) = run_edited("wrong.toml", &wrong, "sqlite = ");
+    assert_eq!(code, Some(1), "{said}");
     assert!(
-        stdout.contains(&format!(
+        said.contains(&format!(
             "[expect] at line {line} lists G2, which no interleaving showed"
         )),
-        "{stdout}"
+        "{said}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -61,6 +61,8 @@ pub struct TxnRecord {
     pub writes: Vec<Key>,
     /// Its predicate reads, in order (their returned rows are in `reads` too).
     pub predicate_reads: Vec<PredRead>,
+    /// Keys it read after writing them without seeing its own write.
+    pub internal: Vec<Key>,
 }
 
 /// What classification needs of a run: transactions, what each read, and every key's order of
@@ -104,9 +106,12 @@ pub struct Edge {
     pub via: Option<Pred>,
 }
 
-/// Adya's classes, weakest violation first.
+/// Adya's classes, weakest violation first, after Elle's `internal`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Class {
+    /// A transaction read a key after writing it and did not see its own write (Elle's
+    /// internal inconsistency): no order of transactions explains it.
+    Internal,
     G0,
     G1a,
     G1b,
@@ -120,7 +125,8 @@ pub enum Class {
 
 impl Class {
     /// Every class, weakest violation first.
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
+        Class::Internal,
         Class::G0,
         Class::G1a,
         Class::G1b,
@@ -141,6 +147,7 @@ impl Class {
 
     pub fn name(self) -> &'static str {
         match self {
+            Class::Internal => "internal",
             Class::G0 => "G0",
             Class::G1a => "G1a",
             Class::G1b => "G1b",
@@ -219,6 +226,11 @@ pub enum Evidence {
         key: Key,
         writer: TxnId,
     },
+    /// Internal: the transaction and the key it read without its own write.
+    Own {
+        txn: TxnId,
+        key: Key,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -255,6 +267,11 @@ impl Anomaly {
                 }
                 out
             }
+            Evidence::Own { txn, key } => format!(
+                "T{} read {} after writing it, and not its own write",
+                txn + 1,
+                keys[*key]
+            ),
             Evidence::Read {
                 reader,
                 key,
@@ -540,6 +557,15 @@ fn skew_or_vanish(h: &History, reader: TxnId, writer: TxnId) -> Option<Pattern> 
 /// exactly when the committed transactions are conflict-serializable.
 pub fn classify(h: &History) -> Vec<Anomaly> {
     let mut out = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate().filter(|(_, t)| t.committed) {
+        for &key in &txn.internal {
+            out.push(Anomaly {
+                class: Class::Internal,
+                pattern: None,
+                evidence: Evidence::Own { txn: t, key },
+            });
+        }
+    }
     for (reader, txn) in h.txns.iter().enumerate().filter(|(_, t)| t.committed) {
         for read in &txn.reads {
             let Writer::Txn(writer) = read.from else {
@@ -593,6 +619,7 @@ mod tests {
     fn committed(reads: Vec<ReadOp>, writes: Vec<Key>) -> TxnRecord {
         TxnRecord {
             predicate_reads: Vec::new(),
+            internal: Vec::new(),
             committed: true,
             reads,
             writes,
@@ -741,6 +768,7 @@ mod tests {
             txns: vec![
                 TxnRecord {
                     predicate_reads: Vec::new(),
+                    internal: Vec::new(),
                     committed: false,
                     reads: vec![],
                     writes: vec![0],
@@ -802,6 +830,7 @@ mod tests {
                     committed: true,
                     reads: vec![read(1, Txn(1))],
                     writes: vec![],
+                    internal: Vec::new(),
                     predicate_reads: vec![
                         PredRead {
                             pred: eq30,
@@ -840,6 +869,7 @@ mod tests {
             committed: true,
             reads: vec![],
             writes: vec![wrote],
+            internal: Vec::new(),
             predicate_reads: vec![PredRead {
                 pred: mod3,
                 seen: vec![vec![Initial], vec![Initial]],
@@ -869,6 +899,7 @@ mod tests {
             committed: true,
             reads: vec![],
             writes: vec![],
+            internal: Vec::new(),
             predicate_reads: vec![PredRead {
                 pred: eq20,
                 seen: vec![seen],
@@ -970,7 +1001,8 @@ mod tests {
                         })
                     })
                 });
-                versions_in_order && reads_in_order && predicates_in_order
+                let consistent = committed.iter().all(|&r| h.txns[r].internal.is_empty());
+                consistent && versions_in_order && reads_in_order && predicates_in_order
             })
         }
         let mut seed: u64 = 7;
@@ -988,6 +1020,7 @@ mod tests {
             let mut txns: Vec<TxnRecord> = (0..n)
                 .map(|_| TxnRecord {
                     predicate_reads: Vec::new(),
+                    internal: Vec::new(),
                     committed: next(10) < 8,
                     reads: Vec::new(),
                     writes: (0..k).filter(|_| next(2) == 0).collect(),
@@ -1022,6 +1055,11 @@ mod tests {
                     remainder: 0,
                 },
             ];
+            for txn in txns.iter_mut() {
+                if next(40) == 0 {
+                    txn.internal.push(next(k as u64) as usize);
+                }
+            }
             for r in 0..n {
                 // A predicate read sees one committed version of every key, and reads each
                 // row it returns.

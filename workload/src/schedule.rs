@@ -86,8 +86,9 @@ pub struct StepValue {
 pub enum Shown {
     /// `11`, or `absent`.
     Value(Option<i64>),
-    /// `{z=30, y=20}` (`{}`: no row), by key name in key order.
-    Rows(Vec<(String, i64)>),
+    /// A predicate read's rows, or an update's or delete's: `{z=30, y=20}` (`{}`: no row;
+    /// `{y=absent}`: deleted), by key name in key order.
+    Rows(Vec<(String, Option<i64>)>),
 }
 
 impl fmt::Display for Shown {
@@ -96,7 +97,13 @@ impl fmt::Display for Shown {
             Shown::Value(Some(v)) => write!(f, "{v}"),
             Shown::Value(None) => f.write_str("absent"),
             Shown::Rows(rows) => {
-                let rows: Vec<String> = rows.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Some(v) => format!("{k}={v}"),
+                        None => format!("{k}=absent"),
+                    })
+                    .collect();
                 write!(f, "{{{}}}", rows.join(", "))
             }
         }
@@ -254,10 +261,11 @@ pub fn parse_expectation(text: &str, w: &Workload) -> Result<StepValue, Schedule
                 if !w.keys.iter().any(|name| name == k) {
                     return Err(ScheduleError::UnknownKey(k.to_string()));
                 }
-                rows.push((
-                    k.to_string(),
-                    v.trim().parse::<i64>().map_err(|_| not_one())?,
-                ));
+                let v = match v.trim() {
+                    "absent" => None,
+                    v => Some(v.parse::<i64>().map_err(|_| not_one())?),
+                };
+                rows.push((k.to_string(), v));
             }
             rows.sort();
             Shown::Rows(rows)
@@ -332,7 +340,7 @@ mod tests {
         let rows = parse_expectation("T1.1 = {x=3, x=1}", &w).unwrap();
         assert_eq!(
             rows.value,
-            Shown::Rows(vec![("x".into(), 1), ("x".into(), 3)])
+            Shown::Rows(vec![("x".into(), Some(1)), ("x".into(), Some(3))])
         );
         assert_eq!(rows.to_string(), "T1.1 = {x=1, x=3}");
         assert_eq!(

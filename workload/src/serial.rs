@@ -1,7 +1,7 @@
 //! The serializability oracle: does some serial order of the committed transactions reproduce
 //! every value each of them read and the final committed state?
 
-use super::workload::{eval, Key, Stmt, Workload};
+use super::workload::{eval, Key, Stmt, Target, Workload};
 
 /// What one statement of a serial run saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,6 +12,8 @@ pub enum Seen {
     Value(Option<i8>),
     /// A predicate read: each matching row, by key.
     Rows(Vec<(Key, i8)>),
+    /// An update or delete: each row it changed, by key, with its new value (`None`: deleted).
+    Changed(Vec<(Key, Option<i8>)>),
 }
 
 /// What one serial run produced: each transaction's reads (indexed by statement) and the state.
@@ -37,7 +39,7 @@ pub fn run(workload: &Workload, order: &[usize]) -> SerialRun {
     let rows = run_rows(workload, order);
     let value = |s: &Seen| match s {
         Seen::Value(v) => *v,
-        Seen::Nothing | Seen::Rows(_) => None,
+        Seen::Nothing | Seen::Rows(_) | Seen::Changed(_) => None,
     };
     SerialRun {
         reads: rows
@@ -80,6 +82,20 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
                             .collect(),
                     )
                 }
+                Stmt::Update { target, set } => {
+                    let rows = targeted(&state, *target);
+                    for &k in &rows {
+                        state[k] = state[k].map(|v| set.apply(v));
+                    }
+                    seen[i] = Seen::Changed(rows.into_iter().map(|k| (k, state[k])).collect());
+                }
+                Stmt::Delete(target) => {
+                    let rows = targeted(&state, *target);
+                    for &k in &rows {
+                        state[k] = None;
+                    }
+                    seen[i] = Seen::Changed(rows.into_iter().map(|k| (k, None)).collect());
+                }
                 Stmt::Insert { key, value } => {
                     if state[*key].is_some() {
                         failed = true;
@@ -115,6 +131,20 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
         state,
         failed: refused,
     }
+}
+
+/// The rows an update or delete changes in `state`: its key if present, or every present row
+/// its predicate matches, in key order.
+fn targeted(state: &[Option<i8>], target: Target) -> Vec<Key> {
+    (0..state.len())
+        .filter(|&k| {
+            let present = state[k].is_some();
+            match target {
+                Target::Key(key) => present && k == key,
+                Target::Where(p) => p.matches(state[k].map(i64::from)),
+            }
+        })
+        .collect()
 }
 
 /// The values a transaction's reads returned before statement `before`, as [`last_read`]
@@ -278,6 +308,51 @@ mod tests {
             &nothing,
             &[Some(10), Some(30)]
         ));
+    }
+
+    /// An update changes the rows present that its target includes, a delete removes them;
+    /// each says which rows it changed and to what.
+    #[test]
+    fn updates_and_deletes_run_serially() {
+        use crate::workload::{Cmp, Ending, Pred, Set, Target};
+        let w = Workload {
+            name: "pmp_write".into(),
+            keys: vec!["x".into(), "y".into(), "z".into()],
+            pages: vec![0, 1, 2],
+            initial: vec![Some(10), Some(20), None],
+            programs: vec![
+                vec![Stmt::Update {
+                    target: Target::Where(Pred::All),
+                    set: Set::Add(10),
+                }],
+                vec![
+                    Stmt::Delete(Target::Where(Pred::Compare(Cmp::Eq, 20))),
+                    Stmt::Select(Pred::Compare(Cmp::Eq, 20)),
+                    Stmt::Update {
+                        target: Target::Key(2),
+                        set: Set::To(1),
+                    },
+                ],
+            ],
+            endings: vec![Ending::Commit; 2],
+        };
+        let run = run_rows(&w, &[0, 1]);
+        assert_eq!(
+            run.seen[0],
+            [Seen::Changed(vec![(0, Some(20)), (1, Some(30))])]
+        );
+        // T1's x is 20 by then: deleted; the absent z is not updated.
+        assert_eq!(
+            run.seen[1],
+            [
+                Seen::Changed(vec![(0, None)]),
+                Seen::Rows(vec![]),
+                Seen::Changed(vec![])
+            ]
+        );
+        assert_eq!(run.state, [None, Some(30), None]);
+        let other = run_rows(&w, &[1, 0]);
+        assert_eq!(other.state, [Some(20), None, None]);
     }
 
     #[test]

@@ -115,6 +115,49 @@ pub enum Stmt {
         key: Key,
         value: i8,
     },
+    /// One statement that reads and writes the rows it targets: `update x = x + 10`,
+    /// `update where value = 10 set value = 12`.
+    Update {
+        target: Target,
+        set: Set,
+    },
+    /// Removes the rows it targets: `delete x`, `delete where value = 20`.
+    Delete(Target),
+}
+
+/// The rows an update or delete targets: one key, or every row a predicate matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    Key(Key),
+    Where(Pred),
+}
+
+/// What an update sets a row's value to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Set {
+    /// `= 12`.
+    To(i8),
+    /// `= value + 10` (a negative number subtracts).
+    Add(i8),
+}
+
+impl Set {
+    /// The row's new value (wrapping, as every value the model computes).
+    pub fn apply(self, value: i8) -> i8 {
+        match self {
+            Set::To(v) => v,
+            Set::Add(n) => value.wrapping_add(n),
+        }
+    }
+
+    /// As SQL's `SET` says it of a column (`v + 10`, `12`).
+    pub fn sql(self, column: &str) -> String {
+        match self {
+            Set::To(v) => v.to_string(),
+            Set::Add(n) if n < 0 => format!("{column} - {}", -i16::from(n)),
+            Set::Add(n) => format!("{column} + {n}"),
+        }
+    }
 }
 
 /// How a transaction ends after its statements: it asks to commit (the store may still refuse),
@@ -167,6 +210,15 @@ impl Workload {
         if let Some(s) = steps.clone().find(|s| matches!(s, Stmt::Insert { .. })) {
             return Some(format!("`{}`: the model has no inserts", self.stmt_text(s)));
         }
+        if let Some(s) = steps
+            .clone()
+            .find(|s| matches!(s, Stmt::Update { .. } | Stmt::Delete(_)))
+        {
+            return Some(format!(
+                "`{}`: the model has no single-statement updates or deletes",
+                self.stmt_text(s)
+            ));
+        }
         if let Some(k) = self.initial.iter().position(Option::is_none) {
             return Some(format!(
                 "`{}` starts absent: the model's keys all start with a value",
@@ -195,6 +247,19 @@ impl Workload {
             }
             Stmt::Select(p) => format!("read {p}"),
             Stmt::Insert { key, value } => format!("insert {}={value}", self.keys[*key]),
+            Stmt::Update {
+                target: Target::Key(k),
+                set,
+            } => {
+                let k = &self.keys[*k];
+                format!("update {k} = {}", set.sql(k))
+            }
+            Stmt::Update {
+                target: Target::Where(p),
+                set,
+            } => format!("update {p} set value = {}", set.sql("value")),
+            Stmt::Delete(Target::Key(k)) => format!("delete {}", self.keys[*k]),
+            Stmt::Delete(Target::Where(p)) => format!("delete {p}"),
         }
     }
 

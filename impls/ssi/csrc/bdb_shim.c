@@ -127,6 +127,12 @@ int lb_bdb_put(DB *db, DB_TXN *txn, const char *key, const unsigned char *val, u
     return db->put(db, txn, &k, &v, 0);
 }
 
+int lb_bdb_del(DB *db, DB_TXN *txn, const char *key) {
+    DBT k;
+    key_dbt(&k, key);
+    return db->del(db, txn, &k, 0);
+}
+
 /* Every key of the database in order, each followed by a NUL, into out[0..cap]; the bytes
  * written in *len. ENOMEM if they do not fit. */
 int lb_bdb_scan(DB *db, DB_TXN *txn, char *out, unsigned cap, unsigned *len) {

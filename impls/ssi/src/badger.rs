@@ -18,9 +18,9 @@ use std::sync::Mutex;
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{Observed, Plan, Script};
+use crate::program::{Observed, Plan, Rows, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{scan_by_reads, select_by_reads, ReadLog, VersionLog};
+use crate::record::{scan_by_reads, select_by_reads, targeted_keys, Edit, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -127,6 +127,26 @@ impl BadgerConn<'_> {
         self.driver.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// An update or delete, row by row.
+    fn edit(&mut self, rows: &Rows, edit: &Edit) -> Result<Observed, Refused> {
+        let t = self.t;
+        let mut changed = Vec::new();
+        for key in targeted_keys(self.keys, rows) {
+            let found = self.driver().versioned(&format!("get T{t} {key}"))?;
+            let Some(change) = edit.change(rows, &key, found) else {
+                continue;
+            };
+            let request = match change.value {
+                Some(v) => format!("set T{t} {key} {v} {}", t + 1),
+                None => format!("del T{t} {key}"),
+            };
+            self.driver().ask(&request)?;
+            self.written.push(key);
+            changed.push(change);
+        }
+        Ok(Observed::Changed(changed))
+    }
+
     fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
         let found = self.driver().versioned(&format!("get T{} {key}", self.t))?;
         if let Some((_, writer)) = found {
@@ -169,6 +189,8 @@ impl Conn for BadgerConn<'_> {
             }
             // A key-value store has no insert of its own: a put.
             Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
+            Plan::Update { rows, set } => self.edit(rows, &Edit::Update(*set)),
+            Plan::Delete(rows) => self.edit(rows, &Edit::Delete),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

@@ -27,9 +27,9 @@ use std::sync::Mutex;
 
 use crate::engine::{CommitStep, Layout, Page};
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{Observed, Plan, Script};
+use crate::program::{Observed, Plan, Rows, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{select_by_reads, ReadLog, VersionLog};
+use crate::record::{select_by_reads, targeted_keys, Edit, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -68,6 +68,7 @@ mod ffi {
             val: *const u8,
             len: c_uint,
         ) -> c_int;
+        pub fn lb_bdb_del(db: *mut c_void, txn: *mut c_void, key: *const c_char) -> c_int;
         pub fn lb_bdb_scan(
             db: *mut c_void,
             txn: *mut c_void,
@@ -182,6 +183,12 @@ fn get(db: Handle, txn: *mut c_void, key: &str) -> Result<Option<(i64, i32)>, Re
     }
 }
 
+fn del(db: Handle, txn: *mut c_void, key: &str) -> Result<(), Refused> {
+    let key = c_key(key);
+    // SAFETY: live handles; key outlives the call.
+    check(unsafe { ffi::lb_bdb_del(db.0, txn, key.as_ptr()) })
+}
+
 /// A key no workload names, read to take a transaction's snapshot.
 const SNAPSHOT_KEY: &str = "~snapshot";
 
@@ -216,6 +223,26 @@ impl BdbConn<'_> {
 
     fn db_of(&self, key: &str) -> Handle {
         self.dbs[&self.layout.page_of(key)]
+    }
+
+    /// An update or delete, row by row.
+    fn edit(&mut self, rows: &Rows, edit: &Edit) -> Result<Observed, Refused> {
+        let txn = self.txn()?;
+        let mut changed = Vec::new();
+        for key in targeted_keys(&self.layout.keys(), rows) {
+            let db = self.db_of(&key);
+            let found = get(db, txn, &key)?;
+            let Some(change) = edit.change(rows, &key, found) else {
+                continue;
+            };
+            match change.value {
+                Some(v) => put(db, txn, &key, v, self.t as i32 + 1)?,
+                None => del(db, txn, &key)?,
+            }
+            self.written.push(key);
+            changed.push(change);
+        }
+        Ok(Observed::Changed(changed))
     }
 }
 
@@ -279,6 +306,8 @@ impl Conn for BdbConn<'_> {
             }
             // A key-value store has no insert of its own: a put.
             Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
+            Plan::Update { rows, set } => self.edit(rows, &Edit::Update(*set)),
+            Plan::Delete(rows) => self.edit(rows, &Edit::Delete),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

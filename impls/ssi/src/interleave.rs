@@ -190,6 +190,12 @@ pub enum Shows {
         predicate: String,
         rows: Vec<(String, i64)>,
     },
+    /// An update's or delete's rows, by key in key order, each with its new value (`None`:
+    /// deleted).
+    Changed {
+        target: String,
+        rows: Vec<(String, Option<i64>)>,
+    },
     /// The store refused it, and so ended its transaction (the error).
     Refused {
         why: String,
@@ -210,7 +216,10 @@ impl Shows {
         match self {
             Shows::Read { value, .. } => Some(Shown::Value(*value)),
             Shows::Wrote { value, .. } => Some(Shown::Value(Some(*value))),
-            Shows::Matched { rows, .. } => Some(Shown::Rows(rows.clone())),
+            Shows::Matched { rows, .. } => Some(Shown::Rows(
+                rows.iter().map(|(k, v)| (k.clone(), Some(*v))).collect(),
+            )),
+            Shows::Changed { rows, .. } => Some(Shown::Rows(rows.clone())),
             _ => None,
         }
     }
@@ -224,8 +233,12 @@ impl Shows {
             Shows::Wrote { key, value } => format!("wrote {key} = {value}"),
             Shows::Skipped { key } => format!("skipped the write of {key}"),
             Shows::Scanned { rows } => format!("scanned {}", rows.join(" ")),
-            Shows::Matched { predicate, rows } => {
-                format!("read {predicate}: {}", Shown::Rows(rows.clone()))
+            Shows::Matched { predicate, rows } => format!(
+                "read {predicate}: {}",
+                Shown::Rows(rows.iter().map(|(k, v)| (k.clone(), Some(*v))).collect())
+            ),
+            Shows::Changed { target, rows } => {
+                format!("changed {target}: {}", Shown::Rows(rows.clone()))
             }
             Shows::Refused { why } => format!("refused: {why}"),
             Shows::NotRun => "not run".into(),
@@ -267,6 +280,7 @@ fn shown_steps(
                         StmtKind::Read(k) | StmtKind::Write(k) => k,
                         StmtKind::Scan(p) => format!("page {p}"),
                         StmtKind::Select(p) => p.to_string(),
+                        StmtKind::Change { target, .. } => target,
                     };
                     let shows = match &outcome.observed[t][i] {
                         Observed::Nothing => Shows::NotRun,
@@ -282,6 +296,10 @@ fn shown_steps(
                         Observed::Rows(rows) => Shows::Scanned { rows: rows.clone() },
                         Observed::Matched(rows) => Shows::Matched {
                             predicate: key(),
+                            rows: rows.iter().map(|r| (r.key.clone(), r.value)).collect(),
+                        },
+                        Observed::Changed(rows) => Shows::Changed {
+                            target: key(),
                             rows: rows.iter().map(|r| (r.key.clone(), r.value)).collect(),
                         },
                     };
@@ -575,6 +593,7 @@ pub fn describe_blocked(
                     StmtKind::Write(k) => format!("write {k}"),
                     StmtKind::Scan(p) => format!("scan page {p}"),
                     StmtKind::Select(p) => format!("read {p}"),
+                    StmtKind::Change { target, .. } => format!("change {target}"),
                 },
                 other => format!("{other:?}"),
             };

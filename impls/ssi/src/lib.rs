@@ -49,6 +49,7 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod skipdb;
+pub mod sql;
 pub mod sqlite;
 pub mod tier;
 pub mod trace;

@@ -28,9 +28,10 @@ use mysql::{Conn as Client, OptsBuilder};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::Drivable;
-use crate::program::{Observed, Plan, Row, Script};
+use crate::program::{Change, Observed, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
+use crate::sql;
 use crate::tier::{run_all, Conn, Scenario, Schedule, Waiting};
 
 /// Why the throwaway server could not be had.
@@ -289,19 +290,15 @@ impl Conn for MariaConn<'_> {
                 }
                 Ok(Observed::Wrote(*v))
             }
-            Plan::Select(pred) => {
-                // As a person writes it: the condition in SQL, on the table's value column.
-                let sql = match pred.sql("v") {
-                    Some(condition) => {
-                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
-                    }
-                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
-                };
-                self.client
-                    .query_map(sql, |(key, value, writer)| Row { key, value, writer })
-                    .map(Observed::Matched)
-                    .map_err(Refused)
-            }
+            Plan::Select(pred) => self
+                .client
+                .query_map(sql::select(*pred), |(key, value, writer)| Row {
+                    key,
+                    value,
+                    writer,
+                })
+                .map(Observed::Matched)
+                .map_err(Refused),
             Plan::Insert(k, v) => {
                 let page = self.layout.page_of(k) as i32;
                 let writer = self.txn as i32 + 1;
@@ -312,6 +309,56 @@ impl Conn for MariaConn<'_> {
                     )
                     .map(|()| Observed::Wrote(*v))
                     .map_err(Refused)
+            }
+            Plan::Update { rows, set } => {
+                // As written: one UPDATE; the trigger logs each new version and names it.
+                let (sql, key) = sql::update(rows, *set, "?", "?", "");
+                let writer = self.txn as i32 + 1;
+                self.client
+                    .query_drop("SET @lb_changed = NULL")
+                    .map_err(Refused)?;
+                match key {
+                    Some(k) => self.client.exec_drop(sql, (writer, k)),
+                    None => self.client.exec_drop(sql, (writer,)),
+                }
+                .map_err(Refused)?;
+                let named: Option<String> = self
+                    .client
+                    .query_first("SELECT @lb_changed")
+                    .map_err(Refused)?
+                    .flatten();
+                let mut changed = Vec::new();
+                // Our trigger writes `key=value`: key names are identifiers, values integers.
+                for row in named.iter().flat_map(|n| n.split(',')) {
+                    let (k, v) = row
+                        .rsplit_once('=')
+                        .expect("the update trigger writes key=value");
+                    changed.push(Change {
+                        key: k.to_string(),
+                        value: Some(v.parse().expect("the update trigger writes an integer")),
+                        replaced: None,
+                    });
+                }
+                changed.sort_by(|a, b| a.key.cmp(&b.key));
+                Ok(Observed::Changed(changed))
+            }
+            Plan::Delete(rows) => {
+                let (sql, key) = sql::delete(rows, "?");
+                let found: Vec<(String, i32)> = match key {
+                    Some(k) => self.client.exec(sql, (k,)),
+                    None => self.client.query(sql),
+                }
+                .map_err(Refused)?;
+                let writer = self.txn as i32 + 1;
+                let log = sql::log_deletion(["?", "?", "?"]);
+                let mut keys = Vec::new();
+                for (k, prev) in found {
+                    self.client
+                        .exec_drop(&log, (&k, writer, prev))
+                        .map_err(Refused)?;
+                    keys.push(k);
+                }
+                Ok(Observed::Changed(sql::deleted(keys)))
             }
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
@@ -449,8 +496,12 @@ impl MariaTier {
              ENGINE=InnoDB",
             "CREATE TRIGGER kv_log_insert AFTER INSERT ON kv FOR EACH ROW \
              INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, NULL)",
-            "CREATE TRIGGER kv_log_update AFTER UPDATE ON kv FOR EACH ROW \
-             INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, OLD.w)",
+            // MariaDB's UPDATE returns no rows: the trigger tells the session which it changed
+            // (a user variable: no table read, so no lock taken to learn it).
+            "CREATE TRIGGER kv_log_update AFTER UPDATE ON kv FOR EACH ROW BEGIN \
+             INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, OLD.w); \
+             SET @lb_changed = CONCAT_WS(',', @lb_changed, CONCAT(NEW.k, '=', NEW.v)); \
+             END",
         ] {
             admin
                 .query_drop(statement)

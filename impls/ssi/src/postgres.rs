@@ -33,9 +33,10 @@ use crate::engine::{CommitStep, Layout};
 use loadbearing_workload::workload::Workload;
 
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{script, Observed, Outcome, Plan, Row, Script};
+use crate::program::{script, Change, Observed, Outcome, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
+use crate::sql;
 use crate::tier::{attempt_seed, run_all, Conn, Scenario, Schedule, Tally, Waiting};
 
 pub use loadbearing_impls::servers::postgres::launcher::{PgServer, PgServerError};
@@ -158,29 +159,21 @@ impl Conn for PgConn<'_> {
                     .map(|_| Observed::Wrote(*v))
                     .map_err(Refused)
             }
-            Plan::Select(pred) => {
-                // As a person writes it: the condition in SQL, on the table's value column.
-                let sql = match pred.sql("v") {
-                    Some(condition) => {
-                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
-                    }
-                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
-                };
-                self.client
-                    .query(&sql, &[])
-                    .map(|rows| {
-                        Observed::Matched(
-                            rows.iter()
-                                .map(|r| Row {
-                                    key: r.get(0),
-                                    value: r.get(1),
-                                    writer: r.get(2),
-                                })
-                                .collect(),
-                        )
-                    })
-                    .map_err(Refused)
-            }
+            Plan::Select(pred) => self
+                .client
+                .query(&sql::select(*pred), &[])
+                .map(|rows| {
+                    Observed::Matched(
+                        rows.iter()
+                            .map(|r| Row {
+                                key: r.get(0),
+                                value: r.get(1),
+                                writer: r.get(2),
+                            })
+                            .collect(),
+                    )
+                })
+                .map_err(Refused),
             Plan::Insert(k, v) => {
                 let page = self.layout.page_of(k) as i32;
                 let writer = self.txn as i32 + 1;
@@ -191,6 +184,45 @@ impl Conn for PgConn<'_> {
                     )
                     .map(|_| Observed::Wrote(*v))
                     .map_err(Refused)
+            }
+            Plan::Update { rows, set } => {
+                // As written: one UPDATE; the trigger logs each new version.
+                let (sql, key) = sql::update(rows, *set, "$1", "$2", " RETURNING k, v");
+                let writer = self.txn as i32 + 1;
+                let found = match key {
+                    Some(k) => self.client.query(&sql, &[&writer, &k]),
+                    None => self.client.query(&sql, &[&writer]),
+                }
+                .map_err(Refused)?;
+                let mut changed: Vec<Change> = found
+                    .iter()
+                    .map(|r| Change {
+                        key: r.get(0),
+                        value: Some(r.get(1)),
+                        replaced: None,
+                    })
+                    .collect();
+                changed.sort_by(|a, b| a.key.cmp(&b.key));
+                Ok(Observed::Changed(changed))
+            }
+            Plan::Delete(rows) => {
+                let (sql, key) = sql::delete(rows, "$1");
+                let found = match key {
+                    Some(k) => self.client.query(&sql, &[&k]),
+                    None => self.client.query(&sql, &[]),
+                }
+                .map_err(Refused)?;
+                let writer = self.txn as i32 + 1;
+                let log = sql::log_deletion(["$1", "$2", "$3"]);
+                let mut keys = Vec::new();
+                for r in &found {
+                    let (k, prev): (String, i32) = (r.get(0), r.get(1));
+                    self.client
+                        .execute(&log, &[&k, &writer, &prev])
+                        .map_err(Refused)?;
+                    keys.push(k);
+                }
+                Ok(Observed::Changed(sql::deleted(keys)))
             }
             Plan::Skip(_) => Ok(Observed::Skipped),
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use loadbearing_workload::serial::{self, Seen};
-use loadbearing_workload::workload::{self, eval, Pred, Stmt, Workload};
+use loadbearing_workload::workload::{self, eval, Pred, Set, Stmt, Target, Workload};
 
 use crate::engine::{Engine, Error, Layout, Page, Txn};
 
@@ -24,6 +24,8 @@ pub enum Observed {
     Rows(Vec<String>),
     /// A predicate read (`read where …`): each matching row, by key.
     Matched(Vec<Row>),
+    /// An update or delete: each row it changed, by key.
+    Changed(Vec<Change>),
     Wrote(i64),
     /// A conditional write whose condition was false.
     Skipped,
@@ -39,6 +41,36 @@ pub struct Row {
     pub writer: i32,
 }
 
+/// One row an update or delete changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub key: String,
+    /// Its new value; `None`: deleted.
+    pub value: Option<i64>,
+    /// The writer of the version it replaced, where the store said (a key-value store's read
+    /// before its put); `None` for a SQL store, whose update replaces the latest committed
+    /// version, the one before the writer's in the version order.
+    pub replaced: Option<i32>,
+}
+
+/// The rows an update or delete targets, as a store is told them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rows {
+    Key(String),
+    Where(Pred),
+}
+
+impl Rows {
+    /// Whether a row of `key` holding `value` is one of them (`None`: absent, never).
+    pub fn includes(&self, key: &str, value: Option<i64>) -> bool {
+        value.is_some()
+            && match self {
+                Rows::Key(k) => k == key,
+                Rows::Where(p) => p.matches(value),
+            }
+    }
+}
+
 /// The kind of a statement, with its key: how replay and reports name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StmtKind {
@@ -46,6 +78,12 @@ pub enum StmtKind {
     Write(String),
     Scan(Page),
     Select(Pred),
+    /// An update or delete: its target as the step says it (`x`, `where value = 20`), and its
+    /// predicate where it has one.
+    Change {
+        target: String,
+        pred: Option<Pred>,
+    },
 }
 
 /// A predicate workload: every transaction reads a whole page (say, the bookings of one room)
@@ -171,6 +209,16 @@ impl Script {
                     StmtKind::Write(w.keys[*key].to_string())
                 }
                 Stmt::Select(p) => StmtKind::Select(*p),
+                Stmt::Update { target, .. } | Stmt::Delete(target) => StmtKind::Change {
+                    target: match target {
+                        Target::Key(k) => w.keys[*k].to_string(),
+                        Target::Where(p) => p.to_string(),
+                    },
+                    pred: match target {
+                        Target::Key(_) => None,
+                        Target::Where(p) => Some(*p),
+                    },
+                },
             },
             Script::Predicate(_) => match i {
                 0 => StmtKind::Scan(Predicate::PAGE),
@@ -191,6 +239,11 @@ impl Script {
                     Stmt::Insert { key, value } => {
                         Plan::Insert(w.keys[*key].to_string(), i64::from(*value))
                     }
+                    Stmt::Update { target, set } => Plan::Update {
+                        rows: rows(w, *target),
+                        set: *set,
+                    },
+                    Stmt::Delete(target) => Plan::Delete(rows(w, *target)),
                     Stmt::Write {
                         key,
                         value,
@@ -240,7 +293,9 @@ impl Script {
                 txn.skip_write(&k)?;
                 Observed::Skipped
             }
-            Plan::Select(_) | Plan::Insert(..) => return Err(outside_the_engine()),
+            Plan::Select(_) | Plan::Insert(..) | Plan::Update { .. } | Plan::Delete(_) => {
+                return Err(outside_the_engine())
+            }
         })
     }
 
@@ -313,7 +368,22 @@ pub enum Plan {
     Write(String, i64),
     /// Adds a row that must be absent.
     Insert(String, i64),
+    /// Sets each targeted row's value in one statement.
+    Update {
+        rows: Rows,
+        set: Set,
+    },
+    /// Removes each targeted row.
+    Delete(Rows),
     Skip(String),
+}
+
+/// A statement's target as a store is told it.
+fn rows(w: &Workload, target: Target) -> Rows {
+    match target {
+        Target::Key(k) => Rows::Key(w.keys[k].to_string()),
+        Target::Where(p) => Rows::Where(p),
+    }
 }
 
 /// The SSI engine's answer to a statement the model has no counterpart of: it runs the model's
@@ -337,6 +407,14 @@ pub fn seen_of(w: &Workload, seen: &[Observed], len: usize) -> Vec<Seen> {
                         let k = w.keys.iter().position(|k| *k == r.key);
                         // A row of no key of the workload matches no serial run's.
                         (k.unwrap_or(usize::MAX), r.value as i8)
+                    })
+                    .collect(),
+            ),
+            Some(Observed::Changed(rows)) => Seen::Changed(
+                rows.iter()
+                    .map(|r| {
+                        let k = w.keys.iter().position(|k| *k == r.key);
+                        (k.unwrap_or(usize::MAX), r.value.map(|v| v as i8))
                     })
                     .collect(),
             ),

@@ -14,11 +14,11 @@ use serde::Serialize;
 use loadbearing_workload::anomaly::{
     classify, History, PredRead, ReadOp, TxnId, TxnRecord, Writer,
 };
-use loadbearing_workload::workload::Workload;
+use loadbearing_workload::workload::{Pred, Workload};
 
 use crate::engine::{Engine, Status, TxnView, Variant};
 use crate::judge::{Divergence, Judge};
-use crate::program::{engine_outcome, Observed, Outcome, Script, StmtKind, TxnResult};
+use crate::program::{engine_outcome, Change, Observed, Outcome, Script, StmtKind, TxnResult};
 use crate::tier::{attempt_seed, count_conformance, history_text, run_all, Scenario, Schedule};
 use crate::trace::Recorder;
 
@@ -227,8 +227,10 @@ pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History,
                     .iter()
                     .map(|k| key(k))
                     .collect::<Result<_, String>>()?,
-                // The engine runs the model's statements only: no predicate reads.
+                // The engine runs the model's statements only: no predicate reads, and a
+                // transaction's reads of its own keys come from its own version.
                 predicate_reads: Vec::new(),
+                internal: Vec::new(),
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -326,7 +328,10 @@ pub fn writer(w: i32, txns: usize) -> Result<Writer, String> {
 /// commitment the transactions' results, and each key's committed versions in the order
 /// `version_order` (given the key's name and the transactions) establishes. A predicate read's
 /// rows are item reads of their versions; each row it did not return it saw in one of the
-/// versions that do not match (the store says no more), its own where it had written it.
+/// versions that do not match (the store says no more), its own where it had written it. An
+/// update or delete reads each row it changes, in the version it replaced (the store's word
+/// for a key-value store's read, else the version before its own in the version order); one
+/// with a predicate is a predicate read too, its changed rows the rows it returned.
 pub fn logged_history(
     script: &Script,
     workload: &Workload,
@@ -335,22 +340,24 @@ pub fn logged_history(
     reads: &[LoggedRead],
     version_order: impl Fn(&str, &[TxnRecord]) -> Result<Vec<TxnId>, String>,
 ) -> Result<History, String> {
-    let key = |name: &str| {
-        workload
-            .keys
-            .iter()
-            .position(|k| k == name)
-            .ok_or_else(|| format!("the store reports key `{name}`, which the workload lacks"))
-    };
+    let key = |name: &str| key_of(workload, name);
     let mut txns = Vec::new();
     for (t, result) in results.iter().enumerate() {
         let mut writes = Vec::new();
+        let mut write = |k: usize| {
+            if !writes.contains(&k) {
+                writes.push(k);
+            }
+        };
         for (i, seen) in observed[t].iter().enumerate() {
-            if let (Observed::Wrote(_), StmtKind::Write(k)) = (seen, script.stmt_kind(t, i)) {
-                let k = key(&k)?;
-                if !writes.contains(&k) {
-                    writes.push(k);
+            match (seen, script.stmt_kind(t, i)) {
+                (Observed::Wrote(_), StmtKind::Write(k)) => write(key(&k)?),
+                (Observed::Changed(rows), _) => {
+                    for row in rows {
+                        write(key(&row.key)?);
+                    }
                 }
+                _ => {}
             }
         }
         let mut item_reads = reads
@@ -381,6 +388,7 @@ pub fn logged_history(
             reads,
             writes,
             predicate_reads: Vec::new(),
+            internal: internal_reads(script, workload, t, &observed[t]),
         });
     }
     let version_order: Vec<Vec<TxnId>> = workload
@@ -388,13 +396,25 @@ pub fn logged_history(
         .iter()
         .map(|name| version_order(name, &txns))
         .collect::<Result<_, String>>()?;
+    // Only committed transactions' reads have edges (what an aborted one saw is moot).
+    for (t, txn) in txns.iter_mut().enumerate().filter(|(_, x)| x.committed) {
+        for (k, from) in changed_reads(workload, results.len(), t, &observed[t], &version_order)? {
+            if !txn.reads.iter().any(|r| r.key == k) {
+                txn.reads.push(ReadOp {
+                    key: k,
+                    from,
+                    intermediate: false,
+                });
+            }
+        }
+    }
     let predicates = observed
         .iter()
-        .any(|o| o.iter().any(|s| matches!(s, Observed::Matched(_))));
+        .flatten()
+        .any(|s| matches!(s, Observed::Matched(_)) || matches!(s, Observed::Changed(_)));
     let mut values = Vec::new();
     if predicates {
         values = version_values(script, workload, observed, &version_order)?;
-        // Only committed transactions' reads have edges (what an aborted one saw is moot).
         for (t, txn) in txns.iter_mut().enumerate().filter(|(_, x)| x.committed) {
             txn.predicate_reads =
                 predicate_reads(script, workload, t, &observed[t], &version_order, &values)?;
@@ -408,8 +428,112 @@ pub fn logged_history(
     })
 }
 
+/// The index of the key a store names.
+fn key_of(workload: &Workload, name: &str) -> Result<usize, String> {
+    workload
+        .keys
+        .iter()
+        .position(|k| k == name)
+        .ok_or_else(|| format!("the store reports key `{name}`, which the workload lacks"))
+}
+
+/// The keys transaction `t` read after writing them without seeing its own write: a read of the
+/// key, or a predicate read that returned the row otherwise than its own write left it (or
+/// passed over a row its own write left matching).
+fn internal_reads(
+    script: &Script,
+    workload: &Workload,
+    t: usize,
+    observed: &[Observed],
+) -> Vec<usize> {
+    // Each key's value as the transaction's own writes left it (`None`: deleted).
+    let mut own: BTreeMap<&str, Option<i64>> = BTreeMap::new();
+    let mut missed = Vec::new();
+    for (i, seen) in observed.iter().enumerate() {
+        match (seen, script.stmt_kind(t, i)) {
+            (Observed::Wrote(v), StmtKind::Write(k)) => {
+                let k = workload.keys.iter().find(|n| **n == k);
+                if let Some(k) = k {
+                    own.insert(k, Some(*v));
+                }
+            }
+            (Observed::Changed(rows), _) => {
+                for r in rows {
+                    if let Some(k) = workload.keys.iter().find(|n| **n == r.key) {
+                        own.insert(k, r.value);
+                    }
+                }
+            }
+            (Observed::Value(v), StmtKind::Read(k))
+                if own.get(k.as_str()).is_some_and(|mine| mine != v) =>
+            {
+                missed.push(k);
+            }
+            (Observed::Matched(rows), StmtKind::Select(pred)) => {
+                for (k, mine) in &own {
+                    let returned = rows.iter().find(|r| r.key == *k).map(|r| r.value);
+                    let expected = mine.filter(|v| pred.matches(Some(*v)));
+                    if returned != expected {
+                        missed.push(k.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut keys: Vec<usize> = missed
+        .iter()
+        .filter_map(|k| workload.keys.iter().position(|n| n == k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The version an update or delete read of a row it changed: the one it replaced, as a
+/// key-value store said, or the one before its writer's own in the version order.
+fn replaced(
+    change: &Change,
+    k: usize,
+    t: usize,
+    version_order: &[Vec<TxnId>],
+    txns: usize,
+) -> Result<Option<Writer>, String> {
+    if let Some(w) = change.replaced {
+        return writer(w, txns).map(Some);
+    }
+    let order = &version_order[k];
+    Ok(order.iter().position(|&w| w == t).map(|i| match i {
+        0 => Writer::Initial,
+        i => Writer::Txn(order[i - 1]),
+    }))
+}
+
+/// Committed transaction `t`'s reads of the rows its updates and deletes changed.
+fn changed_reads(
+    workload: &Workload,
+    txns: usize,
+    t: usize,
+    observed: &[Observed],
+    version_order: &[Vec<TxnId>],
+) -> Result<Vec<(usize, Writer)>, String> {
+    let mut out = Vec::new();
+    for seen in observed {
+        let Observed::Changed(rows) = seen else {
+            continue;
+        };
+        for change in rows {
+            let k = key_of(workload, &change.key)?;
+            if let Some(from) = replaced(change, k, t, version_order, txns)? {
+                out.push((k, from));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The value of each key's versions: the loaded one, then each committed writer's last write
-/// of the key.
+/// of the key (`None`: a deletion).
 fn version_values(
     script: &Script,
     workload: &Workload,
@@ -429,20 +553,24 @@ fn version_values(
                     .enumerate()
                     .rev()
                     .find_map(|(i, seen)| match (seen, script.stmt_kind(t, i)) {
-                        (Observed::Wrote(v), StmtKind::Write(k)) if k == *name => Some(*v),
+                        (Observed::Wrote(v), StmtKind::Write(k)) if k == *name => Some(Some(*v)),
+                        (Observed::Changed(rows), _) => {
+                            rows.iter().find(|r| r.key == *name).map(|r| r.value)
+                        }
                         _ => None,
                     })
                     .ok_or_else(|| {
                         format!("T{} has a version of `{name}` yet wrote none", t + 1)
                     })?;
-                values.push(Some(last));
+                values.push(last);
             }
             Ok(values)
         })
         .collect()
 }
 
-/// Transaction `t`'s predicate reads with the versions each saw of every key.
+/// Transaction `t`'s predicate reads (`read where`, and updates and deletes by predicate) with
+/// the versions each saw of every key.
 fn predicate_reads(
     script: &Script,
     workload: &Workload,
@@ -451,23 +579,46 @@ fn predicate_reads(
     version_order: &[Vec<TxnId>],
     values: &[Vec<Option<i64>>],
 ) -> Result<Vec<PredRead>, String> {
+    let txns = script.txn_count();
     let mut out = Vec::new();
     for (i, seen) in observed.iter().enumerate() {
-        let (Observed::Matched(rows), StmtKind::Select(pred)) = (seen, script.stmt_kind(t, i))
-        else {
-            continue;
+        // The rows the statement returned or changed, each with the version it saw.
+        let (pred, returned): (Pred, Vec<(String, Writer)>) = match (seen, script.stmt_kind(t, i)) {
+            (Observed::Matched(rows), StmtKind::Select(pred)) => (
+                pred,
+                rows.iter()
+                    .map(|r| Ok((r.key.clone(), writer(r.writer, txns)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            (
+                Observed::Changed(rows),
+                StmtKind::Change {
+                    pred: Some(pred), ..
+                },
+            ) => {
+                let mut returned = Vec::new();
+                for change in rows {
+                    let k = key_of(workload, &change.key)?;
+                    if let Some(from) = replaced(change, k, t, version_order, txns)? {
+                        returned.push((change.key.clone(), from));
+                    }
+                }
+                (pred, returned)
+            }
+            _ => continue,
         };
         let wrote_before = |name: &str| {
-            (0..i).any(|j| {
-                matches!(observed[j], Observed::Wrote(_))
-                    && script.stmt_kind(t, j) == StmtKind::Write(name.to_string())
+            (0..i).any(|j| match (&observed[j], script.stmt_kind(t, j)) {
+                (Observed::Wrote(_), StmtKind::Write(k)) => k == name,
+                (Observed::Changed(rows), _) => rows.iter().any(|r| r.key == name),
+                _ => false,
             })
         };
         let mut per_key = Vec::new();
         for (k, name) in workload.keys.iter().enumerate() {
             let versions = &version_order[k];
-            let candidates = if let Some(row) = rows.iter().find(|r| r.key == *name) {
-                vec![writer(row.writer, script.txn_count())?]
+            let candidates = if let Some((_, from)) = returned.iter().find(|(n, _)| n == name) {
+                vec![*from]
             } else if wrote_before(name) {
                 vec![Writer::Txn(t)]
             } else {
@@ -480,8 +631,9 @@ fn predicate_reads(
                     .collect();
                 if unmatched.is_empty() {
                     return Err(format!(
-                        "T{}'s `read {pred}` did not return `{name}`, yet every committed version of it matches",
-                        t + 1
+                        "T{}'s statement {} by `{pred}` passed over `{name}`, yet every committed version of it matches",
+                        t + 1,
+                        i + 1
                     ));
                 }
                 unmatched
@@ -688,6 +840,94 @@ mod tests {
         );
         // x matches `value > 0` in every version, yet was not returned.
         let err = history(vec![row("z", 30, 2)]).unwrap_err();
-        assert!(err.contains("did not return `x`"), "{err}");
+        assert!(err.contains("passed over `x`"), "{err}");
+    }
+
+    /// An update or delete reads each row it changes in the version before its own (a SQL
+    /// store's word), a delete by predicate is a predicate read, and a transaction reading a
+    /// row it deleted as present is internally inconsistent.
+    #[test]
+    fn changed_rows_are_read_and_a_read_missing_its_own_delete_is_internal() {
+        use crate::program::{Change, Row};
+        use loadbearing_workload::workload::{Cmp, Ending, Pred, Set, Stmt, Target};
+        let eq20 = Pred::Compare(Cmp::Eq, 20);
+        let w = Workload {
+            name: "pmp_write".into(),
+            keys: vec!["x".into(), "y".into()],
+            pages: vec![0, 1],
+            initial: vec![Some(10), Some(20)],
+            programs: vec![
+                vec![Stmt::Update {
+                    target: Target::Where(Pred::All),
+                    set: Set::Add(10),
+                }],
+                vec![Stmt::Delete(Target::Where(eq20)), Stmt::Select(eq20)],
+            ],
+            endings: vec![Ending::Commit; 2],
+        };
+        let script = Script::Model(w.clone());
+        let results = vec![TxnResult::Committed, TxnResult::Committed];
+        let change = |key: &str, value| Change {
+            key: key.into(),
+            value,
+            replaced: None,
+        };
+        let observed = |second: Vec<Row>| {
+            vec![
+                vec![Observed::Changed(vec![
+                    change("x", Some(20)),
+                    change("y", Some(30)),
+                ])],
+                vec![
+                    Observed::Changed(vec![change("x", None)]),
+                    Observed::Matched(second),
+                ],
+            ]
+        };
+        let versions: Vec<VersionRow> = vec![
+            ("x".into(), 1, Some(0)),
+            ("y".into(), 1, Some(0)),
+            ("x".into(), 2, Some(1)),
+        ];
+        let h = logged_history(
+            &script,
+            &w,
+            &results,
+            &observed(vec![]),
+            &[],
+            chained(&versions),
+        )
+        .unwrap();
+        assert_eq!(h.version_order, [vec![0, 1], vec![0]]);
+        assert_eq!(
+            h.values,
+            [vec![Some(10), Some(20), None], vec![Some(20), Some(30)]]
+        );
+        // T2's delete read T1's x, and passed over y, which matches in its first version only.
+        let t2 = &h.txns[1];
+        assert_eq!(t2.reads[0].from, Writer::Txn(0));
+        assert_eq!(t2.predicate_reads[0].seen[1], [Writer::Txn(0)]);
+        assert!(t2.internal.is_empty());
+        assert!(classify(&h).is_empty(), "{:?}", classify(&h));
+        // Its read by predicate returns the x it deleted: internal.
+        let row = Row {
+            key: "x".into(),
+            value: 20,
+            writer: 1,
+        };
+        let h = logged_history(
+            &script,
+            &w,
+            &results,
+            &observed(vec![row]),
+            &[],
+            chained(&versions),
+        )
+        .unwrap();
+        assert_eq!(h.txns[1].internal, [0]);
+        assert_eq!(
+            classify(&h)[0].render(&h.keys),
+            "internal: T2 read x after writing it, and not its own write"
+        );
     }
 }

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use loadbearing_workload::workload::Pred;
+use loadbearing_workload::workload::{Pred, Set};
 
-use crate::program::Row;
+use crate::program::{Change, Row, Rows};
 use crate::race::{LoggedRead, VersionRow};
 
 /// The reads of one run, from every transaction's thread.
@@ -105,4 +105,43 @@ pub fn select_by_reads<'k, E>(
         }
     }
     Ok(rows)
+}
+
+/// What a key-value store does for one `UPDATE` or `DELETE` statement, row by row, as a
+/// program on a store with neither would: read each key [`targeted_keys`] names, and for each
+/// row present that the target includes, put its new value or delete it ([`Edit::change`]).
+pub enum Edit {
+    Update(Set),
+    Delete,
+}
+
+/// The keys an update or delete reads: its own key, or every key of the workload, in key order.
+pub fn targeted_keys<'k>(keys: impl IntoIterator<Item = &'k String>, rows: &Rows) -> Vec<String> {
+    let mut keys: Vec<String> = keys
+        .into_iter()
+        .filter(|k| !matches!(rows, Rows::Key(only) if only != *k))
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+impl Edit {
+    /// What the edit does to `key`, which the read `found` (value and writer; `None`: absent):
+    /// nothing, or a change naming the version it replaces.
+    pub fn change(&self, rows: &Rows, key: &str, found: Option<(i64, i32)>) -> Option<Change> {
+        let (value, writer) = found?;
+        if !rows.includes(key, Some(value)) {
+            return None;
+        }
+        Some(Change {
+            key: key.to_string(),
+            value: match self {
+                // Values are the workload's (-128..=127), computed as the model computes them.
+                Edit::Update(set) => Some(i64::from(set.apply(value as i8))),
+                Edit::Delete => None,
+            },
+            replaced: Some(writer),
+        })
+    }
 }

@@ -18,9 +18,9 @@ use ::skipdb::serializable::{SerializableDb, SerializableTransaction};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{Observed, Plan, Script};
+use crate::program::{Observed, Plan, Rows, Script};
 use crate::race::{Run, VersionRow};
-use crate::record::{scan_by_reads, select_by_reads, ReadLog, VersionLog};
+use crate::record::{scan_by_reads, select_by_reads, targeted_keys, Edit, ReadLog, VersionLog};
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -80,6 +80,25 @@ impl SkipConn<'_> {
         Ok(found)
     }
 
+    /// An update or delete, row by row.
+    fn edit(&mut self, rows: &Rows, edit: &Edit) -> Result<Observed, Refused> {
+        let mut changed = Vec::new();
+        for key in targeted_keys(self.keys.keys(), rows) {
+            let found = self.versioned(&key)?;
+            let Some(change) = edit.change(rows, &key, found) else {
+                continue;
+            };
+            let (i, w) = (self.index(&key), self.t as i32 + 1);
+            match change.value {
+                Some(v) => self.txn()?.insert(i, (v, w)).map_err(refused)?,
+                None => self.txn()?.remove(i).map_err(refused)?,
+            }
+            self.written.push(key);
+            changed.push(change);
+        }
+        Ok(Observed::Changed(changed))
+    }
+
     fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
         let t = self.t;
         let found = self.versioned(key)?;
@@ -120,6 +139,8 @@ impl Conn for SkipConn<'_> {
             }
             // A key-value store has no insert of its own: a put.
             Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
+            Plan::Update { rows, set } => self.edit(rows, &Edit::Update(*set)),
+            Plan::Delete(rows) => self.edit(rows, &Edit::Delete),
             Plan::Skip(_) => Ok(Observed::Skipped),
         }
     }

@@ -18,9 +18,10 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
 use crate::engine::{CommitStep, Layout};
 use crate::interleave::{self, Drivable, EveryInterleaving};
-use crate::program::{Observed, Plan, Row, Script};
+use crate::program::{Change, Observed, Plan, Row, Script};
 use crate::race::{Run, VersionRow};
 use crate::record::ReadLog;
+use crate::sql;
 use crate::tier::{run_all, Conn, Scenario, Schedule};
 use loadbearing_workload::workload::Workload;
 
@@ -118,14 +119,7 @@ impl Conn for SqliteConn<'_> {
                     .map_err(Refused)
             }
             Plan::Select(pred) => {
-                // As a person writes it: the condition in SQL, on the table's value column.
-                let sql = match pred.sql("v") {
-                    Some(condition) => {
-                        format!("SELECT k, v, w FROM kv WHERE {condition} ORDER BY k")
-                    }
-                    None => "SELECT k, v, w FROM kv ORDER BY k".to_string(),
-                };
-                let mut stmt = self.conn.prepare(&sql).map_err(Refused)?;
+                let mut stmt = self.conn.prepare(&sql::select(*pred)).map_err(Refused)?;
                 let rows = stmt
                     .query_map([], |r| {
                         Ok(Row {
@@ -148,6 +142,49 @@ impl Conn for SqliteConn<'_> {
                     )
                     .map(|_| Observed::Wrote(*v))
                     .map_err(Refused)
+            }
+            Plan::Update { rows, set } => {
+                // As written: one UPDATE; the trigger logs each new version.
+                let (sql, key) = sql::update(rows, *set, "?1", "?2", " RETURNING k, v");
+                let writer = self.txn as i64 + 1;
+                let mut stmt = self.conn.prepare(&sql).map_err(Refused)?;
+                let change = |r: &rusqlite::Row<'_>| {
+                    Ok(Change {
+                        key: r.get(0)?,
+                        value: Some(r.get(1)?),
+                        replaced: None,
+                    })
+                };
+                let mut changed = match key {
+                    Some(k) => stmt.query_map(rusqlite::params![writer, k], change),
+                    None => stmt.query_map(rusqlite::params![writer], change),
+                }
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(Refused)?;
+                changed.sort_by(|a, b| a.key.cmp(&b.key));
+                Ok(Observed::Changed(changed))
+            }
+            Plan::Delete(rows) => {
+                let (sql, key) = sql::delete(rows, "?1");
+                let mut stmt = self.conn.prepare(&sql).map_err(Refused)?;
+                let row = |r: &rusqlite::Row<'_>| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?));
+                let found = match key {
+                    Some(k) => stmt.query_map([k], row),
+                    None => stmt.query_map([], row),
+                }
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(Refused)?;
+                drop(stmt);
+                let writer = self.txn as i64 + 1;
+                let log = sql::log_deletion(["?1", "?2", "?3"]);
+                let mut keys = Vec::new();
+                for (k, prev) in found {
+                    self.conn
+                        .execute(&log, rusqlite::params![k, writer, prev])
+                        .map_err(Refused)?;
+                    keys.push(k);
+                }
+                Ok(Observed::Changed(sql::deleted(keys)))
             }
             Plan::Skip(_) => Ok(Observed::Skipped),
         }

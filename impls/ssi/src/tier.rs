@@ -253,7 +253,9 @@ impl Conn for crate::engine::Txn<'_> {
                 self.skip_write(k)?;
                 Observed::Skipped
             }
-            Plan::Select(_) | Plan::Insert(..) => return Err(crate::program::outside_the_engine()),
+            Plan::Select(_) | Plan::Insert(..) | Plan::Update { .. } | Plan::Delete(_) => {
+                return Err(crate::program::outside_the_engine())
+            }
         })
     }
     fn commit(&mut self, hook: &mut dyn FnMut(CommitStep)) -> Result<(), Error> {
@@ -274,7 +276,7 @@ impl Conn for crate::engine::Txn<'_> {
                 .map(|rows| Observed::Rows(rows.into_keys().collect())),
             Plan::Write(k, v) => self.ghost_write(k).ok().map(|_| Observed::Wrote(*v)),
             Plan::Skip(_) => Some(Observed::Skipped),
-            Plan::Select(_) | Plan::Insert(..) => None,
+            Plan::Select(_) | Plan::Insert(..) | Plan::Update { .. } | Plan::Delete(_) => None,
         }
     }
 }

@@ -103,7 +103,10 @@ impl Conform for Ssi {
                 let (read, k) = match &self.workload.programs[t as usize][stmt as usize] {
                     Stmt::Read(k) => (true, *k),
                     Stmt::Write { key, .. } => (false, *key),
-                    Stmt::Select(_) | Stmt::Insert { .. } => {
+                    Stmt::Select(_)
+                    | Stmt::Insert { .. }
+                    | Stmt::Update { .. }
+                    | Stmt::Delete(_) => {
                         unreachable!("{}", super::OUTSIDE_THE_MODEL)
                     }
                 };

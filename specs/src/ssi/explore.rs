@@ -71,8 +71,9 @@ pub fn history(model: &Ssi, s: &SsiState, reads_from: &ReadsFrom) -> History {
             writes: (0..w.keys.len())
                 .filter(|&k| s.versions[k].iter().any(|v| v.writer as usize == t + 1))
                 .collect(),
-            // The model reads keys only.
+            // The model reads keys only, a transaction's own keys from its own version.
             predicate_reads: Vec::new(),
+            internal: Vec::new(),
         })
         .collect();
     let committed = model.committed(s);

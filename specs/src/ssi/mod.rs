@@ -374,7 +374,9 @@ impl Ssi {
         let program = &self.workload.programs[t];
         match &program[stmt] {
             Stmt::Read(key) => self.read(s, t, stmt, *key),
-            Stmt::Select(_) | Stmt::Insert { .. } => unreachable!("{OUTSIDE_THE_MODEL}"),
+            Stmt::Select(_) | Stmt::Insert { .. } | Stmt::Update { .. } | Stmt::Delete(_) => {
+                unreachable!("{OUTSIDE_THE_MODEL}")
+            }
             Stmt::Write {
                 key,
                 value,
@@ -652,7 +654,12 @@ impl Model for Ssi {
                     Stmt::Write { key, .. } => {
                         format!("Write(T{}, {})", t + 1, self.workload.keys[*key])
                     }
-                    Stmt::Select(_) | Stmt::Insert { .. } => unreachable!("{OUTSIDE_THE_MODEL}"),
+                    Stmt::Select(_)
+                    | Stmt::Insert { .. }
+                    | Stmt::Update { .. }
+                    | Stmt::Delete(_) => {
+                        unreachable!("{OUTSIDE_THE_MODEL}")
+                    }
                 }
             }
             other => format!("{other:?}"),
@@ -743,7 +750,7 @@ impl Spec for Ssi {
                     .enumerate()
                     .filter_map(move |(i, stmt)| match stmt {
                         Stmt::Read(k) => s.txns[t].reads[i].map(|v| (t, *k, v)),
-                        Stmt::Write { .. } | Stmt::Select(_) | Stmt::Insert { .. } => None,
+                        _ => None,
                     })
             })
             .map(|(t, k, v)| format!("T{} {}={v}", t + 1, self.workload.keys[k]))

@@ -2,17 +2,22 @@
 //! back. `read bob`, `put alice=0 if bob=1`, `put x=x+1`, `put x=(x+y<10 ? x+-11 : x+-10)`;
 //! `x-11` is sugar for `x+-11` (the model has no subtraction of a key). For engines (the model
 //! has neither): predicate reads, `read where value % 3 = 0`, `read where value > 5` (`=`,
-//! `<>`, `<`, `<=`, `>`, `>=`), `read all`; and `insert z=30`, a row that must be absent.
+//! `<>`, `<`, `<=`, `>`, `>=`), `read all`; `insert z=30`, a row that must be absent; and
+//! single statements that read and write: `update x = x + 10`, `update x = 12`,
+//! `update where value = 10 set value = 12`, `update all set value = value + 10`, `delete x`,
+//! `delete where value = 20`, `delete all`.
 //!
 //! [`Workload::stmt_text`]: super::workload::Workload::stmt_text
 
-use super::workload::{Cmp, Expr, Key, Pred, Stmt};
+use super::workload::{Cmp, Expr, Key, Pred, Set, Stmt, Target};
 
 /// Why a step does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
-    #[error("a step starts with `read`, `put` or `insert`")]
+    #[error("a step starts with `read`, `put`, `insert`, `update` or `delete`")]
     NoVerb,
+    #[error("`update {key} = …` sets `{key}` from itself: `{key} + N`, `{key} - N`, or a number")]
+    UpdateFromOther { key: String },
     #[error("a predicate is over `value`: `read where value % 3 = 0`, `read where value > 5`")]
     NotValue,
     #[error("`% {0}`: the modulus of a predicate is a positive number")]
@@ -278,14 +283,68 @@ impl Parser<'_> {
         Ok(Pred::Compare(cmp, self.number()?))
     }
 
+    /// `N`, or `<name> + N` / `<name> - N` where `name` is the row's own value.
+    fn set(&mut self, name: &str) -> Result<Set, StepError> {
+        if !self.word(name) {
+            return self.number().map(Set::To);
+        }
+        let negative = match self.peek() {
+            Some(Token::Symbol('+')) => false,
+            Some(Token::Symbol('-')) => true,
+            _ => return Err(self.expected("`+` or `-`")),
+        };
+        self.at += 1;
+        let n = match self.peek() {
+            Some(&Token::Number(n)) => n,
+            _ => return Err(self.expected("a number")),
+        };
+        self.at += 1;
+        Self::value(if negative { -n } else { n }).map(Set::Add)
+    }
+
+    /// After `update` or `delete`: a key, `all`, or `where value …`.
+    fn target(&mut self) -> Result<Target, StepError> {
+        match self.peek() {
+            Some(Token::Name(w)) if RESERVED[..2].contains(&w.as_str()) => {
+                self.predicate().map(Target::Where)
+            }
+            _ => self.key().map(Target::Key),
+        }
+    }
+
     fn stmt(&mut self) -> Result<Stmt, StepError> {
+        const VERBS: [&str; 5] = ["read", "put", "insert", "update", "delete"];
         let verb = match self.next() {
-            Some(Token::Name(verb)) if ["read", "put", "insert"].contains(&verb.as_str()) => verb,
+            Some(Token::Name(verb)) if VERBS.contains(&verb.as_str()) => verb,
             _ => return Err(StepError::NoVerb),
         };
         let where_or_all =
             matches!(self.peek(), Some(Token::Name(w)) if RESERVED[..2].contains(&w.as_str()));
-        let stmt = if verb == "read" && where_or_all {
+        let stmt = if verb == "delete" {
+            Stmt::Delete(self.target()?)
+        } else if verb == "update" {
+            let target = self.target()?;
+            let set = match target {
+                Target::Key(k) => {
+                    self.symbol('=', "`=` after the key")?;
+                    let name = self.keys[k].clone();
+                    match self.peek() {
+                        Some(Token::Name(other)) if *other != name => {
+                            return Err(StepError::UpdateFromOther { key: name })
+                        }
+                        _ => self.set(&name)?,
+                    }
+                }
+                Target::Where(_) => {
+                    if !self.word("set") || !self.word("value") {
+                        return Err(self.expected("`set value = …`"));
+                    }
+                    self.symbol('=', "`=` after `set value`")?;
+                    self.set("value")?
+                }
+            };
+            Stmt::Update { target, set }
+        } else if verb == "read" && where_or_all {
             Stmt::Select(self.predicate()?)
         } else if verb == "read" {
             Stmt::Read(self.key()?)
@@ -464,5 +523,52 @@ mod tests {
         ));
         assert_eq!(parse("insert x=300", &k), Err(StepError::OutOfRange(300)));
         assert!(!is_key_name("all") && !is_key_name("where") && !is_key_name("value"));
+    }
+
+    /// Updates and deletes, by key or by predicate, read back as printed.
+    #[test]
+    fn updates_and_deletes_read_back_as_printed() {
+        let k = keys();
+        let w = crate::ssi::workload::Workload {
+            name: "w".into(),
+            keys: k.clone(),
+            pages: vec![0, 1],
+            initial: vec![Some(1), Some(2)],
+            programs: vec![],
+            endings: vec![],
+        };
+        for text in [
+            "update x = x + 10",
+            "update x = x - 3",
+            "update y = 12",
+            "update where value = 10 set value = 12",
+            "update all set value = value + 10",
+            "update where value % 2 = 0 set value = value - 1",
+            "delete x",
+            "delete where value = 20",
+            "delete all",
+        ] {
+            let stmt = parse(text, &k).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(w.stmt_text(&stmt), text);
+        }
+        assert_eq!(
+            parse("update x = x+10", &k).unwrap(),
+            Stmt::Update {
+                target: Target::Key(0),
+                set: Set::Add(10)
+            }
+        );
+        assert_eq!(
+            parse("update x = y + 1", &k),
+            Err(StepError::UpdateFromOther { key: "x".into() })
+        );
+        assert!(matches!(
+            parse("update where value = 1 value = 2", &k),
+            Err(StepError::Expected { .. })
+        ));
+        assert_eq!(
+            parse("delete z", &k),
+            Err(StepError::UnknownKey("z".into()))
+        );
     }
 }

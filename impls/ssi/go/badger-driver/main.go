@@ -82,7 +82,7 @@ func parseVW(v, w string) (int64, int32, error) {
 }
 
 func (d *driver) handle(f []string) string {
-	need := map[string]int{"begin": 2, "get": 3, "set": 5, "commit": 2, "discard": 2, "load": 4, "read": 2, "reset": 1}
+	need := map[string]int{"begin": 2, "get": 3, "set": 5, "del": 3, "commit": 2, "discard": 2, "load": 4, "read": 2, "reset": 1}
 	n, known := need[f[0]]
 	if !known {
 		return "err unknown request " + f[0]
@@ -94,7 +94,7 @@ func (d *driver) handle(f []string) string {
 	case "begin":
 		d.txns[f[1]] = d.db.NewTransaction(true)
 		return "ok"
-	case "get", "set", "commit", "discard":
+	case "get", "set", "del", "commit", "discard":
 		txn, open := d.txns[f[1]]
 		if !open {
 			return "err no transaction " + f[1]
@@ -108,6 +108,11 @@ func (d *driver) handle(f []string) string {
 				return "err " + err.Error()
 			}
 			if err := txn.Set([]byte(f[2]), encode(v, w)); err != nil {
+				return "err " + err.Error()
+			}
+			return "ok"
+		case "del":
+			if err := txn.Delete([]byte(f[2])); err != nil {
 				return "err " + err.Error()
 			}
 			return "ok"
