@@ -427,7 +427,9 @@ mod tests {
     #[test]
     fn allowed_anomalies_read_by_class_where_a_class_is_allowed_whole() {
         let rc = Claim::allowed_text(&Claim::read_committed_allows(), "none");
-        assert_eq!(rc, "any G-single, any G2-item");
+        assert_eq!(rc, "any G-single, any G2-item, any G2");
+        let pl_si = Claim::allowed_text(&Claim::snapshot_isolation_allows(), "none");
+        assert_eq!(pl_si, "any G2-item, any G2");
         let si = Claim::allowed_text(&["G2-item (write skew)".to_string()], "none");
         assert_eq!(si, "G2-item (write skew)");
         assert_eq!(Claim::allowed_text(&[], "serializable"), "serializable");

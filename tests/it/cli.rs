@@ -15,12 +15,23 @@ fn check_exits_zero_when_every_outcome_is_as_expected() {
     std::fs::create_dir_all(&dir).unwrap();
     let installed = dir.join("loadbearing");
     std::fs::copy(env!("CARGO_BIN_EXE_loadbearing"), &installed).unwrap();
+    // Another test's thread may fork while the copy's file is still open for writing; until
+    // that child execs, running the copy fails with "text file busy" (ETXTBSY): try again.
     let run = |args: &[&str]| {
-        std::process::Command::new(&installed)
-            .args(args)
-            .current_dir("/")
-            .output()
-            .expect("the copied binary runs")
+        let mut tries = 0;
+        loop {
+            match std::process::Command::new(&installed)
+                .args(args)
+                .current_dir("/")
+                .output()
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                result => break result.expect("the copied binary runs"),
+            }
+        }
     };
     let out = run(&["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
