@@ -34,25 +34,40 @@ pub struct RowsRun {
 }
 
 /// Runs `order` one transaction at a time from the initial state: the model's workloads, whose
-/// keys all hold values and which read keys only.
+/// keys all hold values and which read and write keys only. The model's `Serializable`
+/// property runs this on every state, so it stays a plain loop over values ([`run_rows`] runs
+/// every statement, at the cost of rows and refusals the model never has).
 pub fn run(workload: &Workload, order: &[usize]) -> SerialRun {
-    let rows = run_rows(workload, order);
-    let value = |s: &Seen| match s {
-        Seen::Value(v) => *v,
-        Seen::Nothing | Seen::Rows(_) | Seen::Changed(_) => None,
-    };
-    SerialRun {
-        reads: rows
-            .seen
-            .iter()
-            .map(|t| t.iter().map(value).collect())
-            .collect(),
-        state: rows
-            .state
-            .iter()
-            .map(|v| v.expect("the model's keys are never absent"))
-            .collect(),
+    let mut state: Vec<i8> = workload
+        .initial
+        .iter()
+        .map(|v| v.expect("the model's keys are never absent"))
+        .collect();
+    let mut reads = vec![Vec::new(); workload.programs.len()];
+    for &t in order {
+        let program = &workload.programs[t];
+        let mut seen: Vec<Option<i8>> = vec![None; program.len()];
+        for (i, stmt) in program.iter().enumerate() {
+            match stmt {
+                Stmt::Read(k) => seen[i] = Some(state[*k]),
+                Stmt::Write {
+                    key,
+                    value,
+                    only_if,
+                } => {
+                    let last = |k: usize| last_read(program, &seen, i, k);
+                    if only_if.is_none_or(|(k, v)| last(k) == v) {
+                        state[*key] = eval(value, &last);
+                    }
+                }
+                Stmt::Select(_) | Stmt::Insert { .. } | Stmt::Update { .. } | Stmt::Delete(_) => {
+                    unreachable!("the model's workloads read and write keys only")
+                }
+            }
+        }
+        reads[t] = seen;
     }
+    SerialRun { reads, state }
 }
 
 /// Runs `order` one transaction at a time from the initial state, predicate reads and inserts
