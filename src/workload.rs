@@ -8,6 +8,7 @@ use std::path::Path;
 use loadbearing_conform::ssi_engine::model_of;
 use loadbearing_specs::ssi::explore::{self, Summary};
 use loadbearing_specs::ssi::file::{self, FileError, WorkloadFile};
+use loadbearing_specs::ssi::BOUNDS;
 use loadbearing_ssi_engine::engine::Variant;
 use serde::Serialize;
 
@@ -86,7 +87,7 @@ pub fn check_file(
     parsed: &WorkloadFile,
     variants: &[String],
 ) -> Result<Report, WorkloadError> {
-    if let Some(why) = parsed.workload.outside_model() {
+    if let Some(why) = parsed.workload.outside_model(&BOUNDS) {
         return Err(WorkloadError::OutsideModel {
             file: path.display().to_string(),
             why,

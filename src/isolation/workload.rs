@@ -17,6 +17,7 @@ use std::path::Path;
 use loadbearing_conform::ssi_engine::ModelJudge;
 use loadbearing_specs::ssi::file::{self, Expect, WorkloadFile};
 use loadbearing_specs::ssi::schedule::{self as pinned_schedule, Schedule};
+use loadbearing_specs::ssi::BOUNDS;
 use loadbearing_ssi_engine::interleave::{
     self, Drivable, DrivenRun, EveryInterleaving, Interleavings,
 };
@@ -112,7 +113,7 @@ fn model_results(
 ) -> Result<Vec<VariantResult>, IsolationError> {
     // No variant means no engine column (`--variant none`), not the file's `[expect]` ones;
     // a workload outside the model has no model to explore.
-    if variants.is_empty() || parsed.workload.outside_model().is_some() {
+    if variants.is_empty() || parsed.workload.outside_model(&BOUNDS).is_some() {
         return Ok(Vec::new());
     }
     let names: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
@@ -265,7 +266,7 @@ pub fn race_file(
         file::load_file(path, VARIANTS).map_err(|e| IsolationError::Workload(e.to_string()))?;
     let w = &parsed.workload;
     // Only engines run a workload outside the model: with none named there is nothing to run.
-    if let Some(why) = w.outside_model() {
+    if let Some(why) = w.outside_model(&BOUNDS) {
         if engines.is_empty() && postgres.is_none() {
             return Err(IsolationError::Workload(format!(
                 "{}: outside the model ({why}), so the SSI engine's variants cannot run it: name engines (--engine postgres, --engine sqlite, …)",
@@ -302,7 +303,7 @@ pub fn race_file(
     Ok(WorkloadRace {
         file: path.display().to_string(),
         workload: w.name.clone(),
-        outside_model: w.outside_model(),
+        outside_model: w.outside_model(&BOUNDS),
         tests: parsed.tests.clone(),
         attempts,
         stores,
@@ -373,7 +374,7 @@ impl OnColumn for EveryOn<'_> {
         // What the claim allows, and whether every anomaly it allows must show.
         let (allowed, by, complete, must_show) = match column.claim {
             Claim::Serializable => (Vec::new(), by, true, false),
-            Claim::SnapshotIsolation if w.outside_model().is_some() => {
+            Claim::SnapshotIsolation if w.outside_model(&BOUNDS).is_some() => {
                 // No model to ask: Adya's definition of snapshot isolation is the claim.
                 let by = format!("{by}; outside the model, Adya's PL-SI (no G-single)");
                 (Claim::snapshot_isolation_allows(), by, true, false)

@@ -76,7 +76,7 @@ fn bad_files_exit_two_naming_the_line() {
     let cases = [
         ("syntax", "[keys]\nx = = 1\n", 2),
         ("unknown_key", "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put y=1\",\n]\n", 6),
-        ("four_txns", "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\"]\n[[txn]]\nsteps = [\"read x\"]\n[[txn]]\nsteps = [\"read x\"]\n[[txn]]\nsteps = [\"read x\"]\n", 10),
+        ("past_64_bits", "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put x=99999999999999999999\",\n]\n", 6),
         ("variant", "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\"]\n[expect]\nnosuch = [\"serializable\"]\n", 6),
     ];
     for (name, text, line) in cases {
@@ -87,4 +87,89 @@ fn bad_files_exit_two_naming_the_line() {
         let want = format!("{}:{line}: ", f.display());
         assert!(err.contains(&want), "{name}: wanted {want} in {err}");
     }
+}
+
+/// Four transactions, five statements in one, and values past the model's `i8`: such a
+/// workload is outside the model (`check --workload` says why, exit 2; the first reason is its
+/// predicate read, and without the other statements its fourth transaction) and runs on
+/// engines as written, with 64-bit values (a predicate over values in the thousands, which an
+/// `i8` would read as negatives). A wrong expected value fails it (exit 1), naming the step.
+#[test]
+fn a_workload_beyond_the_models_bounds_runs_on_engines_with_its_own_values() {
+    const FILE: &str = r#"name = "beyond"
+
+[keys]
+a = 1000
+b = 2000
+
+[[txn]]
+steps = ["read where value > 1500", "commit"]
+
+[[txn]]
+steps = ["update a = a + 1000", "commit"]
+
+[[txn]]
+steps = ["read a", "read b", "put b=b+300", "commit"]
+
+[[txn]]
+steps = ["read where value >= 2000", "read a", "read b", "read a", "read b", "commit"]
+
+[schedule]
+steps = "T2.begin T2.1 T2.commit T1.begin T1.1 T1.commit T3.begin T3.1 T3.2 T3.3 T3.commit T4.begin T4.1 T4.2 T4.3 T4.4 T4.5 T4.commit"
+
+[schedule.expect]
+all = ["T2.1 = {a=2000}", "T1.1 = {a=2000, b=2000}", "T3.3 = 2300", "T4.1 = {a=2000, b=2300}", "T4.5 = 2300"]
+
+[expect]
+sqlite = ["serializable"]
+skipdb = ["serializable"]
+"#;
+    let dir = std::env::temp_dir().join(format!("lb-beyond-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("beyond.toml");
+    std::fs::write(&path, FILE).unwrap();
+    let file = path.to_str().unwrap();
+
+    let (code, out, err) = run(&["check", "--workload", file]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("outside the model: a predicate read"), "{err}");
+    let items = dir.join("items.toml");
+    let item_reads = FILE
+        .replace("read where value > 1500", "read b")
+        .replace("read where value >= 2000", "read a")
+        .replace("update a = a + 1000", "read a");
+    std::fs::write(&items, item_reads.split("[schedule]").next().unwrap()).unwrap();
+    let (code, out, err) = run(&["check", "--workload", items.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("outside the model: 4 transactions > 3: the model has room for 3"),
+        "{err}"
+    );
+
+    let engines = [
+        "isolation",
+        "--workload",
+        file,
+        "--engine",
+        "sqlite",
+        "--engine",
+        "skipdb",
+        "--interleavings",
+        "30",
+    ];
+    let (code, out, err) = run(&engines);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("outside the model (a predicate read"), "{out}");
+    assert!(
+        out.contains("T4.1       read where value >= 2000: {a=2000, b=2300}"),
+        "{out}"
+    );
+
+    let red = dir.join("red.toml");
+    std::fs::write(&red, FILE.replace("\"T3.3 = 2300\"", "\"T3.3 = 2301\"")).unwrap();
+    let mut args = engines;
+    args[2] = red.to_str().unwrap();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(format!("{out}{err}").contains("T3.3"), "{out}{err}");
 }

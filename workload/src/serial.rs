@@ -1,7 +1,7 @@
 //! The serializability oracle: does some serial order of the committed transactions reproduce
 //! every value each of them read and the final committed state?
 
-use super::workload::{eval, Key, Stmt, Target, Workload};
+use super::workload::{eval, Key, Number, Stmt, Target, Value, Workload};
 
 /// What one statement of a serial run saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -9,14 +9,15 @@ pub enum Seen {
     /// Not a read.
     Nothing,
     /// A read of a key: its value (`None`: absent).
-    Value(Option<i8>),
+    Value(Option<Value>),
     /// A predicate read: each matching row, by key.
-    Rows(Vec<(Key, i8)>),
+    Rows(Vec<(Key, Value)>),
     /// An update or delete: each row it changed, by key, with its new value (`None`: deleted).
-    Changed(Vec<(Key, Option<i8>)>),
+    Changed(Vec<(Key, Option<Value>)>),
 }
 
-/// What one serial run produced: each transaction's reads (indexed by statement) and the state.
+/// What one serial run of the model's workload produced: each transaction's reads (indexed by
+/// statement) and the state, in the model's values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SerialRun {
     pub reads: Vec<Vec<Option<i8>>>,
@@ -28,7 +29,7 @@ pub struct SerialRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowsRun {
     pub seen: Vec<Vec<Seen>>,
-    pub state: Vec<Option<i8>>,
+    pub state: Vec<Option<Value>>,
     /// The transactions a store would have refused (a duplicate insert, a value from no row).
     pub failed: Vec<bool>,
 }
@@ -41,7 +42,7 @@ pub fn run(workload: &Workload, order: &[usize]) -> SerialRun {
     let mut state: Vec<i8> = workload
         .initial
         .iter()
-        .map(|v| v.expect("the model's keys are never absent"))
+        .map(|v| i8::of(v.expect("the model's keys are never absent")))
         .collect();
     let mut reads = vec![Vec::new(); workload.programs.len()];
     for &t in order {
@@ -56,7 +57,7 @@ pub fn run(workload: &Workload, order: &[usize]) -> SerialRun {
                     only_if,
                 } => {
                     let last = |k: usize| last_read(program, &seen, i, k);
-                    if only_if.is_none_or(|(k, v)| last(k) == v) {
+                    if only_if.is_none_or(|(k, v)| Value::from(last(k)) == v) {
                         state[*key] = eval(value, &last);
                     }
                 }
@@ -91,9 +92,7 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
                         state
                             .iter()
                             .enumerate()
-                            .filter_map(|(k, v)| {
-                                v.filter(|v| p.matches(Some(i64::from(*v)))).map(|v| (k, v))
-                            })
+                            .filter_map(|(k, v)| v.filter(|v| p.matches(Some(*v))).map(|v| (k, v)))
                             .collect(),
                     )
                 }
@@ -150,13 +149,13 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
 
 /// The rows an update or delete changes in `state`: its key if present, or every present row
 /// its predicate matches, in key order.
-fn targeted(state: &[Option<i8>], target: Target) -> Vec<Key> {
+fn targeted(state: &[Option<Value>], target: Target) -> Vec<Key> {
     (0..state.len())
         .filter(|&k| {
             let present = state[k].is_some();
             match target {
                 Target::Key(key) => present && k == key,
-                Target::Where(p) => p.matches(state[k].map(i64::from)),
+                Target::Where(p) => p.matches(state[k]),
             }
         })
         .collect()
@@ -164,7 +163,7 @@ fn targeted(state: &[Option<i8>], target: Target) -> Vec<Key> {
 
 /// The values a transaction's reads returned before statement `before`, as [`last_read`]
 /// takes them; `None` when one it reads there found the row absent (nothing to compute from).
-fn known_reads(program: &[Stmt], seen: &[Seen], before: usize) -> Option<Vec<Option<i8>>> {
+fn known_reads(program: &[Stmt], seen: &[Seen], before: usize) -> Option<Vec<Option<Value>>> {
     (0..before)
         .map(|i| match (&program[i], &seen[i]) {
             (Stmt::Read(_), Seen::Value(None)) => None,
@@ -175,7 +174,7 @@ fn known_reads(program: &[Stmt], seen: &[Seen], before: usize) -> Option<Vec<Opt
 }
 
 /// The value the transaction read for `key` most recently before statement `before`.
-pub fn last_read(program: &[Stmt], seen: &[Option<i8>], before: usize, key: usize) -> i8 {
+pub fn last_read<N: Copy>(program: &[Stmt], seen: &[Option<N>], before: usize, key: usize) -> N {
     (0..before)
         .rev()
         .find_map(|i| match program[i] {
@@ -225,7 +224,7 @@ pub fn serializable_rows(
     workload: &Workload,
     committed: &[usize],
     seen_of: &dyn Fn(usize) -> Vec<Seen>,
-    final_state: &[Option<i8>],
+    final_state: &[Option<Value>],
 ) -> bool {
     permutations(committed).iter().any(|order| {
         let run = run_rows(workload, order);

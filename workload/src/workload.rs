@@ -2,14 +2,58 @@
 //! (and whether they happen at all) depend on what was read.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 
 /// Keys are small indices into a workload's key table.
 pub type Key = usize;
 
+/// A number as a workload file writes it: any 64-bit value, as engines hold them. The SSI model
+/// holds fewer (its [`ModelBounds`]); a workload with a value beyond them runs on engines only.
+pub type Value = i64;
+
+/// The numbers a workload computes with: the model's `i8`, which wraps as the model's own
+/// arithmetic does, and engines' `i64`.
+pub trait Number: Copy + PartialOrd {
+    /// A workload's constant as this number. The model only meets workloads whose constants it
+    /// holds ([`Workload::outside_model`] refuses the rest before a model is built).
+    fn of(value: Value) -> Self;
+    fn plus(self, other: Self) -> Self;
+}
+
+impl Number for i8 {
+    fn of(value: Value) -> i8 {
+        i8::try_from(value).expect("the model's workloads hold only values it can represent")
+    }
+
+    fn plus(self, other: i8) -> i8 {
+        self.wrapping_add(other)
+    }
+}
+
+impl Number for i64 {
+    fn of(value: Value) -> i64 {
+        value
+    }
+
+    fn plus(self, other: i64) -> i64 {
+        self.wrapping_add(other)
+    }
+}
+
+/// What the SSI model has room for: a workload beyond any of it is run on engines only, and
+/// [`Workload::outside_model`] says which bound it passes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelBounds {
+    pub txns: usize,
+    /// Statements a transaction, its ending aside.
+    pub stmts: usize,
+    pub values: RangeInclusive<Value>,
+}
+
 /// A value computed from the transaction's own reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
-    Const(i8),
+    Const(Value),
     /// The value this transaction last read (or wrote) for the key.
     Read(Key),
     Add(Box<Expr>, Box<Expr>),
@@ -24,9 +68,9 @@ pub enum Pred {
     /// Every row (`read all`: `SELECT * FROM test`).
     All,
     /// `value <op> n`.
-    Compare(Cmp, i8),
+    Compare(Cmp, Value),
     /// `value % modulus = remainder` (SQL's `%`: the remainder takes the value's sign).
-    Mod { modulus: i8, remainder: i8 },
+    Mod { modulus: Value, remainder: Value },
 }
 
 /// A comparison of a row's value with a number.
@@ -64,18 +108,15 @@ impl Pred {
         };
         match self {
             Pred::All => true,
-            Pred::Compare(cmp, n) => {
-                let n = i64::from(n);
-                match cmp {
-                    Cmp::Eq => v == n,
-                    Cmp::Ne => v != n,
-                    Cmp::Lt => v < n,
-                    Cmp::Le => v <= n,
-                    Cmp::Gt => v > n,
-                    Cmp::Ge => v >= n,
-                }
-            }
-            Pred::Mod { modulus, remainder } => v % i64::from(modulus) == i64::from(remainder),
+            Pred::Compare(cmp, n) => match cmp {
+                Cmp::Eq => v == n,
+                Cmp::Ne => v != n,
+                Cmp::Lt => v < n,
+                Cmp::Le => v <= n,
+                Cmp::Gt => v > n,
+                Cmp::Ge => v >= n,
+            },
+            Pred::Mod { modulus, remainder } => v.wrapping_rem(modulus) == remainder,
         }
     }
 
@@ -106,14 +147,14 @@ pub enum Stmt {
     Write {
         key: Key,
         value: Expr,
-        only_if: Option<(Key, i8)>,
+        only_if: Option<(Key, Value)>,
     },
     /// A predicate read: every row whose value matches, as one statement sees the table.
     Select(Pred),
     /// Adds a row that must be absent (a store refuses a duplicate key as it would).
     Insert {
         key: Key,
-        value: i8,
+        value: Value,
     },
     /// One statement that reads and writes the rows it targets: `update x = x + 10`,
     /// `update where value = 10 set value = 12`.
@@ -123,6 +164,54 @@ pub enum Stmt {
     },
     /// Removes the rows it targets: `delete x`, `delete where value = 20`.
     Delete(Target),
+}
+
+impl Stmt {
+    /// Every number the statement names (a constant, a guard's value, a predicate's operands).
+    pub fn constants(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let pred = |p: &Pred, out: &mut Vec<Value>| match *p {
+            Pred::All => {}
+            Pred::Compare(_, n) => out.push(n),
+            Pred::Mod { modulus, remainder } => out.extend([modulus, remainder]),
+        };
+        let target = |t: &Target, out: &mut Vec<Value>| {
+            if let Target::Where(p) = t {
+                pred(p, out)
+            }
+        };
+        match self {
+            Stmt::Read(_) => {}
+            Stmt::Write { value, only_if, .. } => {
+                value.constants(&mut out);
+                out.extend(only_if.map(|(_, v)| v));
+            }
+            Stmt::Select(p) => pred(p, &mut out),
+            Stmt::Insert { value, .. } => out.push(*value),
+            Stmt::Update { target: t, set } => {
+                target(t, &mut out);
+                out.push(match *set {
+                    Set::To(v) | Set::Add(v) => v,
+                });
+            }
+            Stmt::Delete(t) => target(t, &mut out),
+        }
+        out
+    }
+}
+
+impl Expr {
+    fn constants(&self, out: &mut Vec<Value>) {
+        match self {
+            Expr::Const(v) => out.push(*v),
+            Expr::Read(_) => {}
+            Expr::Add(a, b) => {
+                a.constants(out);
+                b.constants(out);
+            }
+            Expr::IfLess(a, b, yes, no) => [a, b, yes, no].iter().for_each(|e| e.constants(out)),
+        }
+    }
 }
 
 /// The rows an update or delete targets: one key, or every row a predicate matches.
@@ -136,14 +225,14 @@ pub enum Target {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Set {
     /// `= 12`.
-    To(i8),
+    To(Value),
     /// `= value + 10` (a negative number subtracts).
-    Add(i8),
+    Add(Value),
 }
 
 impl Set {
-    /// The row's new value (wrapping, as every value the model computes).
-    pub fn apply(self, value: i8) -> i8 {
+    /// The row's new value (wrapping, as every value a workload computes).
+    pub fn apply(self, value: Value) -> Value {
         match self {
             Set::To(v) => v,
             Set::Add(n) => value.wrapping_add(n),
@@ -154,7 +243,7 @@ impl Set {
     pub fn sql(self, column: &str) -> String {
         match self {
             Set::To(v) => v.to_string(),
-            Set::Add(n) if n < 0 => format!("{column} - {}", -i16::from(n)),
+            Set::Add(n) if n < 0 => format!("{column} - {}", n.unsigned_abs()),
             Set::Add(n) => format!("{column} + {n}"),
         }
     }
@@ -186,7 +275,7 @@ pub struct Workload {
     /// The page each key lives on: SIREAD markers are per page.
     pub pages: Vec<usize>,
     /// Each key's initial value; `None`: the key starts absent (no row).
-    pub initial: Vec<Option<i8>>,
+    pub initial: Vec<Option<Value>>,
     pub programs: Vec<Vec<Stmt>>,
     /// How each transaction ends, one per program.
     pub endings: Vec<Ending>,
@@ -199,8 +288,13 @@ impl Workload {
     }
 
     /// Why the SSI model cannot run this workload, if it cannot: the model has no predicate
-    /// reads, no inserts and no absent rows (engines run such workloads on their own).
-    pub fn outside_model(&self) -> Option<String> {
+    /// reads, no inserts, no single-statement updates or deletes and no absent rows, and no
+    /// room beyond `model`'s bounds (engines run such workloads on their own).
+    pub fn outside_model(&self, model: &ModelBounds) -> Option<String> {
+        self.outside_language().or_else(|| self.beyond(model))
+    }
+
+    fn outside_language(&self) -> Option<String> {
         let steps = self.programs.iter().flatten();
         if let Some(Stmt::Select(p)) = steps.clone().find(|s| matches!(s, Stmt::Select(_))) {
             return Some(format!(
@@ -226,6 +320,52 @@ impl Workload {
             ));
         }
         None
+    }
+
+    /// The first of `model`'s bounds this workload passes: its transactions, a transaction's
+    /// statements, a value it starts with or writes.
+    fn beyond(&self, model: &ModelBounds) -> Option<String> {
+        let n = self.programs.len();
+        if n > model.txns {
+            return Some(format!(
+                "{n} transactions > {}: the model has room for {}",
+                model.txns, model.txns
+            ));
+        }
+        if let Some((t, p)) = self
+            .programs
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.len() > model.stmts)
+        {
+            return Some(format!(
+                "T{} has {} statements > {}: the model has room for {} a transaction",
+                t + 1,
+                p.len(),
+                model.stmts,
+                model.stmts
+            ));
+        }
+        let (low, high) = (model.values.start(), model.values.end());
+        if let Some((k, v)) = self
+            .keys
+            .iter()
+            .zip(&self.initial)
+            .find_map(|(k, v)| v.filter(|v| !model.values.contains(v)).map(|v| (k, v)))
+        {
+            return Some(format!(
+                "`{k}` starts at {v}: the model holds values {low}..={high}"
+            ));
+        }
+        let step = self
+            .programs
+            .iter()
+            .flatten()
+            .find(|s| s.constants().iter().any(|c| !model.values.contains(c)))?;
+        Some(format!(
+            "`{}`: the model holds values {low}..={high}",
+            self.stmt_text(step)
+        ))
     }
 
     pub fn page_count(&self) -> usize {
@@ -269,7 +409,7 @@ impl Workload {
             Expr::Read(k) => self.keys[*k].to_string(),
             // `x-11`, not `x+-11`: a negative constant added reads as the subtraction it is.
             Expr::Add(a, b) => match b.as_ref() {
-                Expr::Const(v) if *v < 0 => format!("{}-{}", self.expr_text(a), -i16::from(*v)),
+                Expr::Const(v) if *v < 0 => format!("{}-{}", self.expr_text(a), v.unsigned_abs()),
                 _ => format!("{}+{}", self.expr_text(a), self.expr_text(b)),
             },
             Expr::IfLess(a, b, yes, no) => format!(
@@ -297,11 +437,11 @@ impl fmt::Display for Workload {
 }
 
 /// Evaluates an expression against what the transaction has seen of each key.
-pub fn eval(e: &Expr, seen: &dyn Fn(Key) -> i8) -> i8 {
+pub fn eval<N: Number>(e: &Expr, seen: &dyn Fn(Key) -> N) -> N {
     match e {
-        Expr::Const(v) => *v,
+        Expr::Const(v) => N::of(*v),
         Expr::Read(k) => seen(*k),
-        Expr::Add(a, b) => eval(a, seen).wrapping_add(eval(b, seen)),
+        Expr::Add(a, b) => eval(a, seen).plus(eval(b, seen)),
         Expr::IfLess(a, b, yes, no) => {
             if eval(a, seen) < eval(b, seen) {
                 eval(yes, seen)
@@ -333,7 +473,7 @@ fn put(key: Key, value: Expr) -> Stmt {
     }
 }
 
-fn put_if(key: Key, value: Expr, if_key: Key, equals: i8) -> Stmt {
+fn put_if(key: Key, value: Expr, if_key: Key, equals: Value) -> Stmt {
     Stmt::Write {
         key,
         value,
@@ -451,7 +591,7 @@ mod tests {
             programs: vec![],
             endings: vec![],
         };
-        let put = |c: i8| Stmt::Write {
+        let put = |c: Value| Stmt::Write {
             key: 0,
             value: Expr::Add(Box::new(Expr::Read(0)), Box::new(Expr::Const(c))),
             only_if: None,

@@ -149,8 +149,8 @@ impl BadgerConn<'_> {
 
     fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
         let found = self.driver().versioned(&format!("get T{} {key}", self.t))?;
-        if let Some((_, writer)) = found {
-            self.reads.record(self.t, key.to_string(), writer);
+        if let Some((v, writer)) = found {
+            self.reads.record(self.t, key.to_string(), writer, v);
         }
         Ok(found.map(|(v, _)| v))
     }

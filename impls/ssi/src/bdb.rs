@@ -265,8 +265,8 @@ impl Conn for BdbConn<'_> {
         match plan {
             Plan::Read(k) => {
                 let found = get(self.db_of(k), self.txn()?, k)?;
-                if let Some((_, writer)) = found {
-                    self.reads.record(self.t, k.clone(), writer);
+                if let Some((v, writer)) = found {
+                    self.reads.record(self.t, k.clone(), writer, v);
                 }
                 Ok(Observed::Value(found.map(|(v, _)| v)))
             }

@@ -61,14 +61,17 @@ impl Interleavings {
     /// seed 7`, or `one of 70 interleavings, pinned: T1.begin …`.
     pub fn text(&self) -> String {
         if let Some(schedule) = &self.pinned {
-            return format!("one of {} interleavings, pinned: {schedule}", self.total);
+            return format!(
+                "one of {} interleavings, pinned: {schedule}",
+                total_text(self.total)
+            );
         }
         match self.sampled_with {
             None => format!("every interleaving ({})", self.total),
             Some(seed) => format!(
                 "{} of {} interleavings, sampled with seed {seed}",
                 self.orders.len(),
-                self.total
+                total_text(self.total)
             ),
         }
     }
@@ -440,18 +443,35 @@ pub fn steps(script: &Script) -> Vec<Vec<Point>> {
         .collect()
 }
 
-/// The number of interleavings of sequences of these lengths (saturating: never wraps).
+/// [`count`]'s answer when the number passes `u128`: [`total_text`] reads it as such.
+pub const BEYOND_COUNTING: u128 = u128::MAX;
+
+/// The number of interleavings of sequences of these lengths, or [`BEYOND_COUNTING`] when it
+/// passes `u128` (never a wrapped or clamped count passed off as exact).
 pub fn count(lens: &[usize]) -> u128 {
-    // Built up one transaction at a time: C(placed + n, n) ways to place n more steps.
+    // Built up one transaction at a time: C(placed + n, n) ways to place n more steps, each
+    // partial product a whole number.
     let mut total: u128 = 1;
     let mut placed: u128 = 0;
     for &n in lens {
         for i in 1..=n as u128 {
             placed += 1;
-            total = total.saturating_mul(placed) / i;
+            match total.checked_mul(placed) {
+                Some(product) => total = product / i,
+                None => return BEYOND_COUNTING,
+            }
         }
     }
     total
+}
+
+/// A count of interleavings for people: the number, or `more than 2^128`.
+pub fn total_text(total: u128) -> String {
+    if total == BEYOND_COUNTING {
+        "more than 2^128".to_string()
+    } else {
+        total.to_string()
+    }
 }
 
 /// Every interleaving of sequences of these lengths when there are at most `bound`, else
@@ -643,6 +663,11 @@ mod tests {
         let all = interleavings(&[4, 4], 1000, 1);
         assert!(all.every());
         assert_eq!(all.total, 70);
+        // Exact while it fits (30 steps of 3 transactions: 30! / 10!^3), and said to pass
+        // counting beyond, never clamped to a smaller number.
+        assert_eq!(count(&[10, 10, 10]), 5_550_996_791_340);
+        assert_eq!(count(&[40; 10]), BEYOND_COUNTING);
+        assert_eq!(total_text(count(&[40; 10])), "more than 2^128");
         assert_eq!(all.orders.len(), 70);
         let distinct: HashSet<&Vec<usize>> = all.orders.iter().collect();
         assert_eq!(distinct.len(), 70);

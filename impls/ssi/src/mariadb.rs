@@ -260,8 +260,8 @@ impl Conn for MariaConn<'_> {
                     .client
                     .exec_first("SELECT v, w FROM kv WHERE k = ?", (k,))
                     .map_err(Refused)?;
-                if let Some((_, w)) = row {
-                    self.reads.record(self.txn, k.clone(), w);
+                if let Some((v, w)) = row {
+                    self.reads.record(self.txn, k.clone(), w, v);
                 }
                 Ok(Observed::Value(row.map(|(v, _)| v)))
             }
@@ -399,6 +399,19 @@ struct MariaWaiting {
 }
 
 impl MariaWaiting {
+    /// A monitor connection of its own, asking about `clients`' threads.
+    fn of(opts: &OptsBuilder, clients: &[Client]) -> Result<MariaWaiting, MariaTierError> {
+        let ids: Vec<u32> = clients.iter().map(Client::connection_id).collect();
+        Ok(MariaWaiting {
+            monitor: Mutex::new(Monitor {
+                client: connect(opts)?,
+                last: None,
+            }),
+            began: ids.iter().map(|_| Mutex::new(None)).collect(),
+            ids,
+        })
+    }
+
     /// Transaction t starts a statement now.
     fn starts(&self, t: usize) {
         if let Some(b) = self.began.get(t) {
@@ -468,6 +481,7 @@ impl Waiting for MariaWaiting {
 /// A server's connections for the interleavings: one per transaction, one for setup, one the
 /// schedule asks who waits.
 pub struct MariaTier {
+    opts: OptsBuilder,
     admin: Client,
     clients: Vec<Client>,
     level: Level,
@@ -508,21 +522,27 @@ impl MariaTier {
                 .map_err(MariaTierError::CreateTable)?;
         }
         let clients: Vec<Client> = (0..3).map(|_| connect(&opts)).collect::<Result<_, _>>()?;
-        let ids: Vec<u32> = clients.iter().map(Client::connection_id).collect();
-        let waiting = Arc::new(MariaWaiting {
-            monitor: Mutex::new(Monitor {
-                client: connect(&opts)?,
-                last: None,
-            }),
-            began: ids.iter().map(|_| Mutex::new(None)).collect(),
-            ids,
-        });
+        let waiting = Arc::new(MariaWaiting::of(&opts, &clients)?);
         Ok(MariaTier {
+            opts,
             admin,
             clients,
             level: Level::RepeatableRead,
             waiting,
         })
+    }
+
+    /// A connection for each of `n` transactions (a workload for engines may have any number),
+    /// opened the first time a workload has that many, and a monitor that knows them all.
+    fn connections_for(&mut self, n: usize) -> Result<(), MariaTierError> {
+        if self.clients.len() >= n {
+            return Ok(());
+        }
+        while self.clients.len() < n {
+            self.clients.push(connect(&self.opts)?);
+        }
+        self.waiting = Arc::new(MariaWaiting::of(&self.opts, &self.clients)?);
+        Ok(())
     }
 
     /// The same connections, their transactions at `level` from now on.
@@ -562,10 +582,11 @@ impl Drivable for MariaTier {
         scenario: &Scenario,
         sched: &Schedule,
     ) -> Result<Run, MariaTierError> {
+        let n = script.txn_count();
+        self.connections_for(n)?;
         self.reset(script)?;
         self.waiting.forget();
         sched.ask(Arc::clone(&self.waiting) as Arc<dyn Waiting>);
-        let n = script.txn_count();
         let layout = script.layout();
         let reads = ReadLog::default();
         let conns: Vec<MariaConn<'_>> = self.clients[..n]

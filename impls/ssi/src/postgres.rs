@@ -135,7 +135,7 @@ impl Conn for PgConn<'_> {
                     .query_opt("SELECT v, w FROM kv WHERE k = $1", &[k])
                     .map_err(Refused)?;
                 if let Some(r) = &row {
-                    self.reads.record(self.txn, k.clone(), r.get(1));
+                    self.reads.record(self.txn, k.clone(), r.get(1), r.get(0));
                 }
                 Ok(Observed::Value(row.map(|r| r.get::<_, i64>(0))))
             }
@@ -248,6 +248,7 @@ impl Conn for PgConn<'_> {
 /// A cluster's connections for the tier: one per transaction, plus one for setup, and one the
 /// schedule asks who waits for a lock.
 pub struct PgTier {
+    conn_str: String,
     admin: Client,
     clients: Vec<Client>,
     level: Level,
@@ -260,6 +261,24 @@ struct PgWaiting {
     monitor: Mutex<Client>,
     /// Each transaction's connection's backend.
     pids: Vec<i32>,
+}
+
+impl PgWaiting {
+    /// A monitor connection of its own, asking about `clients`' backends.
+    fn of(conn_str: &str, clients: &mut [Client]) -> Result<PgWaiting, PgTierError> {
+        let pids = clients
+            .iter_mut()
+            .map(|c| {
+                c.query_one("SELECT pg_backend_pid()", &[])
+                    .map(|r| r.get(0))
+            })
+            .collect::<Result<_, _>>()
+            .map_err(PgTierError::SessionSetup)?;
+        Ok(PgWaiting {
+            monitor: Mutex::new(connect(conn_str)?),
+            pids,
+        })
+    }
 }
 
 impl Waiting for PgWaiting {
@@ -299,24 +318,27 @@ impl PgTier {
         let mut clients: Vec<Client> = (0..3)
             .map(|_| connect(conn_str))
             .collect::<Result<_, _>>()?;
-        let pids = clients
-            .iter_mut()
-            .map(|c| {
-                c.query_one("SELECT pg_backend_pid()", &[])
-                    .map(|r| r.get(0))
-            })
-            .collect::<Result<_, _>>()
-            .map_err(PgTierError::SessionSetup)?;
-        let waiting = Arc::new(PgWaiting {
-            monitor: Mutex::new(connect(conn_str)?),
-            pids,
-        });
+        let waiting = Arc::new(PgWaiting::of(conn_str, &mut clients)?);
         Ok(PgTier {
+            conn_str: conn_str.to_string(),
             admin,
             clients,
             level: Level::Serializable,
             waiting,
         })
+    }
+
+    /// A connection for each of `n` transactions (a workload for engines may have any number),
+    /// opened the first time a workload has that many, and a monitor that knows them all.
+    fn connections_for(&mut self, n: usize) -> Result<(), PgTierError> {
+        if self.clients.len() >= n {
+            return Ok(());
+        }
+        while self.clients.len() < n {
+            self.clients.push(connect(&self.conn_str)?);
+        }
+        self.waiting = Arc::new(PgWaiting::of(&self.conn_str, &mut self.clients)?);
+        Ok(())
     }
 
     fn reset(&mut self, script: &Script) -> Result<(), PgTierError> {
@@ -420,9 +442,10 @@ impl Drivable for PgTier {
         scenario: &Scenario,
         sched: &Schedule,
     ) -> Result<Run, PgTierError> {
+        let n = script.txn_count();
+        self.connections_for(n)?;
         self.reset(script)?;
         sched.ask(Arc::clone(&self.waiting) as Arc<dyn Waiting>);
-        let n = script.txn_count();
         let layout = script.layout();
         let reads = ReadLog::default();
         let conns: Vec<PgConn<'_>> = self.clients[..n]

@@ -236,9 +236,7 @@ impl Script {
                 match &program[i] {
                     Stmt::Read(k) => Plan::Read(w.keys[*k].to_string()),
                     Stmt::Select(p) => Plan::Select(*p),
-                    Stmt::Insert { key, value } => {
-                        Plan::Insert(w.keys[*key].to_string(), i64::from(*value))
-                    }
+                    Stmt::Insert { key, value } => Plan::Insert(w.keys[*key].to_string(), *value),
                     Stmt::Update { target, set } => Plan::Update {
                         rows: rows(w, *target),
                         set: *set,
@@ -249,11 +247,11 @@ impl Script {
                         value,
                         only_if,
                     } => {
-                        let reads = model_reads(seen, program.len());
+                        let reads = statement_reads(seen, program.len());
                         let last = |k: usize| serial::last_read(program, &reads, i, k);
                         let name = w.keys[*key].to_string();
                         if only_if.is_none_or(|(k, v)| last(k) == v) {
-                            Plan::Write(name, eval(value, &last) as i64)
+                            Plan::Write(name, eval::<i64>(value, &last))
                         } else {
                             Plan::Skip(name)
                         }
@@ -309,10 +307,10 @@ impl Script {
     ) -> bool {
         match self {
             Script::Model(w) => {
-                let final_state: Vec<Option<i8>> = w
+                let final_state: Vec<Option<i64>> = w
                     .keys
                     .iter()
-                    .map(|k| state.get(k).copied().flatten().map(|v| v as i8))
+                    .map(|k| state.get(k).copied().flatten())
                     .collect();
                 serial::serializable_rows(
                     w,
@@ -400,13 +398,13 @@ pub fn outside_the_engine() -> Error {
 pub fn seen_of(w: &Workload, seen: &[Observed], len: usize) -> Vec<Seen> {
     (0..len)
         .map(|i| match seen.get(i) {
-            Some(Observed::Value(v)) => Seen::Value(v.map(|v| v as i8)),
+            Some(Observed::Value(v)) => Seen::Value(*v),
             Some(Observed::Matched(rows)) => Seen::Rows(
                 rows.iter()
                     .map(|r| {
                         let k = w.keys.iter().position(|k| *k == r.key);
                         // A row of no key of the workload matches no serial run's.
-                        (k.unwrap_or(usize::MAX), r.value as i8)
+                        (k.unwrap_or(usize::MAX), r.value)
                     })
                     .collect(),
             ),
@@ -414,7 +412,7 @@ pub fn seen_of(w: &Workload, seen: &[Observed], len: usize) -> Vec<Seen> {
                 rows.iter()
                     .map(|r| {
                         let k = w.keys.iter().position(|k| *k == r.key);
-                        (k.unwrap_or(usize::MAX), r.value.map(|v| v as i8))
+                        (k.unwrap_or(usize::MAX), r.value)
                     })
                     .collect(),
             ),
@@ -423,11 +421,12 @@ pub fn seen_of(w: &Workload, seen: &[Observed], len: usize) -> Vec<Seen> {
         .collect()
 }
 
-/// The model's view of a transaction's reads: by statement index, the value each read returned.
-pub fn model_reads(seen: &[Observed], len: usize) -> Vec<Option<i8>> {
+/// A transaction's reads as its writes compute from them: by statement index, the value each
+/// read returned.
+pub fn statement_reads(seen: &[Observed], len: usize) -> Vec<Option<i64>> {
     (0..len)
         .map(|i| match seen.get(i) {
-            Some(Observed::Value(v)) => v.map(|v| v as i8),
+            Some(Observed::Value(v)) => *v,
             _ => None,
         })
         .collect()

@@ -255,13 +255,14 @@ pub fn engine_history(workload: &Workload, views: &[TxnView]) -> Result<History,
 }
 
 /// A read as a store answered it, for stores that keep the writer beside the value
-/// (PostgreSQL's writer column and version log): transaction, key, and whose version
-/// it saw (0: the loaded data, t+1: transaction t).
+/// (PostgreSQL's writer column and version log): transaction, key, whose version it saw
+/// (0: the loaded data, t+1: transaction t), and the value it saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoggedRead {
     pub txn: usize,
     pub key: String,
     pub writer: i32,
+    pub value: i64,
 }
 
 /// A finished run on a store: how each transaction ended, what each observed, every logged
@@ -341,6 +342,9 @@ pub fn logged_history(
     version_order: impl Fn(&str, &[TxnRecord]) -> Result<Vec<TxnId>, String>,
 ) -> Result<History, String> {
     let key = |name: &str| key_of(workload, name);
+    let last_written = (0..results.len())
+        .map(|t| last_written(script, workload, t, &observed[t]))
+        .collect::<Vec<_>>();
     let mut txns = Vec::new();
     for (t, result) in results.iter().enumerate() {
         let mut writes = Vec::new();
@@ -363,23 +367,23 @@ pub fn logged_history(
         let mut item_reads = reads
             .iter()
             .filter(|r| r.txn == t)
-            .map(|r| Ok((key(&r.key)?, r.writer)))
+            .map(|r| Ok((key(&r.key)?, r.writer, r.value)))
             .collect::<Result<Vec<_>, String>>()?;
         for seen in &observed[t] {
             if let Observed::Matched(rows) = seen {
                 for row in rows {
-                    item_reads.push((key(&row.key)?, row.writer));
+                    item_reads.push((key(&row.key)?, row.writer, row.value));
                 }
             }
         }
         let reads = item_reads
             .into_iter()
-            .map(|(key, w)| {
+            .map(|(key, w, value)| {
+                let from = writer(w, results.len())?;
                 Ok(ReadOp {
                     key,
-                    from: writer(w, results.len())?,
-                    // Other transactions see only committed versions, each writer's last.
-                    intermediate: false,
+                    from,
+                    intermediate: intermediate(&last_written, t, from, key, value),
                 })
             })
             .collect::<Result<_, String>>()?;
@@ -426,6 +430,55 @@ pub fn logged_history(
         version_order,
         values,
     })
+}
+
+/// Each key transaction `t` wrote, with the value its last write of it left (`None`: deleted).
+fn last_written(
+    script: &Script,
+    workload: &Workload,
+    t: usize,
+    observed: &[Observed],
+) -> BTreeMap<usize, Option<i64>> {
+    let mut last = BTreeMap::new();
+    let key = |name: &str| workload.keys.iter().position(|k| k == name);
+    for (i, seen) in observed.iter().enumerate() {
+        match (seen, script.stmt_kind(t, i)) {
+            (Observed::Wrote(v), StmtKind::Write(k)) => {
+                if let Some(k) = key(&k) {
+                    last.insert(k, Some(*v));
+                }
+            }
+            (Observed::Changed(rows), _) => {
+                for r in rows {
+                    if let Some(k) = key(&r.key) {
+                        last.insert(k, r.value);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last
+}
+
+/// Whether transaction `reader`'s read of `key`, which saw `value` in a version of `from`'s,
+/// saw one of `from`'s intermediate versions (Adya's G1b): the store names the writer, and the
+/// value is not the one the writer's last write of the key left. A writer that wrote one value
+/// twice leaves its intermediate version indistinguishable from its last, and such a read is
+/// taken as the last (a value it did leave): never a G1b that did not happen.
+fn intermediate(
+    last_written: &[BTreeMap<usize, Option<i64>>],
+    reader: usize,
+    from: Writer,
+    key: usize,
+    value: i64,
+) -> bool {
+    match from {
+        Writer::Txn(w) if w != reader => last_written[w]
+            .get(&key)
+            .is_some_and(|last| *last != Some(value)),
+        _ => false,
+    }
 }
 
 /// The index of the key a store names.
@@ -841,6 +894,53 @@ mod tests {
         // x matches `value > 0` in every version, yet was not returned.
         let err = history(vec![row("z", 30, 2)]).unwrap_err();
         assert!(err.contains("passed over `x`"), "{err}");
+    }
+
+    /// A read of a version the store says another transaction wrote, with a value that
+    /// transaction's last write of the key did not leave, saw an intermediate version: G1b
+    /// (Hermitage's T1 writing 101 then 11). The writer's last value is no G1b, nor is a read
+    /// of a writer that wrote one value twice.
+    #[test]
+    fn a_read_of_a_writers_earlier_value_is_an_intermediate_read() {
+        use loadbearing_workload::workload::{Ending, Expr, Stmt};
+        let put = |v| Stmt::Write {
+            key: 0,
+            value: Expr::Const(v),
+            only_if: None,
+        };
+        let w = Workload {
+            name: "g1b".into(),
+            keys: vec!["x".into()],
+            pages: vec![0],
+            initial: vec![Some(10)],
+            programs: vec![vec![put(101), put(11)], vec![Stmt::Read(0)]],
+            endings: vec![Ending::Commit; 2],
+        };
+        let script = Script::Model(w.clone());
+        let results = vec![TxnResult::Committed, TxnResult::Committed];
+        let versions: Vec<VersionRow> = vec![("x".into(), 1, Some(0)), ("x".into(), 1, Some(1))];
+        let history = |second: i64, saw: i64| {
+            let observed = vec![
+                vec![Observed::Wrote(101), Observed::Wrote(second)],
+                vec![Observed::Value(Some(saw))],
+            ];
+            let reads = [LoggedRead {
+                txn: 1,
+                key: "x".into(),
+                writer: 1,
+                value: saw,
+            }];
+            logged_history(&script, &w, &results, &observed, &reads, chained(&versions)).unwrap()
+        };
+        let h = history(11, 101);
+        assert!(h.txns[1].reads[0].intermediate);
+        assert_eq!(
+            classify(&h)[0].render(&h.keys),
+            "G1b: T2 read x from intermediate version of T1"
+        );
+        assert!(classify(&history(11, 11)).is_empty());
+        // 101 twice: the last version holds 101 too.
+        assert!(classify(&history(101, 101)).is_empty());
     }
 
     /// An update or delete reads each row it changes in the version before its own (a SQL

@@ -18,8 +18,9 @@ use crate::race::{LoggedRead, VersionRow};
 pub struct ReadLog(Mutex<Vec<LoggedRead>>);
 
 impl ReadLog {
-    /// Transaction `txn` read `key` and got the version `writer` wrote (0: the loaded data).
-    pub fn record(&self, txn: usize, key: impl Into<String>, writer: i32) {
+    /// Transaction `txn` read `key` and got `value` in the version `writer` wrote (0: the
+    /// loaded data).
+    pub fn record(&self, txn: usize, key: impl Into<String>, writer: i32, value: i64) {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -27,6 +28,7 @@ impl ReadLog {
                 txn,
                 key: key.into(),
                 writer,
+                value,
             });
     }
 
@@ -137,8 +139,7 @@ impl Edit {
         Some(Change {
             key: key.to_string(),
             value: match self {
-                // Values are the workload's (-128..=127), computed as the model computes them.
-                Edit::Update(set) => Some(i64::from(set.apply(value as i8))),
+                Edit::Update(set) => Some(set.apply(value)),
                 Edit::Delete => None,
             },
             replaced: Some(writer),

@@ -102,8 +102,8 @@ impl SkipConn<'_> {
     fn read(&mut self, key: &str) -> Result<Option<i64>, Refused> {
         let t = self.t;
         let found = self.versioned(key)?;
-        if let Some((_, writer)) = found {
-            self.reads.record(t, key.to_string(), writer);
+        if let Some((v, writer)) = found {
+            self.reads.record(t, key.to_string(), writer, v);
         }
         Ok(found.map(|(v, _)| v))
     }

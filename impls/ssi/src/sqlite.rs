@@ -90,8 +90,8 @@ impl Conn for SqliteConn<'_> {
                     })
                     .optional()
                     .map_err(Refused)?;
-                if let Some((_, writer)) = row {
-                    self.reads.record(self.txn, k.clone(), writer);
+                if let Some((v, writer)) = row {
+                    self.reads.record(self.txn, k.clone(), writer, v);
                 }
                 Ok(Observed::Value(row.map(|(v, _)| v)))
             }
@@ -232,20 +232,25 @@ impl SqliteTier {
                    INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, OLD.w); END;",
             )
             .map_err(failed("create the table"))?;
-        let clients = (0..3)
-            .map(|_| {
-                let c = Connection::open(&path)?;
-                // No busy wait: a step that would wait for the write lock fails at once.
-                c.busy_timeout(std::time::Duration::ZERO)?;
-                Ok(c)
-            })
-            .collect::<Result<_, rusqlite::Error>>()
-            .map_err(failed("open a connection"))?;
-        Ok(SqliteTier {
+        let mut tier = SqliteTier {
             path,
             admin,
-            clients,
-        })
+            clients: Vec::new(),
+        };
+        tier.connections_for(3)?;
+        Ok(tier)
+    }
+
+    /// A connection for each of `n` transactions (a workload for engines may have any number).
+    fn connections_for(&mut self, n: usize) -> Result<(), SqliteTierError> {
+        while self.clients.len() < n {
+            let c = Connection::open(&self.path).map_err(failed("open a connection"))?;
+            // No busy wait: a step that would wait for the write lock fails at once.
+            c.busy_timeout(std::time::Duration::ZERO)
+                .map_err(failed("open a connection"))?;
+            self.clients.push(c);
+        }
+        Ok(())
     }
 
     /// Every interleaving of `workload`'s transactions (at most `bound`, else that many drawn
@@ -286,8 +291,9 @@ impl Drivable for SqliteTier {
         scenario: &Scenario,
         sched: &Schedule,
     ) -> Result<Run, SqliteTierError> {
-        self.reset(script)?;
         let n = script.txn_count();
+        self.connections_for(n)?;
+        self.reset(script)?;
         let layout = script.layout();
         let reads = ReadLog::default();
         let conns: Vec<SqliteConn<'_>> = self.clients[..n]

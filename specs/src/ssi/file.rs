@@ -16,8 +16,8 @@ use toml::Spanned;
 use super::anomaly::Class;
 use super::schedule::{self, Schedule, ScheduleError, StepValue};
 use super::step::{self, StepError};
-use super::workload::{Ending, Stmt, Workload};
-use super::{MAX_PAGES, MAX_STMTS, MAX_TXNS};
+use super::workload::{Ending, Stmt, Value, Workload};
+use super::{BOUNDS, MAX_PAGES};
 
 /// What is wrong with a workload file.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -31,10 +31,6 @@ pub enum Problem {
     NoKeys,
     #[error("`{0}` is not a key name: letters, digits and `_`, not starting with a digit, and not `all`, `where` or `value`")]
     BadKeyName(String),
-    #[error(
-        "the initial value {value} of `{key}` is outside the values the model holds (-128..=127)"
-    )]
-    InitialOutOfRange { key: String, value: i64 },
     #[error("`{key} = \"{word}\"`: a key's initial value is a number or \"absent\"")]
     BadInitial { key: String, word: String },
     #[error("step `{step}` uses the value of `{key}`, which starts absent: a value computed from no row")]
@@ -49,8 +45,6 @@ pub enum Problem {
     MissingPage(String),
     #[error("no transactions: add [[txn]] tables with their steps")]
     NoTxns,
-    #[error("a fourth transaction: the model has room for {MAX_TXNS}")]
-    TooManyTxns,
     #[error("T{txn} has no steps")]
     NoSteps { txn: usize },
     #[error(
@@ -61,8 +55,6 @@ pub enum Problem {
         step: String,
         ending: &'static str,
     },
-    #[error("T{txn} has more than {MAX_STMTS} steps: the model has room for {MAX_STMTS}")]
-    TooManySteps { txn: usize },
     #[error("step `{step}`: {why}")]
     BadStep { step: String, why: StepError },
     #[error(
@@ -375,7 +367,7 @@ pub fn parse_file(text: &str, file: &Path, variants: &[&str]) -> Result<Workload
     for (name, at, items) in flatten(&src, &raw.expect) {
         let entry = expectation(&src, &outcomes, name.clone(), at, &items)?;
         if variants.contains(&name.as_str()) {
-            if let Some(why) = workload.outside_model() {
+            if let Some(why) = workload.outside_model(&BOUNDS) {
                 return Err(src.at(at, Problem::ModelOutside { name, why }));
             }
             expect.push(entry);
@@ -506,7 +498,7 @@ fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> 
         endings,
     };
     let keys = workload.keys.len();
-    if raw.pages.is_none() && keys > MAX_PAGES && workload.outside_model().is_none() {
+    if raw.pages.is_none() && keys > MAX_PAGES && workload.outside_model(&BOUNDS).is_none() {
         return Err(src.at_header("keys", Problem::PagesNeeded { keys }));
     }
     Ok((workload, raw))
@@ -516,7 +508,7 @@ fn parse_raw(text: &str, file: &Path) -> Result<(Workload, RawFile), FileError> 
 fn keys(
     src: &Source,
     raw: &HashMap<String, Spanned<RawInitial>>,
-) -> Result<(Vec<String>, Vec<Option<i8>>), FileError> {
+) -> Result<(Vec<String>, Vec<Option<Value>>), FileError> {
     if raw.is_empty() {
         return Err(src.at_header("keys", Problem::NoKeys));
     }
@@ -540,15 +532,7 @@ fn keys(
                     },
                 ))
             }
-            &RawInitial::Value(n) => Some(i8::try_from(n).map_err(|_| {
-                src.at(
-                    at,
-                    Problem::InitialOutOfRange {
-                        key: key.clone(),
-                        value: n,
-                    },
-                )
-            })?),
+            &RawInitial::Value(n) => Some(n),
         };
         keys.push(key.clone());
         initial.push(v);
@@ -598,7 +582,7 @@ type Programs = (Vec<Vec<Stmt>>, Vec<Ending>);
 fn programs(
     src: &Source,
     keys: &[String],
-    initial: &[Option<i8>],
+    initial: &[Option<Value>],
     raw: &[RawTxn],
 ) -> Result<Programs, FileError> {
     if raw.is_empty() {
@@ -607,9 +591,6 @@ fn programs(
             line: Some(1),
             problem: Problem::NoTxns,
         });
-    }
-    if let Some(extra) = raw.get(MAX_TXNS) {
-        return Err(src.at(extra.steps.span().start, Problem::TooManyTxns));
     }
     raw.iter()
         .enumerate()
@@ -630,7 +611,7 @@ fn ending(step: &str) -> Option<Ending> {
 fn program(
     src: &Source,
     keys: &[String],
-    initial: &[Option<i8>],
+    initial: &[Option<Value>],
     txn: usize,
     steps: &Spanned<Vec<Spanned<String>>>,
 ) -> Result<(Vec<Stmt>, Ending), FileError> {
@@ -661,9 +642,6 @@ fn program(
     }
     if list.is_empty() {
         return Err(src.at(steps.span().start, Problem::NoSteps { txn }));
-    }
-    if let Some(extra) = list.get(MAX_STMTS) {
-        return Err(src.at(extra.span().start, Problem::TooManySteps { txn }));
     }
     let mut program: Vec<Stmt> = Vec::new();
     for text in list {
@@ -721,7 +699,7 @@ pub fn to_toml(w: &Workload) -> String {
     }
     // Outside the model a key a page is the default, and may be more pages than [pages] takes.
     let default_pages = w.pages.iter().copied().eq(0..w.keys.len());
-    if w.outside_model().is_none() || !default_pages {
+    if w.outside_model(&BOUNDS).is_none() || !default_pages {
         out.push_str("\n[pages]\n");
         for (k, p) in w.keys.iter().zip(&w.pages) {
             out.push_str(&format!("{k} = {p}\n"));
@@ -815,19 +793,60 @@ steps = ["read alice", "put bob=0 if alice=1"]
         assert!(matches!(p, Problem::BadStep { .. }));
     }
 
+    /// Beyond the model's bounds (a fourth transaction, a fifth statement, a value past its
+    /// `i8`) a workload reads, as one the model cannot run, saying which bound it passes; a
+    /// number past 64 bits is still bad input naming its line.
     #[test]
-    fn too_many_transactions_name_the_fourth() {
-        let mut text = "[keys]\nx = 0\n".to_string();
+    fn a_workload_beyond_the_models_bounds_reads_as_outside_it() {
+        let outside = |text: &str| {
+            parse(text, Path::new("w.toml"))
+                .unwrap()
+                .outside_model(&BOUNDS)
+                .unwrap()
+        };
+        let mut four = "[keys]\nx = 0\n".to_string();
         for _ in 0..4 {
-            text.push_str("[[txn]]\nsteps = [\"read x\"]\n");
+            four.push_str("[[txn]]\nsteps = [\"read x\"]\n");
         }
-        assert_eq!(line_of(&text), (Some(10), Problem::TooManyTxns));
-    }
-
-    #[test]
-    fn too_many_steps_name_the_fifth() {
-        let text = "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"read x\",\n\"read x\",\n\"read x\",\n\"read x\",\n]\n";
-        assert_eq!(line_of(text), (Some(9), Problem::TooManySteps { txn: 1 }));
+        assert_eq!(
+            outside(&four),
+            "4 transactions > 3: the model has room for 3"
+        );
+        let five = "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\", \"read x\", \"read x\", \"read x\", \"read x\", \"commit\"]\n";
+        assert_eq!(
+            outside(five),
+            "T1 has 5 statements > 4: the model has room for 4 a transaction"
+        );
+        let initial = "[keys]\nx = 0\ny = 300\n[[txn]]\nsteps = [\"read x\"]\n";
+        assert_eq!(
+            outside(initial),
+            "`y` starts at 300: the model holds values -128..=127"
+        );
+        let written = "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\", \"put x=x+1000\"]\n";
+        assert_eq!(
+            outside(written),
+            "`put x=x+1000`: the model holds values -128..=127"
+        );
+        let guard = "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\", \"put x=1 if x=-129\"]\n";
+        assert!(outside(guard).starts_with("`put x=1 if x=-129`"));
+        // Three at most, four statements, and values within: inside.
+        let inside = "[keys]\nx = -128\n[[txn]]\nsteps = [\"read x\", \"read x\", \"read x\", \"put x=127\", \"commit\"]\n";
+        assert_eq!(
+            parse(inside, Path::new("w.toml"))
+                .unwrap()
+                .outside_model(&BOUNDS),
+            None
+        );
+        let huge = "[keys]\nx = 0\n[[txn]]\nsteps = [\"put x=9223372036854775808\"]\n";
+        let (line, p) = line_of(huge);
+        assert_eq!(line, Some(4));
+        assert!(matches!(
+            p,
+            Problem::BadStep {
+                why: StepError::OutOfRange(_),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -838,31 +857,6 @@ steps = ["read alice", "put bob=0 if alice=1"]
         assert!(matches!(p, Problem::PageOutOfRange { page: 2, .. }));
         let three = "[keys]\nx = 0\ny = 0\nz = 0\n[[txn]]\nsteps = [\"read x\"]\n";
         assert_eq!(line_of(three), (Some(1), Problem::PagesNeeded { keys: 3 }));
-    }
-
-    #[test]
-    fn values_outside_i8_name_their_line() {
-        let text = "[keys]\nx = 0\ny = 300\n[[txn]]\nsteps = [\"read x\"]\n";
-        assert_eq!(
-            line_of(text),
-            (
-                Some(3),
-                Problem::InitialOutOfRange {
-                    key: "y".into(),
-                    value: 300
-                }
-            )
-        );
-        let text = "[keys]\nx = 0\n[[txn]]\nsteps = [\"put x=128\"]\n";
-        let (line, p) = line_of(text);
-        assert_eq!(line, Some(4));
-        assert!(matches!(
-            p,
-            Problem::BadStep {
-                why: StepError::OutOfRange(128),
-                ..
-            }
-        ));
     }
 
     #[test]
@@ -1024,7 +1018,7 @@ steps = ["read alice", "put bob=0 if alice=1"]
         assert_eq!(f.workload.initial, vec![Some(10), Some(20), None]);
         assert!(f
             .workload
-            .outside_model()
+            .outside_model(&BOUNDS)
             .unwrap()
             .contains("predicate read"));
         assert_eq!(f.engines.len(), 1);

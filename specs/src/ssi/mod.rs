@@ -19,11 +19,19 @@ use loadbearing_refinement::{Spec, Variables};
 
 use crate::infra::knobs::{Choice, Choices, Flag};
 use crate::{Configured, Guard};
-use workload::{eval, Ending, Stmt, Workload};
+use workload::{eval, Ending, ModelBounds, Number, Stmt, Value, Workload};
 
 pub const MAX_TXNS: usize = 3;
 pub const MAX_STMTS: usize = 4;
 pub const MAX_PAGES: usize = 2;
+
+/// What the model has room for: a workload beyond it runs on engines only
+/// ([`Workload::outside_model`] says which bound it passes). Its values are `i8`s.
+pub const BOUNDS: ModelBounds = ModelBounds {
+    txns: MAX_TXNS,
+    stmts: MAX_STMTS,
+    values: i8::MIN as Value..=i8::MAX as Value,
+};
 
 /// With `VisibleAtRecord`, the commit sequence of a transaction that wrote nothing: after every
 /// snapshot, as libdb's MAX_LSN `visible_lsn` of a read-only transaction.
@@ -198,7 +206,7 @@ pub enum PastCheck {
 /// (`check --workload`, `isolation`'s model columns) refuses a workload whose
 /// [`Workload::outside_model`] says so, before building a model of it.
 pub const OUTSIDE_THE_MODEL: &str =
-    "a workload outside the model (predicates, inserts, absent keys) is refused before the model is built";
+    "a workload outside the model (predicates, inserts, absent keys, or beyond its bounds) is refused before the model is built";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ssi {
@@ -384,7 +392,7 @@ impl Ssi {
             } => {
                 let reads = s.txns[t].reads;
                 let last = |k: usize| serial::last_read(program, &reads, stmt, k);
-                if only_if.is_none_or(|(k, v)| last(k) == v) {
+                if only_if.is_none_or(|(k, v)| Value::from(last(k)) == v) {
                     let value = eval(value, &last);
                     self.write(s, t, *key, value);
                 } else {
@@ -544,7 +552,7 @@ impl Model for Ssi {
                 .map(|&value| {
                     vec![Version {
                         writer: 0,
-                        value: value.expect(OUTSIDE_THE_MODEL),
+                        value: i8::of(value.expect(OUTSIDE_THE_MODEL)),
                     }]
                 })
                 .collect(),

@@ -9,7 +9,7 @@
 //!
 //! [`Workload::stmt_text`]: super::workload::Workload::stmt_text
 
-use super::workload::{Cmp, Expr, Key, Pred, Set, Stmt, Target};
+use super::workload::{Cmp, Expr, Key, Pred, Set, Stmt, Target, Value};
 
 /// Why a step does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -21,7 +21,7 @@ pub enum StepError {
     #[error("a predicate is over `value`: `read where value % 3 = 0`, `read where value > 5`")]
     NotValue,
     #[error("`% {0}`: the modulus of a predicate is a positive number")]
-    BadModulus(i64),
+    BadModulus(Value),
     #[error("`{0}` is not a key of [keys]")]
     UnknownKey(String),
     #[error("expected {expected}, found {found}")]
@@ -29,8 +29,8 @@ pub enum StepError {
         expected: &'static str,
         found: String,
     },
-    #[error("{0} is outside the values the model holds (-128..=127)")]
-    OutOfRange(i64),
+    #[error("{0} is beyond a 64-bit value ({min}..={max})", min = i64::MIN, max = i64::MAX)]
+    OutOfRange(String),
     #[error("only a number can be subtracted (`x-1`); the model cannot negate a key")]
     SubtractedKey,
 }
@@ -38,7 +38,9 @@ pub enum StepError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
     Name(String),
-    Number(i64),
+    /// Digits as written, wider than any value so that `-9223372036854775808` reads and a
+    /// number too long says so rather than being clamped.
+    Number(i128),
     Symbol(char),
 }
 
@@ -67,8 +69,10 @@ fn tokens(text: &str) -> Result<Vec<Token>, StepError> {
                 digits.push(d);
                 chars.next();
             }
-            // Saturate: any number this long is out of range, and says so below.
-            out.push(Token::Number(digits.parse().unwrap_or(i64::MAX)));
+            let n = digits
+                .parse()
+                .map_err(|_| StepError::OutOfRange(digits.clone()))?;
+            out.push(Token::Number(n));
         } else if c.is_alphabetic() || c == '_' {
             let mut name = String::new();
             while let Some(&d) = chars.peek().filter(|d| d.is_alphanumeric() || **d == '_') {
@@ -150,12 +154,12 @@ impl Parser<'_> {
         }
     }
 
-    fn value(n: i64) -> Result<i8, StepError> {
-        i8::try_from(n).map_err(|_| StepError::OutOfRange(n))
+    fn value(n: i128) -> Result<Value, StepError> {
+        Value::try_from(n).map_err(|_| StepError::OutOfRange(n.to_string()))
     }
 
     /// A number, with an optional leading `-`.
-    fn number(&mut self) -> Result<i8, StepError> {
+    fn number(&mut self) -> Result<Value, StepError> {
         let negative = self.peek() == Some(&Token::Symbol('-'));
         if negative {
             self.at += 1;
@@ -271,10 +275,10 @@ impl Parser<'_> {
                 _ => return Err(self.expected("a number after `%`")),
             };
             self.at += 1;
+            let modulus = Self::value(modulus)?;
             if modulus == 0 {
                 return Err(StepError::BadModulus(modulus));
             }
-            let modulus = Self::value(modulus)?;
             self.symbol('=', "`=` after the modulus")?;
             let remainder = self.number()?;
             return Ok(Pred::Mod { modulus, remainder });
@@ -447,7 +451,20 @@ mod tests {
         let k = keys();
         assert_eq!(parse("read z", &k), Err(StepError::UnknownKey("z".into())));
         assert_eq!(parse("get x", &k), Err(StepError::NoVerb));
-        assert_eq!(parse("put x=200", &k), Err(StepError::OutOfRange(200)));
+        // Any 64-bit value reads (the model's bounds are the workload's to check); a number
+        // beyond 64 bits is an error, never clamped.
+        assert!(parse("put x=200", &k).is_ok());
+        assert!(parse("put x=-9223372036854775808", &k).is_ok());
+        assert_eq!(
+            parse("put x=9223372036854775808", &k),
+            Err(StepError::OutOfRange("9223372036854775808".into()))
+        );
+        assert_eq!(
+            parse("put x=99999999999999999999999999999999999999999", &k),
+            Err(StepError::OutOfRange(
+                "99999999999999999999999999999999999999999".into()
+            ))
+        );
         assert_eq!(parse("put x=x-y", &k), Err(StepError::SubtractedKey));
         assert!(matches!(
             parse("put x=1 y", &k),
@@ -521,7 +538,7 @@ mod tests {
             parse("read where value = 1 and", &k),
             Err(StepError::Expected { .. })
         ));
-        assert_eq!(parse("insert x=300", &k), Err(StepError::OutOfRange(300)));
+        assert!(parse("insert x=300", &k).is_ok());
         assert!(!is_key_name("all") && !is_key_name("where") && !is_key_name("value"));
     }
 
