@@ -75,9 +75,21 @@ fn bad_files_exit_two_naming_the_line() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         ("syntax", "[keys]\nx = = 1\n", 2),
-        ("unknown_key", "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put y=1\",\n]\n", 6),
-        ("past_64_bits", "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put x=99999999999999999999\",\n]\n", 6),
-        ("variant", "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\"]\n[expect]\nnosuch = [\"serializable\"]\n", 6),
+        (
+            "unknown_key",
+            "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put y=1\",\n]\n",
+            6,
+        ),
+        (
+            "past_64_bits",
+            "[keys]\nx = 0\n[[txn]]\nsteps = [\n\"read x\",\n\"put x=99999999999999999999\",\n]\n",
+            6,
+        ),
+        (
+            "variant",
+            "[keys]\nx = 0\n[[txn]]\nsteps = [\"read x\"]\n[expect]\nnosuch = [\"serializable\"]\n",
+            6,
+        ),
     ];
     for (name, text, line) in cases {
         let f = dir.join(format!("{name}.toml"));

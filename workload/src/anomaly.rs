@@ -411,38 +411,71 @@ fn predicate_edges_from(
 }
 
 /// Every elementary cycle of the graph, each as its node sequence starting at its smallest.
-fn node_cycles(n: usize, edges: &[Edge]) -> Vec<Vec<TxnId>> {
-    fn extend(
-        path: &mut Vec<TxnId>,
+fn node_cycles(n: usize, edges: &[Edge], budget: usize) -> Result<Vec<Vec<TxnId>>, OverBudget> {
+    struct Search<'a> {
         start: TxnId,
         n: usize,
-        adj: &[Vec<bool>],
-        out: &mut Vec<Vec<TxnId>>,
-    ) {
+        adj: &'a [Vec<bool>],
+        out: Vec<Vec<TxnId>>,
+        steps: usize,
+        budget: usize,
+    }
+    fn extend(search: &mut Search<'_>, path: &mut Vec<TxnId>) -> Result<(), OverBudget> {
+        search.steps += 1;
+        if search.steps > search.budget {
+            return Err(OverBudget {
+                steps: search.budget,
+                txns: search.n,
+            });
+        }
         let last = *path.last().expect("a path starts at its start");
-        for next in start..n {
-            if !adj[last][next] {
+        for next in search.start..search.n {
+            if !search.adj[last][next] {
                 continue;
             }
-            if next == start {
-                out.push(path.clone());
+            if next == search.start {
+                search.out.push(path.clone());
             } else if !path.contains(&next) {
                 path.push(next);
-                extend(path, start, n, adj, out);
+                extend(search, path)?;
                 path.pop();
             }
         }
+        Ok(())
     }
     let mut adj = vec![vec![false; n]; n];
     for e in edges {
         adj[e.from][e.to] = true;
     }
-    let mut out = Vec::new();
+    let mut search = Search {
+        start: 0,
+        n,
+        adj: &adj,
+        out: Vec::new(),
+        steps: 0,
+        budget,
+    };
     for start in 0..n {
-        extend(&mut vec![start], start, n, &adj, &mut out);
+        search.start = start;
+        extend(&mut search, &mut vec![start])?;
     }
-    out
+    Ok(search.out)
 }
+
+/// The classifier gave up: following every cycle of the history's graph took more than
+/// `steps` steps (a history of many transactions, densely dependent).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the anomaly classifier's budget: more than {steps} steps following the cycles among {txns} transactions"
+)]
+pub struct OverBudget {
+    pub steps: usize,
+    pub txns: usize,
+}
+
+/// The steps [`classify_within`] takes for a real store's history before it says it gave up:
+/// a fraction of a second, far beyond any history of a handful of transactions.
+pub const CLASSIFY_BUDGET: usize = 2_000_000;
 
 /// The edge between consecutive nodes that makes the weakest reading: ww before wr before rw.
 fn weakest(edges: &[Edge], from: TxnId, to: TxnId) -> Edge {
@@ -554,8 +587,16 @@ fn skew_or_vanish(h: &History, reader: TxnId, writer: TxnId) -> Option<Pattern> 
 }
 
 /// Every anomaly of the history: aborted and intermediate reads, then one per cycle. Empty
-/// exactly when the committed transactions are conflict-serializable.
+/// exactly when the committed transactions are conflict-serializable. With no budget: the
+/// model's histories have three transactions at most.
 pub fn classify(h: &History) -> Vec<Anomaly> {
+    classify_within(h, usize::MAX).expect("no budget to exceed")
+}
+
+/// [`classify`], or [`OverBudget`] when following every cycle would take more than `budget`
+/// steps (every cycle is followed, so a history of many densely dependent transactions
+/// could otherwise take years).
+pub fn classify_within(h: &History, budget: usize) -> Result<Vec<Anomaly>, OverBudget> {
     let mut out = Vec::new();
     for (t, txn) in h.txns.iter().enumerate().filter(|(_, t)| t.committed) {
         for &key in &txn.internal {
@@ -593,11 +634,11 @@ pub fn classify(h: &History) -> Vec<Anomaly> {
         }
     }
     let edges = edges(h);
-    for nodes in node_cycles(h.txns.len(), &edges) {
+    for nodes in node_cycles(h.txns.len(), &edges, budget)? {
         out.push(classify_cycle(h, &edges, &nodes));
     }
     out.sort_by_key(|a| (a.class, a.pattern));
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -628,6 +669,54 @@ mod tests {
 
     fn rendered(h: &History) -> Vec<String> {
         classify(h).iter().map(|a| a.render(&h.keys)).collect()
+    }
+
+    /// A history of many transactions each reading what every other writes has more cycles
+    /// than any budget follows: the classifier says it gave up, naming the budget, rather than
+    /// running on; within the budget it answers as `classify` does.
+    #[test]
+    fn a_history_past_the_budget_is_named_as_such() {
+        let n = 14;
+        let h = History {
+            values: Vec::new(),
+            keys: (0..n).map(|k| format!("k{k}")).collect(),
+            // Each reads every key in its initial version and writes its own: rw edges from
+            // every transaction to every other.
+            txns: (0..n)
+                .map(|t| {
+                    committed(
+                        (0..n)
+                            .filter(|&k| k != t)
+                            .map(|k| read(k, Writer::Initial))
+                            .collect(),
+                        vec![t],
+                    )
+                })
+                .collect(),
+            version_order: (0..n).map(|t| vec![t]).collect(),
+        };
+        let over = classify_within(&h, CLASSIFY_BUDGET).unwrap_err();
+        assert_eq!(
+            over.to_string(),
+            "the anomaly classifier's budget: more than 2000000 steps following the cycles among 14 transactions"
+        );
+        let small = History {
+            txns: h.txns[..3]
+                .iter()
+                .map(|t| TxnRecord {
+                    reads: t.reads.iter().filter(|r| r.key < 3).cloned().collect(),
+                    ..t.clone()
+                })
+                .collect(),
+            version_order: h.version_order[..3].to_vec(),
+            keys: h.keys[..3].to_vec(),
+            values: Vec::new(),
+        };
+        assert_eq!(
+            classify_within(&small, CLASSIFY_BUDGET).unwrap(),
+            classify(&small)
+        );
+        assert!(!classify(&small).is_empty());
     }
 
     #[test]
