@@ -83,6 +83,9 @@ mod ffi {
 
 /// `DB_NOTFOUND`: no such key (db.h).
 const DB_NOTFOUND: c_int = -30988;
+/// `db.h`'s code for a key that is already there, what its own put with `DB_NOOVERWRITE`
+/// answers: the refusal of an insert of a present row.
+const DB_KEYEXIST: c_int = -30994;
 
 /// The library's version line (`Berkeley DB 5.3.28: …`).
 pub fn version() -> String {
@@ -304,8 +307,14 @@ impl Conn for BdbConn<'_> {
                 let keys = self.layout.keys();
                 select_by_reads(&keys, *pred, |k| get(self.db_of(k), txn, k)).map(Observed::Matched)
             }
-            // A key-value store has no insert of its own: a put.
-            Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
+            // A key-value store has no insert of its own: a read of the key (the store sees
+            // it, as a unique check), refused if the row is there, else a put.
+            Plan::Insert(k, v) => {
+                if get(self.db_of(k), self.txn()?, k)?.is_some() {
+                    return Err(Refused(DB_KEYEXIST));
+                }
+                self.exec(&Plan::Write(k.clone(), *v))
+            }
             Plan::Update { rows, set } => self.edit(rows, &Edit::Update(*set)),
             Plan::Delete(rows) => self.edit(rows, &Edit::Delete),
             Plan::Skip(_) => Ok(Observed::Skipped),

@@ -506,8 +506,8 @@ impl MariaTier {
             "DROP TABLE IF EXISTS kv_versions",
             "CREATE TABLE kv (k VARCHAR(64) PRIMARY KEY, page INT NOT NULL, v BIGINT NOT NULL, \
              w INT NOT NULL DEFAULT 0, KEY kv_page (page)) ENGINE=InnoDB",
-            "CREATE TABLE kv_versions (k VARCHAR(64) NOT NULL, w INT NOT NULL, prev INT NULL) \
-             ENGINE=InnoDB",
+            "CREATE TABLE kv_versions (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(64) NOT NULL, \
+             w INT NOT NULL, prev INT NULL) ENGINE=InnoDB",
             "CREATE TRIGGER kv_log_insert AFTER INSERT ON kv FOR EACH ROW \
              INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, NULL)",
             // MariaDB's UPDATE returns no rows: the trigger tells the session which it changed
@@ -619,9 +619,10 @@ impl Drivable for MariaTier {
 
     fn versions(&mut self) -> Result<Vec<VersionRow>, MariaTierError> {
         self.admin
-            .query_map("SELECT k, w, prev FROM kv_versions", |(k, w, prev)| {
-                (k, w, prev)
-            })
+            .query_map(
+                "SELECT k, w, prev FROM kv_versions ORDER BY id",
+                |(k, w, prev)| (k, w, prev),
+            )
             .map_err(MariaTierError::ReadVersions)
     }
 }

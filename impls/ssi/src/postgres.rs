@@ -304,7 +304,7 @@ impl PgTier {
                  CREATE TABLE kv (k text PRIMARY KEY, page int NOT NULL, v bigint NOT NULL, \
                                   w int NOT NULL DEFAULT 0); \
                  CREATE INDEX kv_page ON kv (page); \
-                 CREATE TABLE kv_versions (k text NOT NULL, w int NOT NULL, prev int); \
+                 CREATE TABLE kv_versions (id bigserial, k text NOT NULL, w int NOT NULL, prev int); \
                  CREATE OR REPLACE FUNCTION kv_log_version() RETURNS trigger AS $$ \
                  BEGIN \
                    INSERT INTO kv_versions (k, w, prev) \
@@ -466,7 +466,7 @@ impl Drivable for PgTier {
     fn versions(&mut self) -> Result<Vec<VersionRow>, PgTierError> {
         Ok(self
             .admin
-            .query("SELECT k, w, prev FROM kv_versions", &[])
+            .query("SELECT k, w, prev FROM kv_versions ORDER BY id", &[])
             .map_err(PgTierError::ReadVersions)?
             .iter()
             .map(|r| (r.get(0), r.get(1), r.get(2)))

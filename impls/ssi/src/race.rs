@@ -283,24 +283,37 @@ pub type Run = (Vec<TxnResult>, Vec<Vec<Observed>>, Vec<LoggedRead>);
 pub type VersionRow = (String, i32, Option<i32>);
 
 /// Each key's version order as a store's version log chains it from the loaded version: the
-/// committed rows `(key, writer, previous writer)`, a transaction's second write of a key
-/// (`prev = w`) no new version.
+/// committed rows `(key, writer, previous writer)` in the order the log wrote them, a
+/// transaction's later writes of a key no new version. An insert names no
+/// previous writer (its trigger sees no old row): it follows the version it can only follow,
+/// one where the row is absent (the start of a key that starts absent, or a deletion), and
+/// of two inserts of one key the one the log wrote first comes first (the second could only
+/// be written once a deletion after the first had committed).
 pub fn chained(
     versions: &[VersionRow],
 ) -> impl Fn(&str, &[TxnRecord]) -> Result<Vec<usize>, String> + '_ {
     move |name, txns| {
-        // New versions of this key: (writer, the writer it replaced; 0 for an insert).
-        let mut links: Vec<(i32, i32)> = versions
-            .iter()
-            .filter(|(vk, w, prev)| vk == name && *w != 0 && *prev != Some(*w))
-            .map(|(_, w, prev)| (*w, prev.unwrap_or(0)))
-            .collect();
+        // New versions of this key, in log order: (writer, the writer it replaced; `None`
+        // for an insert).
+        let mut links: Vec<(i32, Option<i32>)> = Vec::new();
+        for (_, w, prev) in versions.iter().filter(|(vk, w, _)| vk == name && *w != 0) {
+            // A writer's first row links its version; its later ones (an update of its own
+            // row, an insert after its own delete) are that same version.
+            if !links.iter().any(|(seen, _)| seen == w) {
+                links.push((*w, *prev));
+            }
+        }
         let mut order = Vec::new();
         let mut current = 0;
         while !links.is_empty() {
-            let next: Vec<usize> = (0..links.len())
-                .filter(|&i| links[i].1 == current)
+            let mut next: Vec<usize> = (0..links.len())
+                .filter(|&i| links[i].1 == Some(current))
                 .collect();
+            if next.is_empty() {
+                // Nothing replaces the current version: the row is absent, and the first
+                // insert follows.
+                next.extend((0..links.len()).find(|&i| links[i].1.is_none()));
+            }
             let [i] = next[..] else {
                 let after = match current {
                     0 => "the loaded version".to_string(),
@@ -311,7 +324,7 @@ pub fn chained(
                     next.len()
                 ));
             };
-            current = links.swap_remove(i).0;
+            current = links.remove(i).0;
             match writer(current, txns.len())? {
                 Writer::Txn(t) if txns[t].committed => order.push(t),
                 _ => {
@@ -904,6 +917,39 @@ mod tests {
         // x matches `value > 0` in every version, yet was not returned.
         let err = history(vec![row("z", 30, 2)]).unwrap_err();
         assert!(err.contains("passed over `x`"), "{err}");
+    }
+
+    /// A deleted row inserted again chains: the insert (no previous writer in the log) follows
+    /// the deletion, and of two inserts the one logged first comes first; a transaction that
+    /// deletes and inserts a row again is one version. A log where a version is followed
+    /// twice still does not chain.
+    #[test]
+    fn an_insert_follows_the_deletion_before_it() {
+        let txns = |n: usize| -> Vec<TxnRecord> {
+            (0..n)
+                .map(|_| TxnRecord {
+                    committed: true,
+                    reads: Vec::new(),
+                    writes: vec![0],
+                    predicate_reads: Vec::new(),
+                    internal: Vec::new(),
+                })
+                .collect()
+        };
+        let row = |w: i32, prev: Option<i32>| -> VersionRow { ("x".into(), w, prev) };
+        // Loaded, deleted by T1, inserted by T2, deleted by T3, inserted by T4.
+        let log = vec![row(1, Some(0)), row(2, None), row(3, Some(2)), row(4, None)];
+        assert_eq!(chained(&log)("x", &txns(4)).unwrap(), [0, 1, 2, 3]);
+        // Starting absent: inserted by T1, deleted by T2, inserted by T3.
+        let absent = vec![row(1, None), row(2, Some(1)), row(3, None)];
+        assert_eq!(chained(&absent)("x", &txns(3)).unwrap(), [0, 1, 2]);
+        // T1 deletes the row and inserts it again: one version of T1's, then T2's update.
+        let again = vec![row(1, Some(0)), row(1, None), row(2, Some(1))];
+        assert_eq!(chained(&again)("x", &txns(2)).unwrap(), [0, 1]);
+        let forked = vec![row(1, Some(0)), row(2, Some(0))];
+        assert!(chained(&forked)("x", &txns(2))
+            .unwrap_err()
+            .contains("2 versions follow the loaded version"));
     }
 
     /// A read of a version the store says another transaction wrote, with a value that

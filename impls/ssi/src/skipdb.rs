@@ -137,8 +137,14 @@ impl Conn for SkipConn<'_> {
                 let keys = self.keys;
                 select_by_reads(keys.keys(), *pred, |k| self.versioned(k)).map(Observed::Matched)
             }
-            // A key-value store has no insert of its own: a put.
-            Plan::Insert(k, v) => self.exec(&Plan::Write(k.clone(), *v)),
+            // A key-value store has no insert of its own: a read of the key (the store sees
+            // it, as a unique check), refused if the row is there, else a put.
+            Plan::Insert(k, v) => {
+                if self.versioned(k)?.is_some() {
+                    return Err(Refused(format!("duplicate key `{k}` (insert)")));
+                }
+                self.exec(&Plan::Write(k.clone(), *v))
+            }
             Plan::Update { rows, set } => self.edit(rows, &Edit::Update(*set)),
             Plan::Delete(rows) => self.edit(rows, &Edit::Delete),
             Plan::Skip(_) => Ok(Observed::Skipped),

@@ -225,7 +225,8 @@ impl SqliteTier {
                  CREATE TABLE kv (k TEXT PRIMARY KEY, page INTEGER NOT NULL, \
                                   v INTEGER NOT NULL, w INTEGER NOT NULL DEFAULT 0); \
                  CREATE INDEX kv_page ON kv (page); \
-                 CREATE TABLE kv_versions (k TEXT NOT NULL, w INTEGER NOT NULL, prev INTEGER); \
+                 CREATE TABLE kv_versions (id INTEGER PRIMARY KEY, k TEXT NOT NULL, w INTEGER NOT NULL, \
+                                           prev INTEGER); \
                  CREATE TRIGGER kv_log_insert AFTER INSERT ON kv BEGIN \
                    INSERT INTO kv_versions (k, w, prev) VALUES (NEW.k, NEW.w, NULL); END; \
                  CREATE TRIGGER kv_log_update AFTER UPDATE ON kv BEGIN \
@@ -328,7 +329,7 @@ impl Drivable for SqliteTier {
     fn versions(&mut self) -> Result<Vec<VersionRow>, Self::Error> {
         let mut stmt = self
             .admin
-            .prepare("SELECT k, w, prev FROM kv_versions")
+            .prepare("SELECT k, w, prev FROM kv_versions ORDER BY id")
             .map_err(failed("read the version log"))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
