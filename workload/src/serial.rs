@@ -80,12 +80,17 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
     let mut all = vec![Vec::new(); workload.programs.len()];
     let mut refused = vec![false; workload.programs.len()];
     for &t in order {
-        let alone = run_txn(workload, t, &state);
-        if let Some(after) = alone.state {
-            state = after;
+        match run_txn(workload, t, &state) {
+            Some((seen, after)) => {
+                all[t] = seen;
+                state = after;
+            }
+            // Refused: it saw nothing, and the state is as before it.
+            None => {
+                all[t] = vec![Seen::Nothing; workload.programs[t].len()];
+                refused[t] = true;
+            }
         }
-        refused[t] = alone.failed;
-        all[t] = alone.seen;
     }
     RowsRun {
         seen: all,
@@ -94,16 +99,14 @@ pub fn run_rows(workload: &Workload, order: &[usize]) -> RowsRun {
     }
 }
 
-/// One transaction run alone on a state: what each statement saw (nothing, had it failed)
-/// and the state after it (`None`: it failed, the state as before).
-struct Alone {
-    seen: Vec<Seen>,
-    state: Option<Vec<Option<Value>>>,
-    failed: bool,
-}
-
-/// Runs transaction `t` alone from `state`.
-fn run_txn(workload: &Workload, t: usize, state: &[Option<Value>]) -> Alone {
+/// Runs transaction `t` alone from `state`: what each statement saw and the state after it,
+/// or `None` where a store would refuse it (an insert of a present row, a value computed from
+/// an absent one).
+fn run_txn(
+    workload: &Workload,
+    t: usize,
+    state: &[Option<Value>],
+) -> Option<(Vec<Seen>, Vec<Option<Value>>)> {
     let program = &workload.programs[t];
     let mut state = state.to_vec();
     let mut seen: Vec<Seen> = vec![Seen::Nothing; program.len()];
@@ -135,7 +138,7 @@ fn run_txn(workload: &Workload, t: usize, state: &[Option<Value>]) -> Alone {
             }
             Stmt::Insert { key, value } => {
                 if state[*key].is_some() {
-                    return Alone::failed(program.len());
+                    return None;
                 }
                 state[*key] = Some(*value);
             }
@@ -144,9 +147,7 @@ fn run_txn(workload: &Workload, t: usize, state: &[Option<Value>]) -> Alone {
                 value,
                 only_if,
             } => {
-                let Some(reads) = known_reads(program, &seen, i) else {
-                    return Alone::failed(program.len());
-                };
+                let reads = known_reads(program, &seen, i)?;
                 let last = |k: usize| last_read(program, &reads, i, k);
                 if only_if.is_none_or(|(k, v)| last(k) == v) {
                     state[*key] = Some(eval(value, &last));
@@ -154,21 +155,7 @@ fn run_txn(workload: &Workload, t: usize, state: &[Option<Value>]) -> Alone {
             }
         }
     }
-    Alone {
-        seen,
-        state: Some(state),
-        failed: false,
-    }
-}
-
-impl Alone {
-    fn failed(statements: usize) -> Alone {
-        Alone {
-            seen: vec![Seen::Nothing; statements],
-            state: None,
-            failed: true,
-        }
-    }
+    Some((seen, state))
 }
 
 /// The rows an update or delete changes in `state`: its key if present, or every present row
@@ -286,8 +273,10 @@ fn placeable(
             continue;
         }
         let (t, saw) = &seen[i];
-        let alone = run_txn(workload, *t, state);
-        let Some(after) = alone.state.filter(|_| alone.seen == *saw) else {
+        let Some(after) = run_txn(workload, *t, state)
+            .filter(|(alone, _)| alone == saw)
+            .map(|(_, after)| after)
+        else {
             continue;
         };
         placed[i] = true;

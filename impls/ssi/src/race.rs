@@ -366,24 +366,16 @@ pub fn logged_history(
     let key = |name: &str| key_of(workload, name);
     let last_written = (0..results.len())
         .map(|t| last_written(script, workload, t, &observed[t]))
-        .collect::<Vec<_>>();
+        .collect::<Result<Vec<_>, String>>()?;
     let mut txns = Vec::new();
     for (t, result) in results.iter().enumerate() {
+        // The keys it wrote, in the order of their first writes.
         let mut writes = Vec::new();
-        let mut write = |k: usize| {
-            if !writes.contains(&k) {
-                writes.push(k);
-            }
-        };
         for (i, seen) in observed[t].iter().enumerate() {
-            match (seen, script.stmt_kind(t, i)) {
-                (Observed::Wrote(_), StmtKind::Write(k)) => write(key(&k)?),
-                (Observed::Changed(rows), _) => {
-                    for row in rows {
-                        write(key(&row.key)?);
-                    }
+            for (k, _) in stmt_writes(script, workload, t, i, seen)? {
+                if !writes.contains(&k) {
+                    writes.push(k);
                 }
-                _ => {}
             }
         }
         let mut item_reads = reads
@@ -414,7 +406,7 @@ pub fn logged_history(
             reads,
             writes,
             predicate_reads: Vec::new(),
-            internal: internal_reads(script, workload, t, &observed[t]),
+            internal: internal_reads(script, workload, t, &observed[t])?,
         });
     }
     let version_order: Vec<Vec<TxnId>> = workload
@@ -440,7 +432,7 @@ pub fn logged_history(
         .any(|s| matches!(s, Observed::Matched(_)) || matches!(s, Observed::Changed(_)));
     let mut values = Vec::new();
     if predicates {
-        values = version_values(script, workload, observed, &version_order)?;
+        values = version_values(script, workload, &last_written, &version_order)?;
         for (t, txn) in txns.iter_mut().enumerate().filter(|(_, x)| x.committed) {
             txn.predicate_reads =
                 predicate_reads(script, workload, t, &observed[t], &version_order, &values)?;
@@ -454,33 +446,37 @@ pub fn logged_history(
     })
 }
 
+/// What statement `i` of transaction `t`, which showed `seen`, wrote: each key with the value
+/// it left (`None`: deleted). The one place that says which statements write.
+fn stmt_writes(
+    script: &Script,
+    workload: &Workload,
+    t: usize,
+    i: usize,
+    seen: &Observed,
+) -> Result<Vec<(usize, Option<i64>)>, String> {
+    match (seen, script.stmt_kind(t, i)) {
+        (Observed::Wrote(v), StmtKind::Write(k)) => Ok(vec![(key_of(workload, &k)?, Some(*v))]),
+        (Observed::Changed(rows), _) => rows
+            .iter()
+            .map(|r| Ok((key_of(workload, &r.key)?, r.value)))
+            .collect(),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// Each key transaction `t` wrote, with the value its last write of it left (`None`: deleted).
 fn last_written(
     script: &Script,
     workload: &Workload,
     t: usize,
     observed: &[Observed],
-) -> BTreeMap<usize, Option<i64>> {
+) -> Result<BTreeMap<usize, Option<i64>>, String> {
     let mut last = BTreeMap::new();
-    let key = |name: &str| workload.keys.iter().position(|k| k == name);
     for (i, seen) in observed.iter().enumerate() {
-        match (seen, script.stmt_kind(t, i)) {
-            (Observed::Wrote(v), StmtKind::Write(k)) => {
-                if let Some(k) = key(&k) {
-                    last.insert(k, Some(*v));
-                }
-            }
-            (Observed::Changed(rows), _) => {
-                for r in rows {
-                    if let Some(k) = key(&r.key) {
-                        last.insert(k, r.value);
-                    }
-                }
-            }
-            _ => {}
-        }
+        last.extend(stmt_writes(script, workload, t, i, seen)?);
     }
-    last
+    Ok(last)
 }
 
 /// Whether transaction `reader`'s read of `key`, which saw `value` in a version of `from`'s,
@@ -520,49 +516,34 @@ fn internal_reads(
     workload: &Workload,
     t: usize,
     observed: &[Observed],
-) -> Vec<usize> {
-    // Each key's value as the transaction's own writes left it (`None`: deleted).
-    let mut own: BTreeMap<&str, Option<i64>> = BTreeMap::new();
+) -> Result<Vec<usize>, String> {
+    // Each key's value as the transaction's own writes so far left it (`None`: deleted).
+    let mut own: BTreeMap<usize, Option<i64>> = BTreeMap::new();
     let mut missed = Vec::new();
     for (i, seen) in observed.iter().enumerate() {
         match (seen, script.stmt_kind(t, i)) {
-            (Observed::Wrote(v), StmtKind::Write(k)) => {
-                let k = workload.keys.iter().find(|n| **n == k);
-                if let Some(k) = k {
-                    own.insert(k, Some(*v));
+            (Observed::Value(v), StmtKind::Read(k)) => {
+                let k = key_of(workload, &k)?;
+                if own.get(&k).is_some_and(|mine| mine != v) {
+                    missed.push(k);
                 }
-            }
-            (Observed::Changed(rows), _) => {
-                for r in rows {
-                    if let Some(k) = workload.keys.iter().find(|n| **n == r.key) {
-                        own.insert(k, r.value);
-                    }
-                }
-            }
-            (Observed::Value(v), StmtKind::Read(k))
-                if own.get(k.as_str()).is_some_and(|mine| mine != v) =>
-            {
-                missed.push(k);
             }
             (Observed::Matched(rows), StmtKind::Select(pred)) => {
-                for (k, mine) in &own {
-                    let returned = rows.iter().find(|r| r.key == *k).map(|r| r.value);
+                for (&k, mine) in &own {
+                    let name = &workload.keys[k];
+                    let returned = rows.iter().find(|r| r.key == *name).map(|r| r.value);
                     let expected = mine.filter(|v| pred.matches(Some(*v)));
                     if returned != expected {
-                        missed.push(k.to_string());
+                        missed.push(k);
                     }
                 }
             }
-            _ => {}
+            _ => own.extend(stmt_writes(script, workload, t, i, seen)?),
         }
     }
-    let mut keys: Vec<usize> = missed
-        .iter()
-        .filter_map(|k| workload.keys.iter().position(|n| n == k))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys
+    missed.sort();
+    missed.dedup();
+    Ok(missed)
 }
 
 /// The version an update or delete read of a row it changed: the one it replaced, as a
@@ -612,7 +593,7 @@ fn changed_reads(
 fn version_values(
     script: &Script,
     workload: &Workload,
-    observed: &[Vec<Observed>],
+    last_written: &[BTreeMap<usize, Option<i64>>],
     version_order: &[Vec<TxnId>],
 ) -> Result<Vec<Vec<Option<i64>>>, String> {
     let initial = script.initial();
@@ -620,24 +601,14 @@ fn version_values(
         .keys
         .iter()
         .zip(version_order)
-        .map(|(name, order)| {
+        .enumerate()
+        .map(|(k, (name, order))| {
             let mut values = vec![initial.get(name).copied().flatten()];
             for &t in order {
-                let last = observed[t]
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find_map(|(i, seen)| match (seen, script.stmt_kind(t, i)) {
-                        (Observed::Wrote(v), StmtKind::Write(k)) if k == *name => Some(Some(*v)),
-                        (Observed::Changed(rows), _) => {
-                            rows.iter().find(|r| r.key == *name).map(|r| r.value)
-                        }
-                        _ => None,
-                    })
-                    .ok_or_else(|| {
-                        format!("T{} has a version of `{name}` yet wrote none", t + 1)
-                    })?;
-                values.push(last);
+                let last = last_written[t].get(&k).ok_or_else(|| {
+                    format!("T{} has a version of `{name}` yet wrote none", t + 1)
+                })?;
+                values.push(*last);
             }
             Ok(values)
         })
@@ -682,19 +653,21 @@ fn predicate_reads(
             }
             _ => continue,
         };
-        let wrote_before = |name: &str| {
-            (0..i).any(|j| match (&observed[j], script.stmt_kind(t, j)) {
-                (Observed::Wrote(_), StmtKind::Write(k)) => k == name,
-                (Observed::Changed(rows), _) => rows.iter().any(|r| r.key == name),
-                _ => false,
-            })
-        };
+        // The keys the transaction wrote before this statement.
+        let mut wrote_before = Vec::new();
+        for (j, earlier) in observed[..i].iter().enumerate() {
+            wrote_before.extend(
+                stmt_writes(script, workload, t, j, earlier)?
+                    .into_iter()
+                    .map(|(k, _)| k),
+            );
+        }
         let mut per_key = Vec::new();
         for (k, name) in workload.keys.iter().enumerate() {
             let versions = &version_order[k];
             let candidates = if let Some((_, from)) = returned.iter().find(|(n, _)| n == name) {
                 vec![*from]
-            } else if wrote_before(name) {
+            } else if wrote_before.contains(&k) {
                 vec![Writer::Txn(t)]
             } else {
                 let all = std::iter::once(Writer::Initial)
