@@ -55,6 +55,10 @@ pub struct Run {
     pub config: &'static str,
     pub sets: &'static [(&'static str, u64)],
     pub symmetry: Option<&'static str>,
+    /// Every state visited where the engine would search one state an orbit of the model's
+    /// symmetry (`check --every-state`): the search a user gets from an engine without that
+    /// reduction, and TLC's without `SYMMETRY`.
+    pub every_state: bool,
 }
 
 const fn run_of(config: &'static str, sets: &'static [(&'static str, u64)]) -> Run {
@@ -62,6 +66,14 @@ const fn run_of(config: &'static str, sets: &'static [(&'static str, u64)]) -> R
         config,
         sets,
         symmetry: None,
+        every_state: false,
+    }
+}
+
+const fn every_state_of(config: &'static str, sets: &'static [(&'static str, u64)]) -> Run {
+    Run {
+        every_state: true,
+        ..run_of(config, sets)
     }
 }
 
@@ -70,6 +82,8 @@ const fn run_of(config: &'static str, sets: &'static [(&'static str, u64)]) -> R
 pub const RUNS: &[Run] = &[
     run_of("kafka-flow-828/cassandra_refines", &[("MaxOffset", 10)]),
     run_of("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
+    // The same search without the orbits: every one of its 1.24 million states visited.
+    every_state_of("casfw_reap", &[("Writers", 4), ("MaxOffset", 5)]),
     run_of("gc_cap3", &[("N", 6), ("Cap", 3)]),
     run_of("sws_holds", &[("Keys", 2), ("MaxOffset", 6)]),
     run_of("kafka-flow-828/kafka_refines", &[("MaxOffset", 12)]),
@@ -78,6 +92,7 @@ pub const RUNS: &[Run] = &[
         config: "casfw_3w",
         sets: &[("Writers", 5), ("MaxOffset", 3)],
         symmetry: Some("Writers"),
+        every_state: false,
     },
     // Every property, `RefLive` included: the liveness graph's bytes a state.
     run_of("kafka-flow-828/cassandra_refines", &[("MaxOffset", 14)]),
@@ -86,6 +101,9 @@ pub const RUNS: &[Run] = &[
     // their bare names with the 828 ones).
     run_of("kafka-flow-835/cassandra_refines", &[("MaxOffset", 7)]),
     run_of("kafka-flow-835/kafka_refines", &[("MaxOffset", 4)]),
+    // CasFirstWrite refining CasFirstWriteAtomic at six writers: a refinement is never
+    // searched by orbits, so all 26.2 million states are visited, each step mapped.
+    run_of("kafka-flow-828/casfw_refines", &[("Writers", 6)]),
 ];
 
 /// Thread counts each run is measured at: the speedup of the second over the first.
@@ -95,6 +113,9 @@ pub const THREADS: &[usize] = &[1, 2];
 /// This machine's speed drifts from one second to the next, so one measurement of a run under
 /// a second says little.
 pub const REPEAT: u64 = 5;
+
+/// Times the floor (`loadbearing_refinement::floor`) is measured for each run: its median is the row's floor.
+const FLOOR_REPEAT: usize = 3;
 
 /// Timely worker counts each run the distributed engine can check is measured at, in one
 /// process (docs/distributed.md).
@@ -138,6 +159,9 @@ pub struct Measured {
     pub orbits: Option<u64>,
     /// TLC on the same constants, when `--tlc` pointed at its models.
     pub tlc: Option<crate::tlc::TlcRun>,
+    /// Nanoseconds this machine takes to insert one of as many fingerprints into a hash set
+    /// grown from empty (`loadbearing_refinement::floor`), measured beside the run.
+    pub floor_nanos: Option<f64>,
 }
 
 impl Measured {
@@ -163,11 +187,26 @@ impl Measured {
             peak_rss: peak_rss(),
             orbits: judged.report.orbits(),
             tlc: tlc.clone(),
+            floor_nanos: None,
         }
     }
 
     pub fn states_per_second(&self) -> f64 {
         self.states as f64 / self.seconds.max(1e-9)
+    }
+
+    /// States a second on each thread or worker: what one core does.
+    pub fn states_per_core_second(&self) -> f64 {
+        self.states_per_second() / self.threads.max(1) as f64
+    }
+
+    /// Nanoseconds of one core a state inserted costs (an orbit, in a search by orbits), over
+    /// the floor's insert: how many fingerprint inserts into a well-built set the search
+    /// spends on each state it keeps.
+    pub fn over_the_floor(&self) -> Option<f64> {
+        let inserted = self.orbits.unwrap_or(self.states).max(1) as f64;
+        let per_state = self.seconds * self.threads.max(1) as f64 * 1e9 / inserted;
+        self.floor_nanos.map(|floor| per_state / floor)
     }
 }
 
@@ -242,6 +281,9 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// What makes two bench runs one TLC run: the config (suite and name) and the constants set.
+type TlcKey = (String, String, Vec<(String, Value)>);
+
 /// Every run a filter selects (all when none) at every thread count in `threads`, and once
 /// on TLC when `tlc` is given.
 pub fn measure(
@@ -255,6 +297,7 @@ pub fn measure(
 ) -> Result<Vec<Measured>, BenchError> {
     let mut results = Vec::new();
     let (mut labels, mut matched) = (Vec::new(), false);
+    let mut tlc_runs: Vec<(TlcKey, crate::tlc::TlcRun)> = Vec::new();
     for bench in RUNS {
         let name = bench.config;
         let mut config = loadbearing_expected::suite::find(configs, name)
@@ -266,12 +309,17 @@ pub fn measure(
             .map(|(k, v)| (k.to_string(), Value::Nat(*v)))
             .collect();
         let label = format!(
-            "{}{} {}",
+            "{}{}{} {}",
             config.label,
             bench
                 .symmetry
                 .map(|s| format!(" sym({s})"))
                 .unwrap_or_default(),
+            if bench.every_state {
+                " every-state"
+            } else {
+                ""
+            },
             sets.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
@@ -287,13 +335,21 @@ pub fn measure(
             reason: e.to_string(),
         })?;
         config.symmetry.extend(bench.symmetry.map(str::to_string));
+        // TLC searches the same states whether or not we search them by orbits: a run that
+        // differs from an earlier one only in that reuses its TLC time.
+        let tlc_key = (config.suite.clone(), config.name.clone(), sets.clone());
         let tlc_run = match tlc {
-            Some(tlc) => {
-                eprintln!("bench: {label} on TLC");
-                Some(tlc.run(&config, &sets).map_err(|e| BenchError::Run {
-                    reason: format!("{label}: {e}"),
-                })?)
-            }
+            Some(tlc) => match tlc_runs.iter().find(|(key, _)| *key == tlc_key) {
+                Some((_, run)) => Some(run.clone()),
+                None => {
+                    eprintln!("bench: {label} on TLC");
+                    let run = tlc.run(&config, &sets).map_err(|e| BenchError::Run {
+                        reason: format!("{label}: {e}"),
+                    })?;
+                    tlc_runs.push((tlc_key, run.clone()));
+                    Some(run)
+                }
+            },
             None => None,
         };
         let local = repeated(threads, repeat, |threads, round| {
@@ -301,6 +357,7 @@ pub fn measure(
                 threads,
                 timeout,
                 progress: Some(ProgressLine::reporting(config.name.clone())),
+                by_orbits: !bench.every_state,
                 ..Options::default()
             };
             reset_peak_rss();
@@ -319,7 +376,26 @@ pub fn measure(
                 &tlc_run,
             ))
         })?;
+        // Measured after the run's own searches, one core, as many fingerprints as it has
+        // states (for a search by orbits, its orbits: what it inserts).
+        let inserted = local
+            .first()
+            .map(|m| m.orbits.unwrap_or(m.states))
+            .unwrap_or(0);
+        eprintln!("bench: {label}: the floor, {inserted} fingerprint inserts");
+        let floor = loadbearing_refinement::floor::nanos_an_insert(inserted, FLOOR_REPEAT);
+        let mut local = local;
+        for m in &mut local {
+            m.floor_nanos = Some(floor);
+        }
         results.extend(local);
+        // The distributed engine searches no orbits: its rows for the run searched by orbits
+        // are already of every state.
+        let timely_workers = if bench.every_state {
+            &[][..]
+        } else {
+            timely_workers
+        };
         results.extend(measure_timely(
             &config,
             &label,
@@ -360,7 +436,7 @@ fn spread(m: &Measured) -> String {
 /// over the run's first thread count, and TLC's time, count and our ratio when it ran.
 pub fn table(results: &[Measured]) -> String {
     let mut out = format!(
-        "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8} {:>15} {:>11} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
+        "{:<58} {:<6} {:>3} {:<12} {:>11} {:>8} {:>15} {:>11} {:>11} {:>7} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
         "run",
         "engine",
         "thr",
@@ -369,6 +445,8 @@ pub fn table(results: &[Measured]) -> String {
         "seconds",
         "fastest-slowest",
         "states/s",
+        "/s a core",
+        "x floor",
         "visit B",
         "graph B",
         "peak B",
@@ -395,7 +473,7 @@ pub fn table(results: &[Measured]) -> String {
             None => ("-".into(), "-".into()),
         };
         out.push_str(&format!(
-            "{:<48} {:<6} {:>3} {:<12} {:>11} {:>8.2} {:>15} {:>11.0} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
+            "{:<58} {:<6} {:>3} {:<12} {:>11} {:>8.2} {:>15} {:>11.0} {:>11.0} {:>7} {:>8} {:>8} {:>8} {:>10} {:>6.2}x {:>8} {:>8}\n",
             m.label,
             m.engine.name(),
             m.threads,
@@ -404,6 +482,9 @@ pub fn table(results: &[Measured]) -> String {
             m.seconds,
             spread(m),
             m.states_per_second(),
+            m.states_per_core_second(),
+            m.over_the_floor()
+                .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
             per_state(m.visited_bytes as u64, m.states),
             per_state(m.graph_bytes as u64, m.states),
             per_state(m.peak_rss.unwrap_or(0), m.states),
@@ -414,7 +495,31 @@ pub fn table(results: &[Measured]) -> String {
         ));
     }
     out.push_str(&orbit_notes(results));
+    out.push_str(&floor_notes(results));
     out
+}
+
+/// A line under the table for each run's floor: what inserting as many fingerprints as it
+/// inserted costs this machine on one core (`loadbearing_refinement::floor`), and so what the `x floor` column
+/// divides by.
+fn floor_notes(results: &[Measured]) -> String {
+    let mut notes = String::new();
+    let mut noted: Vec<&str> = Vec::new();
+    for m in results {
+        let Some(floor) = m.floor_nanos else { continue };
+        if noted.contains(&m.label.as_str()) {
+            continue;
+        }
+        noted.push(&m.label);
+        notes.push_str(&format!(
+            "{}: floor {floor:.1} ns a fingerprint insert ({:.1} M a second a core), {} \
+             inserts into a hash set grown from empty\n",
+            m.label,
+            1e3 / floor,
+            loadbearing_expected::progress::grouped(m.orbits.unwrap_or(m.states)),
+        ));
+    }
+    notes
 }
 
 /// A line under the table for each run searched by orbits: its states are counted, not each
@@ -673,6 +778,7 @@ mod tests {
             peak_rss: None,
             orbits: None,
             tlc: tlc.map(|(states, seconds)| TlcRun { states, seconds }),
+            floor_nanos: None,
         }
     }
 
@@ -704,6 +810,30 @@ mod tests {
         assert_eq!(even[0].seconds, 0.55, "the mean of the middle two");
         assert_eq!(spread(&even[0]), "0.40-0.90");
         assert_eq!(spread(&measured("a", 2, 0.5, None)), "-");
+    }
+
+    #[test]
+    fn a_row_is_measured_a_core_and_against_the_floor_of_what_it_inserted() {
+        // 100 states in 0.5 s on two threads: 100 a second a core, 10 ms of a core a state.
+        let mut row = measured("a", 2, 0.5, None);
+        assert_eq!(row.states_per_core_second(), 100.0);
+        assert_eq!(row.over_the_floor(), None, "no floor measured");
+        row.floor_nanos = Some(1_000.0);
+        assert_eq!(row.over_the_floor(), Some(10_000.0));
+        let printed = table(std::slice::from_ref(&row));
+        assert!(printed.contains(" 10000.0x "), "{printed}");
+        assert!(
+            printed.contains(
+                "a: floor 1000.0 ns a fingerprint insert (1.0 M a second a core), 100 inserts"
+            ),
+            "{printed}"
+        );
+        // By orbits, 10 states inserted for the 100 counted: the floor is of the 10.
+        row.orbits = Some(10);
+        assert_eq!(row.over_the_floor(), Some(100_000.0));
+        assert!(table(&[row]).contains(
+            "a: floor 1000.0 ns a fingerprint insert (1.0 M a second a core), 10 inserts"
+        ));
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod erased;
 pub mod explore;
 mod extend;
 pub mod fingerprint;
+pub mod floor;
 pub mod graph;
 mod huge_pages;
 mod image;

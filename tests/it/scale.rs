@@ -276,3 +276,39 @@ fn every_thread_count_gives_the_same_answer() {
         assert_eq!(answers[0], answers[2], "{name}: 1 and 5 threads");
     }
 }
+
+/// The bench's row without the orbits visits every state of the search it would otherwise
+/// search by orbits, and is held against the floor of as many fingerprint inserts.
+#[test]
+fn the_bench_measures_every_state_against_the_floor() {
+    let out = crate::common::loadbearing(&[
+        "bench",
+        "--threads",
+        "1",
+        "--timely",
+        "--repeat",
+        "1",
+        "every-state",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("casfw_reap"))
+        .collect();
+    let row = crate::common::collapse(rows[0]);
+    assert!(
+        row.starts_with("casfw_reap every-state Writers=4 MaxOffset=5 local 1 holds 1239666 "),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("searched by orbits"),
+        "every state visited, none by orbits: {stdout}"
+    );
+    assert!(
+        rows[1].starts_with("casfw_reap every-state Writers=4 MaxOffset=5: floor ")
+            && rows[1].ends_with(" 1,239,666 inserts into a hash set grown from empty"),
+        "{stdout}"
+    );
+    assert_eq!(rows.len(), 2, "one row and its floor: {stdout}");
+}
