@@ -281,8 +281,23 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// What makes two bench runs one TLC run: the config (suite and name) and the constants set.
-type TlcKey = (String, String, Vec<(String, Value)>);
+/// What makes two bench runs one TLC run: the config (suite and name), the constants set and
+/// the symmetries declared (TLC's `SYMMETRY`).
+type TlcKey = (String, String, Vec<(String, Value)>, Vec<String>);
+
+/// The result kept for `key` in `done`, or else `run`'s, kept for the next.
+fn once_per_key<K: PartialEq, R: Clone, E>(
+    done: &mut Vec<(K, R)>,
+    key: K,
+    run: impl FnOnce() -> Result<R, E>,
+) -> Result<R, E> {
+    if let Some((_, result)) = done.iter().find(|(k, _)| *k == key) {
+        return Ok(result.clone());
+    }
+    let result = run()?;
+    done.push((key, result.clone()));
+    Ok(result)
+}
 
 /// Every run a filter selects (all when none) at every thread count in `threads`, and once
 /// on TLC when `tlc` is given.
@@ -337,19 +352,19 @@ pub fn measure(
         config.symmetry.extend(bench.symmetry.map(str::to_string));
         // TLC searches the same states whether or not we search them by orbits: a run that
         // differs from an earlier one only in that reuses its TLC time.
-        let tlc_key = (config.suite.clone(), config.name.clone(), sets.clone());
+        let tlc_key = (
+            config.suite.clone(),
+            config.name.clone(),
+            sets.clone(),
+            config.symmetry.clone(),
+        );
         let tlc_run = match tlc {
-            Some(tlc) => match tlc_runs.iter().find(|(key, _)| *key == tlc_key) {
-                Some((_, run)) => Some(run.clone()),
-                None => {
-                    eprintln!("bench: {label} on TLC");
-                    let run = tlc.run(&config, &sets).map_err(|e| BenchError::Run {
-                        reason: format!("{label}: {e}"),
-                    })?;
-                    tlc_runs.push((tlc_key, run.clone()));
-                    Some(run)
-                }
-            },
+            Some(tlc) => Some(once_per_key(&mut tlc_runs, tlc_key, || {
+                eprintln!("bench: {label} on TLC");
+                tlc.run(&config, &sets).map_err(|e| BenchError::Run {
+                    reason: format!("{label}: {e}"),
+                })
+            })?),
             None => None,
         };
         let local = repeated(threads, repeat, |threads, round| {
@@ -834,6 +849,28 @@ mod tests {
         assert!(table(&[row]).contains(
             "a: floor 1000.0 ns a fingerprint insert (1.0 M a second a core), 10 inserts"
         ));
+    }
+
+    #[test]
+    fn tlc_runs_once_for_a_config_and_constants_and_again_for_others() {
+        let mut done = Vec::new();
+        let mut runs = 0;
+        let mut run = |key: &str| {
+            once_per_key(&mut done, key.to_string(), || {
+                runs += 1;
+                Ok::<_, ()>(runs)
+            })
+        };
+        assert_eq!(run("casfw_reap W=4"), Ok(1));
+        assert_eq!(
+            run("casfw_reap W=4"),
+            Ok(1),
+            "the every-state row reuses it"
+        );
+        assert_eq!(run("casfw_reap W=5"), Ok(2));
+        let failed = once_per_key(&mut done, "x".to_string(), || Err::<i32, _>("no cfg"));
+        assert_eq!(failed, Err("no cfg"));
+        assert_eq!(done.len(), 2, "a failure is not kept");
     }
 
     #[test]
