@@ -114,7 +114,8 @@ pub const THREADS: &[usize] = &[1, 2];
 /// a second says little.
 pub const REPEAT: u64 = 5;
 
-/// Times the floor (`loadbearing_refinement::floor`) is measured for each run: its median is the row's floor.
+/// Times the floor (`loadbearing_refinement::floor`) is measured for each run: its median is
+/// the row's floor.
 const FLOOR_REPEAT: usize = 3;
 
 /// Timely worker counts each run the distributed engine can check is measured at, in one
