@@ -44,6 +44,14 @@ pub enum TlcError {
     Copy(std::io::Error),
     #[error("TLC printed no distinct-state count (exit {status}); its last lines:\n{tail}")]
     NoCount { status: String, tail: String },
+    #[error("TLC's jar {0} is not a file (--tla2tools names tla2tools.jar)")]
+    NoJar(PathBuf),
+    /// The cfg's header names a module its folder does not hold: TLC would stop at parsing.
+    #[error(
+        "{cfg}: its header names the module `{module}`, and no `{module}.tla` is beside it (TLC \
+         checks the TLA+ modules of a models folder, not its configs alone)"
+    )]
+    NoModule { cfg: PathBuf, module: String },
 }
 
 impl Tlc {
@@ -69,6 +77,9 @@ impl Tlc {
 
     /// Runs TLC on `config` with the constants `sets` changed.
     pub fn run(&self, config: &Config, sets: &[(String, Value)]) -> Result<TlcRun, TlcError> {
+        if !self.jar.is_file() {
+            return Err(TlcError::NoJar(self.jar.clone()));
+        }
         let cfg = self.cfg_of(config)?;
         let text = std::fs::read_to_string(&cfg).map_err(|e| TlcError::Cfg {
             cfg: cfg.clone(),
@@ -83,6 +94,12 @@ impl Tlc {
             cfg: cfg.clone(),
             problem: "no `\\* spec:` header naming the module".into(),
         })?;
+        if !cfg.with_file_name(format!("{spec}.tla")).is_file() {
+            return Err(TlcError::NoModule {
+                cfg: cfg.clone(),
+                module: spec,
+            });
+        }
         let flags: Vec<String> = header("flags")
             .unwrap_or_default()
             .split_whitespace()
@@ -145,18 +162,29 @@ impl Tlc {
             Some(states) => Ok(TlcRun { states, seconds }),
             None => Err(TlcError::NoCount {
                 status: out.status.to_string(),
-                tail: printed
-                    .lines()
-                    .rev()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                tail: last_lines(&printed, &String::from_utf8_lossy(&out.stderr)),
             }),
         }
     }
+}
+
+/// The last eight lines TLC printed, from its standard output or, where that is empty (java
+/// itself failed), its standard error.
+fn last_lines(stdout: &str, stderr: &str) -> String {
+    let printed = if stdout.trim().is_empty() {
+        stderr
+    } else {
+        stdout
+    };
+    printed
+        .lines()
+        .rev()
+        .take(8)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn tla_value(value: &Value) -> String {
@@ -271,6 +299,69 @@ mod tests {
             set.contains("  Writers = {w1, w2, w3, w4}\n  MaxOffset = 2"),
             "{set}"
         );
+    }
+
+    /// A models folder `kafka-flow-828/` in a fresh temporary folder, holding `files`.
+    fn models_folder(test: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!(
+                "loadbearing-tlc-test-{}-{test}",
+                std::process::id()
+            ))
+            .join("kafka-flow-828");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        dir
+    }
+
+    fn casfw_reap() -> Config {
+        let configs = loadbearing_expected::suite::built_in().unwrap();
+        loadbearing_expected::suite::find(&configs, "casfw_reap")
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_missing_jar_or_module_is_named_before_java_runs() {
+        let cfg = "\\* spec: CasFirstWrite\nCONSTANTS Writers = {w1, w2} MaxOffset = 2\n";
+        let models = models_folder("module", &[("casfw_reap.cfg", cfg), ("tla2tools.jar", "")]);
+        let tlc = |jar: PathBuf| Tlc {
+            jar,
+            models: vec![models.clone()],
+            workers: 1,
+        };
+        let missing = tlc(models.join("nowhere.jar"));
+        let err = missing.run(&casfw_reap(), &[]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("TLC's jar ") && err.contains("nowhere.jar is not a file"),
+            "{err}"
+        );
+        let err = tlc(models.join("tla2tools.jar"))
+            .run(&casfw_reap(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(
+                "casfw_reap.cfg: its header names the module `CasFirstWrite`, and no \
+                 `CasFirstWrite.tla` is beside it (TLC checks the TLA+ modules of a models \
+                 folder, not its configs alone)"
+            ),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(models.parent().unwrap());
+    }
+
+    #[test]
+    fn a_failure_shows_the_last_lines_printed_where_they_are() {
+        assert_eq!(last_lines("a\nb\n", "c"), "a\nb");
+        assert_eq!(
+            last_lines("  \n", "Error: no class tlc2.TLC"),
+            "Error: no class tlc2.TLC"
+        );
+        let long: String = (1..=10).map(|i| format!("{i}\n")).collect();
+        assert_eq!(last_lines(&long, ""), "3\n4\n5\n6\n7\n8\n9\n10");
     }
 
     #[test]
