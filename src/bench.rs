@@ -201,12 +201,16 @@ impl Measured {
         self.states_per_second() / self.threads.max(1) as f64
     }
 
-    /// Nanoseconds of one core a state inserted costs (an orbit, in a search by orbits), over
-    /// the floor's insert: how many fingerprint inserts into a well-built set the search
-    /// spends on each state it keeps.
+    /// The states the search kept in its visited set: one an orbit in a search by orbits.
+    pub fn inserted(&self) -> u64 {
+        self.orbits.unwrap_or(self.states)
+    }
+
+    /// Nanoseconds of one core a state inserted costs, over the floor's insert: how many
+    /// fingerprint inserts into a well-built set the search spends on each state it keeps.
     pub fn over_the_floor(&self) -> Option<f64> {
-        let inserted = self.orbits.unwrap_or(self.states).max(1) as f64;
-        let per_state = self.seconds * self.threads.max(1) as f64 * 1e9 / inserted;
+        let per_state =
+            self.seconds * self.threads.max(1) as f64 * 1e9 / self.inserted().max(1) as f64;
         self.floor_nanos.map(|floor| per_state / floor)
     }
 }
@@ -368,7 +372,7 @@ pub fn measure(
             })?),
             None => None,
         };
-        let local = repeated(threads, repeat, |threads, round| {
+        let mut local = repeated(threads, repeat, |threads, round| {
             let options = Options {
                 threads,
                 timeout,
@@ -392,15 +396,10 @@ pub fn measure(
                 &tlc_run,
             ))
         })?;
-        // Measured after the run's own searches, one core, as many fingerprints as it has
-        // states (for a search by orbits, its orbits: what it inserts).
-        let inserted = local
-            .first()
-            .map(|m| m.orbits.unwrap_or(m.states))
-            .unwrap_or(0);
+        // Measured after the run's own searches, on one core, as many inserts as it made.
+        let inserted = local.first().map_or(0, Measured::inserted);
         eprintln!("bench: {label}: the floor, {inserted} fingerprint inserts");
         let floor = loadbearing_refinement::floor::nanos_an_insert(inserted, FLOOR_REPEAT);
-        let mut local = local;
         for m in &mut local {
             m.floor_nanos = Some(floor);
         }
@@ -515,47 +514,49 @@ pub fn table(results: &[Measured]) -> String {
     out
 }
 
-/// A line under the table for each run's floor: what inserting as many fingerprints as it
-/// inserted costs this machine on one core (`loadbearing_refinement::floor`), and so what the `x floor` column
-/// divides by.
+/// A line under the table for each run's floor: what as many fingerprint inserts as it made
+/// cost this machine on one core (`loadbearing_refinement::floor`), what `x floor` divides by.
 fn floor_notes(results: &[Measured]) -> String {
-    let mut notes = String::new();
-    let mut noted: Vec<&str> = Vec::new();
-    for m in results {
-        let Some(floor) = m.floor_nanos else { continue };
-        if noted.contains(&m.label.as_str()) {
-            continue;
-        }
-        noted.push(&m.label);
-        notes.push_str(&format!(
+    note_each_run(results, |m| {
+        let floor = m.floor_nanos?;
+        Some(format!(
             "{}: floor {floor:.1} ns a fingerprint insert ({:.1} M a second a core), {} \
-             inserts into a hash set grown from empty\n",
+             inserts into a hash set grown from empty",
             m.label,
             1e3 / floor,
-            loadbearing_expected::progress::grouped(m.orbits.unwrap_or(m.states)),
-        ));
-    }
-    notes
+            loadbearing_expected::progress::grouped(m.inserted()),
+        ))
+    })
 }
 
 /// A line under the table for each run searched by orbits: its states are counted, not each
 /// visited, and its states/s is of the states counted.
 fn orbit_notes(results: &[Measured]) -> String {
+    note_each_run(results, |m| {
+        Some(format!(
+            "{}: searched by orbits of the model's symmetry, {} orbits for its {} states (check \
+             --every-state visits each)",
+            m.label,
+            loadbearing_expected::progress::grouped(m.orbits?),
+            loadbearing_expected::progress::grouped(m.states)
+        ))
+    })
+}
+
+/// `note`'s line for each run (label) once, from its first row that has one: a run has a row
+/// per thread count and engine.
+fn note_each_run(results: &[Measured], note: impl Fn(&Measured) -> Option<String>) -> String {
     let mut notes = String::new();
     let mut noted: Vec<&str> = Vec::new();
     for m in results {
-        let Some(orbits) = m.orbits else { continue };
         if noted.contains(&m.label.as_str()) {
             continue;
         }
-        noted.push(&m.label);
-        notes.push_str(&format!(
-            "{}: searched by orbits of the model's symmetry, {} orbits for its {} states (check \
-             --every-state visits each)\n",
-            m.label,
-            loadbearing_expected::progress::grouped(orbits),
-            loadbearing_expected::progress::grouped(m.states)
-        ));
+        if let Some(line) = note(m) {
+            noted.push(&m.label);
+            notes.push_str(&line);
+            notes.push('\n');
+        }
     }
     notes
 }

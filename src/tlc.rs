@@ -176,15 +176,8 @@ fn last_lines(stdout: &str, stderr: &str) -> String {
     } else {
         stdout
     };
-    printed
-        .lines()
-        .rev()
-        .take(8)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join("\n")
+    let lines: Vec<&str> = printed.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
 fn tla_value(value: &Value) -> String {

@@ -296,6 +296,7 @@ fn the_bench_measures_every_state_against_the_floor() {
         .lines()
         .filter(|l| l.starts_with("casfw_reap"))
         .collect();
+    assert_eq!(rows.len(), 2, "one row and its floor: {stdout}");
     let row = crate::common::collapse(rows[0]);
     assert!(
         row.starts_with("casfw_reap every-state Writers=4 MaxOffset=5 local 1 holds 1239666 "),
@@ -310,5 +311,4 @@ fn the_bench_measures_every_state_against_the_floor() {
             && rows[1].ends_with(" 1,239,666 inserts into a hash set grown from empty"),
         "{stdout}"
     );
-    assert_eq!(rows.len(), 2, "one row and its floor: {stdout}");
 }

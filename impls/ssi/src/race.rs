@@ -627,7 +627,16 @@ fn predicate_reads(
 ) -> Result<Vec<PredRead>, String> {
     let txns = script.txn_count();
     let mut out = Vec::new();
+    // The keys the transaction wrote before the statement at hand, gathered as it goes.
+    let mut wrote_before: Vec<usize> = Vec::new();
     for (i, seen) in observed.iter().enumerate() {
+        let before = wrote_before.len();
+        wrote_before.extend(
+            stmt_writes(script, workload, t, i, seen)?
+                .into_iter()
+                .map(|(k, _)| k),
+        );
+        let wrote_before = &wrote_before[..before];
         // The rows the statement returned or changed, each with the version it saw.
         let (pred, returned): (Pred, Vec<(String, Writer)>) = match (seen, script.stmt_kind(t, i)) {
             (Observed::Matched(rows), StmtKind::Select(pred)) => (
@@ -653,15 +662,6 @@ fn predicate_reads(
             }
             _ => continue,
         };
-        // The keys the transaction wrote before this statement.
-        let mut wrote_before = Vec::new();
-        for (j, earlier) in observed[..i].iter().enumerate() {
-            wrote_before.extend(
-                stmt_writes(script, workload, t, j, earlier)?
-                    .into_iter()
-                    .map(|(k, _)| k),
-            );
-        }
         let mut per_key = Vec::new();
         for (k, name) in workload.keys.iter().enumerate() {
             let versions = &version_order[k];
